@@ -1,0 +1,61 @@
+//! lmbench-style calibration: grow the iteration count until one timed
+//! interval lasts at least [`MIN_INTERVAL`], then keep it fixed for the run.
+
+use crate::{BenchError, Workload};
+use std::time::Duration;
+
+/// The shortest timed interval a sample may come from.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(5);
+
+/// The largest iteration count calibration will reach.
+const MAX_ITERATIONS: u64 = 1 << 40;
+
+/// Finds the iteration count whose interval lasts at least `min_interval`
+/// (aiming a little above it), running the workload untimed on the way: the
+/// last calibration interval is also the warm-up.
+pub fn calibrate(workload: &mut dyn Workload, min_interval: Duration) -> Result<u64, BenchError> {
+    let mut iterations = 1u64;
+    loop {
+        let interval = workload.run(iterations)?;
+        if interval.elapsed >= min_interval || iterations >= MAX_ITERATIONS {
+            // One more untimed warm-up interval at the final count.
+            workload.run(iterations)?;
+            return Ok(iterations);
+        }
+        // Scale towards 1.2x the target, at most 10x per step, at least 2x.
+        let elapsed = interval.elapsed.as_secs_f64().max(1e-9);
+        let factor = (min_interval.as_secs_f64() * 1.2 / elapsed).clamp(2.0, 10.0);
+        iterations = ((iterations as f64 * factor).ceil() as u64).min(MAX_ITERATIONS);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Interval;
+
+    /// A workload whose interval is 1 us per iteration, without sleeping.
+    struct Fake {
+        calls: Vec<u64>,
+    }
+
+    impl Workload for Fake {
+        fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
+            self.calls.push(iterations);
+            Ok(Interval {
+                elapsed: Duration::from_micros(iterations),
+                work: iterations as f64,
+            })
+        }
+    }
+
+    #[test]
+    fn reaches_the_minimum_interval_and_warms_up() {
+        let mut fake = Fake { calls: vec![] };
+        let n = calibrate(&mut fake, MIN_INTERVAL).unwrap();
+        assert!(n >= 5000, "{n} iterations of 1 us is under 5 ms");
+        assert!(n < 20_000, "{n} overshoots");
+        let last_two = &fake.calls[fake.calls.len() - 2..];
+        assert_eq!(last_two, &[n, n], "the final count runs once more untimed");
+    }
+}

@@ -1,0 +1,122 @@
+//! kbench's built-in benchmarks of kernel paths.
+//!
+//! Each benchmark is a [`BenchInfo`]: its id, unit, direction, options and a
+//! `prepare` function that sets up partners, files and buffers *before*
+//! timing, and returns a [`Workload`] whose `run(iterations)` times exactly
+//! the loop body (see ../../shared/spec/benchmarks.md for the timing rules).
+//! One file per family; this crate depends on libc only, since it is also
+//! built static for VM guests.
+
+mod calibrate;
+mod ipc;
+mod memory;
+mod options;
+mod process;
+mod syscalls;
+mod unit;
+
+pub use calibrate::{MIN_INTERVAL, calibrate};
+pub use kbench_model::{Direction, TestKey};
+pub use options::{OptionSpec, Options};
+pub use unit::{Interval, Unit};
+
+use std::fmt;
+
+/// Why a benchmark did not run or stopped.
+#[derive(Debug)]
+pub enum BenchError {
+    /// It cannot run here (permission, CPUs, a missing file); the run goes on.
+    Skip(String),
+    /// An option value is wrong; names the option.
+    InvalidOption { option: String, reason: String },
+    /// A system call failed while preparing or running.
+    Os { what: String, error: std::io::Error },
+}
+
+impl BenchError {
+    /// An `Os` error from the last errno, naming what was attempted.
+    pub fn last_os(what: impl Into<String>) -> BenchError {
+        BenchError::Os {
+            what: what.into(),
+            error: std::io::Error::last_os_error(),
+        }
+    }
+}
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BenchError::Skip(reason) => write!(f, "skipped: {reason}"),
+            BenchError::InvalidOption { option, reason } => write!(f, "option '{option}': {reason}"),
+            BenchError::Os { what, error } => write!(f, "{what}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for BenchError {}
+
+/// A prepared benchmark. Dropping it reaps every partner process and thread
+/// and removes every temporary file it made.
+pub trait Workload {
+    /// Runs `iterations` iterations of the loop body and returns the timed
+    /// interval with the work done in it (operations, or bytes for MB/s).
+    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError>;
+
+    /// How many tasks share the work of one interval; >1 adds a `per_task`
+    /// metric (will-it-scale style).
+    fn tasks(&self) -> u32 {
+        1
+    }
+}
+
+/// One built-in benchmark.
+pub struct BenchInfo {
+    pub id: &'static str,
+    pub unit: Unit,
+    pub direction: Direction,
+    /// What the loop body does, in one line.
+    pub summary: &'static str,
+    pub options: &'static [OptionSpec],
+    pub prepare: fn(&Options) -> Result<Box<dyn Workload>, BenchError>,
+}
+
+impl fmt::Debug for BenchInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BenchInfo").field("id", &self.id).finish()
+    }
+}
+
+/// Every built-in benchmark, in listing order.
+pub fn all() -> Vec<&'static BenchInfo> {
+    let families: &[&'static [BenchInfo]] = &[
+        syscalls::BENCHES,
+        process::BENCHES,
+        ipc::BENCHES,
+        memory::BENCHES,
+    ];
+    families.iter().flat_map(|family| family.iter()).collect()
+}
+
+/// The benchmark with this id.
+pub fn find(id: &str) -> Option<&'static BenchInfo> {
+    all().into_iter().find(|b| b.id == id)
+}
+
+impl BenchInfo {
+    /// Checks a test's options against this benchmark's and fills in the
+    /// defaults: the canonical key names every option.
+    pub fn resolve(&self, key: &TestKey) -> Result<(TestKey, Options), BenchError> {
+        let options = Options::resolve(self.options, &key.options)?;
+        let canonical = TestKey {
+            benchmark: self.id.to_string(),
+            options: options.to_map(),
+            metric: key.metric.clone(),
+        };
+        Ok((canonical, options))
+    }
+
+    /// Sets the benchmark up with these options.
+    pub fn prepare(&self, options: &Options) -> Result<Box<dyn Workload>, BenchError> {
+        (self.prepare)(options)
+    }
+}

@@ -1,0 +1,107 @@
+//! kbench's shared vocabulary.
+//!
+//! Every other crate speaks in these types: what a test is ([`TestKey`],
+//! [`TestSpec`]), which way is better ([`Direction`]), one raw [`Sample`],
+//! the [`SystemSnapshot`] taken with every run, and the [`AgentEvent`]s a
+//! measuring process streams to whoever stores its samples (the `kbench run`
+//! parent on the host, or the host side of a VM).
+
+mod event;
+mod snapshot;
+mod test_key;
+
+pub use event::AgentEvent;
+pub use snapshot::SystemSnapshot;
+pub use test_key::{ParseTestKeyError, TestKey};
+
+use serde::{Deserialize, Serialize};
+
+/// Which way a metric is better. Decides the sign of a regression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Smaller values are better (latencies, times).
+    Lower,
+    /// Larger values are better (throughput, bandwidth).
+    Higher,
+}
+
+impl Direction {
+    /// The form written in reports: "Lower Is Better" / "Higher Is Better".
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Direction::Lower => "Lower Is Better",
+            Direction::Higher => "Higher Is Better",
+        }
+    }
+
+    /// The stored form: "lower" / "higher".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Lower => "lower",
+            Direction::Higher => "higher",
+        }
+    }
+
+    /// Parses the stored form.
+    pub fn parse(text: &str) -> Option<Direction> {
+        match text {
+            "lower" => Some(Direction::Lower),
+            "higher" => Some(Direction::Higher),
+            _ => None,
+        }
+    }
+}
+
+/// A test: what is measured (key) with its unit and direction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TestSpec {
+    #[serde(flatten)]
+    pub key: TestKey,
+    pub unit: String,
+    pub direction: Direction,
+}
+
+/// One raw measurement: one timed interval divided by its iteration count,
+/// in the unit of its test.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub value: f64,
+    /// Iterations in the timed interval (1 for external tools).
+    pub iterations: u64,
+    /// When it was measured, milliseconds since the Unix epoch.
+    pub at_ms: i64,
+    /// The round (fresh invocation) it belongs to, from 0.
+    #[serde(default)]
+    pub round: u32,
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The longest result set or identifier name accepted, in characters.
+pub const MAX_NAME_CHARS: usize = 128;
+
+/// Checks a result set or identifier name: not empty, not only blanks, at
+/// most [`MAX_NAME_CHARS`] characters, no control characters. `what` names
+/// the thing in the message ("identifier", "result set").
+pub fn validate_name(what: &str, name: &str) -> Result<(), String> {
+    if name.trim().is_empty() {
+        return Err(format!("the {what} name is empty; give a short name such as \"6.18 stock\""));
+    }
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(format!(
+            "the {what} name is {chars} characters long; the limit is {MAX_NAME_CHARS}"
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(format!("the {what} name {name:?} holds a control character"));
+    }
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! The system snapshot recorded with every run.
+//!
+//! Everything benchmarks.md lists as a pitfall: kernel, cmdline, CPU
+//! vulnerabilities and mitigations, CPU model/count/SMT/governor, clocksource,
+//! THP, preempt model, memory, the work directory's filesystem, the measuring
+//! process's cgroup, virtualization and steal time, compiler and kbench
+//! version. Reading it is kbench-lab's job; this is only its shape.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One machine's state as a measuring process saw it. Unknown facts are
+/// empty strings or zero, never guesses.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SystemSnapshot {
+    pub hostname: String,
+    pub os: String,
+    pub arch: String,
+    pub kernel_release: String,
+    pub kernel_version: String,
+    pub kernel_cmdline: String,
+    /// `/sys/devices/system/cpu/vulnerabilities/*`: file name -> contents.
+    pub vulnerabilities: BTreeMap<String, String>,
+    pub cpu_model: String,
+    pub cpus_online: u32,
+    pub threads_per_core: u32,
+    pub cpu_mhz: f64,
+    pub governor: String,
+    pub clocksource: String,
+    pub thp_enabled: String,
+    pub thp_defrag: String,
+    pub preempt: String,
+    pub memory_total_kib: u64,
+    pub work_dir: String,
+    pub work_dir_fs: String,
+    pub cgroup: String,
+    /// "none", or the hypervisor's name ("kvm", "qemu-tcg", ...).
+    pub virtualization: String,
+    /// Steal time in percent of CPU time while the run went on, when known.
+    pub steal_percent: Option<f64>,
+    pub compiler: String,
+    pub kbench_version: String,
+}
+
+impl SystemSnapshot {
+    /// The facts as (label, value) pairs, in the order reports print them.
+    pub fn facts(&self) -> Vec<(String, String)> {
+        let mut facts = vec![
+            ("Processor".to_string(), self.processor()),
+            ("Memory".to_string(), format_kib(self.memory_total_kib)),
+            ("OS".to_string(), self.os.clone()),
+            ("Kernel".to_string(), format!("{} ({})", self.kernel_release, self.arch)),
+            ("Kernel cmdline".to_string(), self.kernel_cmdline.clone()),
+            ("Preempt".to_string(), self.preempt.clone()),
+            ("Governor".to_string(), self.governor.clone()),
+            ("Clocksource".to_string(), self.clocksource.clone()),
+            ("THP".to_string(), format!("enabled={} defrag={}", self.thp_enabled, self.thp_defrag)),
+            ("File-System".to_string(), format!("{} ({})", self.work_dir_fs, self.work_dir)),
+            ("Cgroup".to_string(), self.cgroup.clone()),
+            ("Virtualization".to_string(), self.virtualization.clone()),
+            ("Compiler".to_string(), self.compiler.clone()),
+            ("kbench".to_string(), self.kbench_version.clone()),
+        ];
+        if let Some(steal) = self.steal_percent {
+            facts.push(("Steal time".to_string(), format!("{steal:.2} %")));
+        }
+        facts.extend(
+            self.vulnerabilities
+                .iter()
+                .map(|(name, state)| (format!("Mitigation {name}"), state.clone())),
+        );
+        facts
+    }
+
+    /// "AMD EPYC (2 Cores / 2 Threads) @ 2994 MHz", seed 000 style.
+    pub fn processor(&self) -> String {
+        let threads = self.threads_per_core.max(1);
+        let cores = self.cpus_online / threads;
+        let mut text = format!("{} ({} Cores / {} Threads)", self.cpu_model, cores, self.cpus_online);
+        if self.cpu_mhz > 0.0 {
+            text.push_str(&format!(" @ {:.0} MHz", self.cpu_mhz));
+        }
+        text
+    }
+}
+
+fn format_kib(kib: u64) -> String {
+    format!("{:.1} GiB", kib as f64 / (1024.0 * 1024.0))
+}

@@ -1,0 +1,69 @@
+//! kbench's result store.
+//!
+//! Schema: result set -> identifier -> run (system snapshot, wrapper, tool
+//! version, start/end) -> samples of tests (benchmark id + options, metric,
+//! unit, direction). Every raw sample is kept and committed the moment it is
+//! added, so killing a run loses at most the sample in flight.
+//!
+//! Callers see only the [`Store`] trait; [`SqliteStore`] is the embedded
+//! default, and a PostgreSQL implementation can follow behind the same trait.
+
+mod error;
+mod model;
+mod sqlite;
+
+pub use error::StoreError;
+pub use model::{
+    IdentifierData, ResultSetData, ResultSetSummary, RunId, RunInfo, RunRecord, RunStatus,
+    TestId, TestOutcome, TestOutcomeKind,
+};
+pub use sqlite::SqliteStore;
+
+use kbench_model::{Sample, TestKey, TestSpec};
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Where results are kept. Every write is durable when the call returns.
+pub trait Store {
+    /// Starts a new run of `identifier` in result set `set`, creating both
+    /// when new. Names are checked with `kbench_model::validate_name`.
+    fn begin_run(&mut self, set: &str, identifier: &str, info: &RunInfo) -> Result<RunId>;
+
+    /// The newest run of this identifier that never ended (killed) or was
+    /// interrupted, to be resumed; `None` when the last run completed.
+    fn unfinished_run(&mut self, set: &str, identifier: &str) -> Result<Option<RunRecord>>;
+
+    /// Marks a run as resumed by a new process (new pid, status running).
+    fn resume_run(&mut self, run: RunId, pid: u32) -> Result<()>;
+
+    /// The id of a test in a result set, created on first use. A test that
+    /// exists with another unit or direction is an error (`Conflict`).
+    fn test_id(&mut self, set: &str, spec: &TestSpec) -> Result<TestId>;
+
+    /// Stores one raw sample; committed before returning.
+    fn add_sample(&mut self, run: RunId, test: TestId, sample: &Sample) -> Result<()>;
+
+    /// Records how a test ended in a run (target met, skipped, failed).
+    fn end_test(&mut self, run: RunId, test: TestId, outcome: &TestOutcome) -> Result<()>;
+
+    /// Ends a run with its status and end time.
+    fn end_run(&mut self, run: RunId, status: RunStatus) -> Result<()>;
+
+    /// All result sets, oldest first.
+    fn result_sets(&mut self) -> Result<Vec<ResultSetSummary>>;
+
+    /// Everything in one result set: identifiers in the order they were
+    /// first stored, their runs, tests and raw samples. `NotFound` names the
+    /// sets that exist.
+    fn load(&mut self, set: &str) -> Result<ResultSetData>;
+
+    /// Writes a whole result set (import) in one transaction: all or nothing.
+    /// Identifiers that already exist in `data.name` are a `Conflict`.
+    fn import(&mut self, data: &ResultSetData) -> Result<()>;
+
+    /// The largest round number stored for this identifier, if any sample.
+    fn last_round(&mut self, set: &str, identifier: &str) -> Result<Option<u32>>;
+
+    /// Tests already ended in a run, for resuming it.
+    fn ended_tests(&mut self, run: RunId) -> Result<Vec<TestKey>>;
+}

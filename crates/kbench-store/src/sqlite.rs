@@ -1,0 +1,2 @@
+//! SQLite store: to be written.
+pub struct SqliteStore;
