@@ -10,21 +10,26 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(5);
 /// The largest iteration count calibration will reach.
 const MAX_ITERATIONS: u64 = 1 << 40;
 
-/// Finds the iteration count whose interval lasts at least `min_interval`
-/// (aiming a little above it), running the workload untimed on the way: the
-/// last calibration interval is also the warm-up.
+/// Finds the iteration count whose interval lasts at least `min_interval`,
+/// aiming at twice that so that later intervals stay above the minimum when
+/// the machine's load changes; the workload runs untimed on the way, and
+/// once more at the final count as the warm-up.
 pub fn calibrate(workload: &mut dyn Workload, min_interval: Duration) -> Result<u64, BenchError> {
+    let target = min_interval.as_secs_f64() * 2.0;
     let mut iterations = 1u64;
     loop {
         let interval = workload.run(iterations)?;
+        let elapsed = interval.elapsed.as_secs_f64().max(1e-9);
         if interval.elapsed >= min_interval || iterations >= MAX_ITERATIONS {
-            // One more untimed warm-up interval at the final count.
+            // Long enough to time: scale up to the target if below it, then
+            // one more untimed warm-up interval at the final count.
+            let factor = (target / elapsed).max(1.0);
+            iterations = ((iterations as f64 * factor).ceil() as u64).min(MAX_ITERATIONS);
             workload.run(iterations)?;
             return Ok(iterations);
         }
-        // Scale towards 1.2x the target, at most 10x per step, at least 2x.
-        let elapsed = interval.elapsed.as_secs_f64().max(1e-9);
-        let factor = (min_interval.as_secs_f64() * 1.2 / elapsed).clamp(2.0, 10.0);
+        // Grow towards the target, at least 2x and at most 10x per step.
+        let factor = (target / elapsed).clamp(2.0, 10.0);
         iterations = ((iterations as f64 * factor).ceil() as u64).min(MAX_ITERATIONS);
     }
 }
@@ -53,8 +58,8 @@ mod tests {
     fn reaches_the_minimum_interval_and_warms_up() {
         let mut fake = Fake { calls: vec![] };
         let n = calibrate(&mut fake, MIN_INTERVAL).unwrap();
-        assert!(n >= 5000, "{n} iterations of 1 us is under 5 ms");
-        assert!(n < 20_000, "{n} overshoots");
+        assert!(n >= 10_000, "{n} iterations of 1 us is under twice 5 ms");
+        assert!(n < 40_000, "{n} overshoots");
         let last_two = &fake.calls[fake.calls.len() - 2..];
         assert_eq!(last_two, &[n, n], "the final count runs once more untimed");
     }

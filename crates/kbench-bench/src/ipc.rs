@@ -1,5 +1,588 @@
-//! Placeholder: filled by the benchmark family's author.
+//! IPC benchmarks (lmbench family): pipe and AF_UNIX latency and bandwidth
+//! against a partner process, and lat_ctx-style context switches around a
+//! ring of processes.
+//!
+//! Every partner is forked in `prepare` and reaped when the workload is
+//! dropped (see [`partner`]); `run` times only the loop.
 
-use crate::BenchInfo;
+mod partner;
+mod placement;
 
-pub const BENCHES: &[BenchInfo] = &[];
+use crate::{BenchError, BenchInfo, Direction, Interval, OptionSpec, Options, Unit, Workload};
+use partner::{Partner, raw};
+use placement::Pinning;
+use std::hint::black_box;
+use std::os::fd::{OwnedFd, RawFd};
+use std::time::Instant;
+
+/// The transfer block of the bandwidth benchmarks (lmbench's 64 KiB).
+const BLOCK: usize = 64 * 1024;
+
+const PLACEMENT: OptionSpec = OptionSpec {
+    name: placement::OPTION,
+    default: placement::default_placement,
+    help: placement::HELP,
+};
+
+const PROCS: OptionSpec = OptionSpec {
+    name: "procs",
+    default: || "2".to_string(),
+    help: "processes in the ring, 2..=64 (the measuring process is one of them)",
+};
+
+const SIZE_KIB: OptionSpec = OptionSpec {
+    name: "size",
+    default: || "0".to_string(),
+    help: "KiB of its own buffer each process sums per hop, 0..=4096",
+};
+
+pub const BENCHES: &[BenchInfo] = &[
+    BenchInfo {
+        id: "pipe-lat",
+        unit: Unit::Micros,
+        direction: Direction::Lower,
+        summary: "1-byte round trip through two pipes to an echoing partner process",
+        options: &[PLACEMENT],
+        prepare: |o| Ok(Box::new(RoundTrip::new("pipe-lat", Channel::Pipes, o)?)),
+    },
+    BenchInfo {
+        id: "unix-lat",
+        unit: Unit::Micros,
+        direction: Direction::Lower,
+        summary: "1-byte round trip over an AF_UNIX stream socketpair to an echoing partner process",
+        options: &[PLACEMENT],
+        prepare: |o| Ok(Box::new(RoundTrip::new("unix-lat", Channel::Socket, o)?)),
+    },
+    BenchInfo {
+        id: "ctxsw",
+        unit: Unit::Micros,
+        direction: Direction::Lower,
+        summary: "one hop of a 1-byte token around a pipe ring of N unpinned processes, each summing K KiB; \
+                  includes the pipe read+write (nothing subtracted)",
+        options: &[PROCS, SIZE_KIB],
+        prepare: |o| Ok(Box::new(Ring::new(o)?)),
+    },
+    BenchInfo {
+        id: "pipe-bw",
+        unit: Unit::MegabytesPerSec,
+        direction: Direction::Higher,
+        summary: "64 KiB blocks read from a pipe fed by a writer process",
+        options: &[PLACEMENT],
+        prepare: |o| Ok(Box::new(Stream::new("pipe-bw", Channel::Pipes, o)?)),
+    },
+    BenchInfo {
+        id: "unix-bw",
+        unit: Unit::MegabytesPerSec,
+        direction: Direction::Higher,
+        summary: "64 KiB blocks read from an AF_UNIX stream socketpair fed by a writer process",
+        options: &[PLACEMENT],
+        prepare: |o| Ok(Box::new(Stream::new("unix-bw", Channel::Socket, o)?)),
+    },
+];
+
+#[derive(Clone, Copy)]
+enum Channel {
+    /// Two pipes, one each way.
+    Pipes,
+    /// One AF_UNIX stream socketpair.
+    Socket,
+}
+
+/// Connected descriptors: the measuring side's `(tx, rx)` and the partner's
+/// `(rx, tx)`. With a socketpair, tx and rx of a side are one descriptor.
+struct Link {
+    mine: Vec<OwnedFd>,
+    my_tx: RawFd,
+    my_rx: RawFd,
+    theirs: Vec<OwnedFd>,
+    their_tx: RawFd,
+    their_rx: RawFd,
+}
+
+impl Link {
+    fn new(channel: Channel) -> Result<Link, BenchError> {
+        match channel {
+            Channel::Pipes => {
+                let (down_rx, down_tx) = partner::pipe()?;
+                let (up_rx, up_tx) = partner::pipe()?;
+                Ok(Link {
+                    my_tx: raw(&down_tx),
+                    my_rx: raw(&up_rx),
+                    their_tx: raw(&up_tx),
+                    their_rx: raw(&down_rx),
+                    mine: vec![down_tx, up_rx],
+                    theirs: vec![up_tx, down_rx],
+                })
+            }
+            Channel::Socket => {
+                let (a, b) = partner::socketpair()?;
+                Ok(Link {
+                    my_tx: raw(&a),
+                    my_rx: raw(&a),
+                    their_tx: raw(&b),
+                    their_rx: raw(&b),
+                    mine: vec![a],
+                    theirs: vec![b],
+                })
+            }
+        }
+    }
+}
+
+/// pipe-lat / unix-lat: the measuring side writes one byte, the partner
+/// echoes it back; one iteration is one round trip.
+struct RoundTrip {
+    id: &'static str,
+    tx: RawFd,
+    rx: RawFd,
+    // Field order is drop order: our ends close first (the partner sees
+    // EOF), then the partner is killed and reaped, then we are unpinned.
+    _ends: Vec<OwnedFd>,
+    _partner: Partner,
+    _pinning: Pinning,
+}
+
+impl RoundTrip {
+    fn new(id: &'static str, channel: Channel, options: &Options) -> Result<RoundTrip, BenchError> {
+        let pinning = Pinning::new(options)?;
+        let link = Link::new(channel)?;
+        let (rx, tx) = (link.their_rx, link.their_tx);
+        let partner = Partner::spawn(&[rx, tx], || {
+            let mut byte = 0u8;
+            while partner::child_read_byte(rx, &mut byte) && partner::child_write_all(tx, &[byte]) {
+            }
+        })?;
+        // The partner's ends stay open only in the partner.
+        drop(link.theirs);
+        pinning.pin_partner(partner.pid())?;
+        Ok(RoundTrip {
+            id,
+            tx: link.my_tx,
+            rx: link.my_rx,
+            _ends: link.mine,
+            _partner: partner,
+            _pinning: pinning,
+        })
+    }
+}
+
+impl Workload for RoundTrip {
+    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
+        let mut byte = [b'x'];
+        let start = Instant::now();
+        for _ in 0..iterations {
+            partner::write_all(self.tx, &byte, self.id)?;
+            partner::read_exact(self.rx, &mut byte, self.id)?;
+        }
+        Ok(Interval::since(start, iterations as f64))
+    }
+}
+
+/// pipe-bw / unix-bw: a writer process writes 64 KiB chunks as fast as it
+/// can; one iteration reads one whole 64 KiB block (however many reads that
+/// takes); the work is the bytes read.
+struct Stream {
+    id: &'static str,
+    rx: RawFd,
+    buf: Vec<u8>,
+    _ends: Vec<OwnedFd>,
+    _partner: Partner,
+    _pinning: Pinning,
+}
+
+impl Stream {
+    fn new(id: &'static str, channel: Channel, options: &Options) -> Result<Stream, BenchError> {
+        let pinning = Pinning::new(options)?;
+        let link = Link::new(channel)?;
+        // The writer's chunk is allocated and touched here: the child may
+        // not allocate.
+        let chunk = vec![b'k'; BLOCK];
+        let tx = link.their_tx;
+        let partner = Partner::spawn(&[tx], || while partner::child_write_all(tx, &chunk) {})?;
+        drop(chunk);
+        drop(link.theirs);
+        pinning.pin_partner(partner.pid())?;
+        Ok(Stream {
+            id,
+            rx: link.my_rx,
+            buf: vec![0; BLOCK],
+            _ends: link.mine,
+            _partner: partner,
+            _pinning: pinning,
+        })
+    }
+}
+
+impl Workload for Stream {
+    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
+        let start = Instant::now();
+        for _ in 0..iterations {
+            partner::read_exact(self.rx, &mut self.buf, self.id)?;
+        }
+        let interval = Interval::since(start, (iterations * BLOCK as u64) as f64);
+        black_box(&self.buf);
+        Ok(interval)
+    }
+}
+
+/// ctxsw (lmbench lat_ctx): processes 0..N in a ring of pipes, pipe i going
+/// from process i to process i+1 (mod N); the measuring process is process
+/// 0. Each process, on receiving the token, sums its own `size` KiB and
+/// passes the token on. One iteration is one trip around the ring (N hops);
+/// the work is the hops, so the value is the time per hop, pipe read and
+/// write included. Nothing is pinned (lmbench does not pin either).
+struct Ring {
+    first_tx: RawFd,
+    last_rx: RawFd,
+    procs: u64,
+    words: usize,
+    // Every process's buffer, process i's at `words * i`: allocated and
+    // written (so no page is the shared zero page) before the fork.
+    buffers: Vec<u64>,
+    _ends: Vec<OwnedFd>,
+    _partners: Vec<Partner>,
+}
+
+/// Sums a buffer so the compiler must read it all.
+fn touch(words: &[u64]) {
+    black_box(words.iter().fold(0u64, |sum, &w| sum.wrapping_add(w)));
+}
+
+impl Ring {
+    fn new(options: &Options) -> Result<Ring, BenchError> {
+        let procs = options.number("procs", 2, 64)? as usize;
+        let kib = options.number("size", 0, 4096)? as usize;
+        let words = kib * 1024 / size_of::<u64>();
+        let buffers: Vec<u64> = (0..procs * words).map(|i| i as u64 | 1).collect();
+        let mut pipes = Vec::with_capacity(procs);
+        for _ in 0..procs {
+            pipes.push(partner::pipe()?);
+        }
+        let mut partners = Vec::with_capacity(procs - 1);
+        for i in 1..procs {
+            let rx = raw(&pipes[i - 1].0);
+            let tx = raw(&pipes[i].1);
+            let mine = &buffers[i * words..(i + 1) * words];
+            partners.push(Partner::spawn(&[rx, tx], || {
+                let mut byte = 0u8;
+                while partner::child_read_byte(rx, &mut byte) {
+                    touch(mine);
+                    if !partner::child_write_all(tx, &[byte]) {
+                        break;
+                    }
+                }
+            })?);
+        }
+        // Keep only our two ends: the rest live in the partners alone, so a
+        // closed end cascades EOF around the ring.
+        let last = pipes.len() - 1;
+        let mut ends = Vec::with_capacity(2);
+        for (i, (rx, tx)) in pipes.into_iter().enumerate() {
+            if i == 0 {
+                ends.push(tx);
+            }
+            if i == last {
+                ends.push(rx);
+            }
+        }
+        Ok(Ring {
+            first_tx: raw(&ends[0]),
+            last_rx: raw(&ends[1]),
+            procs: procs as u64,
+            words,
+            buffers,
+            _ends: ends,
+            _partners: partners,
+        })
+    }
+}
+
+impl Workload for Ring {
+    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
+        let mine = &self.buffers[..self.words];
+        let mut byte = [b't'];
+        let start = Instant::now();
+        for _ in 0..iterations {
+            partner::write_all(self.first_tx, &byte, "ctxsw")?;
+            partner::read_exact(self.last_rx, &mut byte, "ctxsw")?;
+            touch(mine);
+        }
+        Ok(Interval::since(start, (iterations * self.procs) as f64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TestKey;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// The timing tests pin threads: run them one at a time.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn key(id: &str, options: &[(&str, &str)]) -> TestKey {
+        let mut key = TestKey::new(id);
+        for (k, v) in options {
+            key.options.insert(k.to_string(), v.to_string());
+        }
+        key
+    }
+
+    /// Resolves, prepares, calibrates and runs a few intervals; the values.
+    fn measure(id: &str, options: &[(&str, &str)]) -> Vec<f64> {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let info = crate::find(id).expect("registered");
+        let (_, opts) = info.resolve(&key(id, options)).unwrap();
+        let mut w = info.prepare(&opts).unwrap();
+        let n = crate::calibrate(&mut *w, crate::MIN_INTERVAL).unwrap();
+        (0..3)
+            .map(|_| {
+                let interval = w.run(n).unwrap();
+                let value = info.unit.value(interval);
+                eprintln!(
+                    "{id}{options:?}: {value:.3} {} ({n} iterations)",
+                    info.unit.label()
+                );
+                value
+            })
+            .collect()
+    }
+
+    fn assert_within(id: &str, values: &[f64], low: f64, high: f64) {
+        for &v in values {
+            assert!(v.is_finite() && v > 0.0, "{id}: {v}");
+            assert!(
+                (low..=high).contains(&v),
+                "{id}: {v} outside {low}..={high}"
+            );
+        }
+    }
+
+    fn two_cpus() -> bool {
+        placement::default_placement() == "cross"
+    }
+
+    #[test]
+    fn pipe_lat_is_plausible() {
+        assert_within("pipe-lat", &measure("pipe-lat", &[]), 1.0, 10_000.0);
+        for placement in ["same", "free"] {
+            assert_within(
+                "pipe-lat",
+                &measure("pipe-lat", &[("placement", placement)]),
+                1.0,
+                10_000.0,
+            );
+        }
+    }
+
+    #[test]
+    fn unix_lat_is_plausible() {
+        assert_within("unix-lat", &measure("unix-lat", &[]), 1.0, 10_000.0);
+        assert_within(
+            "unix-lat",
+            &measure("unix-lat", &[("placement", "same")]),
+            1.0,
+            10_000.0,
+        );
+    }
+
+    #[test]
+    fn ctxsw_is_plausible() {
+        assert_within("ctxsw", &measure("ctxsw", &[]), 0.1, 10_000.0);
+        let big = measure("ctxsw", &[("procs", "8"), ("size", "64")]);
+        assert_within("ctxsw", &big, 0.1, 10_000.0);
+    }
+
+    #[test]
+    fn pipe_bw_is_plausible() {
+        assert_within("pipe-bw", &measure("pipe-bw", &[]), 10.0, 1e6);
+    }
+
+    #[test]
+    fn unix_bw_is_plausible() {
+        assert_within("unix-bw", &measure("unix-bw", &[]), 10.0, 1e6);
+    }
+
+    #[test]
+    fn defaults_and_canonical_keys() {
+        let info = crate::find("ctxsw").unwrap();
+        let (canonical, _) = info.resolve(&TestKey::new("ctxsw")).unwrap();
+        assert_eq!(canonical.test_name(), "ctxsw[procs=2,size=0]");
+        let expected = if two_cpus() { "cross" } else { "same" };
+        for id in ["pipe-lat", "unix-lat", "pipe-bw", "unix-bw"] {
+            let (canonical, _) = crate::find(id).unwrap().resolve(&TestKey::new(id)).unwrap();
+            assert_eq!(canonical.test_name(), format!("{id}[placement={expected}]"));
+        }
+    }
+
+    fn invalid(id: &str, options: &[(&str, &str)]) -> String {
+        let info = crate::find(id).unwrap();
+        let result = info
+            .resolve(&key(id, options))
+            .and_then(|(_, o)| info.prepare(&o));
+        match result {
+            Err(BenchError::InvalidOption { option, .. }) => option,
+            Err(other) => panic!("{id}{options:?}: {other}"),
+            Ok(_) => panic!("{id}{options:?} was accepted"),
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_options() {
+        assert_eq!(invalid("ctxsw", &[("procs", "0")]), "procs");
+        assert_eq!(invalid("ctxsw", &[("procs", "1")]), "procs");
+        assert_eq!(invalid("ctxsw", &[("procs", "65")]), "procs");
+        assert_eq!(invalid("ctxsw", &[("size", "4097")]), "size");
+        assert_eq!(invalid("ctxsw", &[("size", "-1")]), "size");
+        for id in ["pipe-lat", "unix-lat", "pipe-bw", "unix-bw"] {
+            assert_eq!(invalid(id, &[("placement", "abc")]), "placement");
+            assert_eq!(invalid(id, &[("procs", "2")]), "procs");
+        }
+    }
+
+    #[test]
+    fn cross_needs_two_cpus() {
+        if two_cpus() {
+            return;
+        }
+        let info = crate::find("pipe-lat").unwrap();
+        let (_, o) = info
+            .resolve(&key("pipe-lat", &[("placement", "cross")]))
+            .unwrap();
+        match info.prepare(&o) {
+            Err(BenchError::Skip(reason)) => {
+                assert_eq!(reason, "needs 2 CPUs for placement=cross, have 1")
+            }
+            Err(other) => panic!("{other}"),
+            Ok(_) => panic!("cross ran on 1 CPU"),
+        }
+    }
+
+    fn options(pairs: &[(&str, &str)], specs: &[OptionSpec]) -> Options {
+        let given = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Options::resolve(specs, &given).unwrap()
+    }
+
+    /// True when `pid` is no child of ours any more (reaped).
+    fn reaped(pid: libc::pid_t) -> bool {
+        let mut status = 0;
+        // SAFETY: `status` is a valid int for waitpid to fill.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
+    }
+
+    /// The children of this process, from every thread's children list.
+    fn children() -> Vec<libc::pid_t> {
+        let mut pids = vec![];
+        for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            pids.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<libc::pid_t>().ok()),
+            );
+        }
+        pids
+    }
+
+    fn assert_gone(pids: &[libc::pid_t]) {
+        let now = children();
+        for &pid in pids {
+            assert!(reaped(pid), "partner {pid} is still our child");
+            assert!(!now.contains(&pid), "partner {pid} is still listed");
+        }
+    }
+
+    #[test]
+    fn dropping_reaps_every_partner() {
+        let free = options(&[("placement", "free")], &[PLACEMENT]);
+        for channel in [Channel::Pipes, Channel::Socket] {
+            let mut w = RoundTrip::new("pipe-lat", channel, &free).unwrap();
+            w.run(10).unwrap();
+            let pid = w._partner.pid();
+            assert!(children().contains(&pid));
+            drop(w);
+            assert_gone(&[pid]);
+
+            let mut w = Stream::new("pipe-bw", channel, &free).unwrap();
+            w.run(3).unwrap();
+            let pid = w._partner.pid();
+            drop(w);
+            assert_gone(&[pid]);
+        }
+        let mut ring = Ring::new(&options(
+            &[("procs", "5"), ("size", "4")],
+            &[PROCS, SIZE_KIB],
+        ))
+        .unwrap();
+        ring.run(10).unwrap();
+        let pids: Vec<_> = ring._partners.iter().map(Partner::pid).collect();
+        assert_eq!(pids.len(), 4);
+        drop(ring);
+        assert_gone(&pids);
+    }
+
+    /// A partner whose peer closes its ends exits by itself with status 0,
+    /// as it would if the measuring process died.
+    #[test]
+    fn partners_exit_on_eof() {
+        let exited = |status: Option<libc::c_int>| matches!(status, Some(s) if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0);
+        let free = options(&[("placement", "free")], &[PLACEMENT]);
+        for channel in [Channel::Pipes, Channel::Socket] {
+            let mut w = RoundTrip::new("pipe-lat", channel, &free).unwrap();
+            w.run(10).unwrap();
+            w._ends.clear();
+            assert!(
+                exited(w._partner.wait_exit(Duration::from_secs(5))),
+                "echo partner"
+            );
+
+            let mut w = Stream::new("pipe-bw", channel, &free).unwrap();
+            w.run(3).unwrap();
+            w._ends.clear();
+            assert!(
+                exited(w._partner.wait_exit(Duration::from_secs(5))),
+                "writer partner"
+            );
+        }
+        let mut ring = Ring::new(&options(
+            &[("procs", "4"), ("size", "0")],
+            &[PROCS, SIZE_KIB],
+        ))
+        .unwrap();
+        ring.run(10).unwrap();
+        ring._ends.clear();
+        for p in &mut ring._partners {
+            assert!(exited(p.wait_exit(Duration::from_secs(5))), "ring partner");
+        }
+    }
+
+    #[test]
+    fn pinning_is_undone_on_drop() {
+        if !two_cpus() {
+            return;
+        }
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let cpus = || {
+            let mut set = [0u64; 16];
+            // SAFETY: `set` is 128 writable bytes, as the size says.
+            let r =
+                unsafe { libc::sched_getaffinity(0, size_of_val(&set), set.as_mut_ptr().cast()) };
+            assert_eq!(r, 0);
+            set.iter().map(|w| w.count_ones()).sum::<u32>()
+        };
+        let before = cpus();
+        let w = RoundTrip::new(
+            "pipe-lat",
+            Channel::Pipes,
+            &options(&[("placement", "cross")], &[PLACEMENT]),
+        )
+        .unwrap();
+        assert_eq!(cpus(), 1);
+        drop(w);
+        assert_eq!(cpus(), before);
+    }
+}

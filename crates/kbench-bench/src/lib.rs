@@ -8,10 +8,14 @@
 //! built static for VM guests.
 
 mod calibrate;
+mod files;
 mod ipc;
 mod memory;
+mod net;
 mod options;
 mod process;
+mod scale;
+mod stress;
 mod syscalls;
 mod unit;
 
@@ -47,7 +51,9 @@ impl fmt::Display for BenchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BenchError::Skip(reason) => write!(f, "skipped: {reason}"),
-            BenchError::InvalidOption { option, reason } => write!(f, "option '{option}': {reason}"),
+            BenchError::InvalidOption { option, reason } => {
+                write!(f, "option '{option}': {reason}")
+            }
             BenchError::Os { what, error } => write!(f, "{what}: {error}"),
         }
     }
@@ -92,7 +98,11 @@ pub fn all() -> Vec<&'static BenchInfo> {
         syscalls::BENCHES,
         process::BENCHES,
         ipc::BENCHES,
+        net::BENCHES,
+        files::BENCHES,
         memory::BENCHES,
+        scale::BENCHES,
+        stress::BENCHES,
     ];
     families.iter().flat_map(|family| family.iter()).collect()
 }

@@ -24,7 +24,10 @@ impl Options {
         specs: &[OptionSpec],
         given: &BTreeMap<String, String>,
     ) -> Result<Options, BenchError> {
-        if let Some(unknown) = given.keys().find(|k| !specs.iter().any(|s| s.name == k.as_str())) {
+        if let Some(unknown) = given
+            .keys()
+            .find(|k| !specs.iter().any(|s| s.name == k.as_str()))
+        {
             let known: Vec<&str> = specs.iter().map(|s| s.name).collect();
             let reason = if known.is_empty() {
                 "this benchmark takes no options".to_string()
@@ -75,9 +78,13 @@ impl Options {
     /// An option that must be one of `choices`.
     pub fn choice(&self, name: &str, choices: &[&'static str]) -> Result<&'static str, BenchError> {
         let text = self.text(name);
-        choices.iter().copied().find(|c| *c == text).ok_or_else(|| BenchError::InvalidOption {
-            option: name.to_string(),
-            reason: format!("'{text}' is not one of {}", choices.join(", ")),
-        })
+        choices
+            .iter()
+            .copied()
+            .find(|c| *c == text)
+            .ok_or_else(|| BenchError::InvalidOption {
+                option: name.to_string(),
+                reason: format!("'{text}' is not one of {}", choices.join(", ")),
+            })
     }
 }

@@ -12,7 +12,7 @@ mod test_key;
 
 pub use event::AgentEvent;
 pub use snapshot::SystemSnapshot;
-pub use test_key::{ParseTestKeyError, TestKey};
+pub use test_key::{MAIN_METRIC, ParseTestKeyError, TestKey};
 
 use serde::{Deserialize, Serialize};
 
@@ -92,7 +92,9 @@ pub const MAX_NAME_CHARS: usize = 128;
 /// the thing in the message ("identifier", "result set").
 pub fn validate_name(what: &str, name: &str) -> Result<(), String> {
     if name.trim().is_empty() {
-        return Err(format!("the {what} name is empty; give a short name such as \"6.18 stock\""));
+        return Err(format!(
+            "the {what} name is empty; give a short name such as \"6.18 stock\""
+        ));
     }
     let chars = name.chars().count();
     if chars > MAX_NAME_CHARS {
@@ -101,7 +103,9 @@ pub fn validate_name(what: &str, name: &str) -> Result<(), String> {
         ));
     }
     if name.chars().any(char::is_control) {
-        return Err(format!("the {what} name {name:?} holds a control character"));
+        return Err(format!(
+            "the {what} name {name:?} holds a control character"
+        ));
     }
     Ok(())
 }

@@ -50,13 +50,22 @@ impl SystemSnapshot {
             ("Processor".to_string(), self.processor()),
             ("Memory".to_string(), format_kib(self.memory_total_kib)),
             ("OS".to_string(), self.os.clone()),
-            ("Kernel".to_string(), format!("{} ({})", self.kernel_release, self.arch)),
+            (
+                "Kernel".to_string(),
+                format!("{} ({})", self.kernel_release, self.arch),
+            ),
             ("Kernel cmdline".to_string(), self.kernel_cmdline.clone()),
             ("Preempt".to_string(), self.preempt.clone()),
             ("Governor".to_string(), self.governor.clone()),
             ("Clocksource".to_string(), self.clocksource.clone()),
-            ("THP".to_string(), format!("enabled={} defrag={}", self.thp_enabled, self.thp_defrag)),
-            ("File-System".to_string(), format!("{} ({})", self.work_dir_fs, self.work_dir)),
+            (
+                "THP".to_string(),
+                format!("enabled={} defrag={}", self.thp_enabled, self.thp_defrag),
+            ),
+            (
+                "File-System".to_string(),
+                format!("{} ({})", self.work_dir_fs, self.work_dir),
+            ),
             ("Cgroup".to_string(), self.cgroup.clone()),
             ("Virtualization".to_string(), self.virtualization.clone()),
             ("Compiler".to_string(), self.compiler.clone()),
@@ -77,7 +86,10 @@ impl SystemSnapshot {
     pub fn processor(&self) -> String {
         let threads = self.threads_per_core.max(1);
         let cores = self.cpus_online / threads;
-        let mut text = format!("{} ({} Cores / {} Threads)", self.cpu_model, cores, self.cpus_online);
+        let mut text = format!(
+            "{} ({} Cores / {} Threads)",
+            self.cpu_model, cores, self.cpus_online
+        );
         if self.cpu_mhz > 0.0 {
             text.push_str(&format!(" @ {:.0} MHz", self.cpu_mhz));
         }

@@ -62,13 +62,21 @@ impl TestKey {
         if self.options.is_empty() {
             return self.benchmark.clone();
         }
-        let opts: Vec<String> = self.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let opts: Vec<String> = self
+            .options
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         format!("{}[{}]", self.benchmark, opts.join(","))
     }
 
     /// The options alone as `k=v,k=v` (empty when there are none).
     pub fn options_text(&self) -> String {
-        let opts: Vec<String> = self.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let opts: Vec<String> = self
+            .options
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         opts.join(",")
     }
 
@@ -134,7 +142,11 @@ mod tests {
 
     #[test]
     fn round_trips_canonical_form() {
-        for text in ["pipe-lat", "pipe-lat[placement=cross]", "futex1[mode=thread,tasks=2]:per_task"] {
+        for text in [
+            "pipe-lat",
+            "pipe-lat[placement=cross]",
+            "futex1[mode=thread,tasks=2]:per_task",
+        ] {
             assert_eq!(TestKey::parse(text).unwrap().to_string(), text);
         }
     }

@@ -1,1 +1,7 @@
-//! kbench-report
+//! kbench's reports: what people already read, built from stored results.
+//! Data flows one way: the store's [`kbench_store::ResultSetData`] and the
+//! statistics of `kbench-stats` in, text or JSON out.
+
+pub mod header;
+pub mod number;
+pub mod show;

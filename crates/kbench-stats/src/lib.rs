@@ -1,1 +1,26 @@
-//! kbench-stats
+//! kbench's pure statistics: summaries, outlier flags, A/B verdicts,
+//! geometric means and change points. No I/O; every method is described,
+//! with its reference, in its module. Specification: statistics.md.
+
+mod bimodal;
+
+pub mod compare;
+mod dist;
+mod error;
+mod estimate;
+pub mod geomean;
+
+pub mod outliers;
+mod samples;
+mod serde_float;
+mod summary;
+
+pub use bimodal::is_bimodal;
+pub use compare::{
+    Better, CompareOptions, Comparison, MetricInput, Side, Verdict, Warning, compare_all,
+    compare_metric,
+};
+pub use error::StatsError;
+pub use estimate::Estimate;
+pub use samples::Samples;
+pub use summary::Summary;

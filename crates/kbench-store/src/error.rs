@@ -22,7 +22,11 @@ pub enum StoreError {
         "the result database {path} has schema version {found}, newer than this kbench ({supported}); \
          upgrade kbench"
     )]
-    TooNew { path: PathBuf, found: i64, supported: i64 },
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
 
     #[error("{0}")]
     InvalidName(String),

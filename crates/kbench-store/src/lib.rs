@@ -14,8 +14,8 @@ mod sqlite;
 
 pub use error::StoreError;
 pub use model::{
-    IdentifierData, ResultSetData, ResultSetSummary, RunId, RunInfo, RunRecord, RunStatus,
-    TestId, TestOutcome, TestOutcomeKind,
+    IdentifierData, ResultSetData, ResultSetSummary, RunId, RunInfo, RunRecord, RunStatus, TestId,
+    TestOutcome, TestOutcomeKind,
 };
 pub use sqlite::SqliteStore;
 

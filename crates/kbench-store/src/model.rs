@@ -34,9 +34,14 @@ impl RunStatus {
     }
 
     pub fn parse(text: &str) -> Option<RunStatus> {
-        [RunStatus::Running, RunStatus::Complete, RunStatus::Interrupted, RunStatus::Failed]
-            .into_iter()
-            .find(|s| s.as_str() == text)
+        [
+            RunStatus::Running,
+            RunStatus::Complete,
+            RunStatus::Interrupted,
+            RunStatus::Failed,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
     }
 }
 
@@ -90,9 +95,14 @@ impl TestOutcomeKind {
     }
 
     pub fn parse(text: &str) -> Option<TestOutcomeKind> {
-        [Self::TargetMet, Self::BudgetHit, Self::Skipped, Self::Failed]
-            .into_iter()
-            .find(|k| k.as_str() == text)
+        [
+            Self::TargetMet,
+            Self::BudgetHit,
+            Self::Skipped,
+            Self::Failed,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == text)
     }
 }
 

@@ -1,1 +1,22 @@
-fn main() {}
+//! kbench: a kernel performance regression lab in one binary.
+//!
+//! This crate is the command line only: it parses arguments and wires the
+//! libraries (lab -> store -> stats -> report); it holds no logic of its own.
+
+mod cli;
+mod commands;
+mod progress;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match commands::dispatch(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("kbench: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

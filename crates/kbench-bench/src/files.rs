@@ -1,0 +1,5 @@
+//! Placeholder: filled by the benchmark family's author.
+
+use crate::BenchInfo;
+
+pub const BENCHES: &[BenchInfo] = &[];

@@ -1,0 +1,110 @@
+//! The measuring side: runs a job of built-in benchmarks and writes one
+//! [`AgentEvent`] JSON line per thing that happens, flushed at once, so the
+//! side that stores samples (the `kbench run` parent, or a VM's host) commits
+//! each sample as it is measured. `kbench agent` runs this in a fresh
+//! process, under the user's wrapper when there is one.
+
+use crate::sampler::{Progress, SamplingPlan, StopReason, sample};
+use kbench_bench::BenchError;
+use kbench_model::{AgentEvent, TestKey};
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// What one agent invocation does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentJob {
+    /// Emit the system snapshot first.
+    pub snapshot: bool,
+    /// Tests to run in order (canonical keys of built-in benchmarks).
+    pub tests: Vec<TestKey>,
+    pub plan: SamplingPlan,
+}
+
+/// Runs `job`, writing events to `out`. Fails only when `out` fails (the
+/// reader is gone); a benchmark's failure is an event and the job goes on.
+pub fn run_job(job: &AgentJob, out: &mut dyn Write) -> io::Result<()> {
+    if job.snapshot {
+        let snapshot = Box::new(crate::sysinfo::snapshot(Path::new(".")));
+        emit(out, &AgentEvent::Snapshot { snapshot })?;
+    }
+    for test in &job.tests {
+        run_test(test, &job.plan, out)?;
+    }
+    Ok(())
+}
+
+fn run_test(test: &TestKey, plan: &SamplingPlan, out: &mut dyn Write) -> io::Result<()> {
+    let Some(info) = kbench_bench::find(&test.benchmark) else {
+        let reason = format!("no built-in benchmark is called '{}'", test.benchmark);
+        return emit(
+            out,
+            &AgentEvent::Failed {
+                test: test.clone(),
+                reason,
+            },
+        );
+    };
+    let prepared = info
+        .resolve(test)
+        .and_then(|(key, options)| info.prepare(&options).map(|w| (key, w)));
+    let (key, mut workload) = match prepared {
+        Ok(ready) => ready,
+        Err(error) => return emit(out, &failure_event(test, &error)),
+    };
+    let unit = info.unit;
+    // Events are written from the sampler's callback; the first write error
+    // is kept and returned once sampling ends.
+    let mut write_error: Option<io::Error> = None;
+    let result = sample(workload.as_mut(), unit, plan, |progress| {
+        let event = match progress {
+            Progress::Calibrated { iterations } => AgentEvent::TestStart {
+                test: key.clone(),
+                unit: unit.label().to_string(),
+                direction: info.direction,
+                iterations,
+            },
+            Progress::Sample(m) => AgentEvent::Sample {
+                metric: m.metric.to_string(),
+                value: m.value,
+                iterations: m.iterations,
+                at_ms: kbench_model::now_ms(),
+            },
+        };
+        if write_error.is_none() {
+            write_error = emit(out, &event).err();
+        }
+    });
+    drop(workload);
+    let last = match result {
+        Ok(end) => AgentEvent::TestEnd {
+            target_met: end.stop == StopReason::TargetMet,
+            stop: end.stop.describe(plan),
+        },
+        Err(error) => failure_event(&key, &error),
+    };
+    match write_error {
+        Some(error) => Err(error),
+        None => emit(out, &last),
+    }
+}
+
+fn failure_event(test: &TestKey, error: &BenchError) -> AgentEvent {
+    match error {
+        BenchError::Skip(reason) => AgentEvent::Skip {
+            test: test.clone(),
+            reason: reason.clone(),
+        },
+        other => AgentEvent::Failed {
+            test: test.clone(),
+            reason: other.to_string(),
+        },
+    }
+}
+
+/// Writes one event as a JSON line and flushes it.
+pub fn emit(out: &mut dyn Write, event: &AgentEvent) -> io::Result<()> {
+    let line = serde_json::to_string(event).map_err(io::Error::other)?;
+    writeln!(out, "{line}")?;
+    out.flush()
+}

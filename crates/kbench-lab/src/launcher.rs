@@ -1,0 +1,242 @@
+//! Starting agents. A [`Launcher`] turns an [`AgentJob`] into a stream of
+//! events: [`ProcessLauncher`] runs `kbench agent` in a fresh process (under
+//! the user's wrapper), a VM launcher boots a guest, and tests use fakes.
+
+use crate::agent::AgentJob;
+use kbench_model::AgentEvent;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// How many lines of a failed agent's output are kept to show.
+pub const TAIL_LINES: usize = 40;
+
+/// Starts agents.
+pub trait Launcher {
+    fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>>;
+}
+
+/// The events of one agent, in order, as they arrive.
+pub trait AgentStream {
+    /// The next event; `None` when the agent has closed its output.
+    fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>>;
+
+    /// Waits for the agent to end; an error says how it ended (exit status,
+    /// signal) with the last lines it wrote to stderr.
+    fn finish(self: Box<Self>) -> anyhow::Result<()>;
+}
+
+/// Runs `kbench agent --job JSON` as a child process, optionally under a
+/// wrapper command (`taskset -c 1`, `systemd-run --scope`, ...).
+pub struct ProcessLauncher {
+    exe: PathBuf,
+    wrapper: Vec<String>,
+}
+
+impl ProcessLauncher {
+    /// `wrapper` is split on whitespace; its program must exist on PATH.
+    pub fn new(exe: PathBuf, wrapper: Option<&str>) -> anyhow::Result<ProcessLauncher> {
+        let wrapper: Vec<String> = wrapper
+            .map(|w| w.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default();
+        if let Some(program) = wrapper.first() {
+            if find_program(program).is_none() {
+                anyhow::bail!(
+                    "the wrapper program '{program}' was not found (looked in PATH); \
+                     check the --wrap command or install it"
+                );
+            }
+        }
+        Ok(ProcessLauncher { exe, wrapper })
+    }
+
+    fn command(&self) -> Command {
+        match self.wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(&self.exe);
+                command
+            }
+            None => Command::new(&self.exe),
+        }
+    }
+}
+
+impl Launcher for ProcessLauncher {
+    fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>> {
+        let job_json = serde_json::to_string(job)?;
+        let mut child = self
+            .command()
+            .args(["agent", "--job", &job_json])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("cannot start the measuring process: {e}"))?;
+        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let collector = collect_tail(stderr, tail.clone());
+        Ok(Box::new(ProcessStream {
+            child,
+            stdout,
+            tail,
+            collector: Some(collector),
+        }))
+    }
+}
+
+struct ProcessStream {
+    child: Child,
+    stdout: BufReader<ChildStdout>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    collector: Option<JoinHandle<()>>,
+}
+
+impl AgentStream for ProcessStream {
+    fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>> {
+        next_line_event(&mut self.stdout, &self.tail)
+    }
+
+    fn finish(mut self: Box<Self>) -> anyhow::Result<()> {
+        let status = self.child.wait()?;
+        if let Some(collector) = self.collector.take() {
+            let _ = collector.join();
+        }
+        if status.success() {
+            return Ok(());
+        }
+        let tail: Vec<String> = self
+            .tail
+            .lock()
+            .expect("tail lock")
+            .iter()
+            .cloned()
+            .collect();
+        anyhow::bail!(
+            "the measuring process ended with {status}{}",
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!("; its last output:\n{}", tail.join("\n"))
+            }
+        )
+    }
+}
+
+impl Drop for ProcessStream {
+    fn drop(&mut self) {
+        // A stream dropped early (error in the parent) must not leave the
+        // agent running or unreaped.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Reads lines until one is an event. Lines that are not JSON events (a
+/// wrapper's chatter) go to the tail shown on failure.
+pub fn next_line_event(
+    reader: &mut dyn BufRead,
+    tail: &Mutex<VecDeque<String>>,
+) -> Option<anyhow::Result<AgentEvent>> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) => return None,
+            Ok(_) => {
+                let text = line.trim_end();
+                if text.starts_with('{') {
+                    if let Ok(event) = serde_json::from_str::<AgentEvent>(text) {
+                        return Some(Ok(event));
+                    }
+                }
+                push_tail(tail, text);
+            }
+            Err(e) => {
+                return Some(Err(anyhow::anyhow!(
+                    "reading the measuring process's output: {e}"
+                )));
+            }
+        }
+    }
+}
+
+fn push_tail(tail: &Mutex<VecDeque<String>>, line: &str) {
+    let mut tail = tail.lock().expect("tail lock");
+    if tail.len() == TAIL_LINES {
+        tail.pop_front();
+    }
+    tail.push_back(line.to_string());
+}
+
+fn collect_tail(
+    stderr: impl Read + Send + 'static,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            push_tail(&tail, &line);
+        }
+    })
+}
+
+/// The full path of `program`: itself when it holds a '/', else the first
+/// executable match on PATH.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |path: &Path| {
+        path.metadata()
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return executable(&path).then_some(path);
+    }
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|dir| dir.join(program))
+        .find(|candidate| executable(candidate))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skips_non_event_lines_into_the_tail() {
+        let text = "wrapper says hi\n{\"event\":\"test_end\",\"target_met\":true,\"stop\":\"x\"}\n";
+        let tail = Mutex::new(VecDeque::new());
+        let mut reader = std::io::Cursor::new(text.as_bytes());
+        let event = next_line_event(&mut reader, &tail).unwrap().unwrap();
+        assert_eq!(
+            event,
+            AgentEvent::TestEnd {
+                target_met: true,
+                stop: "x".into()
+            }
+        );
+        assert_eq!(tail.lock().unwrap().front().unwrap(), "wrapper says hi");
+        assert!(next_line_event(&mut reader, &tail).is_none());
+    }
+
+    #[test]
+    fn finds_programs_on_path() {
+        assert!(find_program("sh").is_some());
+        assert!(find_program("/bin/sh").is_some());
+        assert!(find_program("kbench-no-such-program").is_none());
+        let error = ProcessLauncher::new("/bin/true".into(), Some("kbench-no-such-wrapper -x"))
+            .err()
+            .unwrap();
+        assert!(
+            error.to_string().contains("kbench-no-such-wrapper"),
+            "{error}"
+        );
+    }
+}

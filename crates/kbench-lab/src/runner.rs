@@ -1,0 +1,364 @@
+//! The storing side of a run: starts an agent per test and round, commits
+//! every sample the moment its event arrives, records how each test ended,
+//! and resumes a run that was interrupted or killed.
+//!
+//! Rounds (statistics.md, "Unit of replication"): each round is one fresh
+//! agent invocation per test, the tests interleaved (round 0 of every test,
+//! then round 1 ...), and one stored run per round.
+
+use crate::agent::AgentJob;
+use crate::launcher::Launcher;
+use crate::sampler::{SamplingPlan, relative_ci};
+use anyhow::{Context, bail};
+use kbench_model::{AgentEvent, MAIN_METRIC, Sample, SystemSnapshot, TestKey, TestSpec};
+use kbench_store::{
+    RunId, RunInfo, RunRecord, RunStatus, Store, TestId, TestOutcome, TestOutcomeKind,
+};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What to run and where to keep it.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub set: String,
+    pub identifier: String,
+    /// Canonical keys of the tests, in order.
+    pub tests: Vec<TestKey>,
+    pub plan: SamplingPlan,
+    /// Fresh invocations per test (>= 1).
+    pub rounds: u32,
+    /// The wrapper as the user wrote it, recorded with the run.
+    pub wrapper: Option<String>,
+    /// Notes stored with every run (e.g. "emulated: TCG").
+    pub notes: Vec<String>,
+}
+
+/// What the runner tells its observer (the progress bar, or nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    RoundStarted {
+        round: u32,
+        rounds: u32,
+        resumed: bool,
+    },
+    TestStarted {
+        index: usize,
+        total: usize,
+        test: TestKey,
+    },
+    Sampled {
+        test: TestKey,
+        samples: usize,
+        relative_ci: f64,
+    },
+    TestEnded {
+        outcome: TestOutcome,
+    },
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default)]
+pub struct RunSummary {
+    pub runs: Vec<RunId>,
+    pub outcomes: Vec<TestOutcome>,
+    pub samples: usize,
+    /// Stopped by the caller's stop flag (SIGINT); samples so far are kept.
+    pub interrupted: bool,
+}
+
+/// Runs `request`, storing into `store`. `stop` is checked between events:
+/// once set, the run is ended as interrupted.
+pub fn execute(
+    store: &mut dyn Store,
+    launcher: &dyn Launcher,
+    request: &RunRequest,
+    observer: &mut dyn FnMut(RunEvent),
+    stop: &AtomicBool,
+) -> anyhow::Result<RunSummary> {
+    let mut summary = RunSummary::default();
+    let resumable = store.unfinished_run(&request.set, &request.identifier)?;
+    if let Some(run) = &resumable {
+        refuse_if_live(run, &request.identifier)?;
+    }
+    let first_round = match (
+        &resumable,
+        store.last_round(&request.set, &request.identifier)?,
+    ) {
+        (Some(_), Some(last)) => last,
+        (None, Some(last)) => last + 1,
+        (_, None) => 0,
+    };
+    let mut resumable = resumable;
+    for offset in 0..request.rounds.max(1) {
+        let round = first_round + offset;
+        let resumed = resumable.is_some();
+        let (run, done) = match resumable.take() {
+            Some(run) => {
+                store.resume_run(run.id, std::process::id())?;
+                (run.id, store.ended_tests(run.id)?)
+            }
+            None => {
+                let info = run_info(launcher, request, stop)?;
+                (
+                    store.begin_run(&request.set, &request.identifier, &info)?,
+                    vec![],
+                )
+            }
+        };
+        observer(RunEvent::RoundStarted {
+            round: offset,
+            rounds: request.rounds.max(1),
+            resumed,
+        });
+        summary.runs.push(run);
+        let mut round_run = RoundRun {
+            store: &mut *store,
+            request,
+            run,
+            round,
+            test_ids: HashMap::new(),
+        };
+        for (index, test) in request.tests.iter().enumerate() {
+            if done.iter().any(|d| same_test(d, test)) {
+                continue;
+            }
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+            observer(RunEvent::TestStarted {
+                index,
+                total: request.tests.len(),
+                test: test.clone(),
+            });
+            let outcome = round_run.run_test(launcher, test, observer, stop, &mut summary)?;
+            if let Some(outcome) = outcome {
+                observer(RunEvent::TestEnded {
+                    outcome: outcome.clone(),
+                });
+                summary.outcomes.push(outcome);
+            }
+        }
+        if stop.load(Ordering::SeqCst) {
+            store.end_run(run, RunStatus::Interrupted)?;
+            summary.interrupted = true;
+            return Ok(summary);
+        }
+        store.end_run(run, RunStatus::Complete)?;
+    }
+    Ok(summary)
+}
+
+/// A run found unfinished may still be going in another process.
+fn refuse_if_live(run: &RunRecord, identifier: &str) -> anyhow::Result<()> {
+    let pid = run.info.pid;
+    if pid != 0 && pid != std::process::id() && process_is_kbench(pid) {
+        bail!(
+            "another kbench (pid {pid}) is still running identifier '{identifier}'; \
+             wait for it to end or stop it, then run again to resume"
+        );
+    }
+    Ok(())
+}
+
+fn process_is_kbench(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|cmdline| String::from_utf8_lossy(&cmdline).contains("kbench"))
+        .unwrap_or(false)
+}
+
+/// Options are part of a test's identity; the metric is not (one test ends
+/// for all its metrics).
+fn same_test(a: &TestKey, b: &TestKey) -> bool {
+    a.benchmark == b.benchmark && a.options == b.options
+}
+
+/// The run's facts: the measuring side's snapshot (taken by an agent, so
+/// under the wrapper, with its cgroup) and what the runner knows.
+fn run_info(
+    launcher: &dyn Launcher,
+    request: &RunRequest,
+    stop: &AtomicBool,
+) -> anyhow::Result<RunInfo> {
+    let job = AgentJob {
+        snapshot: true,
+        tests: vec![],
+        plan: request.plan.clone(),
+    };
+    let mut stream = launcher.launch(&job)?;
+    let mut snapshot: Option<SystemSnapshot> = None;
+    while let Some(event) = stream.next_event() {
+        if let AgentEvent::Snapshot { snapshot: s } = event? {
+            snapshot = Some(*s);
+        }
+    }
+    let finished = stream.finish();
+    if stop.load(Ordering::SeqCst) {
+        bail!("interrupted before the run started; nothing was stored");
+    }
+    finished.context("taking the system snapshot")?;
+    let snapshot = snapshot.context("the measuring process sent no system snapshot")?;
+    Ok(RunInfo {
+        tool_version: snapshot.kbench_version.clone(),
+        snapshot,
+        host: None,
+        wrapper: request.wrapper.clone(),
+        notes: request.notes.clone(),
+        started_at_ms: kbench_model::now_ms(),
+        pid: std::process::id(),
+    })
+}
+
+/// One round's run: where its samples go.
+struct RoundRun<'a> {
+    store: &'a mut dyn Store,
+    request: &'a RunRequest,
+    run: RunId,
+    round: u32,
+    test_ids: HashMap<TestKey, TestId>,
+}
+
+impl RoundRun<'_> {
+    /// Runs one test in a fresh agent; `None` when interrupted mid-test (the
+    /// test stays unended so a resumed run measures it again).
+    fn run_test(
+        &mut self,
+        launcher: &dyn Launcher,
+        test: &TestKey,
+        observer: &mut dyn FnMut(RunEvent),
+        stop: &AtomicBool,
+        summary: &mut RunSummary,
+    ) -> anyhow::Result<Option<TestOutcome>> {
+        let job = AgentJob {
+            snapshot: false,
+            tests: vec![test.clone()],
+            plan: self.request.plan.clone(),
+        };
+        let mut stream = launcher.launch(&job)?;
+        let mut current: Option<(TestSpec, Vec<f64>)> = None;
+        let mut ended: Option<TestOutcome> = None;
+        while let Some(event) = stream.next_event() {
+            match event? {
+                AgentEvent::TestStart {
+                    test: key,
+                    unit,
+                    direction,
+                    ..
+                } => {
+                    current = Some((
+                        TestSpec {
+                            key,
+                            unit,
+                            direction,
+                        },
+                        vec![],
+                    ));
+                }
+                AgentEvent::Sample {
+                    metric,
+                    value,
+                    iterations,
+                    at_ms,
+                } => {
+                    let (spec, values) = current
+                        .as_mut()
+                        .context("the measuring process sent a sample before its test started")?;
+                    let metric_spec = TestSpec {
+                        key: spec.key.with_metric(&metric),
+                        ..spec.clone()
+                    };
+                    let id = self.test_id(&metric_spec)?;
+                    let sample = Sample {
+                        value,
+                        iterations,
+                        at_ms,
+                        round: self.round,
+                    };
+                    self.store.add_sample(self.run, id, &sample)?;
+                    summary.samples += 1;
+                    if metric == MAIN_METRIC {
+                        values.push(value);
+                        observer(RunEvent::Sampled {
+                            test: spec.key.clone(),
+                            samples: values.len(),
+                            relative_ci: relative_ci(values),
+                        });
+                    }
+                }
+                AgentEvent::TestEnd {
+                    target_met,
+                    stop: reason,
+                } => {
+                    let kind = if target_met {
+                        TestOutcomeKind::TargetMet
+                    } else {
+                        TestOutcomeKind::BudgetHit
+                    };
+                    let key = current.as_ref().map_or(test, |(spec, _)| &spec.key);
+                    ended = Some(outcome(key, kind, reason));
+                }
+                AgentEvent::Skip { reason, .. } => {
+                    ended = Some(outcome(test, TestOutcomeKind::Skipped, reason));
+                }
+                AgentEvent::Failed { reason, .. } => {
+                    ended = Some(outcome(test, TestOutcomeKind::Failed, reason));
+                }
+                AgentEvent::Snapshot { .. } => {}
+            }
+        }
+        // The agent's exit status matters only when no event said why it ended.
+        let finished = stream.finish();
+        if stop.load(Ordering::SeqCst) && ended.is_none() {
+            return Ok(None);
+        }
+        let ended = match (ended, finished) {
+            (Some(outcome), _) => outcome,
+            (None, Err(error)) => outcome(test, TestOutcomeKind::Failed, format!("{error:#}")),
+            (None, Ok(())) => outcome(
+                test,
+                TestOutcomeKind::Failed,
+                "the measuring process ended without finishing the test".to_string(),
+            ),
+        };
+        let id = match current {
+            Some((spec, _)) => self.test_id(&spec)?,
+            None => {
+                // Skipped or failed before starting: the test still needs a
+                // row so its outcome is kept. Unit and direction are known
+                // only for built-ins.
+                match builtin_spec(test) {
+                    Some(spec) => self.test_id(&spec)?,
+                    None => return Ok(Some(ended)),
+                }
+            }
+        };
+        self.store.end_test(self.run, id, &ended)?;
+        Ok(Some(ended))
+    }
+
+    fn test_id(&mut self, spec: &TestSpec) -> anyhow::Result<TestId> {
+        if let Some(id) = self.test_ids.get(&spec.key) {
+            return Ok(*id);
+        }
+        let id = self.store.test_id(&self.request.set, spec)?;
+        self.test_ids.insert(spec.key.clone(), id);
+        Ok(id)
+    }
+}
+
+fn outcome(test: &TestKey, kind: TestOutcomeKind, detail: String) -> TestOutcome {
+    TestOutcome {
+        test: test.clone(),
+        kind,
+        detail,
+    }
+}
+
+/// Unit and direction of a built-in test, from the benchmark table.
+fn builtin_spec(test: &TestKey) -> Option<TestSpec> {
+    let info = kbench_bench::find(&test.benchmark)?;
+    Some(TestSpec {
+        key: test.clone(),
+        unit: info.unit.label().to_string(),
+        direction: info.direction,
+    })
+}

@@ -1,0 +1,233 @@
+//! Adaptive sampling (statistics.md, "Adaptive sampling"): calibrate once,
+//! then take samples until the 95 % CI half-width of the mean is within the
+//! target, or the time or sample budget runs out. Every sample is handed to
+//! the caller the moment it exists.
+
+use kbench_bench::{BenchError, Unit, Workload, calibrate};
+use kbench_stats::{Samples, Summary};
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+/// The per-test stopping rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SamplingPlan {
+    /// Never stop before this many samples.
+    pub min_samples: usize,
+    /// Never take more than this many samples.
+    pub max_samples: usize,
+    /// Stop when the CI half-width is at most this fraction of the mean.
+    pub target_ci: f64,
+    /// Time budget per test, calibration included.
+    pub max_time: Duration,
+    /// The shortest timed interval (benchmarks.md: at least 5 ms).
+    pub min_interval: Duration,
+}
+
+impl Default for SamplingPlan {
+    fn default() -> Self {
+        SamplingPlan {
+            min_samples: 5,
+            max_samples: 10_000,
+            target_ci: 0.01,
+            max_time: Duration::from_secs(3),
+            min_interval: kbench_bench::MIN_INTERVAL,
+        }
+    }
+}
+
+/// Why sampling stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    TargetMet,
+    TimeBudget,
+    SampleBudget,
+}
+
+impl StopReason {
+    pub fn describe(self, plan: &SamplingPlan) -> String {
+        match self {
+            StopReason::TargetMet => format!("CI within {:.1} %", plan.target_ci * 100.0),
+            StopReason::TimeBudget => format!("time budget of {:?} used", plan.max_time),
+            StopReason::SampleBudget => format!("{} samples taken", plan.max_samples),
+        }
+    }
+}
+
+/// One sample of one metric, as the sampler hands it out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// `value` for the main metric, `per_task` for scaling benchmarks.
+    pub metric: &'static str,
+    pub value: f64,
+    pub iterations: u64,
+}
+
+/// What the sampler reports as it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// Calibration chose this iteration count; samples follow.
+    Calibrated {
+        iterations: u64,
+    },
+    Sample(Measured),
+}
+
+/// The end of one test's sampling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SamplingEnd {
+    pub iterations: u64,
+    pub samples: usize,
+    pub stop: StopReason,
+}
+
+/// Calibrates `workload`, then samples it per `plan`; `report` hears of the
+/// calibration and of each sample as it is measured.
+pub fn sample(
+    workload: &mut dyn Workload,
+    unit: Unit,
+    plan: &SamplingPlan,
+    mut report: impl FnMut(Progress),
+) -> Result<SamplingEnd, BenchError> {
+    let started = Instant::now();
+    let iterations = calibrate(workload, plan.min_interval)?;
+    report(Progress::Calibrated { iterations });
+    let tasks = workload.tasks();
+    let mut values = Vec::new();
+    let stop = loop {
+        let interval = workload.run(iterations)?;
+        let value = unit.value(interval);
+        if !value.is_finite() || value <= 0.0 {
+            return Err(BenchError::Os {
+                what: format!("interval gave an unusable value {value} ({interval:?})"),
+                error: std::io::Error::other("non-positive or non-finite sample"),
+            });
+        }
+        values.push(value);
+        report(Progress::Sample(Measured {
+            metric: kbench_model::MAIN_METRIC,
+            value,
+            iterations,
+        }));
+        if tasks > 1 {
+            report(Progress::Sample(Measured {
+                metric: "per_task",
+                value: value / f64::from(tasks),
+                iterations,
+            }));
+        }
+        if let Some(stop) = should_stop(&values, plan, started.elapsed()) {
+            break stop;
+        }
+    };
+    Ok(SamplingEnd {
+        iterations,
+        samples: values.len(),
+        stop,
+    })
+}
+
+/// The stopping rule on the main metric's samples so far.
+pub fn should_stop(values: &[f64], plan: &SamplingPlan, elapsed: Duration) -> Option<StopReason> {
+    let n = values.len();
+    if n >= plan.min_samples.max(2) && relative_ci(values) <= plan.target_ci {
+        return Some(StopReason::TargetMet);
+    }
+    if n >= plan.max_samples {
+        return Some(StopReason::SampleBudget);
+    }
+    if n >= plan.min_samples && elapsed >= plan.max_time {
+        return Some(StopReason::TimeBudget);
+    }
+    None
+}
+
+/// The CI half-width of the mean as a fraction of the mean (infinite when
+/// it cannot be known yet).
+pub fn relative_ci(values: &[f64]) -> f64 {
+    Samples::new(values.to_vec())
+        .map(|s| Summary::of(&s).ci.relative_half_width())
+        .unwrap_or(f64::INFINITY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_bench::Interval;
+
+    /// A fake benchmark: 1 us per iteration times a fixed noise pattern, so
+    /// the sampler's decisions are deterministic and take no real time.
+    struct Fake {
+        noise: Vec<f64>,
+        calls: usize,
+    }
+
+    impl Workload for Fake {
+        fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
+            let factor = self.noise[self.calls % self.noise.len()];
+            self.calls += 1;
+            Ok(Interval {
+                elapsed: Duration::from_nanos((iterations as f64 * 1000.0 * factor) as u64),
+                work: iterations as f64,
+            })
+        }
+    }
+
+    fn run_fake(noise: Vec<f64>, plan: &SamplingPlan) -> (SamplingEnd, Vec<f64>) {
+        let mut fake = Fake { noise, calls: 0 };
+        let mut values = vec![];
+        let end = sample(&mut fake, Unit::Nanos, plan, |p| {
+            if let Progress::Sample(m) = p {
+                values.push(m.value);
+            }
+        })
+        .unwrap();
+        (end, values)
+    }
+
+    #[test]
+    fn stops_at_the_minimum_when_quiet() {
+        let (end, values) = run_fake(vec![1.0, 1.001, 0.999], &SamplingPlan::default());
+        assert_eq!(end.stop, StopReason::TargetMet);
+        assert_eq!(end.samples, 5);
+        assert_eq!(values.len(), 5);
+    }
+
+    #[test]
+    fn takes_more_samples_when_noisy_and_stops_at_target() {
+        // +-5 % noise: needs many more samples than 5 to reach a 1 % CI.
+        let noise = vec![1.05, 0.95, 1.02, 0.98, 1.04, 0.96, 1.0];
+        let plan = SamplingPlan::default();
+        let (end, values) = run_fake(noise, &plan);
+        assert_eq!(end.stop, StopReason::TargetMet);
+        assert!(end.samples > 5, "stopped after {} samples", end.samples);
+        assert!(relative_ci(&values) <= plan.target_ci);
+        assert!(
+            relative_ci(&values[..values.len() - 1]) > plan.target_ci,
+            "went past the target"
+        );
+    }
+
+    #[test]
+    fn stops_at_the_sample_budget() {
+        let noise = vec![1.5, 0.5];
+        let plan = SamplingPlan {
+            max_samples: 8,
+            ..SamplingPlan::default()
+        };
+        let (end, values) = run_fake(noise, &plan);
+        assert_eq!(end.stop, StopReason::SampleBudget);
+        assert_eq!(values.len(), 8);
+    }
+
+    #[test]
+    fn time_budget_waits_for_the_minimum() {
+        let plan = SamplingPlan::default();
+        let late = plan.max_time * 2;
+        assert_eq!(should_stop(&[1.0, 2.0], &plan, late), None);
+        assert_eq!(
+            should_stop(&[1.0, 2.0, 1.0, 2.0, 1.0], &plan, late),
+            Some(StopReason::TimeBudget)
+        );
+    }
+}

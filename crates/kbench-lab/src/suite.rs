@@ -1,0 +1,257 @@
+//! Suites, and turning what a user typed (suite names, suite files, benchmark
+//! ids, test names with options) into the canonical tests to run.
+//!
+//! A suite is a TOML file (the built-in ones are in `suites/` and embedded):
+//!
+//! ```toml
+//! name = "mine"
+//! summary = "what it is for"
+//! suites = ["quick"]                      # other suites to include (optional)
+//! tests = ["pipe-lat[placement=same]", "ctxsw[procs=8,size=16]"]
+//! [sweep]                                 # optional: every combination is a test
+//! tasks = ["1", "cpus"]                   # "cpus" = the CPUs this process may use
+//! mode = ["process", "thread"]
+//! ```
+//!
+//! A sweep applies to the tests whose benchmark takes the option and that do
+//! not set it themselves. Scaling benchmarks (those taking `tasks`) sweep
+//! `tasks` = 1 and all CPUs unless the test or the suite says otherwise.
+
+use anyhow::{Context, bail};
+use kbench_model::TestKey;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The built-in suites, as shipped in `suites/`.
+const BUILTIN: &[&str] = &[
+    include_str!("../../../suites/quick.toml"),
+    include_str!("../../../suites/lmbench.toml"),
+    include_str!("../../../suites/scale.toml"),
+    include_str!("../../../suites/stress.toml"),
+    include_str!("../../../suites/full.toml"),
+];
+
+/// The value of a sweep that stands for "every CPU this process may use".
+const ALL_CPUS: &str = "cpus";
+
+/// A suite as written in its file.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    pub name: String,
+    #[serde(default)]
+    pub summary: String,
+    #[serde(default)]
+    pub suites: Vec<String>,
+    #[serde(default)]
+    pub tests: Vec<String>,
+    #[serde(default)]
+    pub sweep: BTreeMap<String, Vec<String>>,
+}
+
+/// The built-in suites, in listing order.
+pub fn builtin_suites() -> Vec<Suite> {
+    BUILTIN
+        .iter()
+        .map(|text| toml::from_str(text).expect("built-in suites parse (tested)"))
+        .collect()
+}
+
+/// Reads a user's suite file; errors name the file, line and key.
+pub fn load_suite_file(path: &Path) -> anyhow::Result<Suite> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read suite file {}", path.display()))?;
+    let suite: Suite =
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("suite file {}: {e}", path.display()))?;
+    Ok(suite)
+}
+
+/// Expands names into canonical test keys (every option named, defaults
+/// filled in), in order, without duplicates. A name ending in `.toml` is a
+/// suite file. An unknown name is an error suggesting the closest known one.
+pub fn expand(names: &[String]) -> anyhow::Result<Vec<TestKey>> {
+    let builtins = builtin_suites();
+    let mut tests: Vec<TestKey> = Vec::new();
+    for name in names {
+        let expanded = if name.ends_with(".toml") {
+            expand_suite(&load_suite_file(Path::new(name))?, &builtins, 0)?
+        } else if let Some(suite) = builtins.iter().find(|s| s.name == *name) {
+            expand_suite(suite, &builtins, 0)?
+        } else {
+            expand_test(name, &BTreeMap::new())?
+        };
+        for test in expanded {
+            if !tests.contains(&test) {
+                tests.push(test);
+            }
+        }
+    }
+    Ok(tests)
+}
+
+/// How deep suites may include suites (catches a suite including itself).
+const MAX_NESTING: usize = 8;
+
+fn expand_suite(suite: &Suite, builtins: &[Suite], depth: usize) -> anyhow::Result<Vec<TestKey>> {
+    if depth > MAX_NESTING {
+        bail!(
+            "suite '{}' includes suites more than {MAX_NESTING} deep (a loop?)",
+            suite.name
+        );
+    }
+    let mut tests = Vec::new();
+    for included in &suite.suites {
+        let Some(inner) = builtins.iter().find(|s| s.name == *included) else {
+            bail!(
+                "suite '{}' includes '{included}', which is not a built-in suite",
+                suite.name
+            );
+        };
+        tests.extend(expand_suite(inner, builtins, depth + 1)?);
+    }
+    for test in &suite.tests {
+        let keys = expand_test(test, &suite.sweep)
+            .with_context(|| format!("in suite '{}'", suite.name))?;
+        tests.extend(keys);
+    }
+    Ok(tests)
+}
+
+/// One test name, with the sweep's combinations of the options it does not set.
+fn expand_test(name: &str, sweep: &BTreeMap<String, Vec<String>>) -> anyhow::Result<Vec<TestKey>> {
+    let key = TestKey::parse(name)?;
+    let Some(info) = kbench_bench::find(&key.benchmark) else {
+        bail!("{}", unknown_name_message(&key.benchmark));
+    };
+    let mut sweep = sweep.clone();
+    if info.options.iter().any(|o| o.name == "tasks") {
+        sweep
+            .entry("tasks".into())
+            .or_insert_with(|| vec!["1".into(), ALL_CPUS.into()]);
+    }
+    let mut variants = vec![key.clone()];
+    for (option, values) in &sweep {
+        if key.options.contains_key(option) || !info.options.iter().any(|o| o.name == option) {
+            continue;
+        }
+        variants = variants
+            .into_iter()
+            .flat_map(|v| {
+                values.iter().map(move |value| {
+                    let mut v = v.clone();
+                    v.options.insert(option.clone(), sweep_value(value));
+                    v
+                })
+            })
+            .collect();
+    }
+    let mut keys: Vec<TestKey> = Vec::new();
+    for variant in variants {
+        let (canonical, _) = info
+            .resolve(&variant)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", variant))?;
+        if !keys.contains(&canonical) {
+            keys.push(canonical);
+        }
+    }
+    Ok(keys)
+}
+
+fn sweep_value(value: &str) -> String {
+    if value == ALL_CPUS {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .to_string()
+    } else {
+        value.to_string()
+    }
+}
+
+/// "unknown benchmark or suite 'x'; did you mean 'y'?" with the listing hint.
+pub fn unknown_name_message(name: &str) -> String {
+    let suites = builtin_suites();
+    let known = kbench_bench::all()
+        .into_iter()
+        .map(|b| b.id)
+        .chain(suites.iter().map(|s| s.name.as_str()));
+    let closest = known
+        .map(|k| (strsim::damerau_levenshtein(name, k), k))
+        .min()
+        .filter(|(distance, k)| *distance <= (k.len() / 2).max(2));
+    match closest {
+        Some((_, k)) => {
+            format!(
+                "unknown benchmark or suite '{name}'; did you mean '{k}'? (`kbench list` shows all)"
+            )
+        }
+        None => format!("unknown benchmark or suite '{name}'; `kbench list` shows all"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(keys: &[TestKey]) -> Vec<String> {
+        keys.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn builtin_suites_expand() {
+        for suite in builtin_suites() {
+            let tests = expand(&[suite.name.clone()]).unwrap();
+            assert!(!tests.is_empty(), "{} is empty", suite.name);
+        }
+    }
+
+    #[test]
+    fn suggests_the_closest_name() {
+        let message = unknown_name_message("quik");
+        assert!(message.contains("did you mean 'quick'"), "{message}");
+        let message = unknown_name_message("zzzzzzzzzzzz");
+        assert!(!message.contains("did you mean"), "{message}");
+    }
+
+    #[test]
+    fn fills_defaults_and_dedups() {
+        let tests =
+            expand(&["syscall-null".into(), "syscall-null".into(), "quick".into()]).unwrap();
+        assert_eq!(
+            tests
+                .iter()
+                .filter(|t| t.benchmark == "syscall-null")
+                .count(),
+            1
+        );
+        let pipe = tests.iter().find(|t| t.benchmark == "pipe-lat").unwrap();
+        assert!(pipe.options.contains_key("placement"), "{pipe}");
+    }
+
+    #[test]
+    fn user_suite_files_sweep_and_report_unknown_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("mine.toml");
+        std::fs::write(
+            &good,
+            "name = \"mine\"\ntests = [\"select\", \"syscall-null\"]\n[sweep]\nfds = [\"1\", \"50\"]\n",
+        )
+        .unwrap();
+        let tests = expand(&[good.display().to_string()]).unwrap();
+        assert_eq!(
+            names(&tests),
+            ["select[fds=1]", "select[fds=50]", "syscall-null"]
+        );
+
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "name = \"bad\"\ntests = []\ncolour = \"red\"\n").unwrap();
+        let error = expand(&[bad.display().to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("bad.toml") && error.contains("colour") && error.contains("line 3"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,292 @@
+//! Reads the [`SystemSnapshot`] recorded with every run from /proc, /sys and
+//! /etc, and the /proc/stat CPU times its steal time comes from.
+//!
+//! Every fact is read, never guessed: one that cannot be read stays empty or
+//! zero. The text parsers are pure functions in [`parse`], tested on text
+//! captured from real machines; this module only does the reading.
+
+mod parse;
+
+use kbench_model::SystemSnapshot;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+const CPU_DIR: &str = "/sys/devices/system/cpu";
+
+/// Reads this machine's snapshot; `work_dir` is where the benchmarks do
+/// their I/O. Never fails. `steal_percent` is left `None` for the caller,
+/// who knows when the run started and ended (see [`steal_percent`]).
+pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
+    let uname = Uname::read();
+    let cpuinfo = read("/proc/cpuinfo");
+    let cmdline = read("/proc/cmdline").trim().to_string();
+    let work_dir = fs::canonicalize(work_dir)
+        .or_else(|_| std::path::absolute(work_dir))
+        .unwrap_or_else(|_| work_dir.to_path_buf());
+    SystemSnapshot {
+        os: os_name(),
+        vulnerabilities: vulnerabilities(),
+        cpu_model: parse::cpu_model(&cpuinfo).unwrap_or_default(),
+        cpus_online: parse::count_cpu_list(&read(&format!("{CPU_DIR}/online"))).unwrap_or(0),
+        threads_per_core: parse::count_cpu_list(&read(&format!(
+            "{CPU_DIR}/cpu0/topology/thread_siblings_list"
+        )))
+        .unwrap_or(1),
+        cpu_mhz: cpu_mhz(&cpuinfo),
+        governor: read_trimmed(&format!("{CPU_DIR}/cpu0/cpufreq/scaling_governor")),
+        clocksource: read_trimmed(
+            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+        ),
+        thp_enabled: thp_choice("enabled"),
+        thp_defrag: thp_choice("defrag"),
+        preempt: preempt(&uname, &cmdline),
+        memory_total_kib: parse::meminfo_kib(&read("/proc/meminfo"), "MemTotal").unwrap_or(0),
+        work_dir_fs: parse::mount_fs_type(&read("/proc/self/mountinfo"), &work_dir)
+            .unwrap_or_default(),
+        work_dir: work_dir.to_string_lossy().into_owned(),
+        cgroup: parse::cgroup(&read("/proc/self/cgroup")),
+        virtualization: virtualization(&cpuinfo),
+        steal_percent: None,
+        compiler: option_env!("KBENCH_RUSTC_VERSION")
+            .unwrap_or("rustc (unknown)")
+            .to_string(),
+        kbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        kernel_cmdline: cmdline,
+        hostname: uname.nodename,
+        arch: uname.machine,
+        kernel_release: uname.release,
+        kernel_version: uname.version,
+    }
+}
+
+/// The aggregate CPU time counters of `/proc/stat`, in clock ticks.
+///
+/// `guest` and `guest_nice` are left out: the kernel already counts them in
+/// `user` and `nice`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    /// Time the hypervisor ran something else while this guest wanted a CPU.
+    pub steal: u64,
+}
+
+impl CpuTimes {
+    /// All ticks counted, each once.
+    pub fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+}
+
+/// Reads the aggregate "cpu" line of `/proc/stat`; `None` if unreadable.
+pub fn cpu_times() -> Option<CpuTimes> {
+    parse::cpu_times(&read("/proc/stat"))
+}
+
+/// Steal time as a percentage of all CPU ticks between two readings; `None`
+/// when no tick passed or a counter went backwards.
+pub fn steal_percent(before: &CpuTimes, after: &CpuTimes) -> Option<f64> {
+    let total = after.total().checked_sub(before.total())?;
+    let steal = after.steal.checked_sub(before.steal)?;
+    (total > 0).then(|| steal as f64 * 100.0 / total as f64)
+}
+
+/// A file's text, empty when it cannot be read.
+fn read(path: &str) -> String {
+    fs::read_to_string(path).unwrap_or_default()
+}
+
+fn read_trimmed(path: &str) -> String {
+    read(path).trim().to_string()
+}
+
+/// PRETTY_NAME from os-release, `/etc` first as the os-release spec says.
+fn os_name() -> String {
+    ["/etc/os-release", "/usr/lib/os-release"]
+        .iter()
+        .find_map(|path| fs::read_to_string(path).ok())
+        .and_then(|text| parse::os_release_name(&text))
+        .unwrap_or_default()
+}
+
+/// `/sys/devices/system/cpu/vulnerabilities/*`, file name -> state.
+fn vulnerabilities() -> BTreeMap<String, String> {
+    let Ok(entries) = fs::read_dir(format!("{CPU_DIR}/vulnerabilities")) else {
+        return BTreeMap::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let state = fs::read_to_string(entry.path()).ok()?;
+            Some((
+                entry.file_name().to_string_lossy().into_owned(),
+                state.trim().to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// cpuinfo's "cpu MHz" (x86), else cpufreq's current frequency of cpu0.
+fn cpu_mhz(cpuinfo: &str) -> f64 {
+    parse::cpuinfo_value(cpuinfo, "cpu MHz")
+        .and_then(|mhz| mhz.parse().ok())
+        .or_else(|| {
+            let khz: f64 = read_trimmed(&format!("{CPU_DIR}/cpu0/cpufreq/scaling_cur_freq"))
+                .parse()
+                .ok()?;
+            Some(khz / 1000.0)
+        })
+        .unwrap_or(0.0)
+}
+
+/// The selected transparent huge page setting `enabled` or `defrag`.
+fn thp_choice(file: &str) -> String {
+    let text = read(&format!("/sys/kernel/mm/transparent_hugepage/{file}"));
+    parse::selected_choice(&text)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// See [`parse::preempt_model`] for which source wins.
+fn preempt(uname: &Uname, cmdline: &str) -> String {
+    // The file moved into debugfs' sched/ directory in Linux 5.13.
+    let debugfs = [
+        "/sys/kernel/debug/sched/preempt",
+        "/sys/kernel/debug/sched_preempt",
+    ]
+    .iter()
+    .find_map(|path| fs::read_to_string(path).ok());
+    let kconfig = (!uname.release.is_empty())
+        .then(|| fs::read_to_string(format!("/boot/config-{}", uname.release)).ok())
+        .flatten();
+    parse::preempt_model(
+        debugfs.as_deref(),
+        &uname.version,
+        cmdline,
+        kconfig.as_deref(),
+    )
+}
+
+/// See [`parse::virtualization`]. The CPUID signature is asked only when the
+/// hypervisor flag is set: without a hypervisor the leaf means nothing.
+fn virtualization(cpuinfo: &str) -> String {
+    let hypervisor_flag = parse::cpu_flag(cpuinfo, "hypervisor");
+    let signature = if hypervisor_flag == Some(true) {
+        cpuid_hypervisor_signature()
+    } else {
+        None
+    };
+    parse::virtualization(
+        hypervisor_flag,
+        signature.as_deref(),
+        read("/sys/class/dmi/id/sys_vendor").trim(),
+        read("/sys/class/dmi/id/product_name").trim(),
+    )
+}
+
+/// The 12-byte hypervisor vendor signature of CPUID leaf 0x4000_0000, e.g.
+/// "KVMKVMKVM\0\0\0". Firecracker guests have no DMI, so this is what tells
+/// KVM there, and what tells QEMU's TCG emulator ("TCGTCGTCGTCG") from KVM.
+#[cfg(target_arch = "x86_64")]
+fn cpuid_hypervisor_signature() -> Option<String> {
+    // Newer toolchains made `__cpuid` safe; the rust-version still needs `unsafe`.
+    #[allow(unused_unsafe)]
+    // SAFETY: every x86_64 CPU has CPUID, and any leaf may be asked.
+    let leaf = unsafe { std::arch::x86_64::__cpuid(0x4000_0000) };
+    let bytes: Vec<u8> = [leaf.ebx, leaf.ecx, leaf.edx]
+        .iter()
+        .flat_map(|word| word.to_le_bytes())
+        .collect();
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpuid_hypervisor_signature() -> Option<String> {
+    None
+}
+
+/// The `uname(2)` fields the snapshot keeps; empty when the call fails.
+#[derive(Default)]
+struct Uname {
+    nodename: String,
+    release: String,
+    version: String,
+    machine: String,
+}
+
+impl Uname {
+    fn read() -> Uname {
+        // SAFETY: `utsname` is plain C data, valid when zeroed.
+        let mut buf: libc::utsname = unsafe { std::mem::zeroed() };
+        // SAFETY: `buf` is a valid, writable `utsname`.
+        if unsafe { libc::uname(&mut buf) } != 0 {
+            return Uname::default();
+        }
+        let field = |chars: &[libc::c_char]| {
+            let bytes: Vec<u8> = chars
+                .iter()
+                .take_while(|&&c| c != 0)
+                .map(|&c| c as u8)
+                .collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        Uname {
+            nodename: field(&buf.nodename),
+            release: field(&buf.release),
+            version: field(&buf.version),
+            machine: field(&buf.machine),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steal_share_between_readings() {
+        let before = CpuTimes {
+            user: 100,
+            idle: 880,
+            steal: 20,
+            ..CpuTimes::default()
+        };
+        let after = CpuTimes {
+            user: 150,
+            idle: 1020,
+            steal: 30,
+            ..CpuTimes::default()
+        };
+        assert_eq!(steal_percent(&before, &after), Some(5.0));
+        assert_eq!(steal_percent(&before, &before), None);
+        assert_eq!(steal_percent(&after, &before), None);
+    }
+
+    /// Reads this machine; run with `--nocapture` to see its snapshot.
+    #[test]
+    fn snapshot_of_this_machine() {
+        let snapshot = snapshot(Path::new("."));
+        println!("{}", serde_json::to_string_pretty(&snapshot).unwrap());
+        assert!(!snapshot.kernel_release.is_empty());
+        assert!(snapshot.cpus_online >= 1);
+        assert!(snapshot.memory_total_kib > 0);
+        assert!(!snapshot.work_dir_fs.is_empty());
+        assert!(Path::new(&snapshot.work_dir).is_absolute());
+        assert!(snapshot.steal_percent.is_none());
+        let times = cpu_times().expect("/proc/stat");
+        assert!(times.total() > 0);
+    }
+}

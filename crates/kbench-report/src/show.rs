@@ -1,0 +1,186 @@
+//! `kbench show`: a result set's identifiers, system header and per-test
+//! summary (n, mean, median, SD, 95 % CI of the mean, whether the CI target
+//! was met). The JSON form is the `kbench.show/1` document of docs/json.md.
+
+use crate::{header, number};
+use kbench_model::{Direction, TestSpec};
+use kbench_stats::{Samples, Summary};
+use kbench_store::{IdentifierData, ResultSetData, RunRecord, TestOutcomeKind};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub const SCHEMA: &str = "kbench.show/1";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ShowDocument {
+    pub schema: &'static str,
+    pub result_set: String,
+    pub identifiers: Vec<IdentifierEntry>,
+    pub differences: Vec<header::Difference>,
+    pub tests: Vec<TestEntry>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IdentifierEntry {
+    pub name: String,
+    pub samples: usize,
+    pub runs: Vec<RunRecord>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TestEntry {
+    pub test: String,
+    pub benchmark: String,
+    pub options: BTreeMap<String, String>,
+    pub metric: String,
+    pub unit: String,
+    pub direction: Direction,
+    pub results: Vec<ResultEntry>,
+}
+
+/// One identifier's numbers for one test.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResultEntry {
+    pub identifier: String,
+    /// `None` when the identifier has no sample of this test.
+    pub summary: Option<Summary>,
+    pub rounds: usize,
+    /// How the test ended in the identifier's newest run that ran it.
+    pub outcome: Option<TestOutcomeKind>,
+    pub outcome_detail: Option<String>,
+}
+
+/// Builds the show document of a whole result set.
+pub fn document(data: &ResultSetData) -> ShowDocument {
+    ShowDocument {
+        schema: SCHEMA,
+        result_set: data.name.clone(),
+        identifiers: data
+            .identifiers
+            .iter()
+            .map(|id| IdentifierEntry {
+                name: id.name.clone(),
+                samples: id.samples.values().map(Vec::len).sum(),
+                runs: id.runs.clone(),
+            })
+            .collect(),
+        differences: header::differences(&data.identifiers),
+        tests: data
+            .tests
+            .iter()
+            .map(|spec| test_entry(spec, &data.identifiers))
+            .collect(),
+    }
+}
+
+fn test_entry(spec: &TestSpec, identifiers: &[IdentifierData]) -> TestEntry {
+    TestEntry {
+        test: spec.key.to_string(),
+        benchmark: spec.key.benchmark.clone(),
+        options: spec.key.options.clone(),
+        metric: spec.key.metric.clone(),
+        unit: spec.unit.clone(),
+        direction: spec.direction,
+        results: identifiers
+            .iter()
+            .map(|id| result_entry(spec, id))
+            .collect(),
+    }
+}
+
+fn result_entry(spec: &TestSpec, identifier: &IdentifierData) -> ResultEntry {
+    let samples = identifier.samples.get(&spec.key);
+    let summary = samples
+        .and_then(|s| Samples::new(s.iter().map(|x| x.value).collect()).ok())
+        .map(|s| Summary::of(&s));
+    let mut rounds: Vec<u32> = samples
+        .map(|s| s.iter().map(|x| x.round).collect())
+        .unwrap_or_default();
+    rounds.sort_unstable();
+    rounds.dedup();
+    let outcome = identifier
+        .runs
+        .iter()
+        .rev()
+        .flat_map(|run| &run.outcomes)
+        .find(|o| o.test.benchmark == spec.key.benchmark && o.test.options == spec.key.options);
+    ResultEntry {
+        identifier: identifier.name.clone(),
+        summary,
+        rounds: rounds.len(),
+        outcome: outcome.map(|o| o.kind),
+        outcome_detail: outcome.map(|o| o.detail.clone()),
+    }
+}
+
+/// The document as text for a terminal.
+pub fn text(data: &ResultSetData, doc: &ShowDocument) -> String {
+    let mut out = String::new();
+    let samples: usize = doc.identifiers.iter().map(|i| i.samples).sum();
+    let _ = writeln!(
+        out,
+        "Result set '{}': {} identifier(s), {} test(s), {} sample(s)\n",
+        doc.result_set,
+        doc.identifiers.len(),
+        doc.tests.len(),
+        samples
+    );
+    for line in header::text(&data.identifiers) {
+        let _ = writeln!(out, "{line}");
+    }
+    let name_width = doc
+        .identifiers
+        .iter()
+        .map(|i| i.name.chars().count())
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    for test in &doc.tests {
+        let _ = writeln!(
+            out,
+            "\n{}  ({}, {})",
+            test.test,
+            test.unit,
+            test.direction.phrase()
+        );
+        let _ = writeln!(
+            out,
+            "  {:<name_width$} {:>6} {:>12} {:>12} {:>10} {:>9}  {}",
+            "identifier", "n", "mean", "median", "SD", "95% CI", "sampling"
+        );
+        for result in &test.results {
+            let _ = writeln!(out, "  {}", result_line(result, name_width));
+        }
+    }
+    out
+}
+
+fn result_line(result: &ResultEntry, name_width: usize) -> String {
+    let name = format!("{:<name_width$}", result.identifier);
+    let sampling = match (result.outcome, &result.outcome_detail) {
+        (Some(TestOutcomeKind::TargetMet), _) => "target met".to_string(),
+        (Some(TestOutcomeKind::BudgetHit), Some(d)) => format!("target missed: {d}"),
+        (Some(kind), Some(d)) => format!("{}: {d}", kind.as_str()),
+        _ => "unfinished".to_string(),
+    };
+    let rounds = if result.rounds > 1 {
+        format!(", {} rounds", result.rounds)
+    } else {
+        String::new()
+    };
+    match &result.summary {
+        None => format!("{name} {:>6}  {sampling}", "-"),
+        Some(s) => format!(
+            "{name} {:>6} {:>12} {:>12} {:>10} {:>9}  {sampling}{rounds}",
+            s.n,
+            number::value(s.mean),
+            number::value(s.median),
+            s.sd.map_or("-".to_string(), number::value),
+            format!(
+                "±{}",
+                number::percent(s.ci.relative_half_width()).replace(" %", "%")
+            ),
+        ),
+    }
+}

@@ -1,0 +1,39 @@
+//! The one error type of this crate: input that statistics cannot use.
+
+use std::fmt;
+
+/// Why input was rejected. Raised once, where data enters the crate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StatsError {
+    /// No values at all.
+    Empty,
+    /// A NaN or infinite value at `index`.
+    NonFinite { index: usize, value: f64 },
+    /// A value <= 0 at `index` where ratios need logarithms.
+    NonPositive { index: usize, value: f64 },
+    /// A side or series given with no rounds / groups.
+    NoRounds,
+    /// A geometric mean with no metric that every identifier has.
+    NoCommonMetrics { left_out: usize },
+}
+
+impl fmt::Display for StatsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StatsError::Empty => write!(f, "no samples"),
+            StatsError::NonFinite { index, value } => {
+                write!(f, "sample {index} is not a finite number ({value})")
+            }
+            StatsError::NonPositive { index, value } => {
+                write!(f, "sample {index} is {value}: ratios need positive values")
+            }
+            StatsError::NoRounds => write!(f, "no rounds"),
+            StatsError::NoCommonMetrics { left_out } => write!(
+                f,
+                "no metric is shared by every identifier ({left_out} left out)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StatsError {}

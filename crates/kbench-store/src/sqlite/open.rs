@@ -1,0 +1,363 @@
+//! Opening a result database without ever damaging someone else's file.
+//!
+//! An existing file is judged before anything can write to it: its header is
+//! read with plain file I/O, then SQLite looks at it through a read-only
+//! (and, when no write-ahead log is beside it, `immutable`) connection, so
+//! that neither the file nor `-wal`/`-shm` companions appear or change when
+//! the file turns out not to be ours. Only a fresh file, an empty SQLite
+//! database or a kbench database is then opened for writing, switched to WAL
+//! and migrated.
+
+use crate::{Result, StoreError};
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+use std::fmt::Write as _;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Scripts that bring the schema from version `i` to `i + 1`, in order.
+/// Append new versions; never edit one that has shipped.
+const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql")];
+
+/// The schema version this build writes (`PRAGMA user_version`).
+const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Marks the file as kbench's in the SQLite header ("kbnc"), so another
+/// application's database is told apart from ours.
+const APPLICATION_ID: i32 = 0x6B62_6E63;
+
+/// Tables every kbench schema version has; a kbench file without one of them
+/// is damaged.
+const TABLES: &[&str] = &[
+    "result_sets",
+    "identifiers",
+    "runs",
+    "tests",
+    "samples",
+    "test_outcomes",
+];
+
+/// How long a statement waits for another process's lock before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The first 16 bytes of every SQLite 3 database.
+const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Opens (creating when missing) the kbench database at `path`, in WAL mode
+/// with synchronous=NORMAL and foreign keys on, migrated to the current
+/// schema.
+pub(super) fn open(path: &Path) -> Result<Connection> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(open_error(
+                path,
+                "it is a directory; give a file name such as results.db",
+            ));
+        }
+        // An empty file (e.g. made by `touch` or mktemp) is a new database.
+        Ok(meta) if meta.len() > 0 => check_existing(path)?,
+        Ok(_) => {}
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => create_parent(path)?,
+        Err(err) => return Err(open_error(path, &format!("{err}; {WHERE_INSTEAD}"))),
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut conn = Connection::open_with_flags(path, flags).map_err(|e| opening_failed(path, e))?;
+    configure(&conn, path)?;
+    migrate(&mut conn, path)?;
+    // Room for every statement the store prepares, so add_sample's INSERT
+    // stays compiled however the calls interleave.
+    conn.set_prepared_statement_cache_capacity(32);
+    Ok(conn)
+}
+
+const WHERE_INSTEAD: &str = "choose a writable location with --db or KBENCH_DB";
+
+fn open_error(path: &Path, reason: &str) -> StoreError {
+    StoreError::Open {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    }
+}
+
+fn corrupt(path: &Path, reason: String) -> StoreError {
+    StoreError::Corrupt {
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// A SQLite error while opening: damage is `Corrupt`, anything else `Open`.
+fn opening_failed(path: &Path, err: rusqlite::Error) -> StoreError {
+    match err.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+            corrupt(path, format!("SQLite cannot read it ({err})"))
+        }
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => open_error(
+            path,
+            &format!("{err}; another process held it locked for over 5 s, retry when it is done"),
+        ),
+        _ => open_error(path, &format!("{err}; {WHERE_INSTEAD}")),
+    }
+}
+
+fn create_parent(path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir).map_err(|err| {
+            open_error(
+                path,
+                &format!(
+                    "cannot create the directory {} ({err}); {WHERE_INSTEAD}",
+                    dir.display()
+                ),
+            )
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Judges an existing, non-empty file without writing to it: a kbench
+/// database of this or an older schema passes; anything else is `Corrupt`
+/// (or `TooNew`).
+fn check_existing(path: &Path) -> Result<()> {
+    let mut header = Vec::with_capacity(100);
+    std::fs::File::open(path)
+        .and_then(|file| file.take(100).read_to_end(&mut header))
+        .map_err(|err| open_error(path, &format!("cannot read it ({err})")))?;
+    if !header.starts_with(MAGIC) {
+        return Err(corrupt(
+            path,
+            "it is not a SQLite database (no SQLite header)".into(),
+        ));
+    }
+    if header.len() < 100 {
+        return Err(corrupt(
+            path,
+            format!(
+                "it is cut short ({} bytes, less than a SQLite header)",
+                header.len()
+            ),
+        ));
+    }
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65536,
+        size => u32::from(size),
+    };
+    if !(512..=65536).contains(&page_size) || !page_size.is_power_of_two() {
+        return Err(corrupt(
+            path,
+            format!("its SQLite header is damaged (page size {page_size})"),
+        ));
+    }
+
+    let conn = open_read_only(path)?;
+    let read = |e: rusqlite::Error| opening_failed(path, e);
+    let app_id: i32 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .map_err(read)?;
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(read)?;
+    let tables = table_names(&conn).map_err(read)?;
+    if app_id == 0 {
+        // Not marked as kbench's: only a blank SQLite database is welcome.
+        if version == 0 && tables.is_empty() {
+            return Ok(());
+        }
+        let what = if tables.is_empty() {
+            format!("schema version {version} but no kbench mark")
+        } else {
+            format!("its tables: {}", tables.join(", "))
+        };
+        return Err(corrupt(
+            path,
+            format!("it is another application's SQLite database ({what})"),
+        ));
+    }
+    if app_id != APPLICATION_ID {
+        return Err(corrupt(
+            path,
+            format!("it is another application's SQLite database (application id {app_id:#x})"),
+        ));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    let problems = quick_check(&conn).map_err(read)?;
+    if !problems.is_empty() {
+        return Err(corrupt(
+            path,
+            format!("SQLite's integrity check failed: {}", problems.join("; ")),
+        ));
+    }
+    let missing = TABLES
+        .iter()
+        .find(|t| !tables.iter().any(|have| have == *t));
+    match missing {
+        Some(table) if version >= 1 => Err(corrupt(
+            path,
+            format!("the kbench table {table} is missing"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A connection that cannot write. Without a `-wal` file beside the
+/// database nobody has it open in WAL mode, so `immutable=1` reads the file
+/// alone and creates no `-wal`/`-shm`; with one, a plain read-only
+/// connection sees the log's committed pages too.
+fn open_read_only(path: &Path) -> Result<Connection> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = if PathBuf::from(wal).exists() {
+        Connection::open_with_flags(path, flags)
+    } else {
+        Connection::open_with_flags(immutable_uri(path), flags | OpenFlags::SQLITE_OPEN_URI)
+    }
+    .map_err(|e| opening_failed(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| opening_failed(path, e))?;
+    Ok(conn)
+}
+
+/// `file:` URI of `path` with `immutable=1`; every byte but unreserved ones
+/// and `/` is percent-encoded.
+fn immutable_uri(path: &Path) -> String {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    // An empty authority keeps a path starting with "//" from being a host.
+    let mut uri = String::from(if bytes.starts_with(b"/") {
+        "file://"
+    } else {
+        "file:"
+    });
+    for &byte in bytes {
+        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            let _ = write!(uri, "%{byte:02X}");
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' \
+         ORDER BY name",
+    )?;
+    stmt.query_map([], |row| row.get(0))?.collect()
+}
+
+/// `PRAGMA quick_check`'s first complaints, one a line, empty when the file
+/// is sound.
+fn quick_check(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("PRAGMA quick_check(3)")?;
+    let rows: Vec<String> = stmt
+        .query_map([], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    // A row may hold several lines, the first naming the schema ("*** in
+    // database main ***").
+    Ok(rows
+        .iter()
+        .flat_map(|row| row.lines())
+        .filter(|line| *line != "ok" && !line.starts_with("***"))
+        .map(str::to_string)
+        .collect())
+}
+
+/// WAL lets readers go on while a run writes; synchronous=NORMAL in WAL mode
+/// keeps every commit across a killed process (only a power cut can lose
+/// the last commits) at a fraction of FULL's cost.
+fn configure(conn: &Connection, path: &Path) -> Result<()> {
+    let failed = |e| opening_failed(path, e);
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(failed)?;
+    if conn.is_readonly(rusqlite::MAIN_DB).map_err(failed)? {
+        return Err(open_error(
+            path,
+            "the file is read-only; make it writable or choose another with --db",
+        ));
+    }
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+        .map_err(failed)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(open_error(
+            path,
+            &format!(
+                "SQLite cannot keep a write-ahead log there (journal mode stays {mode}); \
+                 put the database on a local file system"
+            ),
+        ));
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(failed)?;
+    conn.pragma_update(None, "foreign_keys", true)
+        .map_err(failed)?;
+    Ok(())
+}
+
+/// Applies the missing migrations in one transaction, then marks the file
+/// with the schema version and kbench's application id.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    let failed = |e| opening_failed(path, e);
+    let version = |conn: &Connection| -> Result<i64> {
+        conn.pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(failed)
+    };
+    // Up to date is the common case: no write lock for it.
+    if version(conn)? == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(failed)?;
+    let found = version(&tx)?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    let done = usize::try_from(found)
+        .map_err(|_| corrupt(path, format!("its schema version {found} is negative")))?;
+    let migrating = |e| {
+        StoreError::Database(format!(
+            "cannot upgrade the schema of {} from version {found} to {SCHEMA_VERSION} ({e}); \
+             nothing was changed",
+            path.display()
+        ))
+    };
+    for script in &MIGRATIONS[done..] {
+        tx.execute_batch(script).map_err(migrating)?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+        .map_err(migrating)?;
+    tx.pragma_update(None, "application_id", APPLICATION_ID)
+        .map_err(migrating)?;
+    tx.commit().map_err(migrating)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_escapes_special_bytes() {
+        assert_eq!(
+            immutable_uri(Path::new("/a b/x?#%.db")),
+            "file:///a%20b/x%3F%23%25.db?immutable=1"
+        );
+        assert_eq!(
+            immutable_uri(Path::new("rel/x.db")),
+            "file:rel/x.db?immutable=1"
+        );
+    }
+}

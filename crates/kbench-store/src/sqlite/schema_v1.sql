@@ -1,0 +1,85 @@
+-- kbench result store, schema version 1.
+--
+-- Written to run unchanged on SQLite and, with the noted edits, on
+-- PostgreSQL:
+--   * `id INTEGER PRIMARY KEY` is SQLite's auto-assigned rowid; PostgreSQL
+--     wants `id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY`.
+--   * References are BIGINT to match 64-bit ids on both.
+--   * `DOUBLE PRECISION` is an 8-byte float on both (SQLite stores it as
+--     REAL); PostgreSQL's `REAL` would be only 4 bytes.
+--   * Times are milliseconds since the Unix epoch (BIGINT), never a
+--     database-specific date type.
+--   * Names and ids are compared with `=`; no SQLite-only collations.
+
+-- A named collection of identifiers measured with the same tests.
+CREATE TABLE result_sets (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT    NOT NULL UNIQUE,
+    created_at_ms BIGINT  NOT NULL
+);
+
+-- One system configuration under test (e.g. "6.18 stock"); `position`
+-- keeps the order identifiers were first stored in.
+CREATE TABLE identifiers (
+    id       INTEGER PRIMARY KEY,
+    set_id   BIGINT  NOT NULL REFERENCES result_sets (id),
+    name     TEXT    NOT NULL,
+    position INTEGER NOT NULL,
+    UNIQUE (set_id, name)
+);
+
+-- One invocation of `kbench run` (or a resumed one) for an identifier.
+-- A run that never ended keeps status 'running' and no end time.
+CREATE TABLE runs (
+    id            INTEGER PRIMARY KEY,
+    identifier_id BIGINT  NOT NULL REFERENCES identifiers (id),
+    status        TEXT    NOT NULL
+        CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
+    started_at_ms BIGINT  NOT NULL,
+    ended_at_ms   BIGINT,
+    pid           BIGINT  NOT NULL,
+    wrapper       TEXT,
+    tool_version  TEXT    NOT NULL,
+    snapshot_json TEXT    NOT NULL,
+    host_json     TEXT,
+    notes_json    TEXT    NOT NULL
+);
+CREATE INDEX runs_by_identifier ON runs (identifier_id, id);
+
+-- What is measured: benchmark, canonical options text `k=v,k=v` (sorted by
+-- key, empty when none) and metric, with the unit and the better direction.
+CREATE TABLE tests (
+    id        INTEGER PRIMARY KEY,
+    set_id    BIGINT  NOT NULL REFERENCES result_sets (id),
+    benchmark TEXT    NOT NULL,
+    options   TEXT    NOT NULL,
+    metric    TEXT    NOT NULL,
+    unit      TEXT    NOT NULL,
+    direction TEXT    NOT NULL CHECK (direction IN ('lower', 'higher')),
+    position  INTEGER NOT NULL,
+    UNIQUE (set_id, benchmark, options, metric)
+);
+
+-- Every raw sample, in the unit of its test; `id` order is measurement order.
+CREATE TABLE samples (
+    id         INTEGER PRIMARY KEY,
+    run_id     BIGINT           NOT NULL REFERENCES runs (id),
+    test_id    BIGINT           NOT NULL REFERENCES tests (id),
+    round      INTEGER          NOT NULL,
+    value      DOUBLE PRECISION NOT NULL,
+    iterations BIGINT           NOT NULL,
+    at_ms      BIGINT           NOT NULL
+);
+CREATE INDEX samples_by_test_run ON samples (test_id, run_id);
+-- Serves loading a set run by run and `last_round` (max round of a run).
+CREATE INDEX samples_by_run_round ON samples (run_id, round);
+
+-- How a test ended in a run (target met, budget hit, skipped, failed).
+CREATE TABLE test_outcomes (
+    run_id  BIGINT NOT NULL REFERENCES runs (id),
+    test_id BIGINT NOT NULL REFERENCES tests (id),
+    kind    TEXT   NOT NULL
+        CHECK (kind IN ('target_met', 'budget_hit', 'skipped', 'failed')),
+    detail  TEXT   NOT NULL,
+    PRIMARY KEY (run_id, test_id)
+);

@@ -1,0 +1,35 @@
+//! One module per subcommand; each turns parsed arguments into library calls.
+
+mod agent;
+mod list;
+mod run;
+mod show;
+mod sysinfo;
+
+use crate::cli::{Cli, Command};
+use kbench_store::SqliteStore;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    let db = cli.db.clone();
+    match cli.command {
+        Command::Run(args) => run::run(args, open_store(db)?),
+        Command::Show(args) => show::show(args, open_store(db)?),
+        Command::List(args) => list::list(args.json),
+        Command::Sysinfo(args) => sysinfo::sysinfo(args.json),
+        Command::Agent(args) => agent::agent(&args.job),
+    }
+}
+
+/// Opens the result database named by --db / KBENCH_DB, or the default one.
+fn open_store(db: Option<PathBuf>) -> anyhow::Result<SqliteStore> {
+    let path = db.unwrap_or_else(SqliteStore::default_path);
+    Ok(SqliteStore::open(&path)?)
+}
+
+/// Prints a value as pretty JSON on stdout.
+fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

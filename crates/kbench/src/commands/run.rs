@@ -1,0 +1,149 @@
+//! `kbench run`: measure, storing every sample as it arrives, then print
+//! the summary of what was run.
+
+use crate::cli::RunArgs;
+use crate::progress::Progress;
+use anyhow::{Context, bail};
+use kbench_lab::launcher::ProcessLauncher;
+use kbench_lab::runner::{self, RunRequest, RunSummary};
+use kbench_lab::sampler::SamplingPlan;
+use kbench_lab::suite;
+use kbench_report::show;
+use kbench_store::{ResultSetData, Store, TestOutcome};
+use serde::Serialize;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Exit status after Ctrl-C, as shells report a SIGINT death.
+const EXIT_INTERRUPTED: u8 = 130;
+
+pub fn run(args: RunArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
+    let plan = sampling_plan(&args)?;
+    let tests = suite::expand(&args.names)?;
+    let identifier = args.identifier.clone().unwrap_or_else(kernel_release);
+    kbench_model::validate_name("identifier", &identifier).map_err(anyhow::Error::msg)?;
+    kbench_model::validate_name("result set", &args.into).map_err(anyhow::Error::msg)?;
+    let exe = std::env::current_exe()
+        .context("finding the kbench binary to run as the measuring process")?;
+    let launcher = ProcessLauncher::new(exe, args.wrap.as_deref())?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone())?;
+    }
+    let request = RunRequest {
+        set: args.into.clone(),
+        identifier: identifier.clone(),
+        tests,
+        plan,
+        rounds: args.rounds,
+        wrapper: args.wrap.clone(),
+        notes: vec![],
+    };
+    let mut progress = Progress::new(request.tests.len() * request.rounds as usize);
+    let summary = runner::execute(
+        &mut store,
+        &launcher,
+        &request,
+        &mut |e| progress.observe(e),
+        &stop,
+    );
+    progress.finish();
+    let summary = summary?;
+    let data = store.load(&request.set)?;
+    let data = only_this_run(data, &request);
+    if args.json {
+        super::print_json(&RunDocument {
+            schema: "kbench.run/1",
+            result_set: request.set.clone(),
+            identifier,
+            interrupted: summary.interrupted,
+            samples_stored: summary.samples,
+            outcomes: summary.outcomes.clone(),
+            show: show::document(&data),
+        })?;
+    } else {
+        print!("{}", show::text(&data, &show::document(&data)));
+        print_ending(&summary, &request);
+    }
+    Ok(if summary.interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The `kbench.run/1` document.
+#[derive(Serialize)]
+struct RunDocument {
+    schema: &'static str,
+    result_set: String,
+    identifier: String,
+    interrupted: bool,
+    samples_stored: usize,
+    outcomes: Vec<TestOutcome>,
+    show: show::ShowDocument,
+}
+
+fn sampling_plan(args: &RunArgs) -> anyhow::Result<SamplingPlan> {
+    if !(args.target_ci.is_finite() && args.target_ci > 0.0 && args.target_ci < 100.0) {
+        bail!(
+            "--target-ci {} must be a percentage above 0 and below 100",
+            args.target_ci
+        );
+    }
+    if !(args.max_time.is_finite() && args.max_time > 0.0 && args.max_time <= 86_400.0) {
+        bail!(
+            "--max-time {} must be a number of seconds above 0 (at most a day)",
+            args.max_time
+        );
+    }
+    if args.min_samples > args.max_samples {
+        bail!(
+            "--min-samples {} is more than --max-samples {}",
+            args.min_samples,
+            args.max_samples
+        );
+    }
+    Ok(SamplingPlan {
+        min_samples: args.min_samples as usize,
+        max_samples: args.max_samples as usize,
+        target_ci: args.target_ci / 100.0,
+        max_time: Duration::from_secs_f64(args.max_time),
+        ..SamplingPlan::default()
+    })
+}
+
+/// The running kernel's release, the default identifier.
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown-kernel".to_string())
+}
+
+/// The result set cut down to this identifier and the tests just run.
+fn only_this_run(mut data: ResultSetData, request: &RunRequest) -> ResultSetData {
+    data.identifiers.retain(|i| i.name == request.identifier);
+    data.tests.retain(|spec| {
+        request
+            .tests
+            .iter()
+            .any(|t| t.benchmark == spec.key.benchmark && t.options == spec.key.options)
+    });
+    data
+}
+
+fn print_ending(summary: &RunSummary, request: &RunRequest) {
+    if summary.interrupted {
+        eprintln!(
+            "\nInterrupted: {} sample(s) stored. Run the same command again to resume.",
+            summary.samples
+        );
+    } else {
+        eprintln!(
+            "\nStored {} sample(s) under '{}' in result set '{}'.",
+            summary.samples, request.identifier, request.set
+        );
+    }
+}

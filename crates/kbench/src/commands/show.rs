@@ -1,0 +1,51 @@
+//! `kbench show`: a result set, or the list of result sets.
+
+use crate::cli::ShowArgs;
+use kbench_report::show;
+use kbench_store::Store;
+use serde::Serialize;
+use std::process::ExitCode;
+
+pub fn show(args: ShowArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
+    let Some(set) = args.set else {
+        return list_sets(&mut store, args.json);
+    };
+    let data = store.load(&set)?;
+    let document = show::document(&data);
+    if args.json {
+        super::print_json(&document)?;
+    } else {
+        print!("{}", show::text(&data, &document));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct SetList {
+    schema: &'static str,
+    result_sets: Vec<kbench_store::ResultSetSummary>,
+}
+
+fn list_sets(store: &mut impl Store, json: bool) -> anyhow::Result<ExitCode> {
+    let result_sets = store.result_sets()?;
+    if json {
+        super::print_json(&SetList {
+            schema: "kbench.sets/1",
+            result_sets,
+        })?;
+    } else if result_sets.is_empty() {
+        println!("No result sets yet; `kbench run` makes one.");
+    } else {
+        for s in result_sets {
+            println!(
+                "{:<24} {} identifier(s): {}; {} test(s), {} sample(s)",
+                s.name,
+                s.identifiers.len(),
+                s.identifiers.join(", "),
+                s.tests,
+                s.samples
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,17 @@
+//! `kbench sysinfo`: the snapshot every run records, for this system now.
+
+use kbench_lab::sysinfo::snapshot;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn sysinfo(json: bool) -> anyhow::Result<ExitCode> {
+    let snapshot = snapshot(Path::new("."));
+    if json {
+        super::print_json(&snapshot)?;
+    } else {
+        for (label, value) in snapshot.facts() {
+            println!("{label:<28} {value}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

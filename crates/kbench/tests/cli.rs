@@ -1,0 +1,395 @@
+//! End-to-end tests: drive the kbench binary as a user would, against a
+//! throwaway database. Runs use short budgets (`--max-time 0.2`) so the
+//! tests are quick; they check behaviour, not speed.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A kbench command writing to the test's own database.
+fn kbench(db: &Path) -> Command {
+    let mut command = Command::cargo_bin("kbench").unwrap();
+    command.env("KBENCH_DB", db).env_remove("XDG_DATA_HOME");
+    command
+}
+
+fn temp_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    (dir, db)
+}
+
+fn json(output: &[u8]) -> Value {
+    serde_json::from_slice(output).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}):\n{}",
+            String::from_utf8_lossy(output)
+        )
+    })
+}
+
+const SHORT: [&str; 4] = ["--max-time", "0.2", "--max-samples", "20"];
+
+#[test]
+fn two_identifiers_show_side_by_side() {
+    let (_dir, db) = temp_db();
+    for identifier in ["stock", "patched"] {
+        kbench(&db)
+            .args([
+                "run",
+                "syscall-null",
+                "pipe-lat",
+                "--as",
+                identifier,
+                "--into",
+                "t",
+            ])
+            .args(SHORT)
+            .assert()
+            .success();
+    }
+    let out = kbench(&db).args(["show", "t", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let doc = json(&out.stdout);
+    assert_eq!(doc["schema"], "kbench.show/1");
+    let names: Vec<&str> = doc["identifiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["stock", "patched"]);
+    let tests = doc["tests"].as_array().unwrap();
+    let null = tests
+        .iter()
+        .find(|t| t["benchmark"] == "syscall-null")
+        .unwrap();
+    assert_eq!(null["unit"], "ns");
+    assert_eq!(null["direction"], "lower");
+    for result in null["results"].as_array().unwrap() {
+        let summary = &result["summary"];
+        assert!(summary["n"].as_u64().unwrap() >= 5, "{summary}");
+        for field in ["mean", "median", "sd"] {
+            assert!(
+                summary[field].as_f64().unwrap() >= 0.0,
+                "{field}: {summary}"
+            );
+        }
+        assert!(summary["ci"]["ci_low"].as_f64().unwrap() <= summary["mean"].as_f64().unwrap());
+    }
+    let pipe = tests.iter().find(|t| t["benchmark"] == "pipe-lat").unwrap();
+    assert!(
+        pipe["test"]
+            .as_str()
+            .unwrap()
+            .starts_with("pipe-lat[placement=")
+    );
+
+    let text = kbench(&db).args(["show", "t"]).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    for needle in [
+        "stock",
+        "patched",
+        "syscall-null",
+        "mean",
+        "median",
+        "SD",
+        "95% CI",
+    ] {
+        assert!(text.contains(needle), "show lacks {needle}:\n{text}");
+    }
+}
+
+#[test]
+fn run_again_adds_a_round_to_the_same_identifier() {
+    let (_dir, db) = temp_db();
+    for _ in 0..2 {
+        kbench(&db)
+            .args(["run", "syscall-null", "--as", "a", "--into", "r"])
+            .args(SHORT)
+            .assert()
+            .success();
+    }
+    let doc = json(
+        &kbench(&db)
+            .args(["show", "r", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert_eq!(doc["identifiers"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["identifiers"][0]["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["tests"][0]["results"][0]["rounds"], 2);
+}
+
+#[test]
+fn run_json_is_the_only_stdout() {
+    let (_dir, db) = temp_db();
+    let out = kbench(&db)
+        .args(["run", "syscall-null", "--as", "j", "--into", "j", "--json"])
+        .args(SHORT)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc = json(&out.stdout);
+    assert_eq!(doc["schema"], "kbench.run/1");
+    assert_eq!(doc["identifier"], "j");
+    assert_eq!(doc["interrupted"], false);
+    assert!(doc["samples_stored"].as_u64().unwrap() >= 5);
+}
+
+#[test]
+fn wrapper_is_used_and_recorded() {
+    let (_dir, db) = temp_db();
+    kbench(&db)
+        .args([
+            "run",
+            "syscall-null",
+            "--as",
+            "w",
+            "--into",
+            "w",
+            "--wrap",
+            "taskset -c 0",
+        ])
+        .args(SHORT)
+        .assert()
+        .success();
+    let doc = json(
+        &kbench(&db)
+            .args(["show", "w", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let run = &doc["identifiers"][0]["runs"][0];
+    assert_eq!(run["info"]["wrapper"], "taskset -c 0");
+}
+
+#[test]
+fn missing_wrapper_is_a_clear_error() {
+    let (_dir, db) = temp_db();
+    let out = kbench(&db)
+        .args([
+            "run",
+            "syscall-null",
+            "--wrap",
+            "kbench-no-such-wrapper --flag",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("kbench-no-such-wrapper") && err.contains("not found"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_benchmark_suggests_the_closest() {
+    let (_dir, db) = temp_db();
+    let out = kbench(&db).args(["run", "pipe-lta"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean 'pipe-lat'"), "{err}");
+    assert!(
+        !db.exists()
+            || kbench(&db)
+                .args(["show"])
+                .output()
+                .unwrap()
+                .status
+                .success()
+    );
+}
+
+#[test]
+fn bad_names_are_rejected_before_running() {
+    let (_dir, db) = temp_db();
+    let long = "x".repeat(200);
+    for (flag, value, needle) in [
+        ("--as", "", "empty"),
+        ("--as", long.as_str(), "limit"),
+        ("--into", " ", "empty"),
+    ] {
+        let out = kbench(&db)
+            .args(["run", "syscall-null", flag, value])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{flag} {value:?} was accepted");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{flag} {value:?}: {err}");
+    }
+}
+
+#[test]
+fn corrupt_database_is_named_and_untouched() {
+    let (_dir, db) = temp_db();
+    let garbage = b"this is not a database, but it is someone's file\n".repeat(100);
+    std::fs::write(&db, &garbage).unwrap();
+    let out = kbench(&db)
+        .args(["run", "syscall-null"])
+        .args(SHORT)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(db.to_str().unwrap()), "{err}");
+    assert_eq!(std::fs::read(&db).unwrap(), garbage, "the file was changed");
+}
+
+#[test]
+fn unwritable_database_location_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("a-file");
+    std::fs::write(&blocker, "").unwrap();
+    let db = blocker.join("results.db");
+    let out = kbench(&db)
+        .args(["run", "syscall-null"])
+        .args(SHORT)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("results.db"), "{err}");
+}
+
+#[test]
+fn sigint_keeps_samples_exits_130_and_resumes() {
+    let (_dir, db) = temp_db();
+    let exe = assert_cmd::cargo::cargo_bin("kbench");
+    let args = [
+        "run",
+        "syscall-null",
+        "syscall-read",
+        "syscall-write",
+        "--as",
+        "i",
+        "--into",
+        "i",
+    ];
+    let mut child = std::process::Command::new(&exe)
+        .args(args)
+        .args(["--max-time", "2", "--target-ci", "0.0001"])
+        .env("KBENCH_DB", &db)
+        .env("KBENCH_TEST_MARK", "sigint-test-1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    // Wait until samples are stored, then Ctrl-C the whole process group as
+    // a terminal would.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let shown = kbench(&db).args(["show", "i", "--json"]).output().unwrap();
+        if shown.status.success()
+            && json(&shown.stdout)["identifiers"][0]["samples"].as_u64() > Some(3)
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no samples stored within a minute"
+        );
+    }
+    // SAFETY: kill with a negative pid signals the child's process group.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        processes_marked("KBENCH_TEST_MARK=sigint-test-1"),
+        Vec::<String>::new()
+    );
+
+    let doc = json(
+        &kbench(&db)
+            .args(["show", "i", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let run = &doc["identifiers"][0]["runs"][0];
+    assert_eq!(run["status"], "interrupted");
+    let kept = doc["identifiers"][0]["samples"].as_u64().unwrap();
+    assert!(kept > 3);
+
+    // The same command resumes: the same run completes, no test is repeated.
+    let resumed = kbench(&db).args(args).args(SHORT).output().unwrap();
+    assert!(resumed.status.success());
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(err.contains("resuming"), "{err}");
+    let doc = json(
+        &kbench(&db)
+            .args(["show", "i", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let runs = doc["identifiers"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "resumed into the same run");
+    assert_eq!(runs[0]["status"], "complete");
+    assert!(doc["identifiers"][0]["samples"].as_u64().unwrap() >= kept);
+}
+
+/// Processes still alive whose environment holds `marker` (inherited from
+/// the kbench the test started): there must be none after a run ends.
+fn processes_marked(marker: &str) -> Vec<String> {
+    let mut left = vec![];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if String::from_utf8_lossy(&environ).contains(marker) {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            left.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+        }
+    }
+    left
+}
+
+#[test]
+fn list_shows_benchmarks_with_unit_and_direction() {
+    let (_dir, db) = temp_db();
+    let doc = json(
+        &kbench(&db)
+            .args(["list", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let benchmarks = doc["benchmarks"].as_array().unwrap();
+    let quick = doc["suites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "quick")
+        .unwrap();
+    for name in quick["tests"].as_array().unwrap() {
+        let id = name.as_str().unwrap().split('[').next().unwrap();
+        let entry = benchmarks
+            .iter()
+            .find(|b| b["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not listed"));
+        assert!(!entry["unit"].as_str().unwrap().is_empty());
+        assert!(["lower", "higher"].contains(&entry["direction"].as_str().unwrap()));
+    }
+}
+
+#[test]
+fn sysinfo_json_names_the_kernel() {
+    let (_dir, db) = temp_db();
+    let doc = json(
+        &kbench(&db)
+            .args(["sysinfo", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert_eq!(doc["kernel_release"], release.trim());
+    assert!(doc["cpus_online"].as_u64().unwrap() >= 1);
+}
