@@ -5,8 +5,8 @@
 //! Every partner is forked in `prepare` and reaped when the workload is
 //! dropped (see [`partner`]); `run` times only the loop.
 
-mod partner;
-mod placement;
+pub(crate) mod partner;
+pub(crate) mod placement;
 
 use crate::{BenchError, BenchInfo, Direction, Interval, OptionSpec, Options, Unit, Workload};
 use partner::{Partner, raw};
@@ -18,10 +18,20 @@ use std::time::Instant;
 /// The transfer block of the bandwidth benchmarks (lmbench's 64 KiB).
 const BLOCK: usize = 64 * 1024;
 
-const PLACEMENT: OptionSpec = OptionSpec {
+/// The `placement` option of two-task benchmarks (shared with net).
+pub(crate) const PLACEMENT: OptionSpec = OptionSpec {
     name: placement::OPTION,
     default: placement::default_placement,
     help: placement::HELP,
+};
+
+/// ctxsw's placement: `same` by default, on every machine. Unpinned, the
+/// ring's processes wander between CPUs and every cross-CPU wakeup (~35 us on
+/// a VM) lands in the number, which then flips between two levels.
+const RING_PLACEMENT: OptionSpec = OptionSpec {
+    name: placement::OPTION,
+    default: || "same".to_string(),
+    help: placement::RING_HELP,
 };
 
 const PROCS: OptionSpec = OptionSpec {
@@ -57,9 +67,9 @@ pub const BENCHES: &[BenchInfo] = &[
         id: "ctxsw",
         unit: Unit::Micros,
         direction: Direction::Lower,
-        summary: "one hop of a 1-byte token around a pipe ring of N unpinned processes, each summing K KiB; \
-                  includes the pipe read+write (nothing subtracted)",
-        options: &[PROCS, SIZE_KIB],
+        summary: "one hop of a 1-byte token around a pipe ring of N processes (default: all pinned to one CPU), \
+                  each summing K KiB; includes the pipe read+write (nothing subtracted)",
+        options: &[RING_PLACEMENT, PROCS, SIZE_KIB],
         prepare: |o| Ok(Box::new(Ring::new(o)?)),
     },
     BenchInfo {
@@ -230,7 +240,10 @@ impl Workload for Stream {
 /// 0. Each process, on receiving the token, sums its own `size` KiB and
 /// passes the token on. One iteration is one trip around the ring (N hops);
 /// the work is the hops, so the value is the time per hop, pipe read and
-/// write included. Nothing is pinned (lmbench does not pin either).
+/// write included. `placement=same` (the default) pins every process to one
+/// CPU, lmbench's uniprocessor context switch without cross-CPU wakeups;
+/// `cross` spreads them round-robin over the allowed CPUs; `free` pins
+/// nothing (lmbench does not pin).
 struct Ring {
     first_tx: RawFd,
     last_rx: RawFd,
@@ -239,8 +252,11 @@ struct Ring {
     // Every process's buffer, process i's at `words * i`: allocated and
     // written (so no page is the shared zero page) before the fork.
     buffers: Vec<u64>,
+    // Drop order: our ends, then the partners, then the measuring thread's
+    // old CPU mask.
     _ends: Vec<OwnedFd>,
     _partners: Vec<Partner>,
+    _pinning: Pinning,
 }
 
 /// Sums a buffer so the compiler must read it all.
@@ -253,6 +269,7 @@ impl Ring {
         let procs = options.number("procs", 2, 64)? as usize;
         let kib = options.number("size", 0, 4096)? as usize;
         let words = kib * 1024 / size_of::<u64>();
+        let pinning = Pinning::spread(options)?;
         let buffers: Vec<u64> = (0..procs * words).map(|i| i as u64 | 1).collect();
         let mut pipes = Vec::with_capacity(procs);
         for _ in 0..procs {
@@ -263,7 +280,7 @@ impl Ring {
             let rx = raw(&pipes[i - 1].0);
             let tx = raw(&pipes[i].1);
             let mine = &buffers[i * words..(i + 1) * words];
-            partners.push(Partner::spawn(&[rx, tx], || {
+            let partner = Partner::spawn(&[rx, tx], || {
                 let mut byte = 0u8;
                 while partner::child_read_byte(rx, &mut byte) {
                     touch(mine);
@@ -271,7 +288,10 @@ impl Ring {
                         break;
                     }
                 }
-            })?);
+            })?;
+            // Pushed first, so it is reaped even if pinning fails.
+            partners.push(partner);
+            pinning.pin_process(i, partners[i - 1].pid())?;
         }
         // Keep only our two ends: the rest live in the partners alone, so a
         // closed end cascades EOF around the ring.
@@ -293,6 +313,7 @@ impl Ring {
             buffers,
             _ends: ends,
             _partners: partners,
+            _pinning: pinning,
         })
     }
 }
@@ -315,11 +336,8 @@ impl Workload for Ring {
 mod tests {
     use super::*;
     use crate::TestKey;
-    use std::sync::Mutex;
+    use partner::testing::{assert_gone, children, serial};
     use std::time::Duration;
-
-    /// The timing tests pin threads: run them one at a time.
-    static SERIAL: Mutex<()> = Mutex::new(());
 
     fn key(id: &str, options: &[(&str, &str)]) -> TestKey {
         let mut key = TestKey::new(id);
@@ -331,7 +349,7 @@ mod tests {
 
     /// Resolves, prepares, calibrates and runs a few intervals; the values.
     fn measure(id: &str, options: &[(&str, &str)]) -> Vec<f64> {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let _serial = serial();
         let info = crate::find(id).expect("registered");
         let (_, opts) = info.resolve(&key(id, options)).unwrap();
         let mut w = info.prepare(&opts).unwrap();
@@ -392,6 +410,12 @@ mod tests {
         assert_within("ctxsw", &measure("ctxsw", &[]), 0.1, 10_000.0);
         let big = measure("ctxsw", &[("procs", "8"), ("size", "64")]);
         assert_within("ctxsw", &big, 0.1, 10_000.0);
+        let free = measure("ctxsw", &[("placement", "free")]);
+        assert_within("ctxsw", &free, 0.1, 10_000.0);
+        if two_cpus() {
+            let cross = measure("ctxsw", &[("placement", "cross"), ("procs", "3")]);
+            assert_within("ctxsw", &cross, 0.1, 10_000.0);
+        }
     }
 
     #[test]
@@ -408,7 +432,11 @@ mod tests {
     fn defaults_and_canonical_keys() {
         let info = crate::find("ctxsw").unwrap();
         let (canonical, _) = info.resolve(&TestKey::new("ctxsw")).unwrap();
-        assert_eq!(canonical.test_name(), "ctxsw[procs=2,size=0]");
+        assert_eq!(
+            canonical.test_name(),
+            "ctxsw[placement=same,procs=2,size=0]",
+            "same on every machine"
+        );
         let expected = if two_cpus() { "cross" } else { "same" };
         for id in ["pipe-lat", "unix-lat", "pipe-bw", "unix-bw"] {
             let (canonical, _) = crate::find(id).unwrap().resolve(&TestKey::new(id)).unwrap();
@@ -435,6 +463,7 @@ mod tests {
         assert_eq!(invalid("ctxsw", &[("procs", "65")]), "procs");
         assert_eq!(invalid("ctxsw", &[("size", "4097")]), "size");
         assert_eq!(invalid("ctxsw", &[("size", "-1")]), "size");
+        assert_eq!(invalid("ctxsw", &[("placement", "xyz")]), "placement");
         for id in ["pipe-lat", "unix-lat", "pipe-bw", "unix-bw"] {
             assert_eq!(invalid(id, &[("placement", "abc")]), "placement");
             assert_eq!(invalid(id, &[("procs", "2")]), "procs");
@@ -459,41 +488,63 @@ mod tests {
         }
     }
 
+    /// The CPUs `pid` (0: this thread) may run on.
+    fn mask(pid: libc::pid_t) -> Vec<usize> {
+        let mut set = [0u64; 16];
+        // SAFETY: `set` is 128 writable bytes, as the size says.
+        let r = unsafe { libc::sched_getaffinity(pid, size_of_val(&set), set.as_mut_ptr().cast()) };
+        assert_eq!(r, 0);
+        (0..1024)
+            .filter(|&cpu| set[cpu / 64] & (1 << (cpu % 64)) != 0)
+            .collect()
+    }
+
+    #[test]
+    fn ring_placement_pins_every_process() {
+        let _serial = serial();
+        let specs = &[RING_PLACEMENT, PROCS, SIZE_KIB];
+        let allowed = mask(0);
+        let mut ring = Ring::new(&options(&[("procs", "4")], specs)).unwrap();
+        ring.run(10).unwrap();
+        let mine = mask(0);
+        assert_eq!(mine, vec![allowed[0]], "same: the measuring thread");
+        for p in &ring._partners {
+            assert_eq!(mask(p.pid()), mine, "same: partner {}", p.pid());
+        }
+        drop(ring);
+        assert_eq!(mask(0), allowed, "unpinned on drop");
+
+        let cross = options(&[("placement", "cross"), ("procs", "5")], specs);
+        if !two_cpus() {
+            assert!(matches!(Ring::new(&cross), Err(BenchError::Skip(_))));
+            return;
+        }
+        let mut ring = Ring::new(&cross).unwrap();
+        ring.run(10).unwrap();
+        assert_eq!(mask(0), vec![allowed[0]]);
+        for (i, p) in ring._partners.iter().enumerate() {
+            let k = i + 1;
+            assert_eq!(
+                mask(p.pid()),
+                vec![allowed[k % allowed.len()]],
+                "cross: process {k}"
+            );
+        }
+        drop(ring);
+        assert_eq!(mask(0), allowed);
+
+        let mut ring = Ring::new(&options(&[("placement", "free")], specs)).unwrap();
+        ring.run(10).unwrap();
+        assert_eq!(mask(0), allowed, "free pins nothing");
+        assert_eq!(mask(ring._partners[0].pid()), allowed);
+    }
+
     fn options(pairs: &[(&str, &str)], specs: &[OptionSpec]) -> Options {
         let given = pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Options::resolve(specs, &given).unwrap()
-    }
-
-    /// True when `pid` is no child of ours any more (reaped).
-    fn reaped(pid: libc::pid_t) -> bool {
-        let mut status = 0;
-        // SAFETY: `status` is a valid int for waitpid to fill.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
-    }
-
-    /// The children of this process, from every thread's children list.
-    fn children() -> Vec<libc::pid_t> {
-        let mut pids = vec![];
-        for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
-            let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            pids.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<libc::pid_t>().ok()),
-            );
-        }
-        pids
-    }
-
-    fn assert_gone(pids: &[libc::pid_t]) {
-        let now = children();
-        for &pid in pids {
-            assert!(reaped(pid), "partner {pid} is still our child");
-            assert!(!now.contains(&pid), "partner {pid} is still listed");
-        }
     }
 
     #[test]
@@ -515,7 +566,7 @@ mod tests {
         }
         let mut ring = Ring::new(&options(
             &[("procs", "5"), ("size", "4")],
-            &[PROCS, SIZE_KIB],
+            &[RING_PLACEMENT, PROCS, SIZE_KIB],
         ))
         .unwrap();
         ring.run(10).unwrap();
@@ -550,7 +601,7 @@ mod tests {
         }
         let mut ring = Ring::new(&options(
             &[("procs", "4"), ("size", "0")],
-            &[PROCS, SIZE_KIB],
+            &[RING_PLACEMENT, PROCS, SIZE_KIB],
         ))
         .unwrap();
         ring.run(10).unwrap();
@@ -565,7 +616,7 @@ mod tests {
         if !two_cpus() {
             return;
         }
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let _serial = serial();
         let cpus = || {
             let mut set = [0u64; 16];
             // SAFETY: `set` is 128 writable bytes, as the size says.

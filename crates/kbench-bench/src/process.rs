@@ -88,7 +88,7 @@ const EXIT0_ELF: [u8; 129] = [
 ];
 
 /// A program to execve in the child, with argv and envp built before timing.
-struct Exec {
+pub(crate) struct Exec {
     path: CString,
     /// Own the strings `argv` and `envp` point into.
     _strings: Vec<CString>,
@@ -97,7 +97,7 @@ struct Exec {
 }
 
 impl Exec {
-    fn new(path: &Path, args: &[&str], env: &[&str]) -> Exec {
+    pub(crate) fn new(path: &Path, args: &[&str], env: &[&str]) -> Exec {
         let path = CString::new(path.as_os_str().as_bytes()).expect("paths have no NUL byte");
         let strings: Vec<CString> = args
             .iter()
@@ -137,19 +137,19 @@ impl Exec {
 }
 
 /// What the forked child does.
-enum Child {
+pub(crate) enum Child {
     Exit,
     Exec(Exec),
 }
 
 /// fork + (exit | execve) + waitpid.
-struct Spawn {
-    child: Child,
+pub(crate) struct Spawn {
+    pub(crate) child: Child,
     /// The child forked and not yet reaped, 0 if none.
-    pid: pid_t,
-    what: &'static str,
+    pub(crate) pid: pid_t,
+    pub(crate) what: &'static str,
     /// Holds the fork-exec helper; removed on drop (after the child is reaped).
-    _dir: Option<TempDir>,
+    pub(crate) _dir: Option<TempDir>,
 }
 
 impl Workload for Spawn {
@@ -191,7 +191,7 @@ impl Drop for Spawn {
 }
 
 /// Waits for the child `pid` (retrying on EINTR) and returns its status.
-fn wait_for(pid: pid_t) -> Result<c_int, BenchError> {
+pub(crate) fn wait_for(pid: pid_t) -> Result<c_int, BenchError> {
     let mut status: c_int = 0;
     loop {
         // SAFETY: status is a valid c_int; pid is our child.
@@ -209,7 +209,7 @@ fn wait_for(pid: pid_t) -> Result<c_int, BenchError> {
     }
 }
 
-fn check_status(status: c_int, what: &str) -> Result<(), BenchError> {
+pub(crate) fn check_status(status: c_int, what: &str) -> Result<(), BenchError> {
     if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
         return Ok(());
     }
@@ -231,7 +231,7 @@ fn check_status(status: c_int, what: &str) -> Result<(), BenchError> {
 /// helper was open for writing still holds that fd until it execs or exits
 /// (O_CLOEXEC does not help before exec). Once one exec succeeds, no writer
 /// is left and none can appear, so the timed loop cannot hit it.
-fn trial(exec: &Exec, what: &str) -> Result<(), BenchError> {
+pub(crate) fn trial(exec: &Exec, what: &str) -> Result<(), BenchError> {
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         let errno = match try_exec(exec, what)? {

@@ -119,7 +119,7 @@ pub const BENCHES: &[BenchInfo] = &[
 
 /// Times exactly `iterations` runs of `body`; the first error stops the loop.
 #[inline(always)]
-fn timed(
+pub(crate) fn timed(
     iterations: u64,
     mut body: impl FnMut() -> Result<(), BenchError>,
 ) -> Result<Interval, BenchError> {
@@ -132,7 +132,7 @@ fn timed(
 
 /// A raw syscall's return value, or the errno as `BenchError::Os`.
 #[inline(always)]
-fn check(ret: c_long, what: &'static str) -> Result<c_long, BenchError> {
+pub(crate) fn check(ret: c_long, what: &'static str) -> Result<c_long, BenchError> {
     if ret < 0 {
         Err(BenchError::last_os(what))
     } else {
@@ -140,7 +140,7 @@ fn check(ret: c_long, what: &'static str) -> Result<c_long, BenchError> {
     }
 }
 
-fn open_fd(path: &str, write: bool) -> Result<OwnedFd, BenchError> {
+pub(crate) fn open_fd(path: &str, write: bool) -> Result<OwnedFd, BenchError> {
     File::options()
         .read(!write)
         .write(write)

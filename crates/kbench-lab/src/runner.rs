@@ -111,6 +111,7 @@ pub fn execute(
             resumed,
         });
         summary.runs.push(run);
+        let cpu_before = crate::sysinfo::cpu_times();
         let mut round_run = RoundRun {
             store: &mut *store,
             request,
@@ -138,12 +139,15 @@ pub fn execute(
                 summary.outcomes.push(outcome);
             }
         }
+        let steal = cpu_before
+            .zip(crate::sysinfo::cpu_times())
+            .and_then(|(before, after)| crate::sysinfo::steal_percent(&before, &after));
         if stop.load(Ordering::SeqCst) {
-            store.end_run(run, RunStatus::Interrupted)?;
+            store.end_run(run, RunStatus::Interrupted, steal)?;
             summary.interrupted = true;
             return Ok(summary);
         }
-        store.end_run(run, RunStatus::Complete)?;
+        store.end_run(run, RunStatus::Complete, steal)?;
     }
     Ok(summary)
 }

@@ -3,13 +3,12 @@
 //! with its reference, in its module. Specification: statistics.md.
 
 mod bimodal;
-
+pub mod changepoint;
 pub mod compare;
 mod dist;
 mod error;
 mod estimate;
 pub mod geomean;
-
 pub mod outliers;
 mod samples;
 mod serde_float;

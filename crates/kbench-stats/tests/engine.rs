@@ -2,6 +2,7 @@
 //! from a seeded generator (deterministic: the same numbers every run).
 //! Run with `--nocapture` to see the measured rates.
 
+use kbench_stats::changepoint::{ChangePointOptions, change_points};
 use kbench_stats::{
     Better, CompareOptions, Comparison, MetricInput, Samples, Side, StatsError, Verdict, Warning,
     compare_all, compare_metric,
@@ -175,7 +176,7 @@ fn rounds_absorb_drift_between_invocations() {
     // vary 0.5 %: a single round per side mistakes drift for change.
     let mut rng = Rng(4);
     let trials = 1000;
-    let mut round = |rng: &mut Rng| {
+    let round = |rng: &mut Rng| {
         let level = 100.0 * (1.0 + 0.02 * rng.normal());
         Samples::new(rng.samples(10, level, 0.005)).unwrap()
     };
@@ -342,7 +343,7 @@ fn a_single_huge_outlier_is_flagged_not_called_a_regression() {
 fn bimodal_data_is_flagged_and_not_mistaken_for_change() {
     // Half the runs land 10 % slower (e.g. a different NUMA node).
     let mut rng = Rng(8);
-    let mut bimodal = |rng: &mut Rng| {
+    let bimodal = |rng: &mut Rng| {
         let mut v: Vec<f64> = (0..20)
             .map(|i| if i % 2 == 0 { 100.0 } else { 110.0 } * (1.0 + 0.005 * rng.normal()))
             .collect();
@@ -376,4 +377,73 @@ fn non_positive_values_are_an_error() {
             value: 0.0
         })
     );
+}
+
+/// Change points as (index, verdict).
+type Changes = [(usize, Verdict)];
+
+/// Share of simulated histories (10 samples per version, 1 % CV) whose
+/// change points are exactly `expected`.
+fn history_rate(rng: &mut Rng, levels: &[f64], expected: &Changes) -> f64 {
+    let trials = 200;
+    let mut exact = 0;
+    for _ in 0..trials {
+        let versions: Vec<Side> = levels
+            .iter()
+            .map(|&l| side(rng.samples(10, l, 0.01)))
+            .collect();
+        let found: Vec<(usize, Verdict)> =
+            change_points(&versions, Better::Lower, &ChangePointOptions::default())
+                .iter()
+                .map(|c| (c.index, c.verdict))
+                .collect();
+        exact += (found == expected) as usize;
+    }
+    exact as f64 / trials as f64
+}
+
+#[test]
+fn change_points_in_noisy_histories() {
+    let mut rng = Rng(9);
+    let flat = [100.0; 12];
+    let mut spike = flat;
+    spike[6] = 110.0;
+    let mut small_spike = flat;
+    small_spike[3] = 103.0;
+    let mut last = flat;
+    last[11] = 103.0;
+    let mut regress_fix = flat;
+    regress_fix[5] = 105.0;
+    regress_fix[6] = 105.0;
+    let mut long = [100.0; 30];
+    long[14] = 97.0;
+    long[15] = 97.0;
+    let cases: [(&str, &[f64], &Changes, f64); 6] = [
+        ("flat", &flat, &[], 0.95),
+        ("one-version spike +10 %", &spike, &[], 0.95),
+        ("one-version spike +3 %", &small_spike, &[], 0.95),
+        (
+            "30 versions, -3 % at 14, back at 16",
+            &long,
+            &[(14, Verdict::Improvement), (16, Verdict::Regression)],
+            0.9,
+        ),
+        (
+            "+3 % at the last version",
+            &last,
+            &[(11, Verdict::Regression)],
+            0.9,
+        ),
+        (
+            "+5 % at 5, fixed at 7",
+            &regress_fix,
+            &[(5, Verdict::Regression), (7, Verdict::Improvement)],
+            0.9,
+        ),
+    ];
+    for (name, levels, expected, minimum) in cases {
+        let rate = history_rate(&mut rng, levels, expected);
+        println!("history {name}: exactly right {:.1} %", 100.0 * rate);
+        assert!(rate >= minimum, "{name}: {rate}");
+    }
 }

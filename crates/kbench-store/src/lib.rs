@@ -46,8 +46,9 @@ pub trait Store {
     /// Records how a test ended in a run (target met, skipped, failed).
     fn end_test(&mut self, run: RunId, test: TestId, outcome: &TestOutcome) -> Result<()>;
 
-    /// Ends a run with its status and end time.
-    fn end_run(&mut self, run: RunId, status: RunStatus) -> Result<()>;
+    /// Ends a run with its status, end time and the steal time measured
+    /// while it went on (percent of CPU time, when known).
+    fn end_run(&mut self, run: RunId, status: RunStatus, steal_percent: Option<f64>) -> Result<()>;
 
     /// All result sets, oldest first.
     fn result_sets(&mut self) -> Result<Vec<ResultSetSummary>>;

@@ -198,9 +198,12 @@ fn narrow<T: TryFrom<i64>>(what: &str, value: i64) -> Res<T> {
     T::try_from(value).map_err(|_| Fail::Damaged(format!("{what} {value} is out of range")))
 }
 
+/// How many columns [`RUN_COLUMNS`] has; a query's own columns follow them.
+const RUN_COLUMN_COUNT: usize = 11;
+
 /// The columns [`read_run`] reads, after `r.`.
 const RUN_COLUMNS: &str = "r.id, r.status, r.started_at_ms, r.ended_at_ms, r.pid, r.wrapper, r.tool_version, \
-                           r.snapshot_json, r.host_json, r.notes_json";
+                           r.snapshot_json, r.host_json, r.notes_json, r.steal_percent";
 
 /// A run from [`RUN_COLUMNS`], with its outcomes.
 fn read_run(conn: &Connection, row: &Row) -> Res<RunRecord> {
@@ -209,13 +212,17 @@ fn read_run(conn: &Connection, row: &Row) -> Res<RunRecord> {
     let snapshot: String = row.get(7)?;
     let host: Option<String> = row.get(8)?;
     let notes: String = row.get(9)?;
+    let mut snapshot = from_json::<SystemSnapshot>("snapshot", &snapshot)?;
+    if let Some(steal) = row.get::<_, Option<f64>>(10)? {
+        snapshot.steal_percent = Some(steal);
+    }
     Ok(RunRecord {
         id,
         status: RunStatus::parse(&status).ok_or_else(|| {
             Fail::Damaged(format!("run {} has an unknown status {status:?}", id.0))
         })?,
         info: RunInfo {
-            snapshot: from_json::<SystemSnapshot>("snapshot", &snapshot)?,
+            snapshot,
             host: host
                 .map(|text| from_json("host snapshot", &text))
                 .transpose()?,
@@ -516,11 +523,13 @@ impl Store for SqliteStore {
         })
     }
 
-    fn end_run(&mut self, run: RunId, status: RunStatus) -> Result<()> {
+    fn end_run(&mut self, run: RunId, status: RunStatus, steal_percent: Option<f64>) -> Result<()> {
         self.with("ending a run", |conn, path| {
             let changed = conn
-                .prepare_cached("UPDATE runs SET status = ?2, ended_at_ms = ?3 WHERE id = ?1")?
-                .execute(params![run.0, status.as_str(), now_ms()])?;
+                .prepare_cached(
+                    "UPDATE runs SET status = ?2, ended_at_ms = ?3, steal_percent = ?4 WHERE id = ?1",
+                )?
+                .execute(params![run.0, status.as_str(), now_ms(), steal_percent])?;
             require_run(changed, run, path)
         })
     }
@@ -626,7 +635,7 @@ impl Store for SqliteStore {
             ))?;
             let mut rows = stmt.query([set_id])?;
             while let Some(row) = rows.next()? {
-                let owner = index[&row.get::<_, i64>(10)?];
+                let owner = index[&row.get::<_, i64>(RUN_COLUMN_COUNT)?];
                 identifiers[owner].runs.push(read_run(conn, row)?);
             }
 

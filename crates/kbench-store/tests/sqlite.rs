@@ -102,7 +102,7 @@ fn round_trip_returns_what_was_written() {
                 .unwrap();
             per_test.push((test.key.clone(), samples));
         }
-        store.end_run(run, RunStatus::Complete).unwrap();
+        store.end_run(run, RunStatus::Complete, None).unwrap();
         expected_samples.push(per_test);
     }
 
@@ -184,14 +184,14 @@ fn unfinished_run_is_found_and_resumed() {
     store
         .end_test(run, tb, &outcome(&b, TestOutcomeKind::TargetMet))
         .unwrap();
-    store.end_run(run, RunStatus::Interrupted).unwrap();
+    store.end_run(run, RunStatus::Interrupted, None).unwrap();
     // Interrupted is resumable too.
     assert_eq!(
         store.unfinished_run("set", "id").unwrap().map(|r| r.id),
         Some(run)
     );
     store.resume_run(run, 778).unwrap();
-    store.end_run(run, RunStatus::Complete).unwrap();
+    store.end_run(run, RunStatus::Complete, None).unwrap();
     assert_eq!(store.unfinished_run("set", "id").unwrap(), None);
 
     let data = store.load("set").unwrap();
@@ -214,9 +214,9 @@ fn unfinished_run_is_found_and_resumed() {
 
     // An older unfinished run is not offered once a newer run completed.
     let old = store.begin_run("set", "id2", &info("k", 5)).unwrap();
-    store.end_run(old, RunStatus::Interrupted).unwrap();
+    store.end_run(old, RunStatus::Interrupted, None).unwrap();
     let new = store.begin_run("set", "id2", &info("k", 6)).unwrap();
-    store.end_run(new, RunStatus::Complete).unwrap();
+    store.end_run(new, RunStatus::Complete, None).unwrap();
     assert_eq!(store.unfinished_run("set", "id2").unwrap(), None);
 
     assert!(matches!(
@@ -544,7 +544,7 @@ fn written_set(store: &mut SqliteStore, set: &str) -> ResultSetData {
                 .end_test(run, id, &outcome(test, TestOutcomeKind::Skipped))
                 .unwrap();
         }
-        store.end_run(run, RunStatus::Complete).unwrap();
+        store.end_run(run, RunStatus::Complete, None).unwrap();
     }
     store.load(set).unwrap()
 }

@@ -79,6 +79,18 @@ fn two_identifiers_show_side_by_side() {
         }
         assert!(summary["ci"]["ci_low"].as_f64().unwrap() <= summary["mean"].as_f64().unwrap());
     }
+    let run = &doc["identifiers"][0]["runs"][0];
+    assert_eq!(run["status"], "complete");
+    assert!(
+        run["info"]["snapshot"]["steal_percent"].is_number(),
+        "{run}"
+    );
+    assert!(
+        !run["info"]["snapshot"]["kernel_release"]
+            .as_str()
+            .unwrap()
+            .is_empty()
+    );
     let pipe = tests.iter().find(|t| t["benchmark"] == "pipe-lat").unwrap();
     assert!(
         pipe["test"]

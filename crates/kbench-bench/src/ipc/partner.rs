@@ -15,7 +15,7 @@ use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 /// A pipe as (read end, write end), both close-on-exec.
-pub(super) fn pipe() -> Result<(OwnedFd, OwnedFd), BenchError> {
+pub(crate) fn pipe() -> Result<(OwnedFd, OwnedFd), BenchError> {
     let mut fds: [libc::c_int; 2] = [-1, -1];
     // SAFETY: `fds` is an array of two ints for pipe2 to fill.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -27,7 +27,7 @@ pub(super) fn pipe() -> Result<(OwnedFd, OwnedFd), BenchError> {
 }
 
 /// Both ends of an AF_UNIX stream socketpair (close-on-exec).
-pub(super) fn socketpair() -> Result<(OwnedFd, OwnedFd), BenchError> {
+pub(crate) fn socketpair() -> Result<(OwnedFd, OwnedFd), BenchError> {
     let (a, b) = UnixStream::pair().map_err(|error| BenchError::Os {
         what: "socketpair(AF_UNIX, SOCK_STREAM)".to_string(),
         error,
@@ -41,7 +41,7 @@ fn errno() -> i32 {
 }
 
 /// Writes all of `buf` to `fd` (measuring side), retrying on EINTR.
-pub(super) fn write_all(fd: RawFd, buf: &[u8], what: &str) -> Result<(), BenchError> {
+pub(crate) fn write_all(fd: RawFd, buf: &[u8], what: &str) -> Result<(), BenchError> {
     let mut done = 0;
     while done < buf.len() {
         let rest = &buf[done..];
@@ -60,7 +60,7 @@ pub(super) fn write_all(fd: RawFd, buf: &[u8], what: &str) -> Result<(), BenchEr
 
 /// Fills all of `buf` from `fd` (measuring side), retrying on EINTR and
 /// short reads; EOF (the partner is gone) is an error.
-pub(super) fn read_exact(fd: RawFd, buf: &mut [u8], what: &str) -> Result<(), BenchError> {
+pub(crate) fn read_exact(fd: RawFd, buf: &mut [u8], what: &str) -> Result<(), BenchError> {
     let mut done = 0;
     while done < buf.len() {
         let rest = &mut buf[done..];
@@ -87,7 +87,7 @@ pub(super) fn read_exact(fd: RawFd, buf: &mut [u8], what: &str) -> Result<(), Be
 }
 
 /// Child side: reads one byte; false on EOF or error (time to exit).
-pub(super) fn child_read_byte(fd: RawFd, byte: &mut u8) -> bool {
+pub(crate) fn child_read_byte(fd: RawFd, byte: &mut u8) -> bool {
     loop {
         // SAFETY: `byte` is valid for a write of one byte.
         let n = unsafe { libc::read(fd, (byte as *mut u8).cast(), 1) };
@@ -102,7 +102,7 @@ pub(super) fn child_read_byte(fd: RawFd, byte: &mut u8) -> bool {
 }
 
 /// Child side: writes all of `buf`; false when the other side is gone.
-pub(super) fn child_write_all(fd: RawFd, buf: &[u8]) -> bool {
+pub(crate) fn child_write_all(fd: RawFd, buf: &[u8]) -> bool {
     let mut done = 0;
     while done < buf.len() {
         let rest = &buf[done..];
@@ -121,7 +121,7 @@ pub(super) fn child_write_all(fd: RawFd, buf: &[u8]) -> bool {
 
 /// A forked partner process; dropping it kills and reaps it.
 #[derive(Debug)]
-pub(super) struct Partner {
+pub(crate) struct Partner {
     pid: libc::pid_t,
     reaped: bool,
 }
@@ -131,7 +131,7 @@ impl Partner {
     /// runs `body` and exits with status 0 when `body` returns. `body` runs in
     /// the child of a possibly multi-threaded process: it must only make
     /// async-signal-safe calls, must not allocate and must not panic.
-    pub(super) fn spawn(keep: &[RawFd], body: impl FnOnce()) -> Result<Partner, BenchError> {
+    pub(crate) fn spawn(keep: &[RawFd], body: impl FnOnce()) -> Result<Partner, BenchError> {
         // SAFETY: the child only closes descriptors, runs `body` (which keeps
         // to async-signal-safe calls) and leaves with _exit, never returning.
         let pid = unsafe { libc::fork() };
@@ -150,14 +150,14 @@ impl Partner {
         Ok(Partner { pid, reaped: false })
     }
 
-    pub(super) fn pid(&self) -> libc::pid_t {
+    pub(crate) fn pid(&self) -> libc::pid_t {
         self.pid
     }
 
     /// Waits up to `timeout` for the partner to exit by itself; its wait
     /// status when it did.
     #[cfg(test)]
-    pub(super) fn wait_exit(&mut self, timeout: Duration) -> Option<libc::c_int> {
+    pub(crate) fn wait_exit(&mut self, timeout: Duration) -> Option<libc::c_int> {
         let deadline = Instant::now() + timeout;
         loop {
             let mut status = 0;
@@ -195,7 +195,7 @@ impl Drop for Partner {
 }
 
 /// Child side: closes every descriptor from 3 up except those in `keep`.
-fn close_other_fds(keep: &[RawFd]) {
+pub(crate) fn close_other_fds(keep: &[RawFd]) {
     let mut low: RawFd = 3;
     loop {
         let next = keep.iter().copied().filter(|&fd| fd >= low).min();
@@ -242,6 +242,51 @@ fn close_fds(low: RawFd, high: RawFd) {
 }
 
 /// The raw descriptor of an owned one, for the child's keep list.
-pub(super) fn raw(fd: &OwnedFd) -> RawFd {
+pub(crate) fn raw(fd: &OwnedFd) -> RawFd {
     fd.as_raw_fd()
+}
+
+/// Test helpers shared by the families with partner processes (ipc, net,
+/// files).
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::sync::{Mutex, MutexGuard};
+
+    /// The timing tests pin threads and fork partners: they run one at a
+    /// time, across the families that take this lock.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    pub(crate) fn serial() -> MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// True when `pid` is no child of ours any more (reaped).
+    pub(crate) fn reaped(pid: libc::pid_t) -> bool {
+        let mut status = 0;
+        // SAFETY: `status` is a valid int for waitpid to fill.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
+    }
+
+    /// The children of this process, from every thread's children list.
+    pub(crate) fn children() -> Vec<libc::pid_t> {
+        let mut pids = vec![];
+        for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            pids.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<libc::pid_t>().ok()),
+            );
+        }
+        pids
+    }
+
+    /// Asserts that every pid in `pids` was reaped and is listed no more.
+    pub(crate) fn assert_gone(pids: &[libc::pid_t]) {
+        let now = children();
+        for &pid in pids {
+            assert!(reaped(pid), "partner {pid} is still our child");
+            assert!(!now.contains(&pid), "partner {pid} is still listed");
+        }
+    }
 }

@@ -1,12 +1,15 @@
-//! Placement of the measuring task and its partner: `same` pins both to one
-//! CPU, `cross` to two different CPUs, `free` pins nothing.
+//! Placement of the measuring task and its partners: `same` pins all of
+//! them to one CPU, `cross` to different CPUs (a ring: round-robin over the
+//! allowed CPUs), `free` pins nothing. Shared with the net family.
 
 use crate::{BenchError, Options};
 
-pub(super) const OPTION: &str = "placement";
-pub(super) const CHOICES: &[&str] = &["same", "cross", "free"];
-pub(super) const HELP: &str = "same: both tasks pinned to one CPU; cross: pinned to two different CPUs; \
+pub(crate) const OPTION: &str = "placement";
+pub(crate) const CHOICES: &[&str] = &["same", "cross", "free"];
+pub(crate) const HELP: &str = "same: both tasks pinned to one CPU; cross: pinned to two different CPUs; \
      free: no pinning (default cross with 2+ allowed CPUs, else same)";
+pub(crate) const RING_HELP: &str = "same (default): every process of the ring pinned to one CPU; \
+     cross: processes pinned round-robin over the allowed CPUs (needs 2+); free: no pinning";
 
 /// A CPU mask of up to 1024 CPUs, laid out as the kernel's `cpu_set_t`.
 #[derive(Clone, Copy)]
@@ -58,52 +61,75 @@ fn allowed_cpus() -> Result<Vec<usize>, BenchError> {
 }
 
 /// `cross` with 2+ allowed CPUs, `same` otherwise.
-pub(super) fn default_placement() -> String {
+pub(crate) fn default_placement() -> String {
     let cpus = allowed_cpus().map(|c| c.len()).unwrap_or(1);
     if cpus >= 2 { "cross" } else { "same" }.to_string()
 }
 
 /// The placement of one benchmark: pins the calling (measuring) thread when
-/// made, the partners with [`Pinning::pin_partner`], and gives the measuring
-/// thread its old mask back when dropped.
-pub(super) struct Pinning {
-    partner_cpu: Option<usize>,
+/// made, the partners with [`Pinning::pin_partner`] or
+/// [`Pinning::pin_process`], and gives the measuring thread its old mask
+/// back when dropped.
+pub(crate) struct Pinning {
+    /// Process `k` of the benchmark (0: the measuring thread) runs on
+    /// `cpus[k % cpus.len()]`; empty for `free`.
+    cpus: Vec<usize>,
     saved: Option<CpuMask>,
 }
 
 impl Pinning {
-    pub(super) fn new(options: &Options) -> Result<Pinning, BenchError> {
+    /// Two tasks, the measuring thread and one partner: `same` puts both on
+    /// the first allowed CPU, `cross` the partner on the second.
+    pub(crate) fn new(options: &Options) -> Result<Pinning, BenchError> {
+        Pinning::with(options, 2)
+    }
+
+    /// A ring of processes: `same` puts all of them on the first allowed
+    /// CPU, `cross` spreads them round-robin over every allowed CPU (process
+    /// `k` on the `k % n`-th).
+    pub(crate) fn spread(options: &Options) -> Result<Pinning, BenchError> {
+        Pinning::with(options, usize::MAX)
+    }
+
+    /// `cross` uses at most `max_cpus` of the allowed CPUs.
+    fn with(options: &Options, max_cpus: usize) -> Result<Pinning, BenchError> {
         let placement = options.choice(OPTION, CHOICES)?;
         if placement == "free" {
             return Ok(Pinning {
-                partner_cpu: None,
+                cpus: Vec::new(),
                 saved: None,
             });
         }
-        let cpus = allowed_cpus()?;
-        let (mine, partner) = match (placement, cpus.as_slice()) {
-            ("same", [first, ..]) => (*first, *first),
-            ("cross", [first, second, ..]) => (*first, *second),
+        let allowed = allowed_cpus()?;
+        let cpus: Vec<usize> = match (placement, allowed.as_slice()) {
+            ("same", [first, ..]) => vec![*first],
+            ("cross", [_, _, ..]) => allowed.into_iter().take(max_cpus).collect(),
             _ => {
                 return Err(BenchError::Skip(format!(
                     "needs 2 CPUs for placement={placement}, have {}",
-                    cpus.len()
+                    allowed.len()
                 )));
             }
         };
         let saved = CpuMask::of(0)?;
-        CpuMask::single(mine).apply(0)?;
+        CpuMask::single(cpus[0]).apply(0)?;
         Ok(Pinning {
-            partner_cpu: Some(partner),
+            cpus,
             saved: Some(saved),
         })
     }
 
-    /// Pins a partner process as the placement says (nothing for `free`).
-    pub(super) fn pin_partner(&self, pid: libc::pid_t) -> Result<(), BenchError> {
-        match self.partner_cpu {
-            Some(cpu) => CpuMask::single(cpu).apply(pid),
-            None => Ok(()),
+    /// Pins the (single) partner process as the placement says (nothing
+    /// for `free`).
+    pub(crate) fn pin_partner(&self, pid: libc::pid_t) -> Result<(), BenchError> {
+        self.pin_process(1, pid)
+    }
+
+    /// Pins process `index` of the benchmark (1 and up: the partners).
+    pub(crate) fn pin_process(&self, index: usize, pid: libc::pid_t) -> Result<(), BenchError> {
+        match self.cpus.len() {
+            0 => Ok(()),
+            n => CpuMask::single(self.cpus[index % n]).apply(pid),
         }
     }
 }

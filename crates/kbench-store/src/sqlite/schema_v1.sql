@@ -42,7 +42,9 @@ CREATE TABLE runs (
     tool_version  TEXT    NOT NULL,
     snapshot_json TEXT    NOT NULL,
     host_json     TEXT,
-    notes_json    TEXT    NOT NULL
+    notes_json    TEXT    NOT NULL,
+    -- Steal time while the run went on, in percent; known at its end.
+    steal_percent DOUBLE PRECISION
 );
 CREATE INDEX runs_by_identifier ON runs (identifier_id, id);
 
