@@ -66,7 +66,7 @@ fn touched_buffer(words: usize, fill: u64) -> Result<Vec<u64>, BenchError> {
 }
 
 /// MemAvailable from /proc/meminfo, in bytes.
-fn available_memory() -> Option<u64> {
+pub(crate) fn available_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

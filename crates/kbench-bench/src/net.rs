@@ -1,5 +1,726 @@
-//! Placeholder: filled by the benchmark family's author.
+//! Loopback network benchmarks (lmbench family): UDP and TCP round trips,
+//! TCP connection setup and TCP bandwidth, each against a partner process
+//! over 127.0.0.1 on ephemeral ports (bound to port 0).
+//!
+//! As in the ipc family (whose [`Partner`] and [`Pinning`] these reuse),
+//! sockets are made and connected and the partner is forked in `prepare`;
+//! `run` times only the loop, and dropping the workload closes the sockets
+//! and kills and reaps the partner.
+//!
+//! A partner blocked on a UDP socket or a listener sees no EOF when the
+//! measuring process dies, so those sockets get a receive timeout
+//! ([`PARTNER_POLL`]): on each timeout the partner checks that its parent is
+//! still the measuring process and exits when it was orphaned.
 
-use crate::BenchInfo;
+use crate::ipc::PLACEMENT;
+use crate::ipc::partner::{self, Partner, raw};
+use crate::ipc::placement::Pinning;
+use crate::{BenchError, BenchInfo, Direction, Interval, Options, Unit, Workload};
+use std::hint::black_box;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::time::{Duration, Instant};
 
-pub const BENCHES: &[BenchInfo] = &[];
+/// The transfer block of tcp-bw (lmbench's 64 KiB).
+const BLOCK: usize = 64 * 1024;
+
+/// How long a partner waits in recv/accept before checking that the
+/// measuring process is still its parent.
+const PARTNER_POLL: Duration = Duration::from_secs(1);
+
+/// How long the measuring side waits for a UDP echo before giving up (a
+/// lost datagram would otherwise hang the run).
+const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The listen backlog of tcp-connect (the kernel clamps it to
+/// net.core.somaxconn, 4096 by default since Linux 5.4).
+const BACKLOG: libc::c_int = 4096;
+
+pub const BENCHES: &[BenchInfo] = &[
+    BenchInfo {
+        id: "udp-lat",
+        unit: Unit::Micros,
+        direction: Direction::Lower,
+        summary: "4-byte round trip over connected loopback UDP sockets to an echoing partner process",
+        options: &[PLACEMENT],
+        prepare: |o| Ok(Box::new(UdpLat::new(o, std::process::id(), PARTNER_POLL)?)),
+    },
+    BenchInfo {
+        id: "tcp-lat",
+        unit: Unit::Micros,
+        direction: Direction::Lower,
+        summary: "1-byte round trip over a loopback TCP connection (TCP_NODELAY) to an echoing partner process",
+        options: &[PLACEMENT],
+        prepare: |o| Ok(Box::new(TcpLat::new(o)?)),
+    },
+    BenchInfo {
+        id: "tcp-connect",
+        unit: Unit::Micros,
+        direction: Direction::Lower,
+        summary: "socket + connect + abortive close (SO_LINGER 0: RST, no TIME_WAIT) to a loopback listener \
+                  whose partner process accepts and closes",
+        options: &[],
+        prepare: |_| Ok(Box::new(Connect::new(std::process::id(), PARTNER_POLL)?)),
+    },
+    BenchInfo {
+        id: "tcp-bw",
+        unit: Unit::MegabytesPerSec,
+        direction: Direction::Higher,
+        summary: "64 KiB blocks read from a loopback TCP connection fed by a writer process",
+        options: &[PLACEMENT],
+        prepare: |o| Ok(Box::new(TcpBw::new(o)?)),
+    },
+];
+
+// ------------------------------------------------------------------ helpers
+
+/// 127.0.0.1, port 0: the kernel picks a free ephemeral port.
+fn loopback() -> SocketAddr {
+    SocketAddr::from((Ipv4Addr::LOCALHOST, 0))
+}
+
+/// Maps an error of a std socket call to an `Os` error naming it.
+fn os(what: &'static str) -> impl FnOnce(io::Error) -> BenchError {
+    move |error| BenchError::Os {
+        what: what.to_string(),
+        error,
+    }
+}
+
+/// Binding to 127.0.0.1 fails where there is no usable loopback interface
+/// (e.g. a VM guest or namespace with `lo` down): skip, do not fail.
+fn bind_error(error: io::Error) -> BenchError {
+    match error.raw_os_error() {
+        Some(libc::EADDRNOTAVAIL | libc::ENETUNREACH | libc::ENETDOWN | libc::EAFNOSUPPORT) => {
+            BenchError::Skip(format!("127.0.0.1 is not usable here: {error}"))
+        }
+        _ => BenchError::Os {
+            what: "bind 127.0.0.1:0".to_string(),
+            error,
+        },
+    }
+}
+
+/// The result of a libc call returning -1 on error.
+fn check(r: libc::c_int, what: &str) -> Result<libc::c_int, BenchError> {
+    if r < 0 {
+        return Err(BenchError::last_os(what));
+    }
+    Ok(r)
+}
+
+/// Sets an int-sized (or struct) socket option.
+fn set_option<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, value: &T, what: &str) -> Result<(), BenchError> {
+    // SAFETY: `value` points to a live T of exactly the size passed.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (value as *const T).cast(),
+            size_of::<T>() as libc::socklen_t,
+        )
+    };
+    check(r, what).map(|_| ())
+}
+
+/// The receive timeout of a socket; for a listener it bounds `accept`.
+fn set_receive_timeout(fd: RawFd, timeout: Duration) -> Result<(), BenchError> {
+    let tv = libc::timeval {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_usec: timeout.subsec_micros() as libc::suseconds_t,
+    };
+    set_option(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv, "setsockopt(SO_RCVTIMEO)")
+}
+
+/// Child side, after a failed recv or accept: true to try again (interrupted,
+/// an aborted connection, or a timeout while `parent` is still our parent).
+fn keep_waiting(parent: libc::pid_t) -> bool {
+    match partner::errno() {
+        libc::EINTR | libc::ECONNABORTED => true,
+        // EWOULDBLOCK is EAGAIN on Linux.
+        libc::EAGAIN => {
+            // SAFETY: getppid has no preconditions and is async-signal-safe.
+            let ppid = unsafe { libc::getppid() };
+            ppid == parent
+        }
+        _ => false,
+    }
+}
+
+/// A connected loopback TCP pair as (client, server side of the listener).
+fn tcp_pair(nodelay: bool) -> Result<(TcpStream, TcpStream), BenchError> {
+    let listener = TcpListener::bind(loopback()).map_err(bind_error)?;
+    let addr = listener.local_addr().map_err(os("getsockname"))?;
+    let client = TcpStream::connect(addr).map_err(os("connect to 127.0.0.1"))?;
+    let (server, _) = listener.accept().map_err(os("accept"))?;
+    if nodelay {
+        client.set_nodelay(true).map_err(os("setsockopt(TCP_NODELAY)"))?;
+        server.set_nodelay(true).map_err(os("setsockopt(TCP_NODELAY)"))?;
+    }
+    Ok((client, server))
+}
+
+fn pid_of(id: u32) -> libc::pid_t {
+    id as libc::pid_t
+}
+
+// ------------------------------------------------------------------ udp-lat
+
+/// udp-lat (lmbench lat_udp): the measuring side writes a 4-byte sequence
+/// number on a UDP socket connected to the partner's, the partner echoes
+/// the datagram; one iteration is one round trip, the echo is checked.
+struct UdpLat {
+    fd: RawFd,
+    seq: u32,
+    // Drop order: our socket closes, the partner is reaped, we are unpinned.
+    _socket: OwnedFd,
+    _partner: Partner,
+    _pinning: Pinning,
+}
+
+impl UdpLat {
+    /// `parent` is the process the partner must stay a child of (ours;
+    /// tests pass another to see an orphan exit), `poll` its recv timeout.
+    fn new(options: &Options, parent: u32, poll: Duration) -> Result<UdpLat, BenchError> {
+        let pinning = Pinning::new(options)?;
+        let mine = UdpSocket::bind(loopback()).map_err(bind_error)?;
+        let theirs = UdpSocket::bind(loopback()).map_err(bind_error)?;
+        let my_addr = mine.local_addr().map_err(os("getsockname"))?;
+        let their_addr = theirs.local_addr().map_err(os("getsockname"))?;
+        mine.connect(their_addr).map_err(os("connect UDP socket"))?;
+        theirs.connect(my_addr).map_err(os("connect UDP socket"))?;
+        mine.set_read_timeout(Some(ECHO_TIMEOUT))
+            .map_err(os("setsockopt(SO_RCVTIMEO)"))?;
+        set_receive_timeout(theirs.as_raw_fd(), poll)?;
+        let (fd, parent) = (theirs.as_raw_fd(), pid_of(parent));
+        let partner = Partner::spawn(&[fd], || udp_echo(fd, parent))?;
+        drop(theirs);
+        pinning.pin_partner(partner.pid())?;
+        let socket = OwnedFd::from(mine);
+        Ok(UdpLat {
+            fd: raw(&socket),
+            seq: 0,
+            _socket: socket,
+            _partner: partner,
+            _pinning: pinning,
+        })
+    }
+}
+
+/// Child side: echoes every datagram back until an error, or until the
+/// measuring process is gone.
+fn udp_echo(fd: RawFd, parent: libc::pid_t) {
+    let mut buf = [0u8; 64];
+    loop {
+        // SAFETY: `buf` is valid for writes of its length.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        if n < 0 {
+            if keep_waiting(parent) {
+                continue;
+            }
+            return;
+        }
+        if !partner::child_write_all(fd, &buf[..n as usize]) {
+            return;
+        }
+    }
+}
+
+impl Workload for UdpLat {
+    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
+        let mut back = [0u8; 4];
+        let start = Instant::now();
+        for _ in 0..iterations {
+            self.seq = self.seq.wrapping_add(1);
+            let out = self.seq.to_ne_bytes();
+            partner::write_all(self.fd, &out, "udp-lat")?;
+            partner::read_exact(self.fd, &mut back, "udp-lat")?;
+            if back != out {
+                return Err(BenchError::Os {
+                    what: "udp-lat: echo".to_string(),
+                    error: io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("sent {out:?}, got {back:?} back"),
+                    ),
+                });
+            }
+        }
+        let interval = Interval::since(start, iterations as f64);
+        black_box(back);
+        Ok(interval)
+    }
+}
+
+// ------------------------------------------------------------------ tcp-lat
+
+/// tcp-lat (lmbench lat_tcp): one byte each way over a TCP_NODELAY
+/// connection; one iteration is one round trip.
+struct TcpLat {
+    fd: RawFd,
+    _socket: OwnedFd,
+    _partner: Partner,
+    _pinning: Pinning,
+}
+
+impl TcpLat {
+    fn new(options: &Options) -> Result<TcpLat, BenchError> {
+        let pinning = Pinning::new(options)?;
+        let (client, server) = tcp_pair(true)?;
+        let fd = server.as_raw_fd();
+        // The partner exits by itself on EOF, when our end closes.
+        let partner = Partner::spawn(&[fd], || {
+            let mut byte = 0u8;
+            while partner::child_read_byte(fd, &mut byte) && partner::child_write_all(fd, &[byte]) {
+            }
+        })?;
+        drop(server);
+        pinning.pin_partner(partner.pid())?;
+        let socket = OwnedFd::from(client);
+        Ok(TcpLat {
+            fd: raw(&socket),
+            _socket: socket,
+            _partner: partner,
+            _pinning: pinning,
+        })
+    }
+}
+
+impl Workload for TcpLat {
+    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
+        let mut byte = [b'x'];
+        let start = Instant::now();
+        for _ in 0..iterations {
+            partner::write_all(self.fd, &byte, "tcp-lat")?;
+            partner::read_exact(self.fd, &mut byte, "tcp-lat")?;
+        }
+        let interval = Interval::since(start, iterations as f64);
+        black_box(byte);
+        Ok(interval)
+    }
+}
+
+// -------------------------------------------------------------- tcp-connect
+
+/// tcp-connect (lmbench lat_connect): one iteration is socket + connect +
+/// close of a client socket to a loopback listener; a partner process
+/// accepts and closes each connection.
+///
+/// The client closes abortively (SO_LINGER on, linger time 0): close sends a
+/// RST instead of a FIN, so neither side enters TIME_WAIT and long runs do
+/// not run out of ephemeral ports (a graceful close would leave one
+/// TIME_WAIT socket, holding a port for 60 s, per iteration). The setsockopt
+/// is part of the timed loop, as lmbench's SO_REUSEADDR is part of its.
+///
+/// The accept queue is checked empty before every interval (untimed), so an
+/// interval starts with no backlog from the last and never comes near the
+/// listen backlog, whose overflow would drop SYNs (a 1 s retransmit).
+struct Connect {
+    addr: libc::sockaddr_in,
+    /// Our copy of the listener, to read its accept queue length.
+    listener: OwnedFd,
+    _partner: Partner,
+}
+
+/// SO_LINGER on with a zero timeout: close aborts with a RST.
+const ABORT: libc::linger = libc::linger {
+    l_onoff: 1,
+    l_linger: 0,
+};
+
+impl Connect {
+    fn new(parent: u32, poll: Duration) -> Result<Connect, BenchError> {
+        let listener = TcpListener::bind(loopback()).map_err(bind_error)?;
+        let port = listener.local_addr().map_err(os("getsockname"))?.port();
+        let fd = listener.as_raw_fd();
+        // SAFETY: fd is our bound, listening socket; listening again only
+        // raises the backlog (std listens with a smaller one).
+        check(unsafe { libc::listen(fd, BACKLOG) }, "listen")?;
+        set_receive_timeout(fd, poll)?;
+        let parent = pid_of(parent);
+        let partner = Partner::spawn(&[fd], || {
+            loop {
+                // SAFETY: null address pointers: the peer address is not wanted.
+                let conn = unsafe {
+                    libc::accept4(fd, std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC)
+                };
+                if conn < 0 {
+                    if keep_waiting(parent) {
+                        continue;
+                    }
+                    return;
+                }
+                // SAFETY: conn was just accepted and is closed once.
+                unsafe { libc::close(conn) };
+            }
+        })?;
+        // SAFETY: an all-zero sockaddr_in is valid; the fields are set below.
+        let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_port = port.to_be();
+        addr.sin_addr.s_addr = u32::from(Ipv4Addr::LOCALHOST).to_be();
+        Ok(Connect {
+            addr,
+            listener: OwnedFd::from(listener),
+            _partner: partner,
+        })
+    }
+
+    /// Connections accepted by the kernel but not yet by the partner.
+    fn queued(&self) -> Result<u32, BenchError> {
+        // SAFETY: tcp_info is a plain C struct; all zeroes is valid.
+        let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+        let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
+        // SAFETY: `info` is writable for `len` bytes, `len` is a valid socklen_t.
+        let r = unsafe {
+            libc::getsockopt(
+                raw(&self.listener),
+                libc::IPPROTO_TCP,
+                libc::TCP_INFO,
+                (&raw mut info).cast(),
+                &mut len,
+            )
+        };
+        check(r, "getsockopt(TCP_INFO) of the listener")?;
+        // For a listener the kernel reports the accept queue length here.
+        Ok(info.tcpi_unacked)
+    }
+
+    /// Waits (untimed) until the partner has accepted every connection.
+    fn drain(&self) -> Result<(), BenchError> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let queued = self.queued()?;
+            if queued == 0 {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(BenchError::Os {
+                    what: "tcp-connect".to_string(),
+                    error: io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("the partner left {queued} connections unaccepted for 5 s"),
+                    ),
+                });
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// One connection: socket, SO_LINGER 0, connect, close.
+    fn connect_once(&self) -> Result<(), BenchError> {
+        // SAFETY: socket has no memory preconditions.
+        let fd = check(
+            unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) },
+            "tcp-connect: socket",
+        )?;
+        // SAFETY: fd was just created and is owned by nobody else; it is
+        // closed on every error path by the OwnedFd.
+        let socket = unsafe { OwnedFd::from_raw_fd(fd) };
+        set_option(fd, libc::SOL_SOCKET, libc::SO_LINGER, &ABORT, "tcp-connect: setsockopt(SO_LINGER)")?;
+        // SAFETY: `addr` is a valid sockaddr_in of the size passed.
+        let r = unsafe {
+            libc::connect(
+                fd,
+                (&raw const self.addr).cast(),
+                size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        };
+        check(r, "tcp-connect: connect")?;
+        // SAFETY: the descriptor is ours and closed exactly once, here.
+        let r = unsafe { libc::close(socket.into_raw_fd()) };
+        black_box(check(r, "tcp-connect: close")?);
+        Ok(())
+    }
+}
+
+impl Workload for Connect {
+    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
+        self.drain()?;
+        let start = Instant::now();
+        for _ in 0..iterations {
+            self.connect_once()?;
+        }
+        Ok(Interval::since(start, iterations as f64))
+    }
+}
+
+// ------------------------------------------------------------------- tcp-bw
+
+/// tcp-bw (lmbench bw_tcp): a writer process writes 64 KiB chunks as fast
+/// as it can; one iteration reads one whole 64 KiB block (however many
+/// reads that takes); the work is the bytes read. Socket buffers keep the
+/// kernel's defaults (autotuned).
+struct TcpBw {
+    fd: RawFd,
+    buf: Vec<u8>,
+    _socket: OwnedFd,
+    _partner: Partner,
+    _pinning: Pinning,
+}
+
+impl TcpBw {
+    fn new(options: &Options) -> Result<TcpBw, BenchError> {
+        let pinning = Pinning::new(options)?;
+        let (client, server) = tcp_pair(false)?;
+        // The writer's chunk is allocated and touched here: the child may
+        // not allocate.
+        let chunk = vec![b'k'; BLOCK];
+        let fd = server.as_raw_fd();
+        // The writer exits by itself (EPIPE/ECONNRESET) when our end closes.
+        let partner = Partner::spawn(&[fd], || while partner::child_write_all(fd, &chunk) {})?;
+        drop(chunk);
+        drop(server);
+        pinning.pin_partner(partner.pid())?;
+        let socket = OwnedFd::from(client);
+        Ok(TcpBw {
+            fd: raw(&socket),
+            buf: vec![0; BLOCK],
+            _socket: socket,
+            _partner: partner,
+            _pinning: pinning,
+        })
+    }
+}
+
+impl Workload for TcpBw {
+    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
+        let start = Instant::now();
+        for _ in 0..iterations {
+            partner::read_exact(self.fd, &mut self.buf, "tcp-bw")?;
+        }
+        let interval = Interval::since(start, (iterations * BLOCK as u64) as f64);
+        black_box(&self.buf);
+        Ok(interval)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipc::partner::testing::{assert_gone, children, serial};
+    use crate::{OptionSpec, TestKey};
+
+    fn key(id: &str, options: &[(&str, &str)]) -> TestKey {
+        let mut key = TestKey::new(id);
+        for (k, v) in options {
+            key.options.insert(k.to_string(), v.to_string());
+        }
+        key
+    }
+
+    /// Resolves, prepares, calibrates and runs a few intervals; the values.
+    fn measure(id: &str, options: &[(&str, &str)]) -> Vec<f64> {
+        let _serial = serial();
+        let info = crate::find(id).expect("registered");
+        let (canonical, opts) = info.resolve(&key(id, options)).unwrap();
+        let mut w = info.prepare(&opts).unwrap();
+        let n = crate::calibrate(&mut *w, crate::MIN_INTERVAL).unwrap();
+        (0..3)
+            .map(|_| {
+                let interval = w.run(n).unwrap();
+                let value = info.unit.value(interval);
+                eprintln!(
+                    "{}: {value:.3} {} ({n} iterations)",
+                    canonical.test_name(),
+                    info.unit.label()
+                );
+                value
+            })
+            .collect()
+    }
+
+    fn assert_within(id: &str, values: &[f64], low: f64, high: f64) {
+        for &v in values {
+            assert!(v.is_finite() && v > 0.0, "{id}: {v}");
+            assert!((low..=high).contains(&v), "{id}: {v} outside {low}..={high}");
+        }
+    }
+
+    fn two_cpus() -> bool {
+        crate::ipc::placement::default_placement() == "cross"
+    }
+
+    #[test]
+    fn udp_lat_is_plausible() {
+        assert_within("udp-lat", &measure("udp-lat", &[]), 1.0, 10_000.0);
+        assert_within("udp-lat", &measure("udp-lat", &[("placement", "same")]), 1.0, 10_000.0);
+    }
+
+    #[test]
+    fn tcp_lat_is_plausible() {
+        assert_within("tcp-lat", &measure("tcp-lat", &[]), 1.0, 10_000.0);
+        for placement in ["same", "free"] {
+            let values = measure("tcp-lat", &[("placement", placement)]);
+            assert_within("tcp-lat", &values, 1.0, 10_000.0);
+        }
+    }
+
+    #[test]
+    fn tcp_connect_is_plausible() {
+        assert_within("tcp-connect", &measure("tcp-connect", &[]), 1.0, 100_000.0);
+    }
+
+    #[test]
+    fn tcp_bw_is_plausible() {
+        assert_within("tcp-bw", &measure("tcp-bw", &[]), 10.0, 1e6);
+        assert_within("tcp-bw", &measure("tcp-bw", &[("placement", "same")]), 10.0, 1e6);
+    }
+
+    #[test]
+    fn defaults_and_canonical_keys() {
+        let expected = if two_cpus() { "cross" } else { "same" };
+        for id in ["udp-lat", "tcp-lat", "tcp-bw"] {
+            let (canonical, _) = crate::find(id).unwrap().resolve(&TestKey::new(id)).unwrap();
+            assert_eq!(canonical.test_name(), format!("{id}[placement={expected}]"));
+        }
+        let (canonical, _) = crate::find("tcp-connect")
+            .unwrap()
+            .resolve(&TestKey::new("tcp-connect"))
+            .unwrap();
+        assert_eq!(canonical.test_name(), "tcp-connect");
+    }
+
+    fn invalid(id: &str, options: &[(&str, &str)]) -> String {
+        let info = crate::find(id).unwrap();
+        let result = info.resolve(&key(id, options)).and_then(|(_, o)| info.prepare(&o));
+        match result {
+            Err(BenchError::InvalidOption { option, .. }) => option,
+            Err(other) => panic!("{id}{options:?}: {other}"),
+            Ok(_) => panic!("{id}{options:?} was accepted"),
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_options() {
+        for id in ["udp-lat", "tcp-lat", "tcp-bw"] {
+            assert_eq!(invalid(id, &[("placement", "xyz")]), "placement");
+            assert_eq!(invalid(id, &[("placement", "")]), "placement");
+            assert_eq!(invalid(id, &[("size", "1")]), "size");
+        }
+        assert_eq!(invalid("tcp-connect", &[("placement", "same")]), "placement");
+    }
+
+    #[test]
+    fn cross_needs_two_cpus() {
+        if two_cpus() {
+            return;
+        }
+        for id in ["udp-lat", "tcp-lat", "tcp-bw"] {
+            let info = crate::find(id).unwrap();
+            let (_, o) = info.resolve(&key(id, &[("placement", "cross")])).unwrap();
+            assert!(matches!(info.prepare(&o), Err(BenchError::Skip(_))), "{id}");
+        }
+    }
+
+    fn options(pairs: &[(&str, &str)], specs: &[OptionSpec]) -> Options {
+        let given = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Options::resolve(specs, &given).unwrap()
+    }
+
+    fn free() -> Options {
+        options(&[("placement", "free")], &[PLACEMENT])
+    }
+
+    #[test]
+    fn dropping_reaps_every_partner() {
+        let mut w = UdpLat::new(&free(), std::process::id(), PARTNER_POLL).unwrap();
+        w.run(10).unwrap();
+        let udp = w._partner.pid();
+        assert!(children().contains(&udp));
+        drop(w);
+
+        let mut w = TcpLat::new(&free()).unwrap();
+        w.run(10).unwrap();
+        let tcp = w._partner.pid();
+        drop(w);
+
+        let mut w = Connect::new(std::process::id(), PARTNER_POLL).unwrap();
+        w.run(10).unwrap();
+        let connect = w._partner.pid();
+        drop(w);
+
+        let mut w = TcpBw::new(&free()).unwrap();
+        w.run(3).unwrap();
+        let bw = w._partner.pid();
+        drop(w);
+        assert_gone(&[udp, tcp, connect, bw]);
+    }
+
+    fn exited(status: Option<libc::c_int>) -> bool {
+        matches!(status, Some(s) if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0)
+    }
+
+    /// Shuts our end of a connection down, as closing it would.
+    fn shut(fd: RawFd) {
+        // SAFETY: fd is an open socket of the workload.
+        assert_eq!(unsafe { libc::shutdown(fd, libc::SHUT_RDWR) }, 0);
+    }
+
+    /// Partners on a connection exit by themselves when our end closes.
+    #[test]
+    fn tcp_partners_exit_on_close() {
+        let mut w = TcpLat::new(&free()).unwrap();
+        w.run(10).unwrap();
+        shut(w.fd);
+        assert!(exited(w._partner.wait_exit(Duration::from_secs(5))), "echo partner");
+
+        let mut w = TcpBw::new(&free()).unwrap();
+        w.run(3).unwrap();
+        shut(w.fd);
+        assert!(exited(w._partner.wait_exit(Duration::from_secs(5))), "writer partner");
+    }
+
+    /// Partners blocked in recv or accept exit by themselves once they are
+    /// no longer children of the process they serve (here: one that never
+    /// was their parent).
+    #[test]
+    fn orphaned_partners_exit() {
+        let not_our_parent = i32::MAX as u32;
+        let poll = Duration::from_millis(20);
+        let mut w = UdpLat::new(&free(), not_our_parent, poll).unwrap();
+        assert!(exited(w._partner.wait_exit(Duration::from_secs(5))), "udp echo");
+        let mut w = Connect::new(not_our_parent, poll).unwrap();
+        assert!(exited(w._partner.wait_exit(Duration::from_secs(5))), "acceptor");
+
+        // With the right parent they wait through the timeouts.
+        let mut w = UdpLat::new(&free(), std::process::id(), poll).unwrap();
+        std::thread::sleep(poll * 5);
+        w.run(10).unwrap();
+        let mut w = Connect::new(std::process::id(), poll).unwrap();
+        std::thread::sleep(poll * 5);
+        w.run(10).unwrap();
+    }
+
+    /// Sockets of this network namespace in TIME_WAIT with `port` at either
+    /// end, from /proc/net/tcp.
+    fn time_wait(port: u16) -> usize {
+        let text = std::fs::read_to_string("/proc/net/tcp").unwrap();
+        let port = format!(":{port:04X}");
+        text.lines()
+            .skip(1)
+            .filter(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                fields.len() > 3
+                    && fields[3] == "06"
+                    && (fields[1].ends_with(&port) || fields[2].ends_with(&port))
+            })
+            .count()
+    }
+
+    /// The abortive close leaves no TIME_WAIT socket behind, so long runs
+    /// cannot exhaust the ephemeral ports.
+    #[test]
+    fn connect_leaves_no_time_wait() {
+        let _serial = serial();
+        let mut w = Connect::new(std::process::id(), PARTNER_POLL).unwrap();
+        let port = u16::from_be(w.addr.sin_port);
+        for _ in 0..4 {
+            w.run(500).unwrap();
+        }
+        w.drain().unwrap();
+        assert_eq!(w.queued().unwrap(), 0);
+        assert_eq!(time_wait(port), 0, "TIME_WAIT sockets on port {port}");
+    }
+}

@@ -1,5 +1,339 @@
-//! Placeholder: filled by the benchmark family's author.
+//! stress-ng / aim9 / hackbench / sysbench style benchmarks (seeds 000, 002,
+//! 004): the kernel paths those suites exercise, measured with kbench's
+//! timing rules (setup before timing, calibrated intervals, real syscalls).
+//!
+//! - [`vm`]: `madvise`, `vm-splice`, `memfd` (stress-ng stressors).
+//! - [`sys`]: `poll`, `get` (stress-ng stressors).
+//! - [`aim9`]: `brk-test`, `page-test`, `exec-test` (aim9 tests). The brk
+//!   loops run in a dedicated child process: see [`aim9`] for why.
+//! - [`hackbench`]: `messaging` (hackbench), one iteration is a whole run.
+//! - [`mutex`]: `mutex-contend` (sysbench `mutex` style).
+//!
+//! Every workload releases what it made (children, threads, mappings,
+//! descriptors, temporary files) when dropped, also after a failed `run`.
 
-use crate::BenchInfo;
+mod aim9;
+mod hackbench;
+mod mutex;
+mod sys;
+mod vm;
 
-pub const BENCHES: &[BenchInfo] = &[];
+use crate::{BenchInfo, Direction, OptionSpec, Unit};
+
+pub const BENCHES: &[BenchInfo] = &[
+    BenchInfo {
+        id: "madvise",
+        unit: Unit::Rate("ops/s"),
+        direction: Direction::Higher,
+        summary: "one madvise(2) of a random page of a 4 MiB MAP_SHARED read-only file mapping, \
+                  random advice of NORMAL/RANDOM/SEQUENTIAL/WILLNEED/DONTNEED (fixed seed)",
+        options: &[],
+        prepare: |_| Ok(Box::new(vm::Madvise::new()?)),
+    },
+    BenchInfo {
+        id: "vm-splice",
+        unit: Unit::MegabytesPerSec,
+        direction: Direction::Higher,
+        summary: "vmsplice 64 KiB of a page-aligned user buffer into a 64 KiB pipe, splice it to /dev/null",
+        options: &[],
+        prepare: |_| Ok(Box::new(vm::VmSplice::new()?)),
+    },
+    BenchInfo {
+        id: "memfd",
+        unit: Unit::Rate("ops/s"),
+        direction: Direction::Higher,
+        summary: "memfd_create + ftruncate 64 KiB + mmap MAP_SHARED + write a byte per page + munmap + close",
+        options: &[],
+        prepare: |_| Ok(Box::new(vm::Memfd::new()?)),
+    },
+    BenchInfo {
+        id: "poll",
+        unit: Unit::Rate("ops/s"),
+        direction: Direction::Higher,
+        summary: "zero-timeout poll, ppoll and select (one op each) over the read ends of 5 pipes, 3 of them readable",
+        options: &[],
+        prepare: |_| Ok(Box::new(sys::Poll::new()?)),
+    },
+    BenchInfo {
+        id: "get",
+        unit: Unit::Rate("ops/s"),
+        direction: Direction::Higher,
+        summary: "a fixed mix of 16 get* system calls (getpid .. getrusage(RUSAGE_THREAD), uname), one op each",
+        options: &[],
+        prepare: |_| Ok(Box::new(sys::Get::new())),
+    },
+    BenchInfo {
+        id: "brk-test",
+        unit: Unit::Rate("calls/s"),
+        direction: Direction::Higher,
+        summary: "aim9 brk_test in a child process: brk shrinks 16 pages (64 KiB), then 16 brk grows of one page",
+        options: &[],
+        prepare: |_| Ok(Box::new(aim9::Brk::new(false)?)),
+    },
+    BenchInfo {
+        id: "page-test",
+        unit: Unit::Rate("pages/s"),
+        direction: Direction::Higher,
+        summary: "aim9 page_test in a child process: as brk-test, writing a byte to each new page (THP off)",
+        options: &[],
+        prepare: |_| Ok(Box::new(aim9::Brk::new(true)?)),
+    },
+    BenchInfo {
+        id: "exec-test",
+        unit: Unit::Rate("loads/s"),
+        direction: Direction::Higher,
+        summary: "aim9 exec_test: fork(); the child execve()s a 129-byte static ELF calling exit_group(0); waitpid()",
+        options: &[],
+        prepare: aim9::prepare_exec_test,
+    },
+    BenchInfo {
+        id: "messaging",
+        unit: Unit::Seconds,
+        direction: Direction::Lower,
+        summary: "hackbench: G groups of 20 senders and 20 receivers; each sender writes 100 messages of \
+                  100 bytes to each receiver of its group; time from the start signal until all are reaped",
+        options: &[
+            OptionSpec {
+                name: "groups",
+                default: || "4".to_string(),
+                help: "groups of 20 senders + 20 receivers, 1..=100 (at most 4000 tasks); hackbench's default is 10",
+            },
+            OptionSpec {
+                name: "ipc",
+                default: || "pipe".to_string(),
+                help: "pipe: one pipe per receiver; socket: one AF_UNIX stream socketpair per receiver",
+            },
+            OptionSpec {
+                name: "mode",
+                default: || "process".to_string(),
+                help: "process: every sender and receiver is a forked process; thread: a thread",
+            },
+        ],
+        prepare: |o| Ok(Box::new(hackbench::Messaging::new(o)?)),
+    },
+    BenchInfo {
+        id: "mutex-contend",
+        unit: Unit::Rate("ops/s"),
+        direction: Direction::Higher,
+        summary: "N threads share a fixed number of ops, sysbench-mutex style: pthread_mutex_lock, bump a \
+                  shared counter, unlock, then a 100-step spin",
+        options: &[OptionSpec {
+            name: "threads",
+            default: || "2".to_string(),
+            help: "threads contending for the one mutex, 1..=1024 (the measuring thread is one of them)",
+        }],
+        prepare: |o| Ok(Box::new(mutex::MutexContend::new(o)?)),
+    },
+];
+
+/// The size of a page on this machine.
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if page > 0 { page as usize } else { 4096 }
+}
+
+/// The 64-bit xorshift* generator: a fixed-seed, reproducible sequence.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipc::partner::testing;
+    use crate::{BenchError, MIN_INTERVAL, TestKey, Workload, calibrate};
+
+    fn key(id: &str, options: &[(&str, &str)]) -> TestKey {
+        let mut key = TestKey::new(id);
+        for (k, v) in options {
+            key.options.insert(k.to_string(), v.to_string());
+        }
+        key
+    }
+
+    pub(super) fn prepare(id: &str, options: &[(&str, &str)]) -> Box<dyn Workload> {
+        let info = crate::find(id).expect("registered");
+        let (_, opts) = info.resolve(&key(id, options)).expect("options resolve");
+        info.prepare(&opts).unwrap_or_else(|e| panic!("{id}{options:?}: {e}"))
+    }
+
+    /// Resolves, prepares, calibrates and runs three intervals (one at a
+    /// time across the families that fork or pin); asserts every value is
+    /// within `low..=high` and that the workload leaves no child behind.
+    fn assert_plausible(id: &str, options: &[(&str, &str)], low: f64, high: f64) -> Vec<f64> {
+        let _serial = testing::serial();
+        let info = crate::find(id).expect("registered");
+        let mut w = prepare(id, options);
+        let n = calibrate(&mut *w, MIN_INTERVAL).expect("calibrate");
+        let values: Vec<f64> = (0..3)
+            .map(|_| {
+                let interval = w.run(n).expect("run");
+                assert!(interval.work > 0.0);
+                info.unit.value(interval)
+            })
+            .collect();
+        eprintln!(
+            "{id}{options:?}: {values:.4?} {} ({n} iterations)",
+            info.unit.label()
+        );
+        for &v in &values {
+            assert!(v.is_finite() && v > 0.0, "{id}: {v}");
+            assert!((low..=high).contains(&v), "{id}: {v} outside {low}..={high}");
+        }
+        drop(w);
+        assert_no_children();
+        values
+    }
+
+    /// No child of this thread is left, zombie or running (`__WNOTHREAD`
+    /// keeps other test threads' children out of it).
+    pub(super) fn assert_no_children() {
+        let mut status = 0;
+        // SAFETY: status is a valid c_int; WNOHANG never blocks.
+        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WNOTHREAD) };
+        let errno = std::io::Error::last_os_error().raw_os_error();
+        assert_eq!((r, errno), (-1, Some(libc::ECHILD)), "a child is left");
+        if let Ok(children) = std::fs::read_to_string("/proc/thread-self/children") {
+            assert_eq!(children.trim(), "", "children left: {children}");
+        }
+    }
+
+    /// The temporary directory the last workload of this thread made is gone.
+    fn assert_temp_dir_gone() {
+        let dir = crate::syscalls::LAST_TEMP_DIR
+            .with(|last| last.borrow_mut().take())
+            .expect("a temp dir was made");
+        assert!(!dir.exists(), "{} is left behind", dir.display());
+    }
+
+    fn invalid(id: &str, options: &[(&str, &str)]) -> String {
+        let info = crate::find(id).unwrap();
+        let result = info
+            .resolve(&key(id, options))
+            .and_then(|(_, o)| info.prepare(&o));
+        match result {
+            Err(BenchError::InvalidOption { option, .. }) => option,
+            Err(other) => panic!("{id}{options:?}: {other}"),
+            Ok(_) => panic!("{id}{options:?} was accepted"),
+        }
+    }
+
+    #[test]
+    fn madvise_is_plausible_and_cleans_up() {
+        assert_plausible("madvise", &[], 1e3, 1e9);
+        assert_temp_dir_gone();
+    }
+
+    #[test]
+    fn vm_splice_is_plausible() {
+        assert_plausible("vm-splice", &[], 10.0, 1e6);
+    }
+
+    #[test]
+    fn memfd_is_plausible() {
+        assert_plausible("memfd", &[], 100.0, 1e8);
+    }
+
+    #[test]
+    fn poll_is_plausible() {
+        assert_plausible("poll", &[], 1e4, 1e9);
+    }
+
+    #[test]
+    fn get_is_plausible() {
+        assert_plausible("get", &[], 1e4, 1e10);
+    }
+
+    #[test]
+    fn brk_test_is_plausible() {
+        assert_plausible("brk-test", &[], 1e3, 1e9);
+    }
+
+    #[test]
+    fn page_test_is_plausible() {
+        assert_plausible("page-test", &[], 1e3, 1e9);
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn exec_test_is_plausible_and_cleans_up() {
+        assert_plausible("exec-test", &[], 10.0, 1e6);
+        assert_temp_dir_gone();
+    }
+
+    #[test]
+    fn messaging_is_plausible() {
+        for ipc in ["pipe", "socket"] {
+            for mode in ["process", "thread"] {
+                let options = [("groups", "1"), ("ipc", ipc), ("mode", mode)];
+                assert_plausible("messaging", &options, 1e-4, 30.0);
+            }
+        }
+    }
+
+    #[test]
+    fn mutex_contend_is_plausible() {
+        for threads in ["1", "2", "4"] {
+            assert_plausible("mutex-contend", &[("threads", threads)], 1e3, 1e10);
+        }
+    }
+
+    #[test]
+    fn defaults_and_canonical_keys() {
+        let canonical = |id: &str| {
+            let info = crate::find(id).unwrap();
+            info.resolve(&TestKey::new(id)).unwrap().0.test_name()
+        };
+        assert_eq!(
+            canonical("messaging"),
+            "messaging[groups=4,ipc=pipe,mode=process]"
+        );
+        assert_eq!(canonical("mutex-contend"), "mutex-contend[threads=2]");
+        for id in [
+            "madvise",
+            "vm-splice",
+            "memfd",
+            "poll",
+            "get",
+            "brk-test",
+            "page-test",
+            "exec-test",
+        ] {
+            assert_eq!(canonical(id), id);
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_options() {
+        assert_eq!(invalid("messaging", &[("groups", "0")]), "groups");
+        assert_eq!(invalid("messaging", &[("groups", "101")]), "groups");
+        assert_eq!(invalid("messaging", &[("groups", "x")]), "groups");
+        assert_eq!(invalid("messaging", &[("ipc", "xyz")]), "ipc");
+        assert_eq!(invalid("messaging", &[("mode", "xyz")]), "mode");
+        assert_eq!(invalid("messaging", &[("loops", "5")]), "loops");
+        assert_eq!(invalid("mutex-contend", &[("threads", "0")]), "threads");
+        assert_eq!(invalid("mutex-contend", &[("threads", "1025")]), "threads");
+        assert_eq!(invalid("mutex-contend", &[("threads", "-1")]), "threads");
+        assert_eq!(invalid("madvise", &[("size", "4")]), "size");
+        assert_eq!(invalid("get", &[("threads", "2")]), "threads");
+    }
+
+    #[test]
+    fn xorshift_is_fixed() {
+        let mut a = XorShift(1);
+        let mut b = XorShift(1);
+        let first: Vec<u64> = (0..4).map(|_| a.next()).collect();
+        assert_eq!(first, (0..4).map(|_| b.next()).collect::<Vec<_>>());
+        assert_ne!(first[0], first[1]);
+    }
+}

@@ -2,6 +2,8 @@
 //! Data flows one way: the store's [`kbench_store::ResultSetData`] and the
 //! statistics of `kbench-stats` in, text or JSON out.
 
+pub mod comparison;
+pub mod format;
 pub mod header;
 pub mod number;
 pub mod show;

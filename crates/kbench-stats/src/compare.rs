@@ -93,7 +93,8 @@ pub struct Comparison {
     /// the threshold (no sample count resolves it).
     pub samples_needed: Option<usize>,
     pub warnings: Vec<Warning>,
-    /// Summary of the baseline observations.
+    /// Summary of the baseline observations (per-round means when
+    /// measured in several rounds).
     pub baseline: Summary,
     /// Summary of the current observations.
     pub current: Summary,

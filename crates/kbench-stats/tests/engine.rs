@@ -97,6 +97,36 @@ fn aa_false_alarm_rate_per_metric_is_at_most_5_percent() {
 }
 
 #[test]
+fn aa_warnings_are_rare_on_clean_normal_data() {
+    let mut rng = Rng(10);
+    let trials = 1000;
+    for n in [10, 30] {
+        let (mut outliers, mut bimodal, mut variance) = (0, 0, 0);
+        for _ in 0..trials {
+            let a = side(rng.samples(n, 100.0, 0.01));
+            let b = side(rng.samples(n, 100.0, 0.01));
+            let c = compare_metric(&a, &b, Better::Lower, &CompareOptions::default());
+            for w in &c.warnings {
+                match w {
+                    Warning::OutliersPresent { .. } => outliers += 1,
+                    Warning::Bimodal { .. } => bimodal += 1,
+                    Warning::VarianceOnlyChange { .. } => variance += 1,
+                    _ => {}
+                }
+            }
+        }
+        let rate = |count: usize| 100.0 * count as f64 / trials as f64;
+        println!(
+            "A/A n={n} warnings: outliers {:.1} %, bimodal {:.1} %, variance-only {:.1} %",
+            rate(outliers),
+            rate(bimodal),
+            rate(variance)
+        );
+        assert!(outliers.max(bimodal).max(variance) <= trials / 10);
+    }
+}
+
+#[test]
 fn aa_family_of_50_metrics_after_fdr_stays_within_q() {
     let mut rng = Rng(2);
     let (comparisons, metrics) = (1000, 50);

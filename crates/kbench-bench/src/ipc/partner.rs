@@ -11,7 +11,6 @@ use crate::BenchError;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
-#[cfg(test)]
 use std::time::{Duration, Instant};
 
 /// A pipe as (read end, write end), both close-on-exec.
@@ -35,7 +34,8 @@ pub(crate) fn socketpair() -> Result<(OwnedFd, OwnedFd), BenchError> {
     Ok((OwnedFd::from(a), OwnedFd::from(b)))
 }
 
-fn errno() -> i32 {
+/// The calling thread's errno.
+pub(crate) fn errno() -> i32 {
     // Reading errno neither allocates nor takes locks: safe in the child too.
     io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }

@@ -13,11 +13,11 @@ pub(crate) const RING_HELP: &str = "same (default): every process of the ring pi
 
 /// A CPU mask of up to 1024 CPUs, laid out as the kernel's `cpu_set_t`.
 #[derive(Clone, Copy)]
-struct CpuMask([u64; 16]);
+pub(crate) struct CpuMask([u64; 16]);
 
 impl CpuMask {
     /// The mask of `pid` (0: the calling thread).
-    fn of(pid: libc::pid_t) -> Result<CpuMask, BenchError> {
+    pub(crate) fn of(pid: libc::pid_t) -> Result<CpuMask, BenchError> {
         let mut mask = CpuMask([0; 16]);
         // SAFETY: the mask is 128 writable bytes, as the size argument says.
         let r =
@@ -41,7 +41,7 @@ impl CpuMask {
     }
 
     /// Applies the mask to `pid` (0: the calling thread).
-    fn apply(&self, pid: libc::pid_t) -> Result<(), BenchError> {
+    pub(crate) fn apply(&self, pid: libc::pid_t) -> Result<(), BenchError> {
         // SAFETY: the mask is 128 readable bytes, as the size argument says.
         let r = unsafe {
             libc::sched_setaffinity(pid, size_of::<CpuMask>(), (&raw const self.0).cast())

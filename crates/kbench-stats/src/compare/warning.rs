@@ -3,7 +3,8 @@
 //! - too few samples (n < 5 on a side; statistics.md's minimum);
 //! - one round: drift between invocations cannot be ruled out (Kalibera
 //!   and Jones 2013);
-//! - outliers: Tukey's 3 IQR fences or the MAD rule (see `outliers`);
+//! - outliers: beyond Tukey's 3 IQR fences and the MAD rule (see
+//!   `outliers::severe_outliers`);
 //! - bimodal: two separated modes (see `bimodal`);
 //! - variance-only change: the spread of the logs differs at 0.01 while the
 //!   means do not. Tested by Brown and Forsythe ("Robust Tests for the
@@ -53,7 +54,7 @@ pub enum Warning {
     TooFewSamples { baseline: usize, current: usize },
     /// Measured in a single invocation.
     OneRound { sides: Sides },
-    /// Observations flagged by the severe Tukey fences or the MAD rule.
+    /// Observations beyond the severe Tukey fences and the MAD rule.
     OutliersPresent { baseline: usize, current: usize },
     /// Two separated modes: the mean describes neither.
     Bimodal { sides: Sides },

@@ -1,0 +1,318 @@
+//! The comparison every `kbench compare` format renders: per metric and
+//! identifier the summary and the verdict against the baseline (statistics
+//! of kbench-stats), the geometric-mean summary, verdict counts, and the
+//! system header. Built once from stored data; formats only lay it out.
+
+use crate::header::{self, Difference};
+use kbench_model::{Direction, SystemSnapshot, TestKey};
+use kbench_stats::{
+    Better, CompareOptions, Comparison, MetricInput, Samples, Side, Summary, Verdict, compare_all,
+    geomean,
+};
+use kbench_store::{IdentifierData, ResultSetData};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const SCHEMA: &str = "kbench.compare/1";
+
+/// Which identifiers to compare, and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareRequest {
+    /// The baseline; default the first identifier stored.
+    pub baseline: Option<String>,
+    /// Identifiers to compare with it, in order; empty = all the others.
+    pub identifiers: Vec<String>,
+    /// Practical threshold delta as a fraction (0.01 = 1 %).
+    pub threshold: f64,
+    /// Only metrics whose test name contains this text (e.g. "pipe-lat").
+    pub metric_filter: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ComparisonReport {
+    pub schema: &'static str,
+    pub result_set: String,
+    /// The baseline first, then the compared identifiers.
+    pub identifiers: Vec<String>,
+    pub baseline: String,
+    pub threshold_pct: f64,
+    pub systems: Vec<IdentifierSystem>,
+    pub differences: Vec<Difference>,
+    pub metrics: Vec<MetricReport>,
+    /// Per compared identifier (not the baseline).
+    pub summaries: Vec<IdentifierSummary>,
+    /// Things the reader must know: one round, emulation, differences.
+    pub notes: Vec<String>,
+}
+
+/// An identifier's system, for the header.
+#[derive(Debug, Clone, Serialize)]
+pub struct IdentifierSystem {
+    pub identifier: String,
+    pub snapshot: Option<SystemSnapshot>,
+    pub wrapper: Option<String>,
+    pub runs: usize,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricReport {
+    /// `bench[opts]` or `bench[opts]:metric`.
+    pub test: String,
+    pub key: TestKey,
+    pub unit: String,
+    pub direction: Direction,
+    /// One per identifier, in [`ComparisonReport::identifiers`] order.
+    pub results: Vec<IdentifierResult>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IdentifierResult {
+    pub identifier: String,
+    /// `None` when the identifier has no sample of this metric.
+    pub summary: Option<Summary>,
+    pub rounds: usize,
+    /// Against the baseline; `None` for the baseline itself or when either
+    /// side has no usable sample.
+    pub comparison: Option<Comparison>,
+}
+
+/// Geometric mean and verdict counts of one identifier against the baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct IdentifierSummary {
+    pub identifier: String,
+    /// Geometric mean of the per-metric ratios oriented so that > 1 is
+    /// better than the baseline; `None` when no metric is shared.
+    pub geomean_better_ratio: Option<f64>,
+    pub metrics_used: usize,
+    pub metrics_left_out: usize,
+    pub regressions: usize,
+    pub improvements: usize,
+    pub no_change: usize,
+    pub inconclusive: usize,
+}
+
+impl ComparisonReport {
+    /// Whether any metric of any identifier is a REGRESSION.
+    pub fn has_regression(&self) -> bool {
+        self.summaries.iter().any(|s| s.regressions > 0)
+    }
+}
+
+/// Builds the comparison; errors name unknown identifiers and list the known
+/// ones. With a single identifier there is nothing to compare, but the
+/// report still holds its summaries (the `show --format` views).
+pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<ComparisonReport> {
+    let order = identifier_order(data, request)?;
+    let chosen: Vec<&IdentifierData> = order
+        .iter()
+        .map(|name| data.identifiers.iter().find(|i| &i.name == name).expect("checked"))
+        .collect();
+    let options = CompareOptions {
+        threshold: request.threshold,
+        ..CompareOptions::default()
+    };
+    let specs: Vec<_> = data
+        .tests
+        .iter()
+        .filter(|spec| {
+            request
+                .metric_filter
+                .as_ref()
+                .is_none_or(|f| spec.key.to_string().contains(f.as_str()))
+        })
+        .collect();
+    // Sides per metric and identifier; None where there is no usable sample.
+    let sides: Vec<Vec<Option<Side>>> = specs
+        .iter()
+        .map(|spec| chosen.iter().map(|id| side_of(id, &spec.key)).collect())
+        .collect();
+    // One comparison (and one FDR family) per compared identifier.
+    let mut comparisons: Vec<Vec<Option<Comparison>>> = vec![vec![None; chosen.len()]; specs.len()];
+    for column in 1..chosen.len() {
+        let rows: Vec<usize> = (0..specs.len())
+            .filter(|&row| sides[row][0].is_some() && sides[row][column].is_some())
+            .collect();
+        let inputs: Vec<MetricInput> = rows
+            .iter()
+            .map(|&row| MetricInput {
+                baseline: sides[row][0].as_ref().expect("filtered"),
+                current: sides[row][column].as_ref().expect("filtered"),
+                better: better(specs[row].direction),
+            })
+            .collect();
+        for (row, comparison) in rows.into_iter().zip(compare_all(&inputs, &options)) {
+            comparisons[row][column] = Some(comparison);
+        }
+    }
+    let metrics: Vec<MetricReport> = specs
+        .iter()
+        .zip(comparisons)
+        .zip(&sides)
+        .map(|((spec, row), side_row)| MetricReport {
+            test: spec.key.to_string(),
+            key: spec.key.clone(),
+            unit: spec.unit.clone(),
+            direction: spec.direction,
+            results: chosen
+                .iter()
+                .zip(row)
+                .zip(side_row)
+                .map(|((id, comparison), side)| IdentifierResult {
+                    identifier: id.name.clone(),
+                    summary: side.as_ref().map(|s| Summary::of(s.observations())),
+                    rounds: side.as_ref().map_or(0, Side::rounds),
+                    comparison,
+                })
+                .collect(),
+        })
+        .collect();
+    let chosen_data: Vec<IdentifierData> = chosen.iter().map(|i| (*i).clone()).collect();
+    let differences = header::differences(&chosen_data);
+    Ok(ComparisonReport {
+        schema: SCHEMA,
+        result_set: data.name.clone(),
+        baseline: order[0].clone(),
+        summaries: summaries(&metrics, &order),
+        notes: notes(&metrics, &chosen_data, &differences),
+        identifiers: order,
+        threshold_pct: request.threshold * 100.0,
+        systems: chosen.iter().map(|id| system_of(id)).collect(),
+        differences,
+        metrics,
+    })
+}
+
+fn identifier_order(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<Vec<String>> {
+    let known: Vec<&str> = data.identifiers.iter().map(|i| i.name.as_str()).collect();
+    let check = |name: &String| {
+        if known.contains(&name.as_str()) {
+            Ok(name.clone())
+        } else {
+            Err(anyhow::anyhow!(
+                "result set '{}' has no identifier '{name}'; it has: {}",
+                data.name,
+                known.join(", ")
+            ))
+        }
+    };
+    let baseline = match &request.baseline {
+        Some(name) => check(name)?,
+        None => known
+            .first()
+            .map(|s| s.to_string())
+            .ok_or_else(|| anyhow::anyhow!("result set '{}' has no identifiers", data.name))?,
+    };
+    let mut order = vec![baseline.clone()];
+    if request.identifiers.is_empty() {
+        order.extend(known.iter().filter(|k| **k != baseline).map(|k| k.to_string()));
+    } else {
+        for name in &request.identifiers {
+            let name = check(name)?;
+            if !order.contains(&name) {
+                order.push(name);
+            }
+        }
+    }
+    Ok(order)
+}
+
+fn better(direction: Direction) -> Better {
+    match direction {
+        Direction::Lower => Better::Lower,
+        Direction::Higher => Better::Higher,
+    }
+}
+
+/// The identifier's samples of one metric as a comparison side: per-round
+/// observations when measured in several rounds.
+fn side_of(identifier: &IdentifierData, key: &TestKey) -> Option<Side> {
+    let samples = identifier.samples.get(key)?;
+    let mut rounds: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for sample in samples {
+        rounds.entry(sample.round).or_default().push(sample.value);
+    }
+    let rounds: Vec<Samples> = rounds.into_values().filter_map(|v| Samples::new(v).ok()).collect();
+    match rounds.len() {
+        0 => None,
+        1 => Side::new(rounds.into_iter().next().expect("one")).ok(),
+        _ => Side::from_rounds(&rounds).ok(),
+    }
+}
+
+fn system_of(identifier: &IdentifierData) -> IdentifierSystem {
+    let last = identifier.runs.last();
+    IdentifierSystem {
+        identifier: identifier.name.clone(),
+        snapshot: header::snapshot_of(identifier).cloned(),
+        wrapper: last.and_then(|r| r.info.wrapper.clone()),
+        runs: identifier.runs.len(),
+        notes: identifier.runs.iter().flat_map(|r| r.info.notes.clone()).collect(),
+    }
+}
+
+fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummary> {
+    let rows: Vec<geomean::GeomeanRow> = metrics
+        .iter()
+        .map(|m| geomean::GeomeanRow {
+            better: better(m.direction),
+            baseline: m.results[0].summary.as_ref().map(|s| s.mean),
+            current: m.results[1..].iter().map(|r| r.summary.as_ref().map(|s| s.mean)).collect(),
+        })
+        .collect();
+    let geomean = geomean::geomean_vs_baseline(&rows).ok();
+    order
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(column, name)| {
+            let count = |verdict: Verdict| {
+                metrics
+                    .iter()
+                    .filter(|m| m.results[column].comparison.as_ref().is_some_and(|c| c.verdict == verdict))
+                    .count()
+            };
+            IdentifierSummary {
+                identifier: name.clone(),
+                geomean_better_ratio: geomean.as_ref().map(|g| g.ratios[column - 1]),
+                metrics_used: geomean.as_ref().map_or(0, |g| g.metrics_used),
+                metrics_left_out: geomean.as_ref().map_or(metrics.len(), |g| g.metrics_left_out),
+                regressions: count(Verdict::Regression),
+                improvements: count(Verdict::Improvement),
+                no_change: count(Verdict::NoChange),
+                inconclusive: count(Verdict::Inconclusive),
+            }
+        })
+        .collect()
+}
+
+fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData], differences: &[Difference]) -> Vec<String> {
+    let mut notes = vec![];
+    let one_round = metrics
+        .iter()
+        .flat_map(|m| &m.results)
+        .any(|r| r.summary.is_some() && r.rounds == 1);
+    if one_round {
+        notes.push(
+            "Some metrics were measured in one round: drift between invocations cannot be ruled out \
+             (use `kbench run --rounds N`)."
+                .to_string(),
+        );
+    }
+    if !differences.is_empty() {
+        let facts: Vec<&str> = differences.iter().map(|d| d.fact.as_str()).collect();
+        notes.push(format!(
+            "The identifiers' systems differ in: {} (see the header).",
+            facts.join(", ")
+        ));
+    }
+    for id in identifiers {
+        for note in id.runs.iter().flat_map(|r| &r.info.notes) {
+            let note = format!("{}: {note}", id.name);
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+    }
+    notes
+}
