@@ -111,7 +111,13 @@ fn check(r: libc::c_int, what: &str) -> Result<libc::c_int, BenchError> {
 }
 
 /// Sets an int-sized (or struct) socket option.
-fn set_option<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, value: &T, what: &str) -> Result<(), BenchError> {
+fn set_option<T>(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: &T,
+    what: &str,
+) -> Result<(), BenchError> {
     // SAFETY: `value` points to a live T of exactly the size passed.
     let r = unsafe {
         libc::setsockopt(
@@ -131,7 +137,13 @@ fn set_receive_timeout(fd: RawFd, timeout: Duration) -> Result<(), BenchError> {
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_usec: timeout.subsec_micros() as libc::suseconds_t,
     };
-    set_option(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv, "setsockopt(SO_RCVTIMEO)")
+    set_option(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_RCVTIMEO,
+        &tv,
+        "setsockopt(SO_RCVTIMEO)",
+    )
 }
 
 /// Child side, after a failed recv or accept: true to try again (interrupted,
@@ -156,8 +168,12 @@ fn tcp_pair(nodelay: bool) -> Result<(TcpStream, TcpStream), BenchError> {
     let client = TcpStream::connect(addr).map_err(os("connect to 127.0.0.1"))?;
     let (server, _) = listener.accept().map_err(os("accept"))?;
     if nodelay {
-        client.set_nodelay(true).map_err(os("setsockopt(TCP_NODELAY)"))?;
-        server.set_nodelay(true).map_err(os("setsockopt(TCP_NODELAY)"))?;
+        client
+            .set_nodelay(true)
+            .map_err(os("setsockopt(TCP_NODELAY)"))?;
+        server
+            .set_nodelay(true)
+            .map_err(os("setsockopt(TCP_NODELAY)"))?;
     }
     Ok((client, server))
 }
@@ -343,7 +359,12 @@ impl Connect {
             loop {
                 // SAFETY: null address pointers: the peer address is not wanted.
                 let conn = unsafe {
-                    libc::accept4(fd, std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC)
+                    libc::accept4(
+                        fd,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        libc::SOCK_CLOEXEC,
+                    )
                 };
                 if conn < 0 {
                     if keep_waiting(parent) {
@@ -418,7 +439,13 @@ impl Connect {
         // SAFETY: fd was just created and is owned by nobody else; it is
         // closed on every error path by the OwnedFd.
         let socket = unsafe { OwnedFd::from_raw_fd(fd) };
-        set_option(fd, libc::SOL_SOCKET, libc::SO_LINGER, &ABORT, "tcp-connect: setsockopt(SO_LINGER)")?;
+        set_option(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &ABORT,
+            "tcp-connect: setsockopt(SO_LINGER)",
+        )?;
         // SAFETY: `addr` is a valid sockaddr_in of the size passed.
         let r = unsafe {
             libc::connect(
@@ -534,7 +561,10 @@ mod tests {
     fn assert_within(id: &str, values: &[f64], low: f64, high: f64) {
         for &v in values {
             assert!(v.is_finite() && v > 0.0, "{id}: {v}");
-            assert!((low..=high).contains(&v), "{id}: {v} outside {low}..={high}");
+            assert!(
+                (low..=high).contains(&v),
+                "{id}: {v} outside {low}..={high}"
+            );
         }
     }
 
@@ -545,7 +575,12 @@ mod tests {
     #[test]
     fn udp_lat_is_plausible() {
         assert_within("udp-lat", &measure("udp-lat", &[]), 1.0, 10_000.0);
-        assert_within("udp-lat", &measure("udp-lat", &[("placement", "same")]), 1.0, 10_000.0);
+        assert_within(
+            "udp-lat",
+            &measure("udp-lat", &[("placement", "same")]),
+            1.0,
+            10_000.0,
+        );
     }
 
     #[test]
@@ -565,7 +600,12 @@ mod tests {
     #[test]
     fn tcp_bw_is_plausible() {
         assert_within("tcp-bw", &measure("tcp-bw", &[]), 10.0, 1e6);
-        assert_within("tcp-bw", &measure("tcp-bw", &[("placement", "same")]), 10.0, 1e6);
+        assert_within(
+            "tcp-bw",
+            &measure("tcp-bw", &[("placement", "same")]),
+            10.0,
+            1e6,
+        );
     }
 
     #[test]
@@ -584,7 +624,9 @@ mod tests {
 
     fn invalid(id: &str, options: &[(&str, &str)]) -> String {
         let info = crate::find(id).unwrap();
-        let result = info.resolve(&key(id, options)).and_then(|(_, o)| info.prepare(&o));
+        let result = info
+            .resolve(&key(id, options))
+            .and_then(|(_, o)| info.prepare(&o));
         match result {
             Err(BenchError::InvalidOption { option, .. }) => option,
             Err(other) => panic!("{id}{options:?}: {other}"),
@@ -599,7 +641,10 @@ mod tests {
             assert_eq!(invalid(id, &[("placement", "")]), "placement");
             assert_eq!(invalid(id, &[("size", "1")]), "size");
         }
-        assert_eq!(invalid("tcp-connect", &[("placement", "same")]), "placement");
+        assert_eq!(
+            invalid("tcp-connect", &[("placement", "same")]),
+            "placement"
+        );
     }
 
     #[test]
@@ -615,7 +660,10 @@ mod tests {
     }
 
     fn options(pairs: &[(&str, &str)], specs: &[OptionSpec]) -> Options {
-        let given = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let given = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         Options::resolve(specs, &given).unwrap()
     }
 
@@ -664,12 +712,18 @@ mod tests {
         let mut w = TcpLat::new(&free()).unwrap();
         w.run(10).unwrap();
         shut(w.fd);
-        assert!(exited(w._partner.wait_exit(Duration::from_secs(5))), "echo partner");
+        assert!(
+            exited(w._partner.wait_exit(Duration::from_secs(5))),
+            "echo partner"
+        );
 
         let mut w = TcpBw::new(&free()).unwrap();
         w.run(3).unwrap();
         shut(w.fd);
-        assert!(exited(w._partner.wait_exit(Duration::from_secs(5))), "writer partner");
+        assert!(
+            exited(w._partner.wait_exit(Duration::from_secs(5))),
+            "writer partner"
+        );
     }
 
     /// Partners blocked in recv or accept exit by themselves once they are
@@ -680,9 +734,15 @@ mod tests {
         let not_our_parent = i32::MAX as u32;
         let poll = Duration::from_millis(20);
         let mut w = UdpLat::new(&free(), not_our_parent, poll).unwrap();
-        assert!(exited(w._partner.wait_exit(Duration::from_secs(5))), "udp echo");
+        assert!(
+            exited(w._partner.wait_exit(Duration::from_secs(5))),
+            "udp echo"
+        );
         let mut w = Connect::new(not_our_parent, poll).unwrap();
-        assert!(exited(w._partner.wait_exit(Duration::from_secs(5))), "acceptor");
+        assert!(
+            exited(w._partner.wait_exit(Duration::from_secs(5))),
+            "acceptor"
+        );
 
         // With the right parent they wait through the timeouts.
         let mut w = UdpLat::new(&free(), std::process::id(), poll).unwrap();

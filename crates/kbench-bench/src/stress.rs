@@ -164,7 +164,8 @@ mod tests {
     pub(super) fn prepare(id: &str, options: &[(&str, &str)]) -> Box<dyn Workload> {
         let info = crate::find(id).expect("registered");
         let (_, opts) = info.resolve(&key(id, options)).expect("options resolve");
-        info.prepare(&opts).unwrap_or_else(|e| panic!("{id}{options:?}: {e}"))
+        info.prepare(&opts)
+            .unwrap_or_else(|e| panic!("{id}{options:?}: {e}"))
     }
 
     /// Resolves, prepares, calibrates and runs three intervals (one at a
@@ -188,7 +189,10 @@ mod tests {
         );
         for &v in &values {
             assert!(v.is_finite() && v > 0.0, "{id}: {v}");
-            assert!((low..=high).contains(&v), "{id}: {v} outside {low}..={high}");
+            assert!(
+                (low..=high).contains(&v),
+                "{id}: {v} outside {low}..={high}"
+            );
         }
         drop(w);
         assert_no_children();

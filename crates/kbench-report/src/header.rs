@@ -97,7 +97,7 @@ pub fn runs_text(identifier: &IdentifierData) -> String {
 
 /// The facts of the one-line system description (seed 000 style); the rest
 /// shows up only where identifiers differ.
-const HEADLINE_FACTS: &[&str] = &[
+pub const HEADLINE_FACTS: &[&str] = &[
     "Processor",
     "Memory",
     "OS",

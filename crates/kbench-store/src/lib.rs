@@ -9,6 +9,7 @@
 //! default, and a PostgreSQL implementation can follow behind the same trait.
 
 mod error;
+pub mod exchange;
 mod model;
 mod sqlite;
 

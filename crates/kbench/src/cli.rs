@@ -29,6 +29,12 @@ pub enum Command {
     Run(RunArgs),
     /// Show a result set: identifiers, system, per-test summary
     Show(ShowArgs),
+    /// Compare identifiers: change with confidence interval, p/q values and a verdict per metric
+    Compare(CompareArgs),
+    /// Import raw samples (kbench.samples/1 JSON) into a result set, all or nothing
+    Import(ImportArgs),
+    /// Export a result set's raw samples as JSON (kbench.samples/1) on stdout
+    Export(ExportArgs),
     /// List built-in benchmarks and suites with their units and direction
     List(JsonArg),
     /// Print this system's snapshot (what every run records)
@@ -61,16 +67,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "CMD ARGS")]
     pub wrap: Option<String>,
 
-    /// Fresh invocations of each test, interleaved (the unit of replication for compare)
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    /// Fresh invocations of each test, interleaved: compare treats the round as the unit of
+    /// replication, so drift between invocations shows up in the verdict's CI
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub rounds: u32,
 
     /// Stop sampling a test when its 95 % CI half-width is within this percent of the mean
     #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
     pub target_ci: f64,
 
-    /// Time budget per test and round, in seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
+    /// Time budget per test and round, in seconds (3 rounds x 1 s = 3 s per test)
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     pub max_time: f64,
 
     /// Fewest samples per test and round
@@ -94,6 +101,74 @@ pub struct ShowArgs {
     /// Print JSON on stdout (schema kbench.show/1, or kbench.sets/1 without a set)
     #[arg(long)]
     pub json: bool,
+
+    /// Show in a compare format instead, e.g. `table` for the lmbench matrix of all identifiers
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Verdicts (statistics.md): REGRESSION / IMPROVEMENT when the change's 95 % CI \
+lies wholly beyond --threshold in the worse / better direction and q < 0.05 (Benjamini-Hochberg over \
+the metrics of one comparison); NO CHANGE when the CI lies within +-threshold; INCONCLUSIVE otherwise, \
+with the smallest detectable effect and the samples that would decide.\n\n\
+Exit status: 0 done (no regression, or no --fail-on-regression); 1 a metric is a REGRESSION and \
+--fail-on-regression was given; 2 a usage error or anything else that stopped the comparison.")]
+pub struct CompareArgs {
+    /// Result set to compare
+    pub set: String,
+
+    /// Identifiers to compare with the baseline (default: all others, in stored order)
+    #[arg(value_name = "IDENTIFIER")]
+    pub identifiers: Vec<String>,
+
+    /// Identifier to compare against (default: the first stored)
+    #[arg(long)]
+    pub baseline: Option<String>,
+
+    /// Report format: bars, table, regressions, markdown, json, csv
+    #[arg(long, default_value = "bars")]
+    pub format: String,
+
+    /// Practical threshold in percent: smaller changes are NO CHANGE
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    pub threshold: f64,
+
+    /// Exit with status 1 when any metric is a REGRESSION (a CI gate)
+    #[arg(long)]
+    pub fail_on_regression: bool,
+
+    /// Only metrics whose test name contains this text
+    #[arg(long, value_name = "TEXT")]
+    pub metric: Option<String>,
+
+    /// Write the report to this file instead of stdout
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Colour: auto (on a terminal), always, never
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A kbench.samples/1 JSON file (docs/samples-format.md), or - for stdin
+    pub file: PathBuf,
+
+    /// Result set to import into (default: the one named in the file)
+    #[arg(long, value_name = "SET")]
+    pub into: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Result set to export
+    pub set: String,
+
+    /// Export format (only json: kbench.samples/1, which `kbench import` reads back)
+    #[arg(long, default_value = "json", value_parser = ["json"])]
+    pub format: String,
 }
 
 #[derive(Debug, Args)]

@@ -30,7 +30,7 @@ fn json(output: &[u8]) -> Value {
     })
 }
 
-const SHORT: [&str; 4] = ["--max-time", "0.2", "--max-samples", "20"];
+const SHORT: [&str; 6] = ["--max-time", "0.2", "--max-samples", "20", "--rounds", "1"];
 
 #[test]
 fn two_identifiers_show_side_by_side() {
@@ -285,7 +285,7 @@ fn sigint_keeps_samples_exits_130_and_resumes() {
     ];
     let mut child = std::process::Command::new(&exe)
         .args(args)
-        .args(["--max-time", "2", "--target-ci", "0.0001"])
+        .args(["--max-time", "2", "--target-ci", "0.0001", "--rounds", "1"])
         .env("KBENCH_DB", &db)
         .env("KBENCH_TEST_MARK", "sigint-test-1")
         .stdout(std::process::Stdio::null())

@@ -20,7 +20,12 @@ pub(super) struct Mapping {
 impl Mapping {
     /// mmap(PROT_READ, MAP_SHARED | `flags`) of `len` (> 0) bytes of `fd`
     /// from offset 0.
-    pub(super) fn shared(fd: RawFd, len: usize, flags: libc::c_int, what: &str) -> Result<Mapping, BenchError> {
+    pub(super) fn shared(
+        fd: RawFd,
+        len: usize,
+        flags: libc::c_int,
+        what: &str,
+    ) -> Result<Mapping, BenchError> {
         assert!(len > 0, "an empty mapping");
         // SAFETY: a fresh mapping chosen by the kernel (null hint) overlaps
         // nothing of ours; the result is checked before use.

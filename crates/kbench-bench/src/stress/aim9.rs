@@ -75,7 +75,8 @@ impl Workload for Brk {
         partner::write_all(self.cmd, &iterations.to_ne_bytes(), what)?;
         let mut bytes = [0u8; size_of::<Reply>()];
         partner::read_exact(self.reply, &mut bytes, what)?;
-        let word = |i: usize| u64::from_ne_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let word =
+            |i: usize| u64::from_ne_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
         match word(0) {
             OK => {}
             SETUP_FAILED => {
@@ -229,7 +230,9 @@ mod tests {
         let _serial = testing::serial();
         let mut w = Brk::new(true).unwrap();
         w.run(3).unwrap();
-        let Brk { _ends, mut child, .. } = w;
+        let Brk {
+            _ends, mut child, ..
+        } = w;
         drop(_ends);
         let status = child.wait_exit(Duration::from_secs(5)).expect("exited");
         assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);

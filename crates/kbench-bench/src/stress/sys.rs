@@ -41,7 +41,11 @@ impl Poll {
             }
             pipes.push((rx, tx));
         }
-        let max = pipes.iter().map(|(rx, _)| rx.as_raw_fd()).max().unwrap_or(0);
+        let max = pipes
+            .iter()
+            .map(|(rx, _)| rx.as_raw_fd())
+            .max()
+            .unwrap_or(0);
         if max as usize >= libc::FD_SETSIZE {
             return Err(BenchError::Skip(format!(
                 "fd {max} is not below FD_SETSIZE ({}): too many fds already open",
@@ -224,7 +228,11 @@ macro_rules! plain {
 impl Workload for Get {
     fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
         let [a, b, c] = &mut self.ids;
-        let (a, b, c) = (a as *mut libc::uid_t, b as *mut libc::uid_t, c as *mut libc::uid_t);
+        let (a, b, c) = (
+            a as *mut libc::uid_t,
+            b as *mut libc::uid_t,
+            c as *mut libc::uid_t,
+        );
         let rlimit = &mut self.rlimit as *mut libc::rlimit;
         let usage = &mut *self.usage as *mut libc::rusage;
         let uname = &mut *self.uname as *mut libc::utsname;
@@ -263,9 +271,8 @@ impl Workload for Get {
             };
             black_box(check(r, "prlimit64")?);
             // SAFETY: usage points to an rusage we own.
-            let r = unsafe {
-                libc::syscall(libc::SYS_getrusage, libc::RUSAGE_THREAD as c_long, usage)
-            };
+            let r =
+                unsafe { libc::syscall(libc::SYS_getrusage, libc::RUSAGE_THREAD as c_long, usage) };
             black_box(check(r, "getrusage")?);
             // SAFETY: uname points to a utsname we own.
             let r = unsafe { libc::syscall(libc::SYS_uname, uname) };

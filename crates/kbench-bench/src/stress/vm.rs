@@ -176,7 +176,9 @@ impl VmSplice {
                     Some(libc::ENOSYS | libc::EINVAL | libc::EPERM)
                 ) =>
             {
-                Err(BenchError::Skip(format!("{what} is not supported here: {error}")))
+                Err(BenchError::Skip(format!(
+                    "{what} is not supported here: {error}"
+                )))
             }
             Err(other) => Err(other),
             Ok(()) => Ok(w),
@@ -202,7 +204,8 @@ impl VmSplice {
             // SAFETY: iov describes the rest of our buffer, which is neither
             // written nor freed while the pipe still holds its pages (it is
             // drained below before the next call).
-            let n = unsafe { libc::syscall(libc::SYS_vmsplice, tx, &iov, 1 as c_long, 0 as c_long) };
+            let n =
+                unsafe { libc::syscall(libc::SYS_vmsplice, tx, &iov, 1 as c_long, 0 as c_long) };
             let mut left = check(n, "vmsplice")? as usize;
             if left == 0 {
                 return Err(BenchError::Os {
@@ -214,7 +217,9 @@ impl VmSplice {
             while left > 0 {
                 // SAFETY: both descriptors are ours; null offsets use the
                 // descriptors' own positions.
-                let m = unsafe { libc::syscall(libc::SYS_splice, rx, none, null, none, left, 0 as c_long) };
+                let m = unsafe {
+                    libc::syscall(libc::SYS_splice, rx, none, null, none, left, 0 as c_long)
+                };
                 let m = check(m, "splice to /dev/null")? as usize;
                 if m == 0 {
                     return Err(BenchError::Os {
@@ -262,7 +267,9 @@ impl Memfd {
             Err(BenchError::Os { what, error })
                 if matches!(error.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) =>
             {
-                Err(BenchError::Skip(format!("{what} is not available here: {error}")))
+                Err(BenchError::Skip(format!(
+                    "{what} is not available here: {error}"
+                )))
             }
             Err(other) => Err(other),
             Ok(()) => Ok(w),

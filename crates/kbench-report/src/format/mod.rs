@@ -1,8 +1,25 @@
 //! Report formats of a [`ComparisonReport`], one file each behind one trait
 //! (reports.md): `bars` (seeds 000/002), `table` (seed 003), `regressions`
-//! (seed 004), `markdown`, `json`, `csv`.
+//! (seed 004), `markdown`, `json`, `csv`. The text formats open with the
+//! system header (`common::header_lines`); only bars, table and regressions
+//! use colour, and only when [`Style::color`] asks for it.
 
 use crate::comparison::ComparisonReport;
+
+mod bars;
+mod common;
+mod csv;
+mod json;
+mod markdown;
+mod regressions;
+mod table;
+
+pub use bars::Bars;
+pub use csv::Csv;
+pub use json::Json;
+pub use markdown::Markdown;
+pub use regressions::Regressions;
+pub use table::Table;
 
 /// How a format may dress its output.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,7 +37,14 @@ pub trait Format {
 
 /// Every format, in `--help` order.
 pub fn all() -> Vec<Box<dyn Format>> {
-    vec![]
+    vec![
+        Box::new(Bars),
+        Box::new(Table),
+        Box::new(Regressions),
+        Box::new(Markdown),
+        Box::new(Json),
+        Box::new(Csv),
+    ]
 }
 
 /// The format called `name`.

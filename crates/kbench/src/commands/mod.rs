@@ -1,6 +1,8 @@
 //! One module per subcommand; each turns parsed arguments into library calls.
 
 mod agent;
+mod compare;
+mod exchange;
 mod list;
 mod run;
 mod show;
@@ -16,6 +18,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(args, open_store(db)?),
         Command::Show(args) => show::show(args, open_store(db)?),
+        Command::Compare(args) => Ok(compare::compare(args, db)),
+        Command::Import(args) => exchange::import(args, open_store(db)?),
+        Command::Export(args) => exchange::export(args, open_store(db)?),
         Command::List(args) => list::list(args.json),
         Command::Sysinfo(args) => sysinfo::sysinfo(args.json),
         Command::Agent(args) => agent::agent(&args.job),

@@ -11,12 +11,33 @@ pub fn show(args: ShowArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
         return list_sets(&mut store, args.json);
     };
     let data = store.load(&set)?;
+    if let Some(name) = &args.format {
+        return show_in_format(&data, name);
+    }
     let document = show::document(&data);
     if args.json {
         super::print_json(&document)?;
     } else {
         print!("{}", show::text(&data, &document));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The result set through a compare format (all identifiers, the first as
+/// baseline): `table` is the lmbench matrix.
+fn show_in_format(data: &kbench_store::ResultSetData, name: &str) -> anyhow::Result<ExitCode> {
+    let Some(formatter) = kbench_report::format::by_name(name) else {
+        let names: Vec<&str> = kbench_report::format::all().iter().map(|f| f.name()).collect();
+        anyhow::bail!("unknown format '{name}'; choose one of: {}", names.join(", "));
+    };
+    let request = kbench_report::comparison::CompareRequest {
+        baseline: None,
+        identifiers: vec![],
+        threshold: 0.01,
+        metric_filter: None,
+    };
+    let report = kbench_report::comparison::build(data, &request)?;
+    print!("{}", formatter.render(&report, kbench_report::format::Style::default()));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,0 +1,179 @@
+//! `bars`: the OpenBenchmarking text export of seeds 000 and 002, one block
+//! per metric:
+//!
+//! ```text
+//! pipe-lat - placement: cross
+//! us < Lower Is Better
+//! v5.8 ......... 5.000 +-0.1% |==================================================
+//! PLU 0 ........ 5.500 +-0.1% |=======================================================  +10.0% REGRESSION
+//! ```
+//!
+//! kbench adds each mean's 95 % CI half-width relative to it (`+-x.x%`), and
+//! after the bar of every identifier but the baseline the change of its
+//! mean against the baseline's and the verdict (`REGRESSION`,
+//! `IMPROVEMENT`, `no change`, `? inconclusive`). The bar is scaled to the
+//! metric's largest mean (50 `=`). A closing summary gives, per identifier,
+//! the geometric mean against the baseline and the verdict counts.
+
+use super::common::{self, paint};
+use super::{Format, Style};
+use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
+use crate::number;
+use kbench_stats::Verdict;
+use std::fmt::Write;
+
+/// `=` characters of the largest value's bar.
+const BAR_WIDTH: usize = 50;
+
+pub struct Bars;
+
+impl Format for Bars {
+    fn name(&self) -> &'static str {
+        "bars"
+    }
+
+    fn render(&self, report: &ComparisonReport, style: Style) -> String {
+        let mut out = String::new();
+        for line in common::header_lines(report) {
+            let _ = writeln!(out, "{line}");
+        }
+        let name_width = report
+            .identifiers
+            .iter()
+            .map(|n| common::width(n))
+            .max()
+            .unwrap_or(0);
+        for metric in &report.metrics {
+            out.push('\n');
+            metric_block(&mut out, metric, name_width, style);
+        }
+        summary(&mut out, report, name_width, style);
+        out
+    }
+}
+
+fn metric_block(out: &mut String, metric: &MetricReport, name_width: usize, style: Style) {
+    let _ = writeln!(out, "{}", common::readable(&metric.key));
+    let _ = writeln!(out, "{}", common::unit_line(&metric.unit, metric.direction));
+    let largest = metric
+        .results
+        .iter()
+        .filter_map(|r| r.summary.as_ref())
+        .map(|s| s.mean)
+        .filter(|m| m.is_finite())
+        .fold(0.0, f64::max);
+    let cells: Vec<Option<(String, String)>> = metric
+        .results
+        .iter()
+        .map(|r| {
+            r.summary.as_ref().map(|s| {
+                (
+                    number::value(s.mean),
+                    common::ci_text(s.ci.relative_half_width()),
+                )
+            })
+        })
+        .collect();
+    let value_width = cells.iter().flatten().map(|(v, _)| common::width(v)).max().unwrap_or(0);
+    let ci_width = cells.iter().flatten().map(|(_, c)| common::width(c)).max().unwrap_or(0);
+    for (index, (result, cell)) in metric.results.iter().zip(&cells).enumerate() {
+        let mut line = common::dotted(&result.identifier, name_width);
+        match (cell, &result.summary) {
+            (Some((value, ci)), Some(summary)) => {
+                let _ = write!(
+                    line,
+                    " {} {} |{}",
+                    common::right(value, value_width),
+                    common::left(ci, ci_width),
+                    common::left(&bar(summary.mean, largest), BAR_WIDTH)
+                );
+                if index > 0 {
+                    let _ = write!(line, "  {}", change(result, style));
+                }
+            }
+            _ => line.push_str(" (no samples)"),
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+/// `=` scaled so that `largest` gets [`BAR_WIDTH`]; at least one for a
+/// positive value.
+fn bar(value: f64, largest: f64) -> String {
+    if !(value.is_finite() && value > 0.0 && largest > 0.0) {
+        return String::new();
+    }
+    let length = ((value / largest) * BAR_WIDTH as f64).round() as usize;
+    "=".repeat(length.clamp(1, BAR_WIDTH))
+}
+
+/// "+10.0% REGRESSION", "+1.5% ? inconclusive (~24 samples would decide)".
+fn change(result: &IdentifierResult, style: Style) -> String {
+    let Some(c) = &result.comparison else {
+        return "not compared (baseline has no samples)".to_string();
+    };
+    let mut text = format!(
+        "{} {}",
+        common::signed_pct(c.change_pct.point, 1),
+        paint(common::mark(c.verdict), Some(c.verdict), style)
+    );
+    if c.verdict == Verdict::Inconclusive
+        && let Some(n) = c.samples_needed
+    {
+        let _ = write!(text, " (~{n} samples per side would decide)");
+    }
+    text
+}
+
+fn summary(out: &mut String, report: &ComparisonReport, name_width: usize, style: Style) {
+    out.push('\n');
+    if report.summaries.is_empty() {
+        let _ = writeln!(
+            out,
+            "One identifier ('{}'): nothing to compare against.",
+            report.baseline
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Summary against the baseline '{}' (threshold {:.2} %):",
+        report.baseline, report.threshold_pct
+    );
+    let indent = " ".repeat(name_width + 3);
+    for s in &report.summaries {
+        let _ = writeln!(
+            out,
+            "{} {} ({})",
+            common::dotted(&s.identifier, name_width),
+            common::geomean_text(s),
+            common::geomean_basis(s)
+        );
+        let verdict = if s.regressions > 0 {
+            Some(Verdict::Regression)
+        } else if s.improvements > 0 {
+            Some(Verdict::Improvement)
+        } else {
+            None
+        };
+        let _ = writeln!(
+            out,
+            "{indent} {}",
+            paint(&common::counts_text(s), verdict, style)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_scale_to_the_largest() {
+        assert_eq!(bar(10.0, 10.0).len(), BAR_WIDTH);
+        assert_eq!(bar(5.0, 10.0).len(), BAR_WIDTH / 2);
+        assert_eq!(bar(0.0001, 10.0).len(), 1);
+        assert_eq!(bar(0.0, 10.0), "");
+        assert_eq!(bar(f64::NAN, 10.0), "");
+    }
+}

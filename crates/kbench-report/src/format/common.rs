@@ -1,0 +1,287 @@
+//! Pieces the text formats share: the system header as lines, verdict marks
+//! and their colours, readable test names, numbers and padding.
+
+use super::Style;
+use crate::comparison::{ComparisonReport, IdentifierSummary, IdentifierSystem};
+use crate::header::HEADLINE_FACTS;
+use crate::number;
+use kbench_model::{Direction, MAIN_METRIC, TestKey};
+use kbench_stats::Verdict;
+
+/// Width of a string in characters (names may hold any Unicode).
+pub(super) fn width(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// `text` left-aligned in `width` characters.
+pub(super) fn left(text: &str, width: usize) -> String {
+    let pad = width.saturating_sub(self::width(text));
+    format!("{text}{}", " ".repeat(pad))
+}
+
+/// `text` right-aligned in `width` characters.
+pub(super) fn right(text: &str, width: usize) -> String {
+    let pad = width.saturating_sub(self::width(text));
+    format!("{}{text}", " ".repeat(pad))
+}
+
+/// `name` padded with dots to `width` + 2 characters, seed 000 style:
+/// `v5.8 ............. ` / `Default PLU 1000 . `.
+pub(super) fn dotted(name: &str, width: usize) -> String {
+    let dots = width.saturating_sub(self::width(name)) + 1;
+    format!("{name} {}", ".".repeat(dots))
+}
+
+/// The facts of an identifier's one-line system description (seed 000
+/// style): processor, memory, OS, kernel, compiler, filesystem,
+/// virtualization; then the wrapper when there is one.
+pub(super) fn system_facts(system: &IdentifierSystem) -> Vec<(String, String)> {
+    let mut facts: Vec<(String, String)> = system
+        .snapshot
+        .as_ref()
+        .map(|s| {
+            s.facts()
+                .into_iter()
+                .filter(|(label, value)| {
+                    !value.trim().is_empty() && HEADLINE_FACTS.contains(&label.as_str())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(wrapper) = &system.wrapper {
+        facts.push(("Wrapper".to_string(), wrapper.clone()));
+    }
+    facts
+}
+
+/// "1 run", "3 runs".
+pub(super) fn runs_text(runs: usize) -> String {
+    format!("{runs} run{}", if runs == 1 { "" } else { "s" })
+}
+
+/// The system header every text report opens with (reports.md, item 4):
+/// what was compared, each identifier's system, the differences between
+/// them, and the report's notes.
+pub(super) fn header_lines(report: &ComparisonReport) -> Vec<String> {
+    let mut lines = vec![format!(
+        "kbench compare: result set '{}', {} metric{}; baseline '{}', threshold {:.2} %",
+        report.result_set,
+        report.metrics.len(),
+        if report.metrics.len() == 1 { "" } else { "s" },
+        report.baseline,
+        report.threshold_pct
+    )];
+    for system in &report.systems {
+        lines.push(format!(
+            "{}: {}",
+            system.identifier,
+            runs_text(system.runs)
+        ));
+        let facts: Vec<String> = system_facts(system)
+            .into_iter()
+            .map(|(label, value)| format!("{label}: {value}"))
+            .collect();
+        if system.snapshot.is_none() {
+            lines.push("  (no system snapshot recorded)".to_string());
+        }
+        if !facts.is_empty() {
+            lines.push(format!("  {}", facts.join(", ")));
+        }
+    }
+    if report.systems.len() > 1 {
+        if report.differences.is_empty() {
+            lines.push(
+                "Identifiers ran on identical systems (every recorded fact is equal).".to_string(),
+            );
+        } else {
+            lines.push("Differences between identifiers:".to_string());
+            for d in &report.differences {
+                let values: Vec<String> = d
+                    .values
+                    .iter()
+                    .map(|(name, value)| format!("{name} = {value}"))
+                    .collect();
+                lines.push(format!("  {}: {}", d.fact, values.join("; ")));
+            }
+        }
+    }
+    if !report.notes.is_empty() {
+        lines.push("Notes:".to_string());
+        for note in &report.notes {
+            lines.push(format!("  - {note}"));
+        }
+    }
+    lines
+}
+
+/// "pipe-lat - placement: cross", "futex1 - mode: thread - tasks: 2 -
+/// metric: per_task": the test with its options made readable.
+pub(super) fn readable(key: &TestKey) -> String {
+    let mut parts = vec![key.benchmark.clone()];
+    parts.extend(key.options.iter().map(|(k, v)| format!("{k}: {v}")));
+    if key.metric != MAIN_METRIC {
+        parts.push(format!("metric: {}", key.metric));
+    }
+    parts.join(" - ")
+}
+
+/// "us < Lower Is Better", "MB/s > Higher Is Better" (seed 000).
+pub(super) fn unit_line(unit: &str, direction: Direction) -> String {
+    let arrow = match direction {
+        Direction::Lower => '<',
+        Direction::Higher => '>',
+    };
+    format!("{unit} {arrow} {}", direction.phrase())
+}
+
+/// The verdict as the bar report marks it.
+pub(super) fn mark(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Regression => "REGRESSION",
+        Verdict::Improvement => "IMPROVEMENT",
+        Verdict::NoChange => "no change",
+        Verdict::Inconclusive => "? inconclusive",
+    }
+}
+
+/// `text` in red for a regression and green for an improvement when
+/// colour is on; unchanged otherwise.
+pub(super) fn paint(text: &str, verdict: Option<Verdict>, style: Style) -> String {
+    let code = match verdict {
+        _ if !style.color => None,
+        Some(Verdict::Regression) => Some("31"),
+        Some(Verdict::Improvement) => Some("32"),
+        _ => None,
+    };
+    match code {
+        Some(code) => format!("\x1b[{code}m{text}\x1b[0m"),
+        None => text.to_string(),
+    }
+}
+
+/// A signed percentage with `decimals` decimals: "+10.0%", "-3.1%".
+pub(super) fn signed_pct(pct: f64, decimals: usize) -> String {
+    if pct.is_finite() {
+        format!("{pct:+.decimals$}%")
+    } else {
+        "n/a".to_string()
+    }
+}
+
+/// The CI half-width of a mean relative to it: "+-0.3%"; "+-n/a" when
+/// unbounded (one observation).
+pub(super) fn ci_text(relative_half_width: f64) -> String {
+    if relative_half_width.is_finite() {
+        format!("+-{:.1}%", relative_half_width * 100.0)
+    } else {
+        "+-n/a".to_string()
+    }
+}
+
+/// A p- or q-value: three decimals, or scientific below 0.001.
+pub(super) fn p_text(p: f64) -> String {
+    if p == 0.0 {
+        "0".to_string()
+    } else if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// "2.35 % better", "10.00 % worse", from a ratio where > 1 is better.
+pub(super) fn geomean_text(summary: &IdentifierSummary) -> String {
+    match summary.geomean_better_ratio {
+        Some(r) if r.is_finite() && r >= 1.0 => format!("{} better", number::percent(r - 1.0)),
+        Some(r) if r.is_finite() => format!("{} worse", number::percent(1.0 - r)),
+        _ => "n/a (no metric measured by every identifier)".to_string(),
+    }
+}
+
+/// "1 regression, 0 improvements, 2 no change, 1 inconclusive".
+pub(super) fn counts_text(summary: &IdentifierSummary) -> String {
+    format!(
+        "{} regression{}, {} improvement{}, {} no change, {} inconclusive",
+        summary.regressions,
+        if summary.regressions == 1 { "" } else { "s" },
+        summary.improvements,
+        if summary.improvements == 1 { "" } else { "s" },
+        summary.no_change,
+        summary.inconclusive
+    )
+}
+
+/// "geometric mean of 3 metrics, 1 left out".
+pub(super) fn geomean_basis(summary: &IdentifierSummary) -> String {
+    format!(
+        "geometric mean of {} metric{}, {} left out",
+        summary.metrics_used,
+        if summary.metrics_used == 1 { "" } else { "s" },
+        summary.metrics_left_out
+    )
+}
+
+/// `text` split into lines of at most `limit` characters at spaces, the
+/// continuation lines indented by `indent`.
+pub(super) fn wrap(text: &str, limit: usize, indent: &str) -> Vec<String> {
+    let mut lines: Vec<String> = vec![];
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && width(&line) + 1 + width(word) > limit {
+            lines.push(std::mem::take(&mut line));
+            line.push_str(indent);
+        }
+        if !line.is_empty() && !line.ends_with(' ') {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.trim().is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pads_by_characters() {
+        assert_eq!(dotted("v5.8", 16), "v5.8 .............");
+        assert_eq!(dotted("Default PLU 1000", 16), "Default PLU 1000 .");
+        assert_eq!(right("ü1", 4), "  ü1");
+        assert_eq!(left("ü1", 4), "ü1  ");
+    }
+
+    #[test]
+    fn readable_names_and_numbers() {
+        let key = TestKey::parse("futex1[mode=thread,tasks=2]:per_task").unwrap();
+        assert_eq!(
+            readable(&key),
+            "futex1 - mode: thread - tasks: 2 - metric: per_task"
+        );
+        assert_eq!(signed_pct(10.0, 1), "+10.0%");
+        assert_eq!(signed_pct(-3.14, 1), "-3.1%");
+        assert_eq!(ci_text(0.0031), "+-0.3%");
+        assert_eq!(ci_text(f64::INFINITY), "+-n/a");
+        assert_eq!(p_text(0.0123), "0.012");
+        assert_eq!(p_text(1.5e-7), "1.5e-7");
+        assert_eq!(unit_line("ns", Direction::Lower), "ns < Lower Is Better");
+    }
+
+    #[test]
+    fn colours_only_when_asked() {
+        let on = Style { color: true };
+        assert_eq!(paint("x", Some(Verdict::Regression), on), "\x1b[31mx\x1b[0m");
+        assert_eq!(paint("x", Some(Verdict::Improvement), on), "\x1b[32mx\x1b[0m");
+        assert_eq!(paint("x", Some(Verdict::NoChange), on), "x");
+        assert_eq!(paint("x", Some(Verdict::Regression), Style::default()), "x");
+    }
+
+    #[test]
+    fn wraps_at_spaces() {
+        let lines = wrap("aaa bbb ccc ddd", 8, "  ");
+        assert_eq!(lines, vec!["aaa bbb", "  ccc", "  ddd"]);
+    }
+}

@@ -1,0 +1,158 @@
+//! `csv`: one row per metric x identifier (RFC 4180: comma-separated,
+//! CRLF line ends, fields holding a comma, quote or line break quoted with
+//! quotes doubled). Columns:
+//!
+//! `result_set, test, benchmark, options, metric, unit, direction,
+//! identifier, is_baseline, n, rounds, mean, median, sd, ci_low, ci_high,
+//! change_pct, change_ci_low, change_ci_high, p_value, q_value, verdict`
+//!
+//! `options` is `k=v,k=v`; `ci_*` the 95 % CI of the mean; `change_*` the
+//! change against the baseline in percent with its 95 % CI; `verdict` as in
+//! the JSON document (`regression`, `improvement`, `no_change`,
+//! `inconclusive`). A missing or unbounded value is an empty cell (the
+//! baseline's change columns, an identifier without samples). Numbers are
+//! written in full precision. Never coloured.
+
+use super::{Format, Style};
+use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
+use kbench_stats::Verdict;
+
+pub struct Csv;
+
+const COLUMNS: &[&str] = &[
+    "result_set",
+    "test",
+    "benchmark",
+    "options",
+    "metric",
+    "unit",
+    "direction",
+    "identifier",
+    "is_baseline",
+    "n",
+    "rounds",
+    "mean",
+    "median",
+    "sd",
+    "ci_low",
+    "ci_high",
+    "change_pct",
+    "change_ci_low",
+    "change_ci_high",
+    "p_value",
+    "q_value",
+    "verdict",
+];
+
+impl Format for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+
+    fn render(&self, report: &ComparisonReport, _style: Style) -> String {
+        let mut out = String::new();
+        line(&mut out, COLUMNS.iter().map(|c| c.to_string()));
+        for metric in &report.metrics {
+            for (index, result) in metric.results.iter().enumerate() {
+                line(&mut out, fields(report, metric, result, index == 0));
+            }
+        }
+        out
+    }
+}
+
+fn fields(
+    report: &ComparisonReport,
+    metric: &MetricReport,
+    result: &IdentifierResult,
+    is_baseline: bool,
+) -> Vec<String> {
+    let summary = result.summary.as_ref();
+    let comparison = result.comparison.as_ref();
+    vec![
+        report.result_set.clone(),
+        metric.test.clone(),
+        metric.key.benchmark.clone(),
+        metric.key.options_text(),
+        metric.key.metric.clone(),
+        metric.unit.clone(),
+        metric.direction.as_str().to_string(),
+        result.identifier.clone(),
+        is_baseline.to_string(),
+        summary.map_or(String::new(), |s| s.n.to_string()),
+        result.rounds.to_string(),
+        number(summary.map(|s| s.mean)),
+        number(summary.map(|s| s.median)),
+        number(summary.and_then(|s| s.sd)),
+        number(summary.map(|s| s.ci.ci_low)),
+        number(summary.map(|s| s.ci.ci_high)),
+        number(comparison.map(|c| c.change_pct.point)),
+        number(comparison.map(|c| c.change_pct.ci_low)),
+        number(comparison.map(|c| c.change_pct.ci_high)),
+        number(comparison.map(|c| c.p_value)),
+        number(comparison.map(|c| c.q_value)),
+        comparison.map_or(String::new(), |c| verdict(c.verdict).to_string()),
+    ]
+}
+
+fn verdict(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Regression => "regression",
+        Verdict::Improvement => "improvement",
+        Verdict::NoChange => "no_change",
+        Verdict::Inconclusive => "inconclusive",
+    }
+}
+
+/// Full precision, without an exponent for ordinary magnitudes; empty for
+/// a missing or non-finite value.
+fn number(value: Option<f64>) -> String {
+    match value {
+        Some(v) if v.is_finite() => {
+            if v == 0.0 || (1e-6..1e15).contains(&v.abs()) {
+                format!("{v}")
+            } else {
+                format!("{v:e}")
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// One RFC 4180 record with its CRLF.
+fn line(out: &mut String, fields: impl IntoIterator<Item = String>) {
+    let fields: Vec<String> = fields.into_iter().map(|f| quote(&f)).collect();
+    out.push_str(&fields.join(","));
+    out.push_str("\r\n");
+}
+
+/// The field, quoted when it holds a comma, quote or line break.
+fn quote(field: &str) -> String {
+    if field.contains([',', '"', '\r', '\n']) {
+        format!("\"{}\"", field.replace('"', "\"\""))
+    } else {
+        field.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_per_rfc_4180() {
+        assert_eq!(quote("plain"), "plain");
+        assert_eq!(quote("a,b"), "\"a,b\"");
+        assert_eq!(quote("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(quote("two\nlines"), "\"two\nlines\"");
+    }
+
+    #[test]
+    fn numbers_keep_precision() {
+        assert_eq!(number(Some(115.25)), "115.25");
+        assert_eq!(number(Some(1.5e-20)), "1.5e-20");
+        assert_eq!(number(Some(0.0)), "0");
+        assert_eq!(number(Some(f64::INFINITY)), "");
+        assert_eq!(number(None), "");
+    }
+}

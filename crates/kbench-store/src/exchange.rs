@@ -1,0 +1,332 @@
+//! The raw-sample exchange format `kbench.samples/1` of `kbench export` and
+//! `kbench import` (docs/samples-format.md): a whole result set with every
+//! run and raw sample, so an export imports back to the same data.
+//!
+//! Import is strict: unknown fields (outside the free-form `snapshot`),
+//! NaN or infinite values, non-positive values, negative times, empty sample
+//! lists, duplicate identifiers or tests, and samples of undeclared tests are
+//! rejected with the JSON line or the path of the offending element.
+
+use crate::{IdentifierData, ResultSetData, RunId, RunInfo, RunRecord, RunStatus, TestOutcome};
+use kbench_model::{Direction, Sample, TestKey, TestSpec};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+
+pub const SCHEMA: &str = "kbench.samples/1";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplesFile {
+    pub schema: String,
+    /// The result set it came from; `import --into` may name another.
+    #[serde(default)]
+    pub result_set: Option<String>,
+    pub tests: Vec<TestEntry>,
+    pub identifiers: Vec<IdentifierEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestEntry {
+    /// `bench[k=v,...]` with `:metric` when not the main one.
+    pub test: String,
+    pub unit: String,
+    pub direction: Direction,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentifierEntry {
+    pub name: String,
+    /// Runs with their samples; an identifier may give `samples` alone
+    /// instead, and one run is made for them.
+    #[serde(default)]
+    pub runs: Vec<RunEntry>,
+    /// Samples not tied to a run (bring-your-own data), by test name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub samples: BTreeMap<String, Vec<SampleEntry>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunEntry {
+    pub status: RunStatus,
+    #[serde(default)]
+    pub info: RunInfo,
+    #[serde(default)]
+    pub ended_at_ms: Option<i64>,
+    #[serde(default)]
+    pub outcomes: Vec<TestOutcome>,
+    /// This run's samples by test name.
+    pub samples: BTreeMap<String, Vec<SampleEntry>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SampleEntry {
+    pub value: f64,
+    #[serde(default = "one")]
+    pub iterations: u64,
+    #[serde(default)]
+    pub at_ms: i64,
+    #[serde(default)]
+    pub round: u32,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// A file that cannot be imported; says where and what.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ExchangeError(pub String);
+
+/// The export of a loaded result set. Samples go with the run they were
+/// measured in, found by time (the newest run started at or before).
+pub fn export(data: &ResultSetData) -> SamplesFile {
+    SamplesFile {
+        schema: SCHEMA.to_string(),
+        result_set: Some(data.name.clone()),
+        tests: data
+            .tests
+            .iter()
+            .map(|spec| TestEntry {
+                test: spec.key.to_string(),
+                unit: spec.unit.clone(),
+                direction: spec.direction,
+            })
+            .collect(),
+        identifiers: data.identifiers.iter().map(export_identifier).collect(),
+    }
+}
+
+fn export_identifier(identifier: &IdentifierData) -> IdentifierEntry {
+    let mut runs: Vec<RunEntry> = identifier
+        .runs
+        .iter()
+        .map(|run| RunEntry {
+            status: run.status,
+            info: run.info.clone(),
+            ended_at_ms: run.ended_at_ms,
+            outcomes: run.outcomes.clone(),
+            samples: BTreeMap::new(),
+        })
+        .collect();
+    let mut loose: BTreeMap<String, Vec<SampleEntry>> = BTreeMap::new();
+    for (key, samples) in &identifier.samples {
+        for sample in samples {
+            let entry = SampleEntry {
+                value: sample.value,
+                iterations: sample.iterations,
+                at_ms: sample.at_ms,
+                round: sample.round,
+            };
+            let owner = runs
+                .iter_mut()
+                .rev()
+                .find(|run| run.info.started_at_ms <= sample.at_ms);
+            let target = match owner {
+                Some(run) => &mut run.samples,
+                None => &mut loose,
+            };
+            target.entry(key.to_string()).or_default().push(entry);
+        }
+    }
+    IdentifierEntry {
+        name: identifier.name.clone(),
+        runs,
+        samples: loose,
+    }
+}
+
+/// Parses and checks a file's text; `into` overrides its result set name.
+pub fn parse(text: &str, into: Option<&str>) -> Result<ResultSetData, ExchangeError> {
+    let file: SamplesFile = serde_json::from_str(text).map_err(|e| {
+        ExchangeError(format!(
+            "line {}, column {}: {e}",
+            e.line(),
+            e.column()
+        ))
+    })?;
+    to_result_set(&file, into)
+}
+
+/// Checks a parsed file and turns it into the store's shape.
+pub fn to_result_set(file: &SamplesFile, into: Option<&str>) -> Result<ResultSetData, ExchangeError> {
+    let fail = |path: String, what: &str| Err(ExchangeError(format!("{path}: {what}")));
+    if file.schema != SCHEMA {
+        return fail("schema".into(), &format!("is {:?}; this kbench reads {SCHEMA:?}", file.schema));
+    }
+    let name = match (into, file.result_set.as_deref()) {
+        (Some(name), _) | (None, Some(name)) => name.to_string(),
+        (None, None) => return fail("result_set".into(), "missing; give one in the file or with --into"),
+    };
+    let mut tests: Vec<TestSpec> = Vec::new();
+    for (i, entry) in file.tests.iter().enumerate() {
+        let key = TestKey::parse(&entry.test).map_err(|e| ExchangeError(format!("tests[{i}].test: {e}")))?;
+        if entry.unit.trim().is_empty() {
+            return fail(format!("tests[{i}].unit"), "is empty");
+        }
+        if tests.iter().any(|t| t.key == key) {
+            return fail(format!("tests[{i}].test"), &format!("{key} is listed twice"));
+        }
+        tests.push(TestSpec {
+            key,
+            unit: entry.unit.clone(),
+            direction: entry.direction,
+        });
+    }
+    let mut seen = HashSet::new();
+    let mut identifiers = Vec::new();
+    for (i, entry) in file.identifiers.iter().enumerate() {
+        let path = format!("identifiers[{i}]");
+        if !seen.insert(entry.name.as_str()) {
+            return fail(format!("{path}.name"), &format!("identifier {:?} appears twice", entry.name));
+        }
+        kbench_model::validate_name("identifier", &entry.name)
+            .map_err(|e| ExchangeError(format!("{path}.name: {e}")))?;
+        identifiers.push(identifier_data(entry, &path, &tests)?);
+    }
+    Ok(ResultSetData {
+        name,
+        tests,
+        identifiers,
+    })
+}
+
+fn identifier_data(entry: &IdentifierEntry, path: &str, tests: &[TestSpec]) -> Result<IdentifierData, ExchangeError> {
+    let mut runs = Vec::new();
+    let mut samples: BTreeMap<TestKey, Vec<Sample>> = BTreeMap::new();
+    let mut add = |group: &BTreeMap<String, Vec<SampleEntry>>, at: &str| -> Result<(), ExchangeError> {
+        for (test, list) in group {
+            let key = declared(test, tests, &format!("{at}.samples[{test:?}]"))?;
+            if list.is_empty() {
+                return Err(ExchangeError(format!("{at}.samples[{test:?}]: the sample list is empty")));
+            }
+            for (k, s) in list.iter().enumerate() {
+                check_sample(s, &format!("{at}.samples[{test:?}][{k}]"))?;
+                samples.entry(key.clone()).or_default().push(Sample {
+                    value: s.value,
+                    iterations: s.iterations,
+                    at_ms: s.at_ms,
+                    round: s.round,
+                });
+            }
+        }
+        Ok(())
+    };
+    for (r, run) in entry.runs.iter().enumerate() {
+        let at = format!("{path}.runs[{r}]");
+        if run.info.started_at_ms < 0 || run.ended_at_ms.is_some_and(|t| t < run.info.started_at_ms) {
+            return Err(ExchangeError(format!("{at}: negative start time or an end before the start")));
+        }
+        for (o, outcome) in run.outcomes.iter().enumerate() {
+            if !tests.iter().any(|t| t.key == outcome.test) {
+                return Err(ExchangeError(format!(
+                    "{at}.outcomes[{o}]: test {} is not listed in tests",
+                    outcome.test
+                )));
+            }
+        }
+        add(&run.samples, &at)?;
+        runs.push(RunRecord {
+            id: RunId(0),
+            status: run.status,
+            info: run.info.clone(),
+            ended_at_ms: run.ended_at_ms,
+            outcomes: run.outcomes.clone(),
+        });
+    }
+    add(&entry.samples, path)?;
+    if !entry.samples.is_empty() {
+        // Samples without a run: one imported run holds them, started at
+        // (or before) the first of them so every sample falls inside it.
+        let first = entry.samples.values().flatten().map(|s| s.at_ms).min().unwrap_or(0);
+        runs.insert(
+            0,
+            RunRecord {
+                id: RunId(0),
+                status: RunStatus::Complete,
+                info: RunInfo {
+                    started_at_ms: first.min(runs.first().map_or(first, |r| r.info.started_at_ms)),
+                    notes: vec!["imported samples (no system snapshot)".to_string()],
+                    ..RunInfo::default()
+                },
+                ended_at_ms: None,
+                outcomes: vec![],
+            },
+        );
+    }
+    Ok(IdentifierData {
+        name: entry.name.clone(),
+        runs,
+        samples,
+    })
+}
+
+fn declared(test: &str, tests: &[TestSpec], path: &str) -> Result<TestKey, ExchangeError> {
+    let key = TestKey::parse(test).map_err(|e| ExchangeError(format!("{path}: {e}")))?;
+    if tests.iter().any(|t| t.key == key) {
+        Ok(key)
+    } else {
+        Err(ExchangeError(format!("{path}: test {key} is not listed in tests")))
+    }
+}
+
+fn check_sample(sample: &SampleEntry, path: &str) -> Result<(), ExchangeError> {
+    if !sample.value.is_finite() || sample.value <= 0.0 {
+        return Err(ExchangeError(format!(
+            "{path}.value: {} is not a positive finite number (times, rates and sizes are > 0)",
+            sample.value
+        )));
+    }
+    if sample.at_ms < 0 {
+        return Err(ExchangeError(format!("{path}.at_ms: {} is a negative time", sample.at_ms)));
+    }
+    if sample.iterations == 0 {
+        return Err(ExchangeError(format!("{path}.iterations: must be at least 1")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn minimal(samples: &str) -> String {
+        format!(
+            r#"{{"schema": "kbench.samples/1", "result_set": "s",
+                "tests": [{{"test": "app", "unit": "ops/s", "direction": "higher"}}],
+                "identifiers": [{{"name": "a", "samples": {{"app": {samples}}}}}]}}"#
+        )
+    }
+
+    #[test]
+    fn accepts_bring_your_own_samples() {
+        let data = parse(&minimal(r#"[{"value": 10.0}, {"value": 11.0, "round": 1}]"#), None).unwrap();
+        assert_eq!(data.identifiers[0].runs.len(), 1);
+        assert_eq!(data.identifiers[0].samples[&TestKey::new("app")].len(), 2);
+    }
+
+    #[test]
+    fn rejects_bad_input_with_its_place() {
+        let cases = [
+            (minimal("[]"), "empty"),
+            (minimal(r#"[{"value": -1}]"#), "samples[\"app\"][0].value"),
+            (minimal(r#"[{"value": 1, "at_ms": -5}]"#), "negative time"),
+            (minimal(r#"[{"value": 1, "colour": 2}]"#), "unknown field"),
+            (minimal(r#"[{"value": NaN}]"#), "line"),
+            (minimal(r#"[{"value": 1}]"#).replace("\"app\": [", "\"other\": ["), "not listed"),
+        ];
+        for (text, needle) in cases {
+            let error = parse(&text, None).unwrap_err().to_string();
+            assert!(error.contains(needle), "{needle:?} not in {error:?}");
+        }
+        let twice = minimal(r#"[{"value": 1}]"#).replace(
+            r#""identifiers": [{"name": "a""#,
+            r#""identifiers": [{"name": "a", "samples": {}}, {"name": "a""#,
+        );
+        assert!(parse(&twice, None).unwrap_err().to_string().contains("appears twice"));
+    }
+}

@@ -1,0 +1,69 @@
+//! `kbench compare`: verdicts per metric in a chosen report format, and a
+//! CI gate (`--fail-on-regression`).
+
+use crate::cli::CompareArgs;
+use anyhow::{Context, bail};
+use kbench_report::comparison::{self, CompareRequest};
+use kbench_report::format::{self, Style};
+use kbench_store::Store;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Status for a usage error or any failure to compare (1 is the gate's).
+const EXIT_ERROR: u8 = 2;
+const EXIT_REGRESSION: u8 = 1;
+
+pub fn compare(args: CompareArgs, db: Option<PathBuf>) -> ExitCode {
+    match run(args, db) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("kbench: error: {error:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn run(args: CompareArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let Some(formatter) = format::by_name(&args.format) else {
+        let names: Vec<&str> = format::all().iter().map(|f| f.name()).collect();
+        bail!("unknown format '{}'; choose one of: {}", args.format, names.join(", "));
+    };
+    if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
+        bail!("--threshold {} must be a percentage from 0 to below 100", args.threshold);
+    }
+    let mut store = super::open_store(db)?;
+    let data = store.load(&args.set)?;
+    let request = CompareRequest {
+        baseline: args.baseline.clone(),
+        identifiers: args.identifiers.clone(),
+        threshold: args.threshold / 100.0,
+        metric_filter: args.metric.clone(),
+    };
+    let report = comparison::build(&data, &request)?;
+    if report.identifiers.len() < 2 {
+        bail!(
+            "result set '{}' has only '{}'; run under a second identifier (--as) to compare",
+            report.result_set,
+            report.baseline
+        );
+    }
+    if report.metrics.is_empty() {
+        bail!("no metric of result set '{}' matches --metric", report.result_set);
+    }
+    let color = match args.color.as_str() {
+        "always" => true,
+        "never" => false,
+        _ => args.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let text = formatter.render(&report, Style { color });
+    match &args.output {
+        Some(path) => std::fs::write(path, &text).with_context(|| format!("cannot write {}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(if args.fail_on_regression && report.has_regression() {
+        ExitCode::from(EXIT_REGRESSION)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,36 @@
+//! `kbench import` and `kbench export`: raw samples in and out as
+//! kbench.samples/1 JSON.
+
+use crate::cli::{ExportArgs, ImportArgs};
+use anyhow::Context;
+use kbench_store::{Store, exchange};
+use std::io::Read;
+use std::process::ExitCode;
+
+pub fn import(args: ImportArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
+    let source = args.file.display().to_string();
+    let text = if source == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("reading samples from stdin")?;
+        text
+    } else {
+        std::fs::read_to_string(&args.file).with_context(|| format!("cannot read {source}"))?
+    };
+    let data = exchange::parse(&text, args.into.as_deref())
+        .map_err(|e| anyhow::anyhow!("{source}: {e}; nothing was imported"))?;
+    store.import(&data)?;
+    let samples: usize = data.identifiers.iter().flat_map(|i| i.samples.values()).map(Vec::len).sum();
+    eprintln!(
+        "Imported {} identifier(s), {} test(s), {samples} sample(s) into result set '{}'.",
+        data.identifiers.len(),
+        data.tests.len(),
+        data.name
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn export(args: ExportArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
+    let data = store.load(&args.set)?;
+    super::print_json(&exchange::export(&data))?;
+    Ok(ExitCode::SUCCESS)
+}
