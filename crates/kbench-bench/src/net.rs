@@ -528,6 +528,7 @@ mod tests {
     use super::*;
     use crate::ipc::partner::testing::{assert_gone, children, serial};
     use crate::{OptionSpec, TestKey};
+    use std::fs::File;
 
     fn key(id: &str, options: &[(&str, &str)]) -> TestKey {
         let mut key = TestKey::new(id);
@@ -700,10 +701,14 @@ mod tests {
         matches!(status, Some(s) if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0)
     }
 
-    /// Shuts our end of a connection down, as closing it would.
+    /// Closes the workload's socket `fd` for real (unread data and all, as
+    /// dropping does) while keeping the descriptor number valid: /dev/null
+    /// is duplicated onto it, for the workload's OwnedFd to close later.
     fn shut(fd: RawFd) {
-        // SAFETY: fd is an open socket of the workload.
-        assert_eq!(unsafe { libc::shutdown(fd, libc::SHUT_RDWR) }, 0);
+        let null = File::open("/dev/null").unwrap();
+        // SAFETY: both descriptors are open; dup2 atomically closes the
+        // socket behind `fd` and makes `fd` refer to /dev/null.
+        assert_eq!(unsafe { libc::dup2(null.as_raw_fd(), fd) }, fd);
     }
 
     /// Partners on a connection exit by themselves when our end closes.

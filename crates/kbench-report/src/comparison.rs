@@ -106,7 +106,12 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<C
     let order = identifier_order(data, request)?;
     let chosen: Vec<&IdentifierData> = order
         .iter()
-        .map(|name| data.identifiers.iter().find(|i| &i.name == name).expect("checked"))
+        .map(|name| {
+            data.identifiers
+                .iter()
+                .find(|i| &i.name == name)
+                .expect("checked")
+        })
         .collect();
     let options = CompareOptions {
         threshold: request.threshold,
@@ -205,7 +210,12 @@ fn identifier_order(data: &ResultSetData, request: &CompareRequest) -> anyhow::R
     };
     let mut order = vec![baseline.clone()];
     if request.identifiers.is_empty() {
-        order.extend(known.iter().filter(|k| **k != baseline).map(|k| k.to_string()));
+        order.extend(
+            known
+                .iter()
+                .filter(|k| **k != baseline)
+                .map(|k| k.to_string()),
+        );
     } else {
         for name in &request.identifiers {
             let name = check(name)?;
@@ -232,7 +242,10 @@ fn side_of(identifier: &IdentifierData, key: &TestKey) -> Option<Side> {
     for sample in samples {
         rounds.entry(sample.round).or_default().push(sample.value);
     }
-    let rounds: Vec<Samples> = rounds.into_values().filter_map(|v| Samples::new(v).ok()).collect();
+    let rounds: Vec<Samples> = rounds
+        .into_values()
+        .filter_map(|v| Samples::new(v).ok())
+        .collect();
     match rounds.len() {
         0 => None,
         1 => Side::new(rounds.into_iter().next().expect("one")).ok(),
@@ -247,7 +260,11 @@ fn system_of(identifier: &IdentifierData) -> IdentifierSystem {
         snapshot: header::snapshot_of(identifier).cloned(),
         wrapper: last.and_then(|r| r.info.wrapper.clone()),
         runs: identifier.runs.len(),
-        notes: identifier.runs.iter().flat_map(|r| r.info.notes.clone()).collect(),
+        notes: identifier
+            .runs
+            .iter()
+            .flat_map(|r| r.info.notes.clone())
+            .collect(),
     }
 }
 
@@ -257,7 +274,10 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
         .map(|m| geomean::GeomeanRow {
             better: better(m.direction),
             baseline: m.results[0].summary.as_ref().map(|s| s.mean),
-            current: m.results[1..].iter().map(|r| r.summary.as_ref().map(|s| s.mean)).collect(),
+            current: m.results[1..]
+                .iter()
+                .map(|r| r.summary.as_ref().map(|s| s.mean))
+                .collect(),
         })
         .collect();
     let geomean = geomean::geomean_vs_baseline(&rows).ok();
@@ -269,14 +289,21 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
             let count = |verdict: Verdict| {
                 metrics
                     .iter()
-                    .filter(|m| m.results[column].comparison.as_ref().is_some_and(|c| c.verdict == verdict))
+                    .filter(|m| {
+                        m.results[column]
+                            .comparison
+                            .as_ref()
+                            .is_some_and(|c| c.verdict == verdict)
+                    })
                     .count()
             };
             IdentifierSummary {
                 identifier: name.clone(),
                 geomean_better_ratio: geomean.as_ref().map(|g| g.ratios[column - 1]),
                 metrics_used: geomean.as_ref().map_or(0, |g| g.metrics_used),
-                metrics_left_out: geomean.as_ref().map_or(metrics.len(), |g| g.metrics_left_out),
+                metrics_left_out: geomean
+                    .as_ref()
+                    .map_or(metrics.len(), |g| g.metrics_left_out),
                 regressions: count(Verdict::Regression),
                 improvements: count(Verdict::Improvement),
                 no_change: count(Verdict::NoChange),
@@ -286,7 +313,11 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
         .collect()
 }
 
-fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData], differences: &[Difference]) -> Vec<String> {
+fn notes(
+    metrics: &[MetricReport],
+    identifiers: &[IdentifierData],
+    differences: &[Difference],
+) -> Vec<String> {
     let mut notes = vec![];
     let one_round = metrics
         .iter()

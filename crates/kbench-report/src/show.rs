@@ -146,8 +146,8 @@ pub fn text(data: &ResultSetData, doc: &ShowDocument) -> String {
         );
         let _ = writeln!(
             out,
-            "  {:<name_width$} {:>6} {:>12} {:>12} {:>10} {:>9}  {}",
-            "identifier", "n", "mean", "median", "SD", "95% CI", "sampling"
+            "  {:<name_width$} {:>6} {:>12} {:>12} {:>10} {:>9}  sampling",
+            "identifier", "n", "mean", "median", "SD", "95% CI"
         );
         for result in &test.results {
             let _ = writeln!(out, "  {}", result_line(result, name_width));

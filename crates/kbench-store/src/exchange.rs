@@ -142,34 +142,44 @@ fn export_identifier(identifier: &IdentifierData) -> IdentifierEntry {
 
 /// Parses and checks a file's text; `into` overrides its result set name.
 pub fn parse(text: &str, into: Option<&str>) -> Result<ResultSetData, ExchangeError> {
-    let file: SamplesFile = serde_json::from_str(text).map_err(|e| {
-        ExchangeError(format!(
-            "line {}, column {}: {e}",
-            e.line(),
-            e.column()
-        ))
-    })?;
+    let file: SamplesFile = serde_json::from_str(text)
+        .map_err(|e| ExchangeError(format!("line {}, column {}: {e}", e.line(), e.column())))?;
     to_result_set(&file, into)
 }
 
 /// Checks a parsed file and turns it into the store's shape.
-pub fn to_result_set(file: &SamplesFile, into: Option<&str>) -> Result<ResultSetData, ExchangeError> {
+pub fn to_result_set(
+    file: &SamplesFile,
+    into: Option<&str>,
+) -> Result<ResultSetData, ExchangeError> {
     let fail = |path: String, what: &str| Err(ExchangeError(format!("{path}: {what}")));
     if file.schema != SCHEMA {
-        return fail("schema".into(), &format!("is {:?}; this kbench reads {SCHEMA:?}", file.schema));
+        return fail(
+            "schema".into(),
+            &format!("is {:?}; this kbench reads {SCHEMA:?}", file.schema),
+        );
     }
     let name = match (into, file.result_set.as_deref()) {
         (Some(name), _) | (None, Some(name)) => name.to_string(),
-        (None, None) => return fail("result_set".into(), "missing; give one in the file or with --into"),
+        (None, None) => {
+            return fail(
+                "result_set".into(),
+                "missing; give one in the file or with --into",
+            );
+        }
     };
     let mut tests: Vec<TestSpec> = Vec::new();
     for (i, entry) in file.tests.iter().enumerate() {
-        let key = TestKey::parse(&entry.test).map_err(|e| ExchangeError(format!("tests[{i}].test: {e}")))?;
+        let key = TestKey::parse(&entry.test)
+            .map_err(|e| ExchangeError(format!("tests[{i}].test: {e}")))?;
         if entry.unit.trim().is_empty() {
             return fail(format!("tests[{i}].unit"), "is empty");
         }
         if tests.iter().any(|t| t.key == key) {
-            return fail(format!("tests[{i}].test"), &format!("{key} is listed twice"));
+            return fail(
+                format!("tests[{i}].test"),
+                &format!("{key} is listed twice"),
+            );
         }
         tests.push(TestSpec {
             key,
@@ -182,7 +192,10 @@ pub fn to_result_set(file: &SamplesFile, into: Option<&str>) -> Result<ResultSet
     for (i, entry) in file.identifiers.iter().enumerate() {
         let path = format!("identifiers[{i}]");
         if !seen.insert(entry.name.as_str()) {
-            return fail(format!("{path}.name"), &format!("identifier {:?} appears twice", entry.name));
+            return fail(
+                format!("{path}.name"),
+                &format!("identifier {:?} appears twice", entry.name),
+            );
         }
         kbench_model::validate_name("identifier", &entry.name)
             .map_err(|e| ExchangeError(format!("{path}.name: {e}")))?;
@@ -195,31 +208,41 @@ pub fn to_result_set(file: &SamplesFile, into: Option<&str>) -> Result<ResultSet
     })
 }
 
-fn identifier_data(entry: &IdentifierEntry, path: &str, tests: &[TestSpec]) -> Result<IdentifierData, ExchangeError> {
+fn identifier_data(
+    entry: &IdentifierEntry,
+    path: &str,
+    tests: &[TestSpec],
+) -> Result<IdentifierData, ExchangeError> {
     let mut runs = Vec::new();
     let mut samples: BTreeMap<TestKey, Vec<Sample>> = BTreeMap::new();
-    let mut add = |group: &BTreeMap<String, Vec<SampleEntry>>, at: &str| -> Result<(), ExchangeError> {
-        for (test, list) in group {
-            let key = declared(test, tests, &format!("{at}.samples[{test:?}]"))?;
-            if list.is_empty() {
-                return Err(ExchangeError(format!("{at}.samples[{test:?}]: the sample list is empty")));
+    let mut add =
+        |group: &BTreeMap<String, Vec<SampleEntry>>, at: &str| -> Result<(), ExchangeError> {
+            for (test, list) in group {
+                let key = declared(test, tests, &format!("{at}.samples[{test:?}]"))?;
+                if list.is_empty() {
+                    return Err(ExchangeError(format!(
+                        "{at}.samples[{test:?}]: the sample list is empty"
+                    )));
+                }
+                for (k, s) in list.iter().enumerate() {
+                    check_sample(s, &format!("{at}.samples[{test:?}][{k}]"))?;
+                    samples.entry(key.clone()).or_default().push(Sample {
+                        value: s.value,
+                        iterations: s.iterations,
+                        at_ms: s.at_ms,
+                        round: s.round,
+                    });
+                }
             }
-            for (k, s) in list.iter().enumerate() {
-                check_sample(s, &format!("{at}.samples[{test:?}][{k}]"))?;
-                samples.entry(key.clone()).or_default().push(Sample {
-                    value: s.value,
-                    iterations: s.iterations,
-                    at_ms: s.at_ms,
-                    round: s.round,
-                });
-            }
-        }
-        Ok(())
-    };
+            Ok(())
+        };
     for (r, run) in entry.runs.iter().enumerate() {
         let at = format!("{path}.runs[{r}]");
-        if run.info.started_at_ms < 0 || run.ended_at_ms.is_some_and(|t| t < run.info.started_at_ms) {
-            return Err(ExchangeError(format!("{at}: negative start time or an end before the start")));
+        if run.info.started_at_ms < 0 || run.ended_at_ms.is_some_and(|t| t < run.info.started_at_ms)
+        {
+            return Err(ExchangeError(format!(
+                "{at}: negative start time or an end before the start"
+            )));
         }
         for (o, outcome) in run.outcomes.iter().enumerate() {
             if !tests.iter().any(|t| t.key == outcome.test) {
@@ -242,7 +265,13 @@ fn identifier_data(entry: &IdentifierEntry, path: &str, tests: &[TestSpec]) -> R
     if !entry.samples.is_empty() {
         // Samples without a run: one imported run holds them, started at
         // (or before) the first of them so every sample falls inside it.
-        let first = entry.samples.values().flatten().map(|s| s.at_ms).min().unwrap_or(0);
+        let first = entry
+            .samples
+            .values()
+            .flatten()
+            .map(|s| s.at_ms)
+            .min()
+            .unwrap_or(0);
         runs.insert(
             0,
             RunRecord {
@@ -270,7 +299,9 @@ fn declared(test: &str, tests: &[TestSpec], path: &str) -> Result<TestKey, Excha
     if tests.iter().any(|t| t.key == key) {
         Ok(key)
     } else {
-        Err(ExchangeError(format!("{path}: test {key} is not listed in tests")))
+        Err(ExchangeError(format!(
+            "{path}: test {key} is not listed in tests"
+        )))
     }
 }
 
@@ -282,10 +313,15 @@ fn check_sample(sample: &SampleEntry, path: &str) -> Result<(), ExchangeError> {
         )));
     }
     if sample.at_ms < 0 {
-        return Err(ExchangeError(format!("{path}.at_ms: {} is a negative time", sample.at_ms)));
+        return Err(ExchangeError(format!(
+            "{path}.at_ms: {} is a negative time",
+            sample.at_ms
+        )));
     }
     if sample.iterations == 0 {
-        return Err(ExchangeError(format!("{path}.iterations: must be at least 1")));
+        return Err(ExchangeError(format!(
+            "{path}.iterations: must be at least 1"
+        )));
     }
     Ok(())
 }
@@ -304,7 +340,11 @@ mod tests {
 
     #[test]
     fn accepts_bring_your_own_samples() {
-        let data = parse(&minimal(r#"[{"value": 10.0}, {"value": 11.0, "round": 1}]"#), None).unwrap();
+        let data = parse(
+            &minimal(r#"[{"value": 10.0}, {"value": 11.0, "round": 1}]"#),
+            None,
+        )
+        .unwrap();
         assert_eq!(data.identifiers[0].runs.len(), 1);
         assert_eq!(data.identifiers[0].samples[&TestKey::new("app")].len(), 2);
     }
@@ -317,7 +357,10 @@ mod tests {
             (minimal(r#"[{"value": 1, "at_ms": -5}]"#), "negative time"),
             (minimal(r#"[{"value": 1, "colour": 2}]"#), "unknown field"),
             (minimal(r#"[{"value": NaN}]"#), "line"),
-            (minimal(r#"[{"value": 1}]"#).replace("\"app\": [", "\"other\": ["), "not listed"),
+            (
+                minimal(r#"[{"value": 1}]"#).replace("\"app\": [", "\"other\": ["),
+                "not listed",
+            ),
         ];
         for (text, needle) in cases {
             let error = parse(&text, None).unwrap_err().to_string();
@@ -327,6 +370,11 @@ mod tests {
             r#""identifiers": [{"name": "a""#,
             r#""identifiers": [{"name": "a", "samples": {}}, {"name": "a""#,
         );
-        assert!(parse(&twice, None).unwrap_err().to_string().contains("appears twice"));
+        assert!(
+            parse(&twice, None)
+                .unwrap_err()
+                .to_string()
+                .contains("appears twice")
+        );
     }
 }

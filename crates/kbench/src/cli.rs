@@ -108,12 +108,14 @@ pub struct ShowArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Verdicts (statistics.md): REGRESSION / IMPROVEMENT when the change's 95 % CI \
+#[command(
+    after_help = "Verdicts (statistics.md): REGRESSION / IMPROVEMENT when the change's 95 % CI \
 lies wholly beyond --threshold in the worse / better direction and q < 0.05 (Benjamini-Hochberg over \
 the metrics of one comparison); NO CHANGE when the CI lies within +-threshold; INCONCLUSIVE otherwise, \
 with the smallest detectable effect and the samples that would decide.\n\n\
 Exit status: 0 done (no regression, or no --fail-on-regression); 1 a metric is a REGRESSION and \
---fail-on-regression was given; 2 a usage error or anything else that stopped the comparison.")]
+--fail-on-regression was given; 2 a usage error or anything else that stopped the comparison."
+)]
 pub struct CompareArgs {
     /// Result set to compare
     pub set: String,

@@ -2,35 +2,11 @@
 //! throwaway database. Runs use short budgets (`--max-time 0.2`) so the
 //! tests are quick; they check behaviour, not speed.
 
-use assert_cmd::Command;
-use serde_json::Value;
+mod common;
+
+use common::{SHORT, json, kbench, temp_db};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// A kbench command writing to the test's own database.
-fn kbench(db: &Path) -> Command {
-    let mut command = Command::cargo_bin("kbench").unwrap();
-    command.env("KBENCH_DB", db).env_remove("XDG_DATA_HOME");
-    command
-}
-
-fn temp_db() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    (dir, db)
-}
-
-fn json(output: &[u8]) -> Value {
-    serde_json::from_slice(output).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not one JSON document ({e}):\n{}",
-            String::from_utf8_lossy(output)
-        )
-    })
-}
-
-const SHORT: [&str; 6] = ["--max-time", "0.2", "--max-samples", "20", "--rounds", "1"];
 
 #[test]
 fn two_identifiers_show_side_by_side() {

@@ -74,8 +74,18 @@ fn metric_block(out: &mut String, metric: &MetricReport, name_width: usize, styl
             })
         })
         .collect();
-    let value_width = cells.iter().flatten().map(|(v, _)| common::width(v)).max().unwrap_or(0);
-    let ci_width = cells.iter().flatten().map(|(_, c)| common::width(c)).max().unwrap_or(0);
+    let value_width = cells
+        .iter()
+        .flatten()
+        .map(|(v, _)| common::width(v))
+        .max()
+        .unwrap_or(0);
+    let ci_width = cells
+        .iter()
+        .flatten()
+        .map(|(_, c)| common::width(c))
+        .max()
+        .unwrap_or(0);
     for (index, (result, cell)) in metric.results.iter().zip(&cells).enumerate() {
         let mut line = common::dotted(&result.identifier, name_width);
         match (cell, &result.summary) {

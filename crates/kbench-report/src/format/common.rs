@@ -72,11 +72,7 @@ pub(super) fn header_lines(report: &ComparisonReport) -> Vec<String> {
         report.threshold_pct
     )];
     for system in &report.systems {
-        lines.push(format!(
-            "{}: {}",
-            system.identifier,
-            runs_text(system.runs)
-        ));
+        lines.push(format!("{}: {}", system.identifier, runs_text(system.runs)));
         let facts: Vec<String> = system_facts(system)
             .into_iter()
             .map(|(label, value)| format!("{label}: {value}"))
@@ -262,7 +258,7 @@ mod tests {
             "futex1 - mode: thread - tasks: 2 - metric: per_task"
         );
         assert_eq!(signed_pct(10.0, 1), "+10.0%");
-        assert_eq!(signed_pct(-3.14, 1), "-3.1%");
+        assert_eq!(signed_pct(-3.04, 1), "-3.0%");
         assert_eq!(ci_text(0.0031), "+-0.3%");
         assert_eq!(ci_text(f64::INFINITY), "+-n/a");
         assert_eq!(p_text(0.0123), "0.012");
@@ -273,8 +269,14 @@ mod tests {
     #[test]
     fn colours_only_when_asked() {
         let on = Style { color: true };
-        assert_eq!(paint("x", Some(Verdict::Regression), on), "\x1b[31mx\x1b[0m");
-        assert_eq!(paint("x", Some(Verdict::Improvement), on), "\x1b[32mx\x1b[0m");
+        assert_eq!(
+            paint("x", Some(Verdict::Regression), on),
+            "\x1b[31mx\x1b[0m"
+        );
+        assert_eq!(
+            paint("x", Some(Verdict::Improvement), on),
+            "\x1b[32mx\x1b[0m"
+        );
         assert_eq!(paint("x", Some(Verdict::NoChange), on), "x");
         assert_eq!(paint("x", Some(Verdict::Regression), Style::default()), "x");
     }

@@ -23,21 +23,24 @@ impl Format for Markdown {
 
     fn render(&self, report: &ComparisonReport, _style: Style) -> String {
         let mut out = String::new();
-        let _ = writeln!(
+        let _ = writeln!(out, "# kbench compare: {}\n", escape(&report.result_set));
+        let _ = write!(
             out,
-            "# kbench compare: {}\n",
-            escape(&report.result_set)
-        );
-        let _ = writeln!(
-            out,
-            "Baseline: **{}**. Threshold: {:.2} %. {} metric{}. Verdicts: REGRESSION / \
-             IMPROVEMENT when q < 0.05 and the change's 95 % CI lies wholly beyond the \
-             threshold; NO CHANGE when it lies within it; INCONCLUSIVE otherwise.",
+            "Baseline: **{}**. Threshold: {:.2} %. {} metric{}.",
             escape(&report.baseline),
             report.threshold_pct,
             report.metrics.len(),
             if report.metrics.len() == 1 { "" } else { "s" }
         );
+        if report.identifiers.len() > 1 {
+            let _ = write!(
+                out,
+                " Verdicts: REGRESSION / IMPROVEMENT when q < 0.05 and the change's 95 % CI \
+                 lies wholly beyond the threshold; NO CHANGE when it lies within it; \
+                 INCONCLUSIVE otherwise."
+            );
+        }
+        out.push('\n');
         systems(&mut out, report);
         summary(&mut out, report);
         metrics(&mut out, report);
@@ -94,10 +97,17 @@ fn systems(out: &mut String, report: &ComparisonReport) {
     for label in &labels {
         let mut cells = vec![escape(label)];
         cells.extend(per_system.iter().map(|facts| {
-            facts
-                .iter()
-                .find(|(l, _)| l == label)
-                .map_or(String::new(), |(_, v)| escape(v))
+            facts.iter().find(|(l, _)| l == label).map_or_else(
+                // A missing wrapper is none; any other missing fact unknown.
+                || {
+                    if label == "Wrapper" {
+                        "none".to_string()
+                    } else {
+                        String::new()
+                    }
+                },
+                |(_, v)| escape(v),
+            )
         }));
         let _ = writeln!(out, "{}", row(&cells));
     }

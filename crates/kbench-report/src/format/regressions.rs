@@ -76,11 +76,7 @@ fn block(
     style: Style,
 ) {
     let name = &report.identifiers[column];
-    let _ = writeln!(
-        out,
-        "\n=== {name} vs baseline {} ===",
-        report.baseline
-    );
+    let _ = writeln!(out, "\n=== {name} vs baseline {} ===", report.baseline);
     let _ = writeln!(
         out,
         "{}; {} ({})",
@@ -92,13 +88,10 @@ fn block(
         .metrics
         .iter()
         .filter_map(|m| {
-            m.results[column]
-                .comparison
-                .as_ref()
-                .map(|comparison| Row {
-                    metric: m,
-                    comparison,
-                })
+            m.results[column].comparison.as_ref().map(|comparison| Row {
+                metric: m,
+                comparison,
+            })
         })
         .collect();
     let of = |verdict: Verdict| -> Vec<&Row> {
@@ -152,7 +145,8 @@ fn block(
 /// `Benchmark/Test/Metric, Units` (group header or single row).
 fn group_label(metric: &MetricReport) -> String {
     let mut key: TestKey = metric.key.clone();
-    key.options.retain(|k, _| !COUNT_OPTIONS.contains(&k.as_str()));
+    key.options
+        .retain(|k, _| !COUNT_OPTIONS.contains(&k.as_str()));
     format!("{key}, {}", metric.unit)
 }
 
@@ -201,7 +195,8 @@ fn cells(row: &Row, inconclusive: bool) -> Vec<(String, Option<Verdict>)> {
             c.mde_pct.map_or("n/a".to_string(), |m| format!("{m:.2}")),
         ));
         cells.push(plain(
-            c.samples_needed.map_or("n/a".to_string(), |n| n.to_string()),
+            c.samples_needed
+                .map_or("n/a".to_string(), |n| n.to_string()),
         ));
     } else {
         cells.push((c.verdict.to_string(), Some(c.verdict)));

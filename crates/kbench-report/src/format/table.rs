@@ -91,13 +91,41 @@ const SECTIONS: &[Section] = &[
         scale: Scale::Micros,
         mhz: false,
         columns: &[
-            col(["2p/0K", "ctxsw"], "ctxsw", &[("procs", "2"), ("size", "0")]),
-            col(["2p/16K", "ctxsw"], "ctxsw", &[("procs", "2"), ("size", "16")]),
-            col(["2p/64K", "ctxsw"], "ctxsw", &[("procs", "2"), ("size", "64")]),
-            col(["8p/16K", "ctxsw"], "ctxsw", &[("procs", "8"), ("size", "16")]),
-            col(["8p/64K", "ctxsw"], "ctxsw", &[("procs", "8"), ("size", "64")]),
-            col(["16p/16K", "ctxsw"], "ctxsw", &[("procs", "16"), ("size", "16")]),
-            col(["16p/64K", "ctxsw"], "ctxsw", &[("procs", "16"), ("size", "64")]),
+            col(
+                ["2p/0K", "ctxsw"],
+                "ctxsw",
+                &[("procs", "2"), ("size", "0")],
+            ),
+            col(
+                ["2p/16K", "ctxsw"],
+                "ctxsw",
+                &[("procs", "2"), ("size", "16")],
+            ),
+            col(
+                ["2p/64K", "ctxsw"],
+                "ctxsw",
+                &[("procs", "2"), ("size", "64")],
+            ),
+            col(
+                ["8p/16K", "ctxsw"],
+                "ctxsw",
+                &[("procs", "8"), ("size", "16")],
+            ),
+            col(
+                ["8p/64K", "ctxsw"],
+                "ctxsw",
+                &[("procs", "8"), ("size", "64")],
+            ),
+            col(
+                ["16p/16K", "ctxsw"],
+                "ctxsw",
+                &[("procs", "16"), ("size", "16")],
+            ),
+            col(
+                ["16p/64K", "ctxsw"],
+                "ctxsw",
+                &[("procs", "16"), ("size", "64")],
+            ),
         ],
     },
     Section {
@@ -105,7 +133,11 @@ const SECTIONS: &[Section] = &[
         scale: Scale::Micros,
         mhz: false,
         columns: &[
-            col(["2p/0K", "ctxsw"], "ctxsw", &[("procs", "2"), ("size", "0")]),
+            col(
+                ["2p/0K", "ctxsw"],
+                "ctxsw",
+                &[("procs", "2"), ("size", "0")],
+            ),
             col(["", "Pipe"], "pipe-lat", &[]),
             col(["AF", "UNIX"], "unix-lat", &[]),
             col(["", "UDP"], "udp-lat", &[]),
@@ -155,12 +187,16 @@ impl Format for Table {
             let _ = writeln!(out, "{line}");
         }
         out.push('\n');
-        let _ = writeln!(
-            out,
-            "Cells: each identifier's mean; marks against the baseline '{}': * REGRESSION, \
-             + IMPROVEMENT, ? INCONCLUSIVE; no mark: NO CHANGE, the baseline, or not compared.",
-            report.baseline
-        );
+        if report.identifiers.len() > 1 {
+            let _ = writeln!(
+                out,
+                "Cells: each identifier's mean; marks against the baseline '{}': * REGRESSION, \
+                 + IMPROVEMENT, ? INCONCLUSIVE; no mark: NO CHANGE, the baseline, or not compared.",
+                report.baseline
+            );
+        } else {
+            let _ = writeln!(out, "Cells: the mean of '{}'.", report.baseline);
+        }
         let mut shown = vec![false; report.metrics.len()];
         for section in SECTIONS {
             let used: Vec<(&Column, usize)> = section
@@ -349,7 +385,12 @@ fn section_grid(
         .iter()
         .map(|(c, m)| {
             let metric = &report.metrics[*m];
-            let label = c.label.iter().filter(|l| !l.is_empty()).copied().collect::<Vec<_>>();
+            let label = c
+                .label
+                .iter()
+                .filter(|l| !l.is_empty())
+                .copied()
+                .collect::<Vec<_>>();
             format!(
                 "{} = {} {};",
                 label.join(" "),
@@ -365,7 +406,12 @@ fn section_grid(
     }
 }
 
-fn others_grid(out: &mut String, report: &ComparisonReport, metrics: &[&MetricReport], style: Style) {
+fn others_grid(
+    out: &mut String,
+    report: &ComparisonReport,
+    metrics: &[&MetricReport],
+    style: Style,
+) {
     let mut headers: Vec<[String; 2]> = vec![
         ["test".into(), String::new()],
         ["unit".into(), String::new()],
@@ -396,7 +442,11 @@ fn others_grid(out: &mut String, report: &ComparisonReport, metrics: &[&MetricRe
 fn grid(out: &mut String, headers: &[[String; 2]], rows: &[Vec<Cell>], style: Style) {
     let widths: Vec<usize> = (0..headers.len())
         .map(|i| {
-            let header = headers[i].iter().map(|h| common::width(h)).max().unwrap_or(0);
+            let header = headers[i]
+                .iter()
+                .map(|h| common::width(h))
+                .max()
+                .unwrap_or(0);
             rows.iter()
                 .map(|r| common::width(&r[i].text))
                 .max()

@@ -27,10 +27,17 @@ pub fn compare(args: CompareArgs, db: Option<PathBuf>) -> ExitCode {
 fn run(args: CompareArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let Some(formatter) = format::by_name(&args.format) else {
         let names: Vec<&str> = format::all().iter().map(|f| f.name()).collect();
-        bail!("unknown format '{}'; choose one of: {}", args.format, names.join(", "));
+        bail!(
+            "unknown format '{}'; choose one of: {}",
+            args.format,
+            names.join(", ")
+        );
     };
     if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
-        bail!("--threshold {} must be a percentage from 0 to below 100", args.threshold);
+        bail!(
+            "--threshold {} must be a percentage from 0 to below 100",
+            args.threshold
+        );
     }
     let mut store = super::open_store(db)?;
     let data = store.load(&args.set)?;
@@ -49,16 +56,24 @@ fn run(args: CompareArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         );
     }
     if report.metrics.is_empty() {
-        bail!("no metric of result set '{}' matches --metric", report.result_set);
+        bail!(
+            "no metric of result set '{}' matches --metric",
+            report.result_set
+        );
     }
     let color = match args.color.as_str() {
         "always" => true,
         "never" => false,
-        _ => args.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        _ => {
+            args.output.is_none()
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none()
+        }
     };
     let text = formatter.render(&report, Style { color });
     match &args.output {
-        Some(path) => std::fs::write(path, &text).with_context(|| format!("cannot write {}", path.display()))?,
+        Some(path) => std::fs::write(path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
         None => print!("{text}"),
     }
     Ok(if args.fail_on_regression && report.has_regression() {

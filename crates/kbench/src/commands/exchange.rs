@@ -11,7 +11,9 @@ pub fn import(args: ImportArgs, mut store: impl Store) -> anyhow::Result<ExitCod
     let source = args.file.display().to_string();
     let text = if source == "-" {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).context("reading samples from stdin")?;
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading samples from stdin")?;
         text
     } else {
         std::fs::read_to_string(&args.file).with_context(|| format!("cannot read {source}"))?
@@ -19,7 +21,12 @@ pub fn import(args: ImportArgs, mut store: impl Store) -> anyhow::Result<ExitCod
     let data = exchange::parse(&text, args.into.as_deref())
         .map_err(|e| anyhow::anyhow!("{source}: {e}; nothing was imported"))?;
     store.import(&data)?;
-    let samples: usize = data.identifiers.iter().flat_map(|i| i.samples.values()).map(Vec::len).sum();
+    let samples: usize = data
+        .identifiers
+        .iter()
+        .flat_map(|i| i.samples.values())
+        .map(Vec::len)
+        .sum();
     eprintln!(
         "Imported {} identifier(s), {} test(s), {samples} sample(s) into result set '{}'.",
         data.identifiers.len(),

@@ -27,8 +27,14 @@ pub fn show(args: ShowArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
 /// baseline): `table` is the lmbench matrix.
 fn show_in_format(data: &kbench_store::ResultSetData, name: &str) -> anyhow::Result<ExitCode> {
     let Some(formatter) = kbench_report::format::by_name(name) else {
-        let names: Vec<&str> = kbench_report::format::all().iter().map(|f| f.name()).collect();
-        anyhow::bail!("unknown format '{name}'; choose one of: {}", names.join(", "));
+        let names: Vec<&str> = kbench_report::format::all()
+            .iter()
+            .map(|f| f.name())
+            .collect();
+        anyhow::bail!(
+            "unknown format '{name}'; choose one of: {}",
+            names.join(", ")
+        );
     };
     let request = kbench_report::comparison::CompareRequest {
         baseline: None,
@@ -37,7 +43,10 @@ fn show_in_format(data: &kbench_store::ResultSetData, name: &str) -> anyhow::Res
         metric_filter: None,
     };
     let report = kbench_report::comparison::build(data, &request)?;
-    print!("{}", formatter.render(&report, kbench_report::format::Style::default()));
+    print!(
+        "{}",
+        formatter.render(&report, kbench_report::format::Style::default())
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,0 +1,666 @@
+//! Every `kbench compare` format rendered from one small hand-made result
+//! set: "v5.8" (baseline), "PLU 0" (10 % slower on syscall-null, unchanged
+//! elsewhere) and "PLU <b>1|x" (5 % faster mem-bw, a noisy 4-sample futex1,
+//! no pipe-lat at all).
+
+use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec};
+use kbench_report::comparison::{self, CompareRequest, ComparisonReport};
+use kbench_report::format::{self, Style};
+use kbench_store::{IdentifierData, ResultSetData, RunId, RunInfo, RunRecord, RunStatus};
+use std::collections::BTreeMap;
+
+const SLOW: &str = "PLU 0";
+const ODD: &str = "PLU <b>1|x";
+
+const SYSCALL: &str = "syscall-null";
+const PIPE: &str = "pipe-lat[placement=cross]";
+const MEMBW: &str = "mem-bw[op=rd,size=64]";
+const FUTEX: &str = "futex1[mode=thread,tasks=2]";
+
+fn key(text: &str) -> TestKey {
+    TestKey::parse(text).unwrap()
+}
+
+/// 20 values around `base` with 0.2 % uniform noise; `stride` permutes the
+/// same multiset (so two strides give identical distributions).
+fn steady(base: f64, stride: usize) -> Vec<f64> {
+    (0..20)
+        .map(|i| {
+            let j = (i * stride) % 20;
+            base * (1.0 + 0.002 * (2.0 * j as f64 / 19.0 - 1.0))
+        })
+        .collect()
+}
+
+fn samples(values: Vec<f64>) -> Vec<Sample> {
+    values
+        .into_iter()
+        .map(|value| Sample {
+            value,
+            iterations: 1,
+            at_ms: 0,
+            round: 0,
+        })
+        .collect()
+}
+
+fn snapshot(kernel: &str) -> SystemSnapshot {
+    SystemSnapshot {
+        os: "Debian GNU/Linux 12 (bookworm)".into(),
+        arch: "x86_64".into(),
+        kernel_release: kernel.into(),
+        cpu_model: "AMD EPYC 7B13".into(),
+        cpus_online: 2,
+        threads_per_core: 1,
+        cpu_mhz: 2994.0,
+        memory_total_kib: 8 * 1024 * 1024,
+        work_dir: "/work".into(),
+        work_dir_fs: "ext4".into(),
+        virtualization: "kvm".into(),
+        compiler: "rustc 1.95.0".into(),
+        ..SystemSnapshot::default()
+    }
+}
+
+fn identifier(
+    name: &str,
+    id: i64,
+    kernel: &str,
+    wrapper: Option<&str>,
+    tests: Vec<(&str, Vec<f64>)>,
+) -> IdentifierData {
+    IdentifierData {
+        name: name.to_string(),
+        runs: vec![RunRecord {
+            id: RunId(id),
+            status: RunStatus::Complete,
+            info: RunInfo {
+                snapshot: snapshot(kernel),
+                wrapper: wrapper.map(String::from),
+                ..RunInfo::default()
+            },
+            ended_at_ms: Some(0),
+            outcomes: vec![],
+        }],
+        samples: tests
+            .into_iter()
+            .map(|(test, values)| (key(test), samples(values)))
+            .collect::<BTreeMap<_, _>>(),
+    }
+}
+
+fn data(names: [&str; 3]) -> ResultSetData {
+    let spec = |test: &str, unit: &str, direction| TestSpec {
+        key: key(test),
+        unit: unit.to_string(),
+        direction,
+    };
+    let noisy_futex: Vec<f64> = [-1.0, -1.0 / 3.0, 1.0 / 3.0, 1.0]
+        .iter()
+        .map(|g| 2.0e6 * 0.98 * (1.0 + 0.03 * g))
+        .collect();
+    ResultSetData {
+        name: "plu-test".into(),
+        tests: vec![
+            spec(SYSCALL, "ns", Direction::Lower),
+            spec(PIPE, "us", Direction::Lower),
+            spec(MEMBW, "MB/s", Direction::Higher),
+            spec(FUTEX, "ops/s", Direction::Higher),
+        ],
+        identifiers: vec![
+            identifier(
+                names[0],
+                1,
+                "5.8.0",
+                None,
+                vec![
+                    (SYSCALL, steady(100.0, 7)),
+                    (PIPE, steady(5.0, 7)),
+                    (MEMBW, steady(10_000.0, 7)),
+                    (FUTEX, steady(2.0e6, 7)),
+                ],
+            ),
+            identifier(
+                names[1],
+                2,
+                "5.9.0-rc5-plu",
+                None,
+                vec![
+                    (SYSCALL, steady(110.0, 3)),
+                    (PIPE, steady(5.0, 3)),
+                    (MEMBW, steady(10_000.0, 3)),
+                    (FUTEX, steady(2.0e6, 3)),
+                ],
+            ),
+            identifier(
+                names[2],
+                3,
+                "5.9.0-rc5-plu",
+                Some("taskset -c 1"),
+                vec![
+                    (SYSCALL, steady(100.0, 11)),
+                    (MEMBW, steady(10_500.0, 11)),
+                    (FUTEX, noisy_futex),
+                ],
+            ),
+        ],
+    }
+}
+
+fn report() -> ComparisonReport {
+    comparison::build(
+        &data(["v5.8", SLOW, ODD]),
+        &CompareRequest {
+            baseline: None,
+            identifiers: vec![],
+            threshold: 0.01,
+            metric_filter: None,
+        },
+    )
+    .unwrap()
+}
+
+fn render(name: &str, report: &ComparisonReport, color: bool) -> String {
+    format::by_name(name)
+        .unwrap_or_else(|| panic!("no format {name}"))
+        .render(report, Style { color })
+}
+
+/// The lines of `text` from the one equal to `start` up to (not including)
+/// the next one starting with `end`.
+fn between<'a>(text: &'a str, start: &str, end: &str) -> Vec<&'a str> {
+    text.lines()
+        .skip_while(|l| *l != start)
+        .skip(1)
+        .take_while(|l| !l.starts_with(end))
+        .collect()
+}
+
+#[test]
+fn the_fixture_has_the_intended_verdicts() {
+    let r = report();
+    let verdict = |metric: usize, id: usize| {
+        r.metrics[metric].results[id]
+            .comparison
+            .as_ref()
+            .map(|c| c.verdict.to_string())
+    };
+    assert_eq!(verdict(0, 1).as_deref(), Some("REGRESSION"));
+    assert_eq!(verdict(1, 1).as_deref(), Some("NO CHANGE"));
+    assert_eq!(verdict(2, 1).as_deref(), Some("NO CHANGE"));
+    assert_eq!(verdict(3, 1).as_deref(), Some("NO CHANGE"));
+    assert_eq!(verdict(0, 2).as_deref(), Some("NO CHANGE"));
+    assert_eq!(verdict(1, 2), None);
+    assert_eq!(verdict(2, 2).as_deref(), Some("IMPROVEMENT"));
+    assert_eq!(verdict(3, 2).as_deref(), Some("INCONCLUSIVE"));
+}
+
+#[test]
+fn every_format_is_registered_in_help_order() {
+    let names: Vec<&str> = format::all().iter().map(|f| f.name()).collect();
+    assert_eq!(
+        names,
+        ["bars", "table", "regressions", "markdown", "json", "csv"]
+    );
+    assert!(format::by_name("html").is_none());
+}
+
+#[test]
+fn text_formats_open_with_the_system_header() {
+    let r = report();
+    for name in ["bars", "table", "regressions"] {
+        let text = render(name, &r, false);
+        assert!(
+            text.starts_with("kbench compare: result set 'plu-test', 4 metrics; baseline 'v5.8'"),
+            "{name}:\n{text}"
+        );
+        assert!(text.contains(
+            "  Processor: AMD EPYC 7B13 (2 Cores / 2 Threads) @ 2994 MHz, Memory: 8.0 GiB, \
+             OS: Debian GNU/Linux 12 (bookworm), Kernel: 5.8.0 (x86_64)"
+        ));
+        assert!(text.contains("File-System: ext4 (/work)"));
+        assert!(text.contains("Wrapper: taskset -c 1"));
+        assert!(text.contains("Differences between identifiers:\n  Kernel: v5.8 = 5.8.0 (x86_64); PLU 0 = 5.9.0-rc5-plu (x86_64);"));
+        assert!(text.contains("  Wrapper: v5.8 = none; PLU 0 = none; PLU <b>1|x = taskset -c 1"));
+        assert!(text.contains("Notes:\n  - Some metrics were measured in one round"));
+    }
+}
+
+#[test]
+fn bars_have_one_dotted_bar_per_identifier_and_marks_the_slow_one() {
+    let text = render("bars", &report(), false);
+    assert!(text.contains("\nsyscall-null\nns < Lower Is Better\n"));
+    assert!(text.contains("\npipe-lat - placement: cross\nus < Lower Is Better\n"));
+    assert!(text.contains("\nmem-bw - op: rd - size: 64\nMB/s > Higher Is Better\n"));
+    let block = between(&text, "syscall-null", "pipe-lat");
+    let bars: Vec<&str> = block.iter().copied().filter(|l| l.contains(" |")).collect();
+    assert_eq!(bars.len(), 3, "{block:?}");
+    assert!(
+        bars[0].starts_with("v5.8 ....... 100.0 +-0.1% |="),
+        "{}",
+        bars[0]
+    );
+    assert!(
+        bars[1].starts_with("PLU 0 ...... 110.0 +-0.1% |="),
+        "{}",
+        bars[1]
+    );
+    assert!(
+        bars[2].starts_with("PLU <b>1|x . 100.0 +-0.1% |="),
+        "{}",
+        bars[2]
+    );
+    // The slower identifier has the longest bar, 50 '='.
+    assert!(
+        bars[1].ends_with(&format!("|{}  +10.0% REGRESSION", "=".repeat(50))),
+        "{}",
+        bars[1]
+    );
+    assert!(
+        bars[0].ends_with(&format!("|{}", "=".repeat(45))),
+        "{}",
+        bars[0]
+    );
+    assert!(
+        bars[2].ends_with(&format!("|{}       +0.0% no change", "=".repeat(45))),
+        "{}",
+        bars[2]
+    );
+    // One REGRESSION mark in the whole report, on that line.
+    let marked: Vec<&str> = text.lines().filter(|l| l.contains("REGRESSION")).collect();
+    assert_eq!(marked, [bars[1]]);
+    assert!(text.contains("  +5.0% IMPROVEMENT"));
+    assert!(text.contains("% ? inconclusive (~"));
+    assert!(text.contains("\nPLU <b>1|x . (no samples)\n"));
+    // Four metrics x three identifiers: every line with a bar.
+    assert_eq!(text.lines().filter(|l| l.contains(" |=")).count(), 11);
+    assert!(text.contains("Summary against the baseline 'v5.8' (threshold 1.00 %):"));
+    assert!(text.contains(
+        "\nPLU 0 ...... 3.13 % worse (geometric mean of 3 metrics, 1 left out)\n              \
+         1 regression, 0 improvements, 3 no change, 0 inconclusive\n"
+    ));
+    assert!(
+        text.contains("\nPLU <b>1|x . 0.96 % better (geometric mean of 3 metrics, 1 left out)\n")
+    );
+    assert!(!text.contains('\x1b'));
+    let colored = render("bars", &report(), true);
+    assert!(colored.contains("+10.0% \x1b[31mREGRESSION\x1b[0m"));
+    assert!(colored.contains("\x1b[32mIMPROVEMENT\x1b[0m"));
+}
+
+#[test]
+fn table_has_the_lmbench_sections_and_a_row_per_identifier() {
+    let text = render("table", &report(), false);
+    let processes = "Processor, Processes - times in microseconds - smaller is better";
+    let latencies = "*Local* Communication latencies in microseconds - smaller is better";
+    let bandwidths = "*Local* Communication bandwidths in MB/s - bigger is better";
+    for title in [
+        processes,
+        latencies,
+        bandwidths,
+        "Other metrics - means in the stored unit, marks as above",
+    ] {
+        assert!(text.lines().any(|l| l == title), "missing {title}:\n{text}");
+    }
+    // No ctxsw, file or VM metric: those sections are dropped.
+    assert!(!text.contains("Context switching"));
+    assert!(!text.contains("File & VM"));
+    assert!(text.contains(
+        "marks against the baseline 'v5.8': * REGRESSION, + IMPROVEMENT, ? INCONCLUSIVE"
+    ));
+    let section = between(&text, processes, "Columns:");
+    assert_eq!(
+        section.iter().filter(|l| l.starts_with('|')).count(),
+        5,
+        "{section:?}"
+    );
+    assert!(section[0].starts_with("+-") && section[0].ends_with("-+"));
+    assert!(section[1].starts_with("| identifier ") && section[1].contains("|   Mhz |"));
+    assert!(section[2].ends_with("|    call |"));
+    // ns shown in microseconds; the slow identifier marked.
+    assert!(
+        section
+            .iter()
+            .any(|l| l.starts_with("| v5.8 ") && l.ends_with("| 2994  | 0.1000  |")),
+        "{section:?}"
+    );
+    assert!(
+        section
+            .iter()
+            .any(|l| l.starts_with("| PLU 0 ") && l.ends_with("| 0.1100* |")),
+        "{section:?}"
+    );
+    assert!(
+        section
+            .iter()
+            .any(|l| l.starts_with("| PLU <b>1|x ") && l.ends_with("| 0.1000  |")),
+        "{section:?}"
+    );
+    assert!(text.contains("Columns: null call = syscall-null (ns, shown in us)"));
+    let bw = between(&text, bandwidths, "Columns:");
+    assert!(
+        bw.iter()
+            .any(|l| l.starts_with("| PLU <b>1|x ") && l.ends_with("| 10500+ |")),
+        "{bw:?}"
+    );
+    // pipe-lat: the third identifier has an empty cell.
+    let lat = between(&text, latencies, "Columns:");
+    assert!(
+        lat.iter()
+            .any(|l| l.starts_with("| PLU <b>1|x ") && l.ends_with("|        |")),
+        "{lat:?}"
+    );
+    // futex1 is in no lmbench section: listed under Other metrics.
+    let other = between(
+        &text,
+        "Other metrics - means in the stored unit, marks as above",
+        "\u{0}",
+    );
+    let futex: Vec<&&str> = other
+        .iter()
+        .filter(|l| l.starts_with("| futex1[mode=thread,tasks=2] "))
+        .collect();
+    assert_eq!(futex.len(), 1, "{other:?}");
+    assert!(
+        futex[0].contains("| ops/s |   2000000  | 2000000  |   1960000? |")
+            && futex[0].ends_with("? |"),
+        "{}",
+        futex[0]
+    );
+    assert!(other[1].contains("|       v5.8 |") && other[2].contains("(baseline)"));
+    let colored = render("table", &report(), true);
+    assert!(colored.contains("\x1b[31m0.1100*\x1b[0m"));
+}
+
+#[test]
+fn regressions_list_the_regressed_metric_per_block() {
+    let text = render("regressions", &report(), false);
+    assert!(text.contains("\n=== PLU 0 vs baseline v5.8 ===\n1 regression, 0 improvements, 3 no change, 0 inconclusive; 3.13 % worse"));
+    let first = between(&text, "=== PLU 0 vs baseline v5.8 ===", "=== ");
+    let regressions = between(&first.join("\n"), "Regressions", "Improvements")
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    let regressions: Vec<&str> = regressions
+        .iter()
+        .map(String::as_str)
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(regressions.len(), 3, "{regressions:?}");
+    assert_eq!(
+        regressions[0]
+            .split(" | ")
+            .map(str::trim)
+            .collect::<Vec<_>>(),
+        [
+            "Benchmark/Test/Metric, Units",
+            "Baseline Mean",
+            "Current Mean",
+            "Diff, %",
+            "SD",
+            "Samples",
+            "Confidence interval",
+            "p",
+            "q",
+            "Verdict"
+        ]
+    );
+    let row: Vec<&str> = regressions[2].split(" | ").map(str::trim).collect();
+    assert_eq!(row[..4], ["syscall-null, ns", "100.0", "110.0", "+10.00"]);
+    assert_eq!(row[5], "20 / 20");
+    let (low, high) = row[6].split_once(" / ").unwrap();
+    let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
+    assert!(
+        low > 9.5 && low < 10.0 && high > 10.0 && high < 10.5,
+        "{}",
+        row[6]
+    );
+    assert_eq!(row[9], "REGRESSION");
+    let first = first.join("\n");
+    assert!(!first.contains("pipe-lat") && !first.contains("mem-bw") && !first.contains("futex1"));
+    assert!(first.contains("Improvements\n  none\n"));
+    assert!(first.contains("Inconclusive (need more samples)\n  none\n"));
+    assert!(first.contains("No change: 3 metrics (the change's CI within +-1.00 %)."));
+    let second: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("=== PLU <b>1|x vs"))
+        .collect();
+    let second = second.join("\n");
+    assert!(second.contains("Regressions\n  none\n"));
+    assert!(
+        second.contains("\nmem-bw[op=rd,size=64], MB/s "),
+        "{second}"
+    );
+    assert!(second.contains("|   +5.00 |"));
+    assert!(second.contains("| IMPROVEMENT"));
+    let header = second
+        .lines()
+        .skip_while(|l| *l != "Inconclusive (need more samples)")
+        .nth(1)
+        .unwrap();
+    assert_eq!(
+        header.split(" | ").map(str::trim).collect::<Vec<_>>(),
+        [
+            "Benchmark/Test/Metric, Units",
+            "Baseline Mean",
+            "Current Mean",
+            "Diff, %",
+            "Samples",
+            "Confidence interval",
+            "p",
+            "q",
+            "MDE, %",
+            "Samples needed"
+        ]
+    );
+    assert!(second.contains("|   -2.02 |  20 / 4 |"), "{second}");
+    assert!(second.contains("\n      ! too few samples: 20 vs 4, at least 5 needed\n"));
+    assert!(
+        second.contains("\nfutex1[mode=thread], ops/s\n  - futex1-tasks-2 "),
+        "{second}"
+    );
+    assert!(
+        second.contains("* the index after a test name is its task/thread/process count option.")
+    );
+    assert!(
+        second.contains(
+            "Not compared: 1 metric: pipe-lat[placement=cross] (no samples in PLU <b>1|x)."
+        )
+    );
+    assert!(!text.contains('\x1b'));
+    assert!(render("regressions", &report(), true).contains("\x1b[31mREGRESSION\x1b[0m"));
+}
+
+#[test]
+fn markdown_escapes_user_strings_and_keeps_tables_square() {
+    let text = render("markdown", &report(), true);
+    assert!(!text.contains('\x1b'));
+    assert!(text.starts_with("# kbench compare: plu-test\n"));
+    assert!(text.contains("PLU \\<b\\>1\\|x"));
+    assert!(!text.contains("PLU <b>1|x"));
+    assert!(
+        text.contains("| Fact | v5.8 | PLU 0 | PLU \\<b\\>1\\|x |\n| --- | --- | --- | --- |\n")
+    );
+    assert!(text.contains("| Processor | AMD EPYC 7B13 (2 Cores / 2 Threads) @ 2994 MHz |"));
+    assert!(
+        text.contains("- **Kernel**: v5.8: 5.8.0 (x86\\_64); PLU 0: 5.9.0-rc5-plu (x86\\_64);")
+    );
+    assert!(text.contains("| PLU 0 | 3.13 % worse | 3 | 1 | 1 | 0 | 3 | 0 |"));
+    let syscall = text
+        .lines()
+        .find(|l| l.starts_with("| syscall-null |"))
+        .unwrap();
+    assert!(
+        syscall.starts_with(
+            "| syscall-null | ns | lower | 100.0 ± 0.1 % | 110.0 ± 0.1 % | +10.0 % \\[+9."
+        ),
+        "{syscall}"
+    );
+    assert!(syscall.contains("| **REGRESSION** |"));
+    assert!(text.contains("| futex1\\[mode=thread,tasks=2\\] | ops/s | higher |"));
+    // Every row of a table has as many unescaped '|' as its header.
+    let pipes = |l: &str| l.replace("\\|", "").matches('|').count();
+    let mut expected = None;
+    for line in text.lines() {
+        if line.starts_with('|') {
+            let n = pipes(line);
+            assert_eq!(*expected.get_or_insert(n), n, "{line}");
+        } else {
+            expected = None;
+        }
+    }
+}
+
+#[test]
+fn json_parses_back_with_its_schema() {
+    let text = render("json", &report(), true);
+    assert!(!text.contains('\x1b'));
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(value["schema"], "kbench.compare/1");
+    assert_eq!(value["identifiers"][2], ODD);
+    assert_eq!(value["metrics"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        value["metrics"][0]["results"][1]["comparison"]["verdict"],
+        "regression"
+    );
+    assert_eq!(value["summaries"][0]["regressions"], 1);
+
+    // One sample: an unbounded CI, written as null.
+    let mut one = data(["a", "b", "c"]);
+    for id in &mut one.identifiers {
+        for samples in id.samples.values_mut() {
+            samples.truncate(1);
+        }
+    }
+    let report = comparison::build(
+        &one,
+        &CompareRequest {
+            baseline: None,
+            identifiers: vec![],
+            threshold: 0.01,
+            metric_filter: None,
+        },
+    )
+    .unwrap();
+    let value: serde_json::Value = serde_json::from_str(&render("json", &report, false)).unwrap();
+    let result = &value["metrics"][0]["results"][1];
+    assert!(result["summary"]["ci"]["ci_low"].is_null());
+    assert!(result["comparison"]["ratio"]["ci_high"].is_null());
+}
+
+/// A minimal RFC 4180 reader for the test.
+fn records(text: &str) -> Vec<Vec<String>> {
+    let mut records = vec![];
+    let mut record = vec![];
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\r') => {}
+            (false, '\n') => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    records
+}
+
+#[test]
+fn csv_has_a_row_per_metric_and_identifier() {
+    let text = render("csv", &report(), true);
+    assert!(!text.contains('\x1b'));
+    assert!(text.starts_with(
+        "result_set,test,benchmark,options,metric,unit,direction,identifier,is_baseline,n,rounds,\
+         mean,median,sd,ci_low,ci_high,change_pct,change_ci_low,change_ci_high,p_value,q_value,verdict\r\n"
+    ));
+    assert_eq!(text.matches("\r\n").count(), 1 + 4 * 3);
+    // The options of futex1 hold a comma: quoted.
+    assert!(text.contains(
+        "plu-test,\"futex1[mode=thread,tasks=2]\",futex1,\"mode=thread,tasks=2\",value,ops/s,higher,"
+    ));
+    let rows = records(&text);
+    assert_eq!(rows.len(), 13);
+    assert!(rows.iter().all(|r| r.len() == 22), "{rows:?}");
+    let slow = &rows[2];
+    assert_eq!(
+        slow[1..11],
+        [
+            "syscall-null",
+            "syscall-null",
+            "",
+            "value",
+            "ns",
+            "lower",
+            SLOW,
+            "false",
+            "20",
+            "1"
+        ]
+    );
+    let change: f64 = slow[16].parse().unwrap();
+    assert!((change - 10.0).abs() < 1e-9, "{change}");
+    assert_eq!(slow[21], "regression");
+    let baseline = &rows[1];
+    assert_eq!(baseline[8], "true");
+    assert!(baseline[16..].iter().all(String::is_empty), "{baseline:?}");
+    // The third identifier has no pipe-lat: empty cells, n included.
+    let missing = &rows[6];
+    assert_eq!((missing[1].as_str(), missing[7].as_str()), (PIPE, ODD));
+    assert!(missing[9].is_empty() && missing[11].is_empty() && missing[21].is_empty());
+
+    // A name with a comma and a quote is quoted, the quote doubled.
+    let odd = comparison::build(
+        &data(["base", "say \"hi\", ok", "c"]),
+        &CompareRequest {
+            baseline: None,
+            identifiers: vec![],
+            threshold: 0.01,
+            metric_filter: None,
+        },
+    )
+    .unwrap();
+    let text = render("csv", &odd, false);
+    assert!(text.contains(",\"say \"\"hi\"\", ok\",false,"));
+    assert_eq!(records(&text)[2][7], "say \"hi\", ok");
+}
+
+#[test]
+fn one_identifier_renders_without_comparisons() {
+    let mut single = data(["v5.8", SLOW, ODD]);
+    single.identifiers.truncate(1);
+    let report = comparison::build(
+        &single,
+        &CompareRequest {
+            baseline: None,
+            identifiers: vec![],
+            threshold: 0.01,
+            metric_filter: None,
+        },
+    )
+    .unwrap();
+    for f in format::all() {
+        let text = f.render(&report, Style::default());
+        assert!(
+            !text.to_uppercase().contains("REGRESSION"),
+            "{}:\n{text}",
+            f.name()
+        );
+    }
+    assert!(
+        render("bars", &report, false)
+            .contains("One identifier ('v5.8'): nothing to compare against.")
+    );
+    assert!(render("table", &report, false).contains("| v5.8       | 2994  | 0.1000  |"));
+    assert!(render("regressions", &report, false).ends_with("nothing to compare against.\n"));
+}

@@ -1,0 +1,259 @@
+//! End-to-end tests of `kbench compare`, `import` and `export` on data that
+//! `kbench run` measured here, and on imported data with a known answer.
+
+mod common;
+
+use common::{json, json_of, kbench, temp_db};
+use serde_json::Value;
+use std::path::Path;
+
+/// Sampling for compare tests: three rounds, as the defaults, but short.
+const ROUNDS: [&str; 6] = ["--max-time", "0.3", "--max-samples", "60", "--rounds", "3"];
+
+fn run(db: &Path, set: &str, identifier: &str, tests: &[&str], extra: &[&str]) {
+    let out = kbench(db)
+        .arg("run")
+        .args(tests)
+        .args(["--as", identifier, "--into", set])
+        .args(ROUNDS)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The verdict of `identifier` for the metric whose test name starts with `test`.
+fn verdict<'a>(report: &'a Value, test: &str, identifier: &str) -> &'a Value {
+    let metric = report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["test"].as_str().unwrap().starts_with(test))
+        .unwrap_or_else(|| panic!("no metric {test}"));
+    let result = metric["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["identifier"] == identifier)
+        .unwrap();
+    &result["comparison"]
+}
+
+#[test]
+fn same_system_twice_is_no_regression() {
+    let (_dir, db) = temp_db();
+    let tests = ["syscall-null", "syscall-read", "mem-bw[op=rd]"];
+    run(&db, "aa", "A", &tests, &[]);
+    run(&db, "aa", "B", &tests, &[]);
+    let report = json_of(&db, &["compare", "aa", "--format", "json"]);
+    assert_eq!(report["schema"], "kbench.compare/1");
+    assert_eq!(report["summaries"][0]["regressions"], 0, "{report:#}");
+    kbench(&db)
+        .args([
+            "compare",
+            "aa",
+            "--fail-on-regression",
+            "--format",
+            "regressions",
+        ])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn a_wrapper_that_slows_syscalls_is_a_syscall_regression_only() {
+    assert!(
+        common_program("strace"),
+        "this test needs strace (apt-get install strace): it slows every system call of the measuring process"
+    );
+    let (_dir, db) = temp_db();
+    let tests = ["syscall-null", "mem-bw[op=rd]"];
+    run(&db, "wrap", "stock", &tests, &[]);
+    run(
+        &db,
+        "wrap",
+        "traced",
+        &tests,
+        &["--wrap", "strace -f -qq -o /dev/null"],
+    );
+    let report = json_of(&db, &["compare", "wrap", "--format", "json"]);
+    let null = verdict(&report, "syscall-null", "traced");
+    assert_eq!(null["verdict"], "regression", "{null:#}");
+    assert!(
+        null["ratio"]["ci_low"].as_f64().unwrap() > 1.0,
+        "slower means a larger time: {null:#}"
+    );
+    let membw = verdict(&report, "mem-bw", "traced");
+    assert_ne!(membw["verdict"], "regression", "{membw:#}");
+    let differences = report["differences"].as_array().unwrap();
+    assert!(
+        differences.iter().any(|d| d["fact"] == "Wrapper"),
+        "{differences:?}"
+    );
+
+    kbench(&db)
+        .args([
+            "compare",
+            "wrap",
+            "--fail-on-regression",
+            "--format",
+            "regressions",
+        ])
+        .assert()
+        .code(1);
+}
+
+fn common_program(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(name).is_file()))
+        .unwrap_or(false)
+}
+
+/// A result set with a known answer: "slow" is 5 % slower on a
+/// lower-is-better metric and equal on a higher-is-better one.
+fn known_samples() -> String {
+    let series = |base: f64| -> String {
+        let values: Vec<String> = (0..12)
+            .map(|i| {
+                let wobble = [0.997, 1.003, 0.999, 1.001][i % 4];
+                format!(
+                    r#"{{"value": {}, "round": {}, "at_ms": {}}}"#,
+                    base * wobble,
+                    i % 3,
+                    1000 + i
+                )
+            })
+            .collect();
+        format!("[{}]", values.join(","))
+    };
+    format!(
+        r#"{{"schema": "kbench.samples/1", "result_set": "known",
+            "tests": [{{"test": "lat", "unit": "us", "direction": "lower"}},
+                      {{"test": "bw", "unit": "MB/s", "direction": "higher"}}],
+            "identifiers": [
+              {{"name": "base", "samples": {{"lat": {}, "bw": {}}}}},
+              {{"name": "slow", "samples": {{"lat": {}, "bw": {}}}}}]}}"#,
+        series(10.0),
+        series(500.0),
+        series(10.5),
+        series(500.0)
+    )
+}
+
+#[test]
+fn imported_known_data_gets_the_known_verdicts_and_round_trips() {
+    let (dir, db) = temp_db();
+    let file = dir.path().join("known.json");
+    std::fs::write(&file, known_samples()).unwrap();
+    kbench(&db)
+        .args(["import", file.to_str().unwrap()])
+        .assert()
+        .success();
+
+    let report = json_of(&db, &["compare", "known", "--format", "json"]);
+    assert_eq!(verdict(&report, "lat", "slow")["verdict"], "regression");
+    assert_eq!(verdict(&report, "bw", "slow")["verdict"], "no_change");
+    let change = verdict(&report, "lat", "slow")["change_pct"]["point"]
+        .as_f64()
+        .unwrap();
+    assert!((change - 5.0).abs() < 0.2, "change {change}");
+
+    // Export, import under another name: the same comparison.
+    let exported = kbench(&db).args(["export", "known"]).output().unwrap();
+    assert!(exported.status.success());
+    let copy = dir.path().join("copy.json");
+    std::fs::write(&copy, &exported.stdout).unwrap();
+    kbench(&db)
+        .args(["import", copy.to_str().unwrap(), "--into", "copy"])
+        .assert()
+        .success();
+    let again = json_of(&db, &["compare", "copy", "--format", "json"]);
+    assert_eq!(again["metrics"], report["metrics"]);
+    let exported_again = json(
+        &kbench(&db)
+            .args(["export", "copy"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert_eq!(
+        exported_again["identifiers"],
+        json(&exported.stdout)["identifiers"]
+    );
+}
+
+#[test]
+fn invalid_import_writes_nothing_and_says_where() {
+    let (dir, db) = temp_db();
+    let file = dir.path().join("bad.json");
+    // The second identifier's samples hold a negative value: the first must
+    // not be stored either.
+    let bad = known_samples().replacen("\"value\": 10.5", "\"value\": -10.5", 1);
+    std::fs::write(&file, bad).unwrap();
+    let out = kbench(&db)
+        .args(["import", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("identifiers[1]") && err.contains("nothing was imported"),
+        "{err}"
+    );
+    let sets = json_of(&db, &["show", "--json"]);
+    assert_eq!(sets["result_sets"].as_array().unwrap().len(), 0);
+
+    // Importing the same identifiers twice: the second is refused whole.
+    std::fs::write(&file, known_samples()).unwrap();
+    kbench(&db)
+        .args(["import", file.to_str().unwrap()])
+        .assert()
+        .success();
+    let out = kbench(&db)
+        .args(["import", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already exists"));
+}
+
+#[test]
+fn every_format_renders_and_usage_errors_exit_2() {
+    let (dir, db) = temp_db();
+    let file = dir.path().join("known.json");
+    std::fs::write(&file, known_samples()).unwrap();
+    kbench(&db)
+        .args(["import", file.to_str().unwrap()])
+        .assert()
+        .success();
+    for format in ["bars", "table", "regressions", "markdown", "json", "csv"] {
+        let out = kbench(&db)
+            .args(["compare", "known", "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains("slow"),
+            "{format} does not name the identifier:\n{text}"
+        );
+    }
+    for args in [
+        vec!["compare", "known", "--format", "pie"],
+        vec!["compare", "known", "--baseline", "nobody"],
+        vec!["compare", "no-such-set"],
+        vec!["compare", "known", "--threshold", "-1"],
+    ] {
+        let out = kbench(&db).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty());
+    }
+}
