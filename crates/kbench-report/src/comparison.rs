@@ -179,7 +179,7 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<C
         result_set: data.name.clone(),
         baseline: order[0].clone(),
         summaries: summaries(&metrics, &order),
-        notes: notes(&metrics, &chosen_data, &differences),
+        notes: notes(&metrics, &chosen_data),
         identifiers: order,
         threshold_pct: request.threshold * 100.0,
         systems: chosen.iter().map(|id| system_of(id)).collect(),
@@ -313,11 +313,7 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
         .collect()
 }
 
-fn notes(
-    metrics: &[MetricReport],
-    identifiers: &[IdentifierData],
-    differences: &[Difference],
-) -> Vec<String> {
+fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String> {
     let mut notes = vec![];
     let one_round = metrics
         .iter()
@@ -329,13 +325,6 @@ fn notes(
              (use `kbench run --rounds N`)."
                 .to_string(),
         );
-    }
-    if !differences.is_empty() {
-        let facts: Vec<&str> = differences.iter().map(|d| d.fact.as_str()).collect();
-        notes.push(format!(
-            "The identifiers' systems differ in: {} (see the header).",
-            facts.join(", ")
-        ));
     }
     for id in identifiers {
         for note in id.runs.iter().flat_map(|r| &r.info.notes) {

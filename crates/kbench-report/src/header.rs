@@ -19,6 +19,10 @@ pub fn snapshot_of(identifier: &IdentifierData) -> Option<&SystemSnapshot> {
     identifier.runs.last().map(|run| &run.info.snapshot)
 }
 
+/// Facts that are measurements, not settings: they differ between any two
+/// runs and say nothing about the systems being different.
+const MEASURED_FACTS: &[&str] = &["Steal time"];
+
 /// Facts that differ between identifiers (wrapper included), in fact order.
 pub fn differences(identifiers: &[IdentifierData]) -> Vec<Difference> {
     let facts: Vec<(String, Vec<(String, String)>)> = identifiers
@@ -41,6 +45,7 @@ pub fn differences(identifiers: &[IdentifierData]) -> Vec<Difference> {
     first
         .iter()
         .map(|(label, _)| label)
+        .filter(|label| !MEASURED_FACTS.contains(&label.as_str()))
         .filter_map(|label| {
             let values: Vec<(String, String)> = facts
                 .iter()

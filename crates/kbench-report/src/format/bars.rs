@@ -130,7 +130,7 @@ fn change(result: &IdentifierResult, style: Style) -> String {
     if c.verdict == Verdict::Inconclusive
         && let Some(n) = c.samples_needed
     {
-        let _ = write!(text, " (~{n} samples per side would decide)");
+        let _ = write!(text, " (~{})", common::needed_text(result, n));
     }
     text
 }

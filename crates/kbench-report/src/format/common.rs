@@ -2,7 +2,7 @@
 //! and their colours, readable test names, numbers and padding.
 
 use super::Style;
-use crate::comparison::{ComparisonReport, IdentifierSummary, IdentifierSystem};
+use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, IdentifierSystem};
 use crate::header::HEADLINE_FACTS;
 use crate::number;
 use kbench_model::{Direction, MAIN_METRIC, TestKey};
@@ -286,4 +286,15 @@ mod tests {
         let lines = wrap("aaa bbb ccc ddd", 8, "  ");
         assert_eq!(lines, vec!["aaa bbb", "  ccc", "  ddd"]);
     }
+}
+
+/// "21 samples per side would decide", in rounds when measured in rounds
+/// (the stats count rounds then).
+pub fn needed_text(result: &IdentifierResult, needed: usize) -> String {
+    let what = if result.rounds > 1 {
+        "rounds"
+    } else {
+        "samples"
+    };
+    format!("{needed} {what} per side would decide")
 }

@@ -274,7 +274,7 @@ fn warnings(out: &mut String, report: &ComparisonReport) {
                     texts.push(format!("detectable change at these samples: {mde:.2} %"));
                 }
                 if let Some(n) = c.samples_needed {
-                    texts.push(format!("{n} samples per side would decide"));
+                    texts.push(common::needed_text(result, n));
                 }
             }
             if !texts.is_empty() {
