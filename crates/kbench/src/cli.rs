@@ -35,6 +35,18 @@ pub enum Command {
     Import(ImportArgs),
     /// Export a result set's raw samples as JSON (kbench.samples/1) on stdout
     Export(ExportArgs),
+    /// Change points across a result set's identifiers in version order
+    History(crate::commands::history::HistoryArgs),
+    /// Find the commit that changed a metric: automatic bisection with statistics
+    Bisect(crate::commands::bisect::BisectArgs),
+    /// Run benchmarks in a VM that boots a given kernel with kbench as its init
+    #[command(subcommand)]
+    Vm(crate::commands::vm::VmCommand),
+    /// Fetch and list kernels for `kbench vm`
+    #[command(subcommand)]
+    Kernel(crate::commands::kernel::KernelCommand),
+    /// Install the Debian packages that external benchmark profiles need
+    Install(crate::commands::install::InstallArgs),
     /// List built-in benchmarks and suites with their units and direction
     List(JsonArg),
     /// Print this system's snapshot (what every run records)

@@ -1,12 +1,17 @@
 //! One module per subcommand; each turns parsed arguments into library calls.
 
 mod agent;
+pub mod bisect;
 mod compare;
 mod exchange;
+pub mod history;
+pub mod install;
+pub mod kernel;
 mod list;
 mod run;
 mod show;
 mod sysinfo;
+pub mod vm;
 
 use crate::cli::{Cli, Command};
 use kbench_store::SqliteStore;
@@ -21,6 +26,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => Ok(compare::compare(args, db)),
         Command::Import(args) => exchange::import(args, open_store(db)?),
         Command::Export(args) => exchange::export(args, open_store(db)?),
+        Command::History(args) => history::history(args, db),
+        Command::Bisect(args) => bisect::bisect(args, db),
+        Command::Vm(command) => vm::vm(command, db),
+        Command::Kernel(command) => kernel::kernel(command, db),
+        Command::Install(args) => install::install(args, db),
         Command::List(args) => list::list(args.json),
         Command::Sysinfo(args) => sysinfo::sysinfo(args.json),
         Command::Agent(args) => agent::agent(&args.job),
