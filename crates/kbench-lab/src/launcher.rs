@@ -42,13 +42,13 @@ impl ProcessLauncher {
         let wrapper: Vec<String> = wrapper
             .map(|w| w.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default();
-        if let Some(program) = wrapper.first() {
-            if find_program(program).is_none() {
-                anyhow::bail!(
-                    "the wrapper program '{program}' was not found (looked in PATH); \
-                     check the --wrap command or install it"
-                );
-            }
+        if let Some(program) = wrapper.first()
+            && find_program(program).is_none()
+        {
+            anyhow::bail!(
+                "the wrapper program '{program}' was not found (looked in PATH); \
+                 check the --wrap command or install it"
+            );
         }
         Ok(ProcessLauncher { exe, wrapper })
     }
@@ -151,10 +151,10 @@ pub fn next_line_event(
             Ok(0) => return None,
             Ok(_) => {
                 let text = line.trim_end();
-                if text.starts_with('{') {
-                    if let Ok(event) = serde_json::from_str::<AgentEvent>(text) {
-                        return Some(Ok(event));
-                    }
+                if text.starts_with('{')
+                    && let Ok(event) = serde_json::from_str::<AgentEvent>(text)
+                {
+                    return Some(Ok(event));
                 }
                 push_tail(tail, text);
             }

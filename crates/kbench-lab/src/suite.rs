@@ -201,7 +201,7 @@ mod tests {
     #[test]
     fn builtin_suites_expand() {
         for suite in builtin_suites() {
-            let tests = expand(&[suite.name.clone()]).unwrap();
+            let tests = expand(std::slice::from_ref(&suite.name)).unwrap();
             assert!(!tests.is_empty(), "{} is empty", suite.name);
         }
     }

@@ -238,6 +238,17 @@ pub(super) fn wrap(text: &str, limit: usize, indent: &str) -> Vec<String> {
     lines
 }
 
+/// "21 samples per side would decide", in rounds when measured in rounds
+/// (the stats count rounds then).
+pub fn needed_text(result: &IdentifierResult, needed: usize) -> String {
+    let what = if result.rounds > 1 {
+        "rounds"
+    } else {
+        "samples"
+    };
+    format!("{needed} {what} per side would decide")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,15 +297,4 @@ mod tests {
         let lines = wrap("aaa bbb ccc ddd", 8, "  ");
         assert_eq!(lines, vec!["aaa bbb", "  ccc", "  ddd"]);
     }
-}
-
-/// "21 samples per side would decide", in rounds when measured in rounds
-/// (the stats count rounds then).
-pub fn needed_text(result: &IdentifierResult, needed: usize) -> String {
-    let what = if result.rounds > 1 {
-        "rounds"
-    } else {
-        "samples"
-    };
-    format!("{needed} {what} per side would decide")
 }
