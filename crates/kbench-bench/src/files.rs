@@ -10,11 +10,12 @@
 //! during timing) and read back in `prepare`, so their pages are clean and
 //! in the page cache.
 
-mod mapping;
+pub(crate) mod mapping;
 
-use crate::syscalls::TempDir;
+use crate::memory::available_memory;
+use crate::syscalls::{TempDir, check, os_error, page_size};
 use crate::{BenchError, BenchInfo, Direction, Interval, OptionSpec, Options, Unit, Workload};
-use mapping::{Mapping, page_size};
+use mapping::Mapping;
 use std::ffi::CString;
 use std::fs::File;
 use std::hint::black_box;
@@ -124,31 +125,10 @@ pub const BENCHES: &[BenchInfo] = &[
 
 // ------------------------------------------------------------------ helpers
 
-fn os(what: impl Into<String>) -> impl FnOnce(io::Error) -> BenchError {
-    let what = what.into();
-    move |error| BenchError::Os { what, error }
-}
-
-/// The result of a libc call returning -1 on error.
-fn check(r: libc::c_int, what: &str) -> Result<libc::c_int, BenchError> {
-    if r < 0 {
-        return Err(BenchError::last_os(what));
-    }
-    Ok(r)
-}
-
 /// Closes a descriptor, reporting an error (dropping would ignore it).
 fn close(fd: OwnedFd, what: &str) -> Result<(), BenchError> {
     // SAFETY: the descriptor is ours and closed exactly once, here.
     check(unsafe { libc::close(fd.into_raw_fd()) }, what).map(|_| ())
-}
-
-/// MemAvailable from /proc/meminfo, in bytes.
-fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * KIB)
 }
 
 /// The bytes unprivileged users may still write on the file system of `path`.
@@ -207,15 +187,16 @@ fn check_fixed(bytes: u64) -> Result<(), BenchError> {
     }
 }
 
-/// A new file `name` in `dir`, for reading and writing.
-fn new_file(dir: &TempDir, name: &str) -> Result<(File, PathBuf), BenchError> {
+/// A new file `name` in `dir`, for reading and writing (also stress's
+/// madvise).
+pub(crate) fn new_file(dir: &TempDir, name: &str) -> Result<(File, PathBuf), BenchError> {
     let path = dir.path().join(name);
     let file = File::options()
         .read(true)
         .write(true)
         .create_new(true)
         .open(&path)
-        .map_err(os(format!("create {}", path.display())))?;
+        .map_err(os_error(format!("create {}", path.display())))?;
     Ok((file, path))
 }
 
@@ -228,17 +209,17 @@ fn cached_file(dir: &TempDir, bytes: u64) -> Result<File, BenchError> {
     while left > 0 {
         let n = left.min(MIB) as usize;
         file.write_all(&chunk[..n])
-            .map_err(os(format!("write {}", path.display())))?;
+            .map_err(os_error(format!("write {}", path.display())))?;
         left -= n as u64;
     }
     file.sync_data()
-        .map_err(os(format!("fdatasync {}", path.display())))?;
+        .map_err(os_error(format!("fdatasync {}", path.display())))?;
     let mut buf = vec![0u8; MIB as usize];
     let mut offset = 0;
     while offset < bytes {
         let n = file
             .read_at(&mut buf, offset)
-            .map_err(os(format!("read {}", path.display())))?;
+            .map_err(os_error(format!("read {}", path.display())))?;
         if n == 0 {
             break;
         }
@@ -322,16 +303,17 @@ impl Tree {
         self.dirs.clear();
         while self.made > 0 {
             let path = self.dir_path(self.made - 1);
-            std::fs::remove_dir_all(&path).map_err(os(format!("remove {}", path.display())))?;
+            std::fs::remove_dir_all(&path)
+                .map_err(os_error(format!("remove {}", path.display())))?;
             self.made -= 1;
         }
         let count =
             usize::try_from(files.div_ceil(PER_DIR as u64)).expect("a sane iteration count");
         for i in 0..count {
             let path = self.dir_path(i);
-            std::fs::create_dir(&path).map_err(os(format!("mkdir {}", path.display())))?;
+            std::fs::create_dir(&path).map_err(os_error(format!("mkdir {}", path.display())))?;
             self.made += 1;
-            let dir = File::open(&path).map_err(os(format!("open {}", path.display())))?;
+            let dir = File::open(&path).map_err(os_error(format!("open {}", path.display())))?;
             self.dirs.push(OwnedFd::from(dir));
         }
         Ok(())
@@ -512,14 +494,14 @@ impl PageFault {
         let (file, path) = new_file(&dir, "sparse")?;
         let len = FAULT_PAGES * stride;
         file.set_len(len as u64)
-            .map_err(os(format!("truncate {}", path.display())))?;
+            .map_err(os_error(format!("truncate {}", path.display())))?;
         let data: Vec<u8> = (0..page).map(|i| (i % 251) as u8 | 1).collect();
         for k in 0..FAULT_PAGES {
             file.write_all_at(&data, (k * stride) as u64)
-                .map_err(os(format!("write {}", path.display())))?;
+                .map_err(os_error(format!("write {}", path.display())))?;
         }
         file.sync_data()
-            .map_err(os(format!("fdatasync {}", path.display())))?;
+            .map_err(os_error(format!("fdatasync {}", path.display())))?;
         // Read the written pages back (they stay cached), without readahead
         // pulling the holes around them into the page cache.
         // SAFETY: fadvise only sets the read pattern of our open file.
@@ -527,7 +509,7 @@ impl PageFault {
         let mut buf = vec![0u8; page];
         for k in 0..FAULT_PAGES {
             file.read_exact_at(&mut buf, (k * stride) as u64)
-                .map_err(os(format!("read {}", path.display())))?;
+                .map_err(os_error(format!("read {}", path.display())))?;
         }
         black_box(&buf);
         let mut order: Vec<usize> = (0..FAULT_PAGES).map(|k| k * stride).collect();
@@ -713,107 +695,50 @@ impl Workload for MapRead {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::TestKey;
-    use crate::ipc::partner::testing::serial;
-    use crate::syscalls::LAST_TEMP_DIR;
-
-    fn key(id: &str, options: &[(&str, &str)]) -> TestKey {
-        let mut key = TestKey::new(id);
-        for (k, v) in options {
-            key.options.insert(k.to_string(), v.to_string());
-        }
-        key
-    }
-
-    /// Resolves, prepares, calibrates and runs a few intervals; the values.
-    fn measure(id: &str, options: &[(&str, &str)]) -> Vec<f64> {
-        let _serial = serial();
-        let info = crate::find(id).expect("registered");
-        let (canonical, opts) = info.resolve(&key(id, options)).unwrap();
-        let mut w = info.prepare(&opts).unwrap();
-        let n = crate::calibrate(&mut *w, crate::MIN_INTERVAL).unwrap();
-        (0..3)
-            .map(|_| {
-                let interval = w.run(n).unwrap();
-                let value = info.unit.value(interval);
-                eprintln!(
-                    "{}: {value:.3} {} ({n} iterations)",
-                    canonical.test_name(),
-                    info.unit.label()
-                );
-                value
-            })
-            .collect()
-    }
-
-    fn assert_within(id: &str, values: &[f64], low: f64, high: f64) {
-        for &v in values {
-            assert!(v.is_finite() && v > 0.0, "{id}: {v}");
-            assert!(
-                (low..=high).contains(&v),
-                "{id}: {v} outside {low}..={high}"
-            );
-        }
-    }
+    use crate::testing::{
+        LAST_TEMP_DIR, assert_plausible, canonical, invalid, key, options, serial,
+    };
 
     #[test]
     fn fs_create_is_plausible() {
-        assert_within("fs-create", &measure("fs-create", &[]), 10.0, 1e8);
-        let values = measure("fs-create", &[("size", "10")]);
-        assert_within("fs-create", &values, 10.0, 1e8);
+        assert_plausible("fs-create", &[], 10.0, 1e8);
+        assert_plausible("fs-create", &[("size", "10")], 10.0, 1e8);
     }
 
     #[test]
     fn fs_delete_is_plausible() {
-        assert_within("fs-delete", &measure("fs-delete", &[]), 10.0, 1e8);
-        let values = measure("fs-delete", &[("size", "10")]);
-        assert_within("fs-delete", &values, 10.0, 1e8);
+        assert_plausible("fs-delete", &[], 10.0, 1e8);
+        assert_plausible("fs-delete", &[("size", "10")], 10.0, 1e8);
     }
 
     #[test]
     fn mmap_lat_is_plausible() {
-        assert_within("mmap-lat", &measure("mmap-lat", &[]), 0.1, 1e6);
-        assert_within("mmap-lat", &measure("mmap-lat", &[("size", "1")]), 0.1, 1e6);
+        assert_plausible("mmap-lat", &[], 0.1, 1e6);
+        assert_plausible("mmap-lat", &[("size", "1")], 0.1, 1e6);
     }
 
     #[test]
     fn pagefault_is_plausible() {
-        assert_within("pagefault", &measure("pagefault", &[]), 10.0, 1e6);
+        assert_plausible("pagefault", &[], 10.0, 1e6);
     }
 
     #[test]
     fn file_rd_bw_is_plausible() {
-        assert_within("file-rd-bw", &measure("file-rd-bw", &[]), 10.0, 1e6);
+        assert_plausible("file-rd-bw", &[], 10.0, 1e6);
     }
 
     #[test]
     fn mmap_rd_bw_is_plausible() {
-        assert_within("mmap-rd-bw", &measure("mmap-rd-bw", &[]), 10.0, 1e6);
+        assert_plausible("mmap-rd-bw", &[], 10.0, 1e6);
     }
 
     #[test]
     fn defaults_and_canonical_keys() {
-        let name = |id: &str| {
-            let (canonical, _) = crate::find(id).unwrap().resolve(&TestKey::new(id)).unwrap();
-            canonical.test_name()
-        };
-        assert_eq!(name("fs-create"), "fs-create[size=0]");
-        assert_eq!(name("fs-delete"), "fs-delete[size=0]");
-        assert_eq!(name("mmap-lat"), "mmap-lat[size=4]");
+        assert_eq!(canonical("fs-create"), "fs-create[size=0]");
+        assert_eq!(canonical("fs-delete"), "fs-delete[size=0]");
+        assert_eq!(canonical("mmap-lat"), "mmap-lat[size=4]");
         for id in ["pagefault", "file-rd-bw", "mmap-rd-bw"] {
-            assert_eq!(name(id), id);
-        }
-    }
-
-    fn invalid(id: &str, options: &[(&str, &str)]) -> String {
-        let info = crate::find(id).unwrap();
-        let result = info
-            .resolve(&key(id, options))
-            .and_then(|(_, o)| info.prepare(&o));
-        match result {
-            Err(BenchError::InvalidOption { option, .. }) => option,
-            Err(other) => panic!("{id}{options:?}: {other}"),
-            Ok(_) => panic!("{id}{options:?} was accepted"),
+            assert_eq!(canonical(id), id);
         }
     }
 
@@ -866,8 +791,7 @@ mod tests {
 
     #[test]
     fn fs_batches_replace_each_other() {
-        let opts =
-            Options::resolve(&[FILE_KIB], &[("size".to_string(), "1".to_string())].into()).unwrap();
+        let opts = options(&[("size", "1")], &[FILE_KIB]);
         let mut w = FsCreate::new(&opts).unwrap();
         let root = w.tree.temp.path().to_path_buf();
         w.run(250).unwrap();

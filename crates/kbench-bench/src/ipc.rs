@@ -15,7 +15,8 @@ use std::hint::black_box;
 use std::os::fd::{OwnedFd, RawFd};
 use std::time::Instant;
 
-/// The transfer block of the bandwidth benchmarks (lmbench's 64 KiB).
+/// The transfer block of the bandwidth benchmarks (lmbench's 64 KiB; also
+/// net's tcp-bw).
 const BLOCK: usize = 64 * 1024;
 
 /// The `placement` option of two-task benchmarks (shared with net).
@@ -99,8 +100,8 @@ enum Channel {
 }
 
 /// Connected descriptors: the measuring side's `(tx, rx)` and the partner's
-/// `(rx, tx)`. With a socketpair, tx and rx of a side are one descriptor.
-struct Link {
+/// `(rx, tx)`. With a socket, tx and rx of a side are one descriptor.
+pub(crate) struct Link {
     mine: Vec<OwnedFd>,
     my_tx: RawFd,
     my_rx: RawFd,
@@ -126,36 +127,50 @@ impl Link {
             }
             Channel::Socket => {
                 let (a, b) = partner::socketpair()?;
-                Ok(Link {
-                    my_tx: raw(&a),
-                    my_rx: raw(&a),
-                    their_tx: raw(&b),
-                    their_rx: raw(&b),
-                    mine: vec![a],
-                    theirs: vec![b],
-                })
+                Ok(Link::sockets(a, b))
             }
+        }
+    }
+
+    /// Two connected sockets: ours and the partner's.
+    pub(crate) fn sockets(mine: OwnedFd, theirs: OwnedFd) -> Link {
+        Link {
+            my_tx: raw(&mine),
+            my_rx: raw(&mine),
+            their_tx: raw(&theirs),
+            their_rx: raw(&theirs),
+            mine: vec![mine],
+            theirs: vec![theirs],
         }
     }
 }
 
-/// pipe-lat / unix-lat: the measuring side writes one byte, the partner
-/// echoes it back; one iteration is one round trip.
-struct RoundTrip {
+/// pipe-lat / unix-lat (and net's tcp-lat): the measuring side writes one
+/// byte, the partner echoes it back; one iteration is one round trip.
+pub(crate) struct RoundTrip {
     id: &'static str,
-    tx: RawFd,
+    pub(crate) tx: RawFd,
     rx: RawFd,
     // Field order is drop order: our ends close first (the partner sees
     // EOF), then the partner is killed and reaped, then we are unpinned.
     _ends: Vec<OwnedFd>,
-    _partner: Partner,
+    pub(crate) _partner: Partner,
     _pinning: Pinning,
 }
 
 impl RoundTrip {
     fn new(id: &'static str, channel: Channel, options: &Options) -> Result<RoundTrip, BenchError> {
         let pinning = Pinning::new(options)?;
-        let link = Link::new(channel)?;
+        RoundTrip::over(id, Link::new(channel)?, pinning)
+    }
+
+    /// Forks the echo partner on `link` and pins it. It exits by itself on
+    /// EOF, when our ends close.
+    pub(crate) fn over(
+        id: &'static str,
+        link: Link,
+        pinning: Pinning,
+    ) -> Result<RoundTrip, BenchError> {
         let (rx, tx) = (link.their_rx, link.their_tx);
         let partner = Partner::spawn(&[rx, tx], || {
             let mut byte = 0u8;
@@ -184,26 +199,37 @@ impl Workload for RoundTrip {
             partner::write_all(self.tx, &byte, self.id)?;
             partner::read_exact(self.rx, &mut byte, self.id)?;
         }
-        Ok(Interval::since(start, iterations as f64))
+        let interval = Interval::since(start, iterations as f64);
+        black_box(byte);
+        Ok(interval)
     }
 }
 
-/// pipe-bw / unix-bw: a writer process writes 64 KiB chunks as fast as it
-/// can; one iteration reads one whole 64 KiB block (however many reads that
-/// takes); the work is the bytes read.
-struct Stream {
+/// pipe-bw / unix-bw (and net's tcp-bw): a writer process writes 64 KiB
+/// chunks as fast as it can; one iteration reads one whole 64 KiB block
+/// (however many reads that takes); the work is the bytes read.
+pub(crate) struct Stream {
     id: &'static str,
-    rx: RawFd,
+    pub(crate) rx: RawFd,
     buf: Vec<u8>,
     _ends: Vec<OwnedFd>,
-    _partner: Partner,
+    pub(crate) _partner: Partner,
     _pinning: Pinning,
 }
 
 impl Stream {
     fn new(id: &'static str, channel: Channel, options: &Options) -> Result<Stream, BenchError> {
         let pinning = Pinning::new(options)?;
-        let link = Link::new(channel)?;
+        Stream::over(id, Link::new(channel)?, pinning)
+    }
+
+    /// Forks the writer partner on `link` and pins it. It exits by itself
+    /// (EPIPE, ECONNRESET) when our ends close.
+    pub(crate) fn over(
+        id: &'static str,
+        link: Link,
+        pinning: Pinning,
+    ) -> Result<Stream, BenchError> {
         // The writer's chunk is allocated and touched here: the child may
         // not allocate.
         let chunk = vec![b'k'; BLOCK];
@@ -335,124 +361,57 @@ impl Workload for Ring {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::TestKey;
-    use partner::testing::{assert_gone, children, serial};
+    use crate::testing::{
+        assert_gone, assert_plausible, canonical, children, exited, invalid, key, options, serial,
+        two_cpus,
+    };
     use std::time::Duration;
-
-    fn key(id: &str, options: &[(&str, &str)]) -> TestKey {
-        let mut key = TestKey::new(id);
-        for (k, v) in options {
-            key.options.insert(k.to_string(), v.to_string());
-        }
-        key
-    }
-
-    /// Resolves, prepares, calibrates and runs a few intervals; the values.
-    fn measure(id: &str, options: &[(&str, &str)]) -> Vec<f64> {
-        let _serial = serial();
-        let info = crate::find(id).expect("registered");
-        let (_, opts) = info.resolve(&key(id, options)).unwrap();
-        let mut w = info.prepare(&opts).unwrap();
-        let n = crate::calibrate(&mut *w, crate::MIN_INTERVAL).unwrap();
-        (0..3)
-            .map(|_| {
-                let interval = w.run(n).unwrap();
-                let value = info.unit.value(interval);
-                eprintln!(
-                    "{id}{options:?}: {value:.3} {} ({n} iterations)",
-                    info.unit.label()
-                );
-                value
-            })
-            .collect()
-    }
-
-    fn assert_within(id: &str, values: &[f64], low: f64, high: f64) {
-        for &v in values {
-            assert!(v.is_finite() && v > 0.0, "{id}: {v}");
-            assert!(
-                (low..=high).contains(&v),
-                "{id}: {v} outside {low}..={high}"
-            );
-        }
-    }
-
-    fn two_cpus() -> bool {
-        placement::default_placement() == "cross"
-    }
 
     #[test]
     fn pipe_lat_is_plausible() {
-        assert_within("pipe-lat", &measure("pipe-lat", &[]), 1.0, 10_000.0);
+        assert_plausible("pipe-lat", &[], 1.0, 10_000.0);
         for placement in ["same", "free"] {
-            assert_within(
-                "pipe-lat",
-                &measure("pipe-lat", &[("placement", placement)]),
-                1.0,
-                10_000.0,
-            );
+            assert_plausible("pipe-lat", &[("placement", placement)], 1.0, 10_000.0);
         }
     }
 
     #[test]
     fn unix_lat_is_plausible() {
-        assert_within("unix-lat", &measure("unix-lat", &[]), 1.0, 10_000.0);
-        assert_within(
-            "unix-lat",
-            &measure("unix-lat", &[("placement", "same")]),
-            1.0,
-            10_000.0,
-        );
+        assert_plausible("unix-lat", &[], 1.0, 10_000.0);
+        assert_plausible("unix-lat", &[("placement", "same")], 1.0, 10_000.0);
     }
 
     #[test]
     fn ctxsw_is_plausible() {
-        assert_within("ctxsw", &measure("ctxsw", &[]), 0.1, 10_000.0);
-        let big = measure("ctxsw", &[("procs", "8"), ("size", "64")]);
-        assert_within("ctxsw", &big, 0.1, 10_000.0);
-        let free = measure("ctxsw", &[("placement", "free")]);
-        assert_within("ctxsw", &free, 0.1, 100_000.0);
+        assert_plausible("ctxsw", &[], 0.1, 10_000.0);
+        assert_plausible("ctxsw", &[("procs", "8"), ("size", "64")], 0.1, 10_000.0);
+        assert_plausible("ctxsw", &[("placement", "free")], 0.1, 100_000.0);
         if two_cpus() {
-            let cross = measure("ctxsw", &[("placement", "cross"), ("procs", "3")]);
-            assert_within("ctxsw", &cross, 0.1, 100_000.0);
+            let cross = [("placement", "cross"), ("procs", "3")];
+            assert_plausible("ctxsw", &cross, 0.1, 100_000.0);
         }
     }
 
     #[test]
     fn pipe_bw_is_plausible() {
-        assert_within("pipe-bw", &measure("pipe-bw", &[]), 10.0, 1e6);
+        assert_plausible("pipe-bw", &[], 10.0, 1e6);
     }
 
     #[test]
     fn unix_bw_is_plausible() {
-        assert_within("unix-bw", &measure("unix-bw", &[]), 10.0, 1e6);
+        assert_plausible("unix-bw", &[], 10.0, 1e6);
     }
 
     #[test]
     fn defaults_and_canonical_keys() {
-        let info = crate::find("ctxsw").unwrap();
-        let (canonical, _) = info.resolve(&TestKey::new("ctxsw")).unwrap();
         assert_eq!(
-            canonical.test_name(),
+            canonical("ctxsw"),
             "ctxsw[placement=same,procs=2,size=0]",
             "same on every machine"
         );
         let expected = if two_cpus() { "cross" } else { "same" };
         for id in ["pipe-lat", "unix-lat", "pipe-bw", "unix-bw"] {
-            let (canonical, _) = crate::find(id).unwrap().resolve(&TestKey::new(id)).unwrap();
-            assert_eq!(canonical.test_name(), format!("{id}[placement={expected}]"));
-        }
-    }
-
-    fn invalid(id: &str, options: &[(&str, &str)]) -> String {
-        let info = crate::find(id).unwrap();
-        let result = info
-            .resolve(&key(id, options))
-            .and_then(|(_, o)| info.prepare(&o));
-        match result {
-            Err(BenchError::InvalidOption { option, .. }) => option,
-            Err(other) => panic!("{id}{options:?}: {other}"),
-            Ok(_) => panic!("{id}{options:?} was accepted"),
+            assert_eq!(canonical(id), format!("{id}[placement={expected}]"));
         }
     }
 
@@ -539,14 +498,6 @@ mod tests {
         assert_eq!(mask(ring._partners[0].pid()), allowed);
     }
 
-    fn options(pairs: &[(&str, &str)], specs: &[OptionSpec]) -> Options {
-        let given = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Options::resolve(specs, &given).unwrap()
-    }
-
     #[test]
     fn dropping_reaps_every_partner() {
         let free = options(&[("placement", "free")], &[PLACEMENT]);
@@ -580,7 +531,6 @@ mod tests {
     /// as it would if the measuring process died.
     #[test]
     fn partners_exit_on_eof() {
-        let exited = |status: Option<libc::c_int>| matches!(status, Some(s) if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0);
         let free = options(&[("placement", "free")], &[PLACEMENT]);
         for channel in [Channel::Pipes, Channel::Socket] {
             let mut w = RoundTrip::new("pipe-lat", channel, &free).unwrap();
@@ -617,14 +567,7 @@ mod tests {
             return;
         }
         let _serial = serial();
-        let cpus = || {
-            let mut set = [0u64; 16];
-            // SAFETY: `set` is 128 writable bytes, as the size says.
-            let r =
-                unsafe { libc::sched_getaffinity(0, size_of_val(&set), set.as_mut_ptr().cast()) };
-            assert_eq!(r, 0);
-            set.iter().map(|w| w.count_ones()).sum::<u32>()
-        };
+        let cpus = || mask(0).len();
         let before = cpus();
         let w = RoundTrip::new(
             "pipe-lat",

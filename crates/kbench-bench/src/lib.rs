@@ -17,6 +17,8 @@ mod process;
 mod scale;
 mod stress;
 mod syscalls;
+#[cfg(test)]
+mod testing;
 mod unit;
 
 pub use calibrate::{MIN_INTERVAL, calibrate};

@@ -155,54 +155,26 @@ impl Workload for MemBw {
 mod tests {
     use super::*;
     use crate::TestKey;
-    use std::sync::Mutex;
+    use crate::testing::{self, key};
 
-    /// Bandwidth tests share the memory bus: run them one at a time.
-    static SERIAL: Mutex<()> = Mutex::new(());
-
-    fn key(options: &[(&str, &str)]) -> TestKey {
-        let mut key = TestKey::new("mem-bw");
-        for (k, v) in options {
-            key.options.insert(k.to_string(), v.to_string());
-        }
-        key
-    }
-
-    fn measure(options: &[(&str, &str)]) -> Vec<f64> {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let info = crate::find("mem-bw").unwrap();
-        let (canonical, opts) = info.resolve(&key(options)).unwrap();
-        let mut w = info.prepare(&opts).unwrap();
-        let n = crate::calibrate(&mut *w, crate::MIN_INTERVAL).unwrap();
-        (0..3)
-            .map(|_| {
-                let interval = w.run(n).unwrap();
-                let value = info.unit.value(interval);
-                eprintln!("{}: {value:.0} MB/s ({n} passes)", canonical.test_name());
-                assert!(value.is_finite() && value > 0.0, "{value}");
-                assert!(
-                    (100.0..=1e6).contains(&value),
-                    "{}: {value} MB/s",
-                    canonical.test_name()
-                );
-                value
-            })
-            .collect()
+    /// One pass over the buffer (bytes copied counted once for cp) in MB/s.
+    fn plausible(options: &[(&str, &str)]) {
+        testing::assert_plausible("mem-bw", options, 100.0, 1e6);
     }
 
     #[test]
     fn read_is_plausible() {
-        measure(&[]);
+        plausible(&[]);
     }
 
     #[test]
     fn write_is_plausible() {
-        measure(&[("op", "wr")]);
+        plausible(&[("op", "wr")]);
     }
 
     #[test]
     fn copy_is_plausible() {
-        measure(&[("op", "cp")]);
+        plausible(&[("op", "cp")]);
     }
 
     #[test]
@@ -210,7 +182,9 @@ mod tests {
         let info = crate::find("mem-bw").unwrap();
         let (canonical, opts) = info.resolve(&TestKey::new("mem-bw")).unwrap();
         assert_eq!(canonical.test_name(), "mem-bw[op=rd,size=64]");
-        let (_, small) = info.resolve(&key(&[("op", "cp"), ("size", "2")])).unwrap();
+        let (_, small) = info
+            .resolve(&key("mem-bw", &[("op", "cp"), ("size", "2")]))
+            .unwrap();
         let mut w = MemBw::new(&small).unwrap();
         assert_eq!(w.dst.len(), w.src.len());
         let interval = w.run(3).unwrap();
@@ -227,22 +201,16 @@ mod tests {
     #[test]
     fn write_stores_every_word() {
         let info = crate::find("mem-bw").unwrap();
-        let (_, opts) = info.resolve(&key(&[("op", "wr"), ("size", "1")])).unwrap();
+        let (_, opts) = info
+            .resolve(&key("mem-bw", &[("op", "wr"), ("size", "1")]))
+            .unwrap();
         let mut w = MemBw::new(&opts).unwrap();
         w.run(2).unwrap();
         assert!(w.src.iter().all(|&word| word == 1));
     }
 
     fn invalid(options: &[(&str, &str)]) -> String {
-        let info = crate::find("mem-bw").unwrap();
-        match info
-            .resolve(&key(options))
-            .and_then(|(_, o)| info.prepare(&o))
-        {
-            Err(BenchError::InvalidOption { option, .. }) => option,
-            Err(other) => panic!("{options:?}: {other}"),
-            Ok(_) => panic!("{options:?} was accepted"),
-        }
+        testing::invalid("mem-bw", options)
     }
 
     #[test]
@@ -261,7 +229,7 @@ mod tests {
     fn skips_when_memory_is_short() {
         let info = crate::find("mem-bw").unwrap();
         let (_, opts) = info
-            .resolve(&key(&[("size", &MAX_SIZE_MIB.to_string())]))
+            .resolve(&key("mem-bw", &[("size", &MAX_SIZE_MIB.to_string())]))
             .unwrap();
         match MemBw::new(&opts) {
             Err(BenchError::Skip(reason)) => assert!(reason.contains("MiB"), "{reason}"),

@@ -2,28 +2,27 @@
 //! TCP connection setup and TCP bandwidth, each against a partner process
 //! over 127.0.0.1 on ephemeral ports (bound to port 0).
 //!
-//! As in the ipc family (whose [`Partner`] and [`Pinning`] these reuse),
-//! sockets are made and connected and the partner is forked in `prepare`;
-//! `run` times only the loop, and dropping the workload closes the sockets
-//! and kills and reaps the partner.
+//! As in the ipc family (whose [`Partner`] and [`Pinning`] these reuse, and
+//! for tcp-lat and tcp-bw its [`RoundTrip`] and [`Stream`]), sockets are
+//! made and connected and the partner is forked in `prepare`; `run` times
+//! only the loop, and dropping the workload closes the sockets and kills
+//! and reaps the partner.
 //!
 //! A partner blocked on a UDP socket or a listener sees no EOF when the
 //! measuring process dies, so those sockets get a receive timeout
 //! ([`PARTNER_POLL`]): on each timeout the partner checks that its parent is
 //! still the measuring process and exits when it was orphaned.
 
-use crate::ipc::PLACEMENT;
 use crate::ipc::partner::{self, Partner, raw};
 use crate::ipc::placement::Pinning;
+use crate::ipc::{Link, PLACEMENT, RoundTrip, Stream};
+use crate::syscalls::{check, os_error};
 use crate::{BenchError, BenchInfo, Direction, Interval, Options, Unit, Workload};
 use std::hint::black_box;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
-
-/// The transfer block of tcp-bw (lmbench's 64 KiB).
-const BLOCK: usize = 64 * 1024;
 
 /// How long a partner waits in recv/accept before checking that the
 /// measuring process is still its parent.
@@ -52,7 +51,7 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "1-byte round trip over a loopback TCP connection (TCP_NODELAY) to an echoing partner process",
         options: &[PLACEMENT],
-        prepare: |o| Ok(Box::new(TcpLat::new(o)?)),
+        prepare: |o| Ok(Box::new(tcp_lat(o)?)),
     },
     BenchInfo {
         id: "tcp-connect",
@@ -69,7 +68,7 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "64 KiB blocks read from a loopback TCP connection fed by a writer process",
         options: &[PLACEMENT],
-        prepare: |o| Ok(Box::new(TcpBw::new(o)?)),
+        prepare: |o| Ok(Box::new(tcp_bw(o)?)),
     },
 ];
 
@@ -78,14 +77,6 @@ pub const BENCHES: &[BenchInfo] = &[
 /// 127.0.0.1, port 0: the kernel picks a free ephemeral port.
 fn loopback() -> SocketAddr {
     SocketAddr::from((Ipv4Addr::LOCALHOST, 0))
-}
-
-/// Maps an error of a std socket call to an `Os` error naming it.
-fn os(what: &'static str) -> impl FnOnce(io::Error) -> BenchError {
-    move |error| BenchError::Os {
-        what: what.to_string(),
-        error,
-    }
 }
 
 /// Binding to 127.0.0.1 fails where there is no usable loopback interface
@@ -100,14 +91,6 @@ fn bind_error(error: io::Error) -> BenchError {
             error,
         },
     }
-}
-
-/// The result of a libc call returning -1 on error.
-fn check(r: libc::c_int, what: &str) -> Result<libc::c_int, BenchError> {
-    if r < 0 {
-        return Err(BenchError::last_os(what));
-    }
-    Ok(r)
 }
 
 /// Sets an int-sized (or struct) socket option.
@@ -164,16 +147,16 @@ fn keep_waiting(parent: libc::pid_t) -> bool {
 /// A connected loopback TCP pair as (client, server side of the listener).
 fn tcp_pair(nodelay: bool) -> Result<(TcpStream, TcpStream), BenchError> {
     let listener = TcpListener::bind(loopback()).map_err(bind_error)?;
-    let addr = listener.local_addr().map_err(os("getsockname"))?;
-    let client = TcpStream::connect(addr).map_err(os("connect to 127.0.0.1"))?;
-    let (server, _) = listener.accept().map_err(os("accept"))?;
+    let addr = listener.local_addr().map_err(os_error("getsockname"))?;
+    let client = TcpStream::connect(addr).map_err(os_error("connect to 127.0.0.1"))?;
+    let (server, _) = listener.accept().map_err(os_error("accept"))?;
     if nodelay {
         client
             .set_nodelay(true)
-            .map_err(os("setsockopt(TCP_NODELAY)"))?;
+            .map_err(os_error("setsockopt(TCP_NODELAY)"))?;
         server
             .set_nodelay(true)
-            .map_err(os("setsockopt(TCP_NODELAY)"))?;
+            .map_err(os_error("setsockopt(TCP_NODELAY)"))?;
     }
     Ok((client, server))
 }
@@ -203,12 +186,15 @@ impl UdpLat {
         let pinning = Pinning::new(options)?;
         let mine = UdpSocket::bind(loopback()).map_err(bind_error)?;
         let theirs = UdpSocket::bind(loopback()).map_err(bind_error)?;
-        let my_addr = mine.local_addr().map_err(os("getsockname"))?;
-        let their_addr = theirs.local_addr().map_err(os("getsockname"))?;
-        mine.connect(their_addr).map_err(os("connect UDP socket"))?;
-        theirs.connect(my_addr).map_err(os("connect UDP socket"))?;
+        let my_addr = mine.local_addr().map_err(os_error("getsockname"))?;
+        let their_addr = theirs.local_addr().map_err(os_error("getsockname"))?;
+        mine.connect(their_addr)
+            .map_err(os_error("connect UDP socket"))?;
+        theirs
+            .connect(my_addr)
+            .map_err(os_error("connect UDP socket"))?;
         mine.set_read_timeout(Some(ECHO_TIMEOUT))
-            .map_err(os("setsockopt(SO_RCVTIMEO)"))?;
+            .map_err(os_error("setsockopt(SO_RCVTIMEO)"))?;
         set_receive_timeout(theirs.as_raw_fd(), poll)?;
         let (fd, parent) = (theirs.as_raw_fd(), pid_of(parent));
         let partner = Partner::spawn(&[fd], || udp_echo(fd, parent))?;
@@ -271,50 +257,13 @@ impl Workload for UdpLat {
 
 // ------------------------------------------------------------------ tcp-lat
 
-/// tcp-lat (lmbench lat_tcp): one byte each way over a TCP_NODELAY
-/// connection; one iteration is one round trip.
-struct TcpLat {
-    fd: RawFd,
-    _socket: OwnedFd,
-    _partner: Partner,
-    _pinning: Pinning,
-}
-
-impl TcpLat {
-    fn new(options: &Options) -> Result<TcpLat, BenchError> {
-        let pinning = Pinning::new(options)?;
-        let (client, server) = tcp_pair(true)?;
-        let fd = server.as_raw_fd();
-        // The partner exits by itself on EOF, when our end closes.
-        let partner = Partner::spawn(&[fd], || {
-            let mut byte = 0u8;
-            while partner::child_read_byte(fd, &mut byte) && partner::child_write_all(fd, &[byte]) {
-            }
-        })?;
-        drop(server);
-        pinning.pin_partner(partner.pid())?;
-        let socket = OwnedFd::from(client);
-        Ok(TcpLat {
-            fd: raw(&socket),
-            _socket: socket,
-            _partner: partner,
-            _pinning: pinning,
-        })
-    }
-}
-
-impl Workload for TcpLat {
-    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
-        let mut byte = [b'x'];
-        let start = Instant::now();
-        for _ in 0..iterations {
-            partner::write_all(self.fd, &byte, "tcp-lat")?;
-            partner::read_exact(self.fd, &mut byte, "tcp-lat")?;
-        }
-        let interval = Interval::since(start, iterations as f64);
-        black_box(byte);
-        Ok(interval)
-    }
+/// tcp-lat (lmbench lat_tcp): ipc's round trip, one byte each way over a
+/// TCP_NODELAY connection.
+fn tcp_lat(options: &Options) -> Result<RoundTrip, BenchError> {
+    let pinning = Pinning::new(options)?;
+    let (client, server) = tcp_pair(true)?;
+    let link = Link::sockets(client.into(), server.into());
+    RoundTrip::over("tcp-lat", link, pinning)
 }
 
 // -------------------------------------------------------------- tcp-connect
@@ -348,7 +297,10 @@ const ABORT: libc::linger = libc::linger {
 impl Connect {
     fn new(parent: u32, poll: Duration) -> Result<Connect, BenchError> {
         let listener = TcpListener::bind(loopback()).map_err(bind_error)?;
-        let port = listener.local_addr().map_err(os("getsockname"))?.port();
+        let port = listener
+            .local_addr()
+            .map_err(os_error("getsockname"))?
+            .port();
         let fd = listener.as_raw_fd();
         // SAFETY: fd is our bound, listening socket; listening again only
         // raises the backlog (std listens with a smaller one).
@@ -475,114 +427,36 @@ impl Workload for Connect {
 
 // ------------------------------------------------------------------- tcp-bw
 
-/// tcp-bw (lmbench bw_tcp): a writer process writes 64 KiB chunks as fast
-/// as it can; one iteration reads one whole 64 KiB block (however many
-/// reads that takes); the work is the bytes read. Socket buffers keep the
-/// kernel's defaults (autotuned).
-struct TcpBw {
-    fd: RawFd,
-    buf: Vec<u8>,
-    _socket: OwnedFd,
-    _partner: Partner,
-    _pinning: Pinning,
-}
-
-impl TcpBw {
-    fn new(options: &Options) -> Result<TcpBw, BenchError> {
-        let pinning = Pinning::new(options)?;
-        let (client, server) = tcp_pair(false)?;
-        // The writer's chunk is allocated and touched here: the child may
-        // not allocate.
-        let chunk = vec![b'k'; BLOCK];
-        let fd = server.as_raw_fd();
-        // The writer exits by itself (EPIPE/ECONNRESET) when our end closes.
-        let partner = Partner::spawn(&[fd], || while partner::child_write_all(fd, &chunk) {})?;
-        drop(chunk);
-        drop(server);
-        pinning.pin_partner(partner.pid())?;
-        let socket = OwnedFd::from(client);
-        Ok(TcpBw {
-            fd: raw(&socket),
-            buf: vec![0; BLOCK],
-            _socket: socket,
-            _partner: partner,
-            _pinning: pinning,
-        })
-    }
-}
-
-impl Workload for TcpBw {
-    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
-        let start = Instant::now();
-        for _ in 0..iterations {
-            partner::read_exact(self.fd, &mut self.buf, "tcp-bw")?;
-        }
-        let interval = Interval::since(start, (iterations * BLOCK as u64) as f64);
-        black_box(&self.buf);
-        Ok(interval)
-    }
+/// tcp-bw (lmbench bw_tcp): ipc's stream of 64 KiB blocks over a loopback
+/// TCP connection. Socket buffers keep the kernel's defaults (autotuned).
+fn tcp_bw(options: &Options) -> Result<Stream, BenchError> {
+    let pinning = Pinning::new(options)?;
+    let (client, server) = tcp_pair(false)?;
+    Stream::over(
+        "tcp-bw",
+        Link::sockets(client.into(), server.into()),
+        pinning,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ipc::partner::testing::{assert_gone, children, serial};
-    use crate::{OptionSpec, TestKey};
+    use crate::testing::{
+        assert_gone, assert_plausible, canonical, children, exited, invalid, key, options, serial,
+        two_cpus,
+    };
     use std::fs::File;
-
-    fn key(id: &str, options: &[(&str, &str)]) -> TestKey {
-        let mut key = TestKey::new(id);
-        for (k, v) in options {
-            key.options.insert(k.to_string(), v.to_string());
-        }
-        key
-    }
-
-    /// Resolves, prepares, calibrates and runs a few intervals; the values.
-    fn measure(id: &str, options: &[(&str, &str)]) -> Vec<f64> {
-        let _serial = serial();
-        let info = crate::find(id).expect("registered");
-        let (canonical, opts) = info.resolve(&key(id, options)).unwrap();
-        let mut w = info.prepare(&opts).unwrap();
-        let n = crate::calibrate(&mut *w, crate::MIN_INTERVAL).unwrap();
-        (0..3)
-            .map(|_| {
-                let interval = w.run(n).unwrap();
-                let value = info.unit.value(interval);
-                eprintln!(
-                    "{}: {value:.3} {} ({n} iterations)",
-                    canonical.test_name(),
-                    info.unit.label()
-                );
-                value
-            })
-            .collect()
-    }
-
-    /// Bounds are generous: other test families load the CPUs meanwhile,
-    /// and a pinned partner may wait milliseconds for its CPU; they catch
-    /// unit mistakes and garbage, not regressions.
-    fn assert_within(id: &str, values: &[f64], low: f64, high: f64) {
-        for &v in values {
-            assert!(v.is_finite() && v > 0.0, "{id}: {v}");
-            assert!(
-                (low..=high).contains(&v),
-                "{id}: {v} outside {low}..={high}"
-            );
-        }
-    }
-
-    fn two_cpus() -> bool {
-        crate::ipc::placement::default_placement() == "cross"
-    }
 
     /// Latency bounds in us: 1 us to 100 ms per round trip.
     const LAT: (f64, f64) = (1.0, 100_000.0);
     /// Bandwidth bounds in MB/s.
     const BW: (f64, f64) = (1.0, 1e6);
 
+    /// Bounds are generous: other test families load the CPUs meanwhile,
+    /// and a pinned partner may wait milliseconds for its CPU.
     fn plausible(id: &str, options: &[(&str, &str)], (low, high): (f64, f64)) {
-        assert_within(id, &measure(id, options), low, high);
+        assert_plausible(id, options, low, high);
     }
 
     #[test]
@@ -613,26 +487,9 @@ mod tests {
     fn defaults_and_canonical_keys() {
         let expected = if two_cpus() { "cross" } else { "same" };
         for id in ["udp-lat", "tcp-lat", "tcp-bw"] {
-            let (canonical, _) = crate::find(id).unwrap().resolve(&TestKey::new(id)).unwrap();
-            assert_eq!(canonical.test_name(), format!("{id}[placement={expected}]"));
+            assert_eq!(canonical(id), format!("{id}[placement={expected}]"));
         }
-        let (canonical, _) = crate::find("tcp-connect")
-            .unwrap()
-            .resolve(&TestKey::new("tcp-connect"))
-            .unwrap();
-        assert_eq!(canonical.test_name(), "tcp-connect");
-    }
-
-    fn invalid(id: &str, options: &[(&str, &str)]) -> String {
-        let info = crate::find(id).unwrap();
-        let result = info
-            .resolve(&key(id, options))
-            .and_then(|(_, o)| info.prepare(&o));
-        match result {
-            Err(BenchError::InvalidOption { option, .. }) => option,
-            Err(other) => panic!("{id}{options:?}: {other}"),
-            Ok(_) => panic!("{id}{options:?} was accepted"),
-        }
+        assert_eq!(canonical("tcp-connect"), "tcp-connect");
     }
 
     #[test]
@@ -660,14 +517,6 @@ mod tests {
         }
     }
 
-    fn options(pairs: &[(&str, &str)], specs: &[OptionSpec]) -> Options {
-        let given = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Options::resolve(specs, &given).unwrap()
-    }
-
     fn free() -> Options {
         options(&[("placement", "free")], &[PLACEMENT])
     }
@@ -680,7 +529,7 @@ mod tests {
         assert!(children().contains(&udp));
         drop(w);
 
-        let mut w = TcpLat::new(&free()).unwrap();
+        let mut w = tcp_lat(&free()).unwrap();
         w.run(10).unwrap();
         let tcp = w._partner.pid();
         drop(w);
@@ -690,15 +539,11 @@ mod tests {
         let connect = w._partner.pid();
         drop(w);
 
-        let mut w = TcpBw::new(&free()).unwrap();
+        let mut w = tcp_bw(&free()).unwrap();
         w.run(3).unwrap();
         let bw = w._partner.pid();
         drop(w);
         assert_gone(&[udp, tcp, connect, bw]);
-    }
-
-    fn exited(status: Option<libc::c_int>) -> bool {
-        matches!(status, Some(s) if libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0)
     }
 
     /// Closes the workload's socket `fd` for real (unread data and all, as
@@ -714,17 +559,17 @@ mod tests {
     /// Partners on a connection exit by themselves when our end closes.
     #[test]
     fn tcp_partners_exit_on_close() {
-        let mut w = TcpLat::new(&free()).unwrap();
+        let mut w = tcp_lat(&free()).unwrap();
         w.run(10).unwrap();
-        shut(w.fd);
+        shut(w.tx);
         assert!(
             exited(w._partner.wait_exit(Duration::from_secs(5))),
             "echo partner"
         );
 
-        let mut w = TcpBw::new(&free()).unwrap();
+        let mut w = tcp_bw(&free()).unwrap();
         w.run(3).unwrap();
-        shut(w.fd);
+        shut(w.rx);
         assert!(
             exited(w._partner.wait_exit(Duration::from_secs(5))),
             "writer partner"

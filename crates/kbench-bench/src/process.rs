@@ -8,13 +8,14 @@
 //! sound. A child still running when a workload is dropped (a run that
 //! stopped on an error) is killed and reaped.
 
-use crate::syscalls::TempDir;
+use crate::ipc::partner;
+use crate::syscalls::{TempDir, os_error};
 use crate::{BenchError, BenchInfo, Direction, Interval, Options, Unit, Workload};
 use libc::{c_char, c_int, pid_t};
 use std::ffi::CString;
 use std::hint::black_box;
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -88,7 +89,7 @@ const EXIT0_ELF: [u8; 129] = [
 ];
 
 /// A program to execve in the child, with argv and envp built before timing.
-pub(crate) struct Exec {
+struct Exec {
     path: CString,
     /// Own the strings `argv` and `envp` point into.
     _strings: Vec<CString>,
@@ -97,7 +98,7 @@ pub(crate) struct Exec {
 }
 
 impl Exec {
-    pub(crate) fn new(path: &Path, args: &[&str], env: &[&str]) -> Exec {
+    fn new(path: &Path, args: &[&str], env: &[&str]) -> Exec {
         let path = CString::new(path.as_os_str().as_bytes()).expect("paths have no NUL byte");
         let strings: Vec<CString> = args
             .iter()
@@ -125,7 +126,7 @@ impl Exec {
         // SAFETY: path, argv and envp are NUL-terminated and null-terminated
         // arrays owned by self; execve only returns on failure.
         unsafe { libc::execve(self.path.as_ptr(), self.argv.as_ptr(), self.envp.as_ptr()) };
-        let errno: c_int = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        let errno: c_int = partner::errno();
         if report >= 0 {
             // SAFETY: writes the 4 bytes of errno to the report pipe; nothing
             // can be done about a failure in the child.
@@ -137,19 +138,19 @@ impl Exec {
 }
 
 /// What the forked child does.
-pub(crate) enum Child {
+enum Child {
     Exit,
     Exec(Exec),
 }
 
 /// fork + (exit | execve) + waitpid.
-pub(crate) struct Spawn {
-    pub(crate) child: Child,
+struct Spawn {
+    child: Child,
     /// The child forked and not yet reaped, 0 if none.
-    pub(crate) pid: pid_t,
-    pub(crate) what: &'static str,
+    pid: pid_t,
+    what: &'static str,
     /// Holds the fork-exec helper; removed on drop (after the child is reaped).
-    pub(crate) _dir: Option<TempDir>,
+    _dir: Option<TempDir>,
 }
 
 impl Workload for Spawn {
@@ -181,13 +182,18 @@ impl Workload for Spawn {
 impl Drop for Spawn {
     fn drop(&mut self) {
         if self.pid > 0 {
-            // SAFETY: pid is our own unreaped child, so it cannot have been
-            // reused by another process.
-            unsafe { libc::kill(self.pid, libc::SIGKILL) };
-            let _ = wait_for(self.pid);
+            kill_and_reap(self.pid);
             self.pid = 0;
         }
     }
+}
+
+/// Kills our unreaped child `pid` and reaps it.
+pub(crate) fn kill_and_reap(pid: pid_t) {
+    // SAFETY: pid is our own unreaped child, so it cannot have been reused
+    // by another process.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let _ = wait_for(pid);
 }
 
 /// Waits for the child `pid` (retrying on EINTR) and returns its status.
@@ -231,7 +237,7 @@ pub(crate) fn check_status(status: c_int, what: &str) -> Result<(), BenchError> 
 /// helper was open for writing still holds that fd until it execs or exits
 /// (O_CLOEXEC does not help before exec). Once one exec succeeds, no writer
 /// is left and none can appear, so the timed loop cannot hit it.
-pub(crate) fn trial(exec: &Exec, what: &str) -> Result<(), BenchError> {
+fn trial(exec: &Exec, what: &str) -> Result<(), BenchError> {
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         let errno = match try_exec(exec, what)? {
@@ -262,13 +268,7 @@ pub(crate) fn trial(exec: &Exec, what: &str) -> Result<(), BenchError> {
 /// fork + execve once; the errno of a failed execve comes back through a
 /// close-on-exec pipe (None when the exec worked and the child exited 0).
 fn try_exec(exec: &Exec, what: &str) -> Result<Option<c_int>, BenchError> {
-    let mut fds: [c_int; 2] = [-1; 2];
-    // SAFETY: fds has room for the two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(BenchError::last_os("pipe2"));
-    }
-    // SAFETY: pipe2 just returned these two fds, owned by nobody else.
-    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (reader, writer) = partner::pipe()?;
     // SAFETY: as in the timed loop, the child only calls execve/write/_exit.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
@@ -281,10 +281,7 @@ fn try_exec(exec: &Exec, what: &str) -> Result<Option<c_int>, BenchError> {
     let mut report = Vec::new();
     let read = std::fs::File::from(reader).read_to_end(&mut report);
     let status = wait_for(pid)?;
-    read.map_err(|error| BenchError::Os {
-        what: "read the exec report pipe".into(),
-        error,
-    })?;
+    read.map_err(os_error("read the exec report pipe"))?;
     if let Ok(bytes) = <[u8; size_of::<c_int>()]>::try_from(report.as_slice()) {
         return Ok(Some(c_int::from_ne_bytes(bytes)));
     }
@@ -292,60 +289,65 @@ fn try_exec(exec: &Exec, what: &str) -> Result<Option<c_int>, BenchError> {
     Ok(None)
 }
 
+impl Spawn {
+    /// A workload forking `child` in every iteration.
+    fn boxed(what: &'static str, child: Child, dir: Option<TempDir>) -> Box<dyn Workload> {
+        Box::new(Spawn {
+            child,
+            pid: 0,
+            what,
+            _dir: dir,
+        })
+    }
+}
+
 fn prepare_fork_exit(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
-    Ok(Box::new(Spawn {
-        child: Child::Exit,
-        pid: 0,
-        what: "fork-exit",
-        _dir: None,
-    }))
+    Ok(Spawn::boxed("fork-exit", Child::Exit, None))
 }
 
 /// Writes the exit(0) helper as `<dir>/exit0`, mode 0755, and returns its
-/// path. Also for aim9's `exec-test`.
+/// path.
 #[cfg(target_arch = "x86_64")]
-pub(crate) fn write_exit0_helper(dir: &TempDir) -> Result<std::path::PathBuf, BenchError> {
+fn write_exit0_helper(dir: &TempDir) -> Result<std::path::PathBuf, BenchError> {
     use std::io::Write;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let path = dir.path().join("exit0");
-    let os_error = |what: &str| {
-        let what = format!("{what} {}", path.display());
-        move |error| BenchError::Os { what, error }
-    };
+    let path_error = |what: &str| os_error(format!("{what} {}", path.display()));
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o755)
         .open(&path)
-        .map_err(os_error("create"))?;
-    file.write_all(&EXIT0_ELF).map_err(os_error("write"))?;
+        .map_err(path_error("create"))?;
+    file.write_all(&EXIT0_ELF).map_err(path_error("write"))?;
     drop(file);
     // The umask may have taken bits off the mode given to open.
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-        .map_err(os_error("chmod"))?;
+        .map_err(path_error("chmod"))?;
     Ok(path)
 }
 
+/// fork + execve of the exit(0) helper + waitpid, named `what`: `fork-exec`
+/// here, aim9's `exec-test`.
 #[cfg(target_arch = "x86_64")]
-fn prepare_fork_exec(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
-    let dir = TempDir::new("fork-exec")?;
+pub(crate) fn prepare_exit0(what: &'static str) -> Result<Box<dyn Workload>, BenchError> {
+    let dir = TempDir::new(what)?;
     let path = write_exit0_helper(&dir)?;
     let exec = Exec::new(&path, &["exit0"], &[]);
-    trial(&exec, "fork-exec")?;
-    Ok(Box::new(Spawn {
-        child: Child::Exec(exec),
-        pid: 0,
-        what: "fork-exec",
-        _dir: Some(dir),
-    }))
+    trial(&exec, what)?;
+    Ok(Spawn::boxed(what, Child::Exec(exec), Some(dir)))
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn prepare_fork_exec(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
+pub(crate) fn prepare_exit0(what: &'static str) -> Result<Box<dyn Workload>, BenchError> {
     Err(BenchError::Skip(format!(
-        "fork-exec embeds its exit(0) helper for x86_64 only; this machine is {}",
+        "{what} embeds its exit(0) helper for x86_64 only; this machine is {}",
         std::env::consts::ARCH
     )))
+}
+
+fn prepare_fork_exec(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
+    prepare_exit0("fork-exec")
 }
 
 fn prepare_fork_sh(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
@@ -357,64 +359,17 @@ fn prepare_fork_sh(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
     // the same whatever the runner's environment holds.
     let exec = Exec::new(sh, &["sh", "-c", "true"], &["PATH=/usr/bin:/bin"]);
     trial(&exec, "fork-sh")?;
-    Ok(Box::new(Spawn {
-        child: Child::Exec(exec),
-        pid: 0,
-        what: "fork-sh",
-        _dir: None,
-    }))
+    Ok(Spawn::boxed("fork-sh", Child::Exec(exec), None))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{MIN_INTERVAL, TestKey, calibrate};
+    use crate::testing::{assert_calibrated, assert_no_children, prepare};
 
-    fn prepare(id: &str) -> (&'static BenchInfo, Box<dyn Workload>) {
-        let info = crate::find(id).expect("benchmark is registered");
-        let (_, options) = info.resolve(&TestKey::new(id)).expect("options resolve");
-        (info, info.prepare(&options).expect("prepare"))
-    }
-
-    /// Calibrates and runs a few intervals; returns the values in us.
-    fn measure(info: &BenchInfo, w: &mut dyn Workload) -> Vec<f64> {
-        let n = calibrate(w, MIN_INTERVAL).expect("calibrate");
-        (0..3)
-            .map(|_| {
-                let interval = w.run(n).expect("run");
-                // Calibration reached MIN_INTERVAL once; later intervals at
-                // the same count vary with load (tests run in parallel).
-                assert!(interval.elapsed >= MIN_INTERVAL / 5, "interval too short");
-                assert_eq!(interval.work, n as f64);
-                info.unit.value(interval)
-            })
-            .collect()
-    }
-
-    /// No child of this thread is left, zombie or running. `__WNOTHREAD`
-    /// keeps other test threads' children out of it (and unreaped).
-    fn assert_no_children() {
-        let mut status = 0;
-        // SAFETY: status is a valid c_int; WNOHANG never blocks.
-        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WNOTHREAD) };
-        let errno = std::io::Error::last_os_error().raw_os_error();
-        assert_eq!((r, errno), (-1, Some(libc::ECHILD)), "a child is left");
-        if let Ok(children) = std::fs::read_to_string("/proc/thread-self/children") {
-            assert_eq!(children.trim(), "", "children left: {children}");
-        }
-    }
-
+    /// The values are plausible and the workload left no child behind.
     fn assert_plausible(id: &str, low: f64, high: f64) {
-        let (info, mut w) = prepare(id);
-        let values = measure(info, &mut *w);
-        for v in &values {
-            assert!(
-                v.is_finite() && *v > 0.0 && (low..high).contains(v),
-                "{id}: {v} us is outside {low}..{high}"
-            );
-        }
-        eprintln!("{id}: {values:.1?} us");
-        drop(w);
+        assert_calibrated(id, low, high);
         assert_no_children();
     }
 
@@ -427,26 +382,22 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     fn fork_exec_cleans_up() {
         assert_plausible("fork-exec", 10.0, 100_000.0);
-        let dir = crate::syscalls::LAST_TEMP_DIR
-            .with(|last| last.borrow_mut().take())
-            .expect("fork-exec made a temp dir");
-        assert!(!dir.exists(), "{} is left behind", dir.display());
+        crate::testing::assert_temp_dir_gone();
     }
 
     #[test]
     #[cfg(not(target_arch = "x86_64"))]
     fn fork_exec_skips() {
-        let info = crate::find("fork-exec").unwrap();
-        let (_, options) = info.resolve(&TestKey::new("fork-exec")).unwrap();
-        assert!(matches!(info.prepare(&options), Err(BenchError::Skip(_))));
+        assert!(matches!(
+            prepare("fork-exec", &[]),
+            Err(BenchError::Skip(_))
+        ));
     }
 
     #[test]
     fn fork_sh() {
         if !Path::new("/bin/sh").exists() {
-            let info = crate::find("fork-sh").unwrap();
-            let (_, options) = info.resolve(&TestKey::new("fork-sh")).unwrap();
-            assert!(matches!(info.prepare(&options), Err(BenchError::Skip(_))));
+            assert!(matches!(prepare("fork-sh", &[]), Err(BenchError::Skip(_))));
             return;
         }
         assert_plausible("fork-sh", 20.0, 500_000.0);

@@ -329,8 +329,7 @@ fn check_memory(id: &str, tasks: usize) -> Result<(), BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::TestKey;
-    use crate::ipc::partner::testing;
+    use crate::testing::{self, canonical, invalid, thread_children};
     use std::time::{Duration, Instant};
 
     fn options(tasks: u32, mode: &str) -> Options {
@@ -367,7 +366,7 @@ mod tests {
 
     /// The children of the calling thread.
     fn my_children() -> String {
-        std::fs::read_to_string("/proc/thread-self/children").unwrap_or_default()
+        thread_children().unwrap_or_default()
     }
 
     /// Starts `id` with tasks and mode, takes a short calibration and two
@@ -522,22 +521,7 @@ mod tests {
             assert_eq!(info.direction, Direction::Higher);
         }
         assert_eq!(BENCHES.len(), 11);
-        let info = crate::find("futex1").unwrap();
-        let (key, _) = info.resolve(&TestKey::new("futex1")).unwrap();
-        assert_eq!(key.test_name(), "futex1[mode=process,tasks=1]");
-    }
-
-    fn invalid(id: &str, pairs: &[(&str, &str)]) -> String {
-        let mut key = TestKey::new(id);
-        for (k, v) in pairs {
-            key.options.insert(k.to_string(), v.to_string());
-        }
-        let info = crate::find(id).unwrap();
-        match info.resolve(&key).and_then(|(_, o)| info.prepare(&o)) {
-            Err(BenchError::InvalidOption { option, .. }) => option,
-            Err(other) => panic!("{id}{pairs:?}: {other}"),
-            Ok(_) => panic!("{id}{pairs:?} was accepted"),
-        }
+        assert_eq!(canonical("futex1"), "futex1[mode=process,tasks=1]");
     }
 
     #[test]

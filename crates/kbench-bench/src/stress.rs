@@ -4,8 +4,9 @@
 //!
 //! - [`vm`]: `madvise`, `vm-splice`, `memfd` (stress-ng stressors).
 //! - [`sys`]: `poll`, `get` (stress-ng stressors).
-//! - [`aim9`]: `brk-test`, `page-test`, `exec-test` (aim9 tests). The brk
-//!   loops run in a dedicated child process: see [`aim9`] for why.
+//! - [`aim9`]: `brk-test`, `page-test` (aim9 tests). The brk loops run in a
+//!   dedicated child process: see [`aim9`] for why. aim9's `exec-test` is
+//!   the process family's `fork-exec` loop, counted as loads per second.
 //! - [`hackbench`]: `messaging` (hackbench), one iteration is a whole run.
 //! - [`mutex`]: `mutex-contend` (sysbench `mutex` style).
 //!
@@ -84,7 +85,7 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "aim9 exec_test: fork(); the child execve()s a 129-byte static ELF calling exit_group(0); waitpid()",
         options: &[],
-        prepare: aim9::prepare_exec_test,
+        prepare: |_| crate::process::prepare_exit0("exec-test"),
     },
     BenchInfo {
         id: "messaging",
@@ -126,13 +127,6 @@ pub const BENCHES: &[BenchInfo] = &[
     },
 ];
 
-/// The size of a page on this machine.
-fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if page > 0 { page as usize } else { 4096 }
-}
-
 /// The 64-bit xorshift* generator: a fixed-seed, reproducible sequence.
 struct XorShift(u64);
 
@@ -150,86 +144,12 @@ impl XorShift {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ipc::partner::testing;
-    use crate::{BenchError, MIN_INTERVAL, TestKey, Workload, calibrate};
+    use crate::testing::{self, assert_no_children, assert_temp_dir_gone, canonical, invalid};
 
-    fn key(id: &str, options: &[(&str, &str)]) -> TestKey {
-        let mut key = TestKey::new(id);
-        for (k, v) in options {
-            key.options.insert(k.to_string(), v.to_string());
-        }
-        key
-    }
-
-    pub(super) fn prepare(id: &str, options: &[(&str, &str)]) -> Box<dyn Workload> {
-        let info = crate::find(id).expect("registered");
-        let (_, opts) = info.resolve(&key(id, options)).expect("options resolve");
-        info.prepare(&opts)
-            .unwrap_or_else(|e| panic!("{id}{options:?}: {e}"))
-    }
-
-    /// Resolves, prepares, calibrates and runs three intervals (one at a
-    /// time across the families that fork or pin); asserts every value is
-    /// within `low..=high` and that the workload leaves no child behind.
-    fn assert_plausible(id: &str, options: &[(&str, &str)], low: f64, high: f64) -> Vec<f64> {
-        let _serial = testing::serial();
-        let info = crate::find(id).expect("registered");
-        let mut w = prepare(id, options);
-        let n = calibrate(&mut *w, MIN_INTERVAL).expect("calibrate");
-        let values: Vec<f64> = (0..3)
-            .map(|_| {
-                let interval = w.run(n).expect("run");
-                assert!(interval.work > 0.0);
-                info.unit.value(interval)
-            })
-            .collect();
-        eprintln!(
-            "{id}{options:?}: {values:.4?} {} ({n} iterations)",
-            info.unit.label()
-        );
-        for &v in &values {
-            assert!(v.is_finite() && v > 0.0, "{id}: {v}");
-            assert!(
-                (low..=high).contains(&v),
-                "{id}: {v} outside {low}..={high}"
-            );
-        }
-        drop(w);
+    /// The values are plausible and the workload left no child behind.
+    fn assert_plausible(id: &str, options: &[(&str, &str)], low: f64, high: f64) {
+        testing::assert_plausible(id, options, low, high);
         assert_no_children();
-        values
-    }
-
-    /// No child of this thread is left, zombie or running (`__WNOTHREAD`
-    /// keeps other test threads' children out of it).
-    pub(super) fn assert_no_children() {
-        let mut status = 0;
-        // SAFETY: status is a valid c_int; WNOHANG never blocks.
-        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WNOTHREAD) };
-        let errno = std::io::Error::last_os_error().raw_os_error();
-        assert_eq!((r, errno), (-1, Some(libc::ECHILD)), "a child is left");
-        if let Ok(children) = std::fs::read_to_string("/proc/thread-self/children") {
-            assert_eq!(children.trim(), "", "children left: {children}");
-        }
-    }
-
-    /// The temporary directory the last workload of this thread made is gone.
-    fn assert_temp_dir_gone() {
-        let dir = crate::syscalls::LAST_TEMP_DIR
-            .with(|last| last.borrow_mut().take())
-            .expect("a temp dir was made");
-        assert!(!dir.exists(), "{} is left behind", dir.display());
-    }
-
-    fn invalid(id: &str, options: &[(&str, &str)]) -> String {
-        let info = crate::find(id).unwrap();
-        let result = info
-            .resolve(&key(id, options))
-            .and_then(|(_, o)| info.prepare(&o));
-        match result {
-            Err(BenchError::InvalidOption { option, .. }) => option,
-            Err(other) => panic!("{id}{options:?}: {other}"),
-            Ok(_) => panic!("{id}{options:?} was accepted"),
-        }
     }
 
     #[test]
@@ -294,10 +214,6 @@ mod tests {
 
     #[test]
     fn defaults_and_canonical_keys() {
-        let canonical = |id: &str| {
-            let info = crate::find(id).unwrap();
-            info.resolve(&TestKey::new(id)).unwrap().0.test_name()
-        };
         assert_eq!(
             canonical("messaging"),
             "messaging[groups=4,ipc=pipe,mode=process]"

@@ -130,14 +130,30 @@ pub(crate) fn timed(
     Ok(Interval::since(start, iterations as f64))
 }
 
-/// A raw syscall's return value, or the errno as `BenchError::Os`.
+/// A system call's (or libc call's) return value, or the errno as
+/// `BenchError::Os` when it is negative.
 #[inline(always)]
-pub(crate) fn check(ret: c_long, what: &'static str) -> Result<c_long, BenchError> {
-    if ret < 0 {
+pub(crate) fn check<T: Copy + Default + PartialOrd>(ret: T, what: &str) -> Result<T, BenchError> {
+    if ret < T::default() {
         Err(BenchError::last_os(what))
     } else {
         Ok(ret)
     }
+}
+
+/// Maps an `io::Error` to an `Os` error naming what was attempted.
+pub(crate) fn os_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
+    move |error| BenchError::Os {
+        what: what.into(),
+        error,
+    }
+}
+
+/// The size of a base page.
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf has no memory preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if size > 0 { size as usize } else { 4096 }
 }
 
 pub(crate) fn open_fd(path: &str, write: bool) -> Result<OwnedFd, BenchError> {
@@ -146,10 +162,7 @@ pub(crate) fn open_fd(path: &str, write: bool) -> Result<OwnedFd, BenchError> {
         .write(write)
         .open(path)
         .map(OwnedFd::from)
-        .map_err(|error| BenchError::Os {
-            what: format!("open {path}"),
-            error,
-        })
+        .map_err(os_error(format!("open {path}")))
 }
 
 fn c_path(path: &Path) -> CString {
@@ -160,14 +173,6 @@ fn c_path(path: &Path) -> CString {
 /// with everything in it on drop. Shared with the process family.
 pub(crate) struct TempDir {
     path: PathBuf,
-}
-
-#[cfg(test)]
-thread_local! {
-    /// The last temporary directory made on this thread, for the tests that
-    /// check it is gone after the workload is dropped.
-    pub(crate) static LAST_TEMP_DIR: std::cell::RefCell<Option<PathBuf>> =
-        const { std::cell::RefCell::new(None) };
 }
 
 impl TempDir {
@@ -182,7 +187,8 @@ impl TempDir {
             match std::fs::DirBuilder::new().mode(0o700).create(&path) {
                 Ok(()) => {
                     #[cfg(test)]
-                    LAST_TEMP_DIR.with(|last| *last.borrow_mut() = Some(path.clone()));
+                    crate::testing::LAST_TEMP_DIR
+                        .with(|last| *last.borrow_mut() = Some(path.clone()));
                     return Ok(TempDir { path });
                 }
                 // A leftover of an earlier process with our pid (or another
@@ -283,22 +289,41 @@ struct StatBuf([u8; 256]);
 
 const STAT_PATH: &str = "/dev/null";
 
+/// syscall-stat stats the path, syscall-fstat an fd open on it.
+enum StatTarget {
+    Path(CString),
+    Fd(OwnedFd),
+}
+
 struct Stat {
-    path: CString,
+    target: StatTarget,
     buf: Box<StatBuf>,
 }
 
 impl Workload for Stat {
     fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
-        let path = self.path.as_ptr();
         let buf = self.buf.0.as_mut_ptr();
-        timed(iterations, || {
-            black_box(check(stat_at(path, buf), "stat /dev/null")?);
-            Ok(())
-        })
+        match &self.target {
+            StatTarget::Path(path) => {
+                let path = path.as_ptr();
+                timed(iterations, || {
+                    black_box(check(stat_call::stat_at(path, buf), "stat /dev/null")?);
+                    Ok(())
+                })
+            }
+            StatTarget::Fd(fd) => {
+                let fd = fd.as_raw_fd();
+                timed(iterations, || {
+                    black_box(check(stat_call::fstat(fd, buf), "fstat /dev/null")?);
+                    Ok(())
+                })
+            }
+        }
     }
 }
 
+/// Raw `newfstatat` and `fstat` system calls, on the ABIs that have them
+/// with the generic `struct stat`.
 #[cfg(any(
     target_arch = "x86_64",
     target_arch = "aarch64",
@@ -306,21 +331,33 @@ impl Workload for Stat {
     target_arch = "powerpc64",
     target_arch = "s390x"
 ))]
-#[inline(always)]
-fn stat_at(path: *const libc::c_char, buf: *mut u8) -> c_long {
-    // SAFETY: path is a NUL-terminated string and buf has room for the
-    // kernel's struct stat; both outlive the call.
-    unsafe {
-        libc::syscall(
-            libc::SYS_newfstatat,
-            libc::AT_FDCWD as c_long,
-            path,
-            buf,
-            0 as c_long,
-        )
+mod stat_call {
+    use libc::{c_char, c_int, c_long};
+
+    #[inline(always)]
+    pub(super) fn stat_at(path: *const c_char, buf: *mut u8) -> c_long {
+        // SAFETY: path is a NUL-terminated string and buf has room for the
+        // kernel's struct stat; both outlive the call.
+        unsafe {
+            libc::syscall(
+                libc::SYS_newfstatat,
+                libc::AT_FDCWD as c_long,
+                path,
+                buf,
+                0 as c_long,
+            )
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn fstat(fd: c_int, buf: *mut u8) -> c_long {
+        // SAFETY: fd is open and buf has room for the kernel's struct stat.
+        unsafe { libc::syscall(libc::SYS_fstat, fd as c_long, buf) }
     }
 }
 
+/// Other ABIs name the calls differently (fstatat64, statx) or lay out
+/// struct stat otherwise; libc's stat and fstat always enter the kernel.
 #[cfg(not(any(
     target_arch = "x86_64",
     target_arch = "aarch64",
@@ -328,12 +365,21 @@ fn stat_at(path: *const libc::c_char, buf: *mut u8) -> c_long {
     target_arch = "powerpc64",
     target_arch = "s390x"
 )))]
-#[inline(always)]
-fn stat_at(path: *const libc::c_char, buf: *mut u8) -> c_long {
-    // Other ABIs name the call differently (fstatat64, statx) or lay out
-    // struct stat otherwise; libc's stat always enters the kernel.
-    // SAFETY: as above; buf also outsizes libc's struct stat.
-    unsafe { libc::stat(path, buf.cast::<libc::stat>()) as c_long }
+mod stat_call {
+    use libc::{c_char, c_int, c_long};
+
+    #[inline(always)]
+    pub(super) fn stat_at(path: *const c_char, buf: *mut u8) -> c_long {
+        // SAFETY: path is a NUL-terminated string and buf outsizes libc's
+        // struct stat; both outlive the call.
+        unsafe { libc::stat(path, buf.cast::<libc::stat>()) as c_long }
+    }
+
+    #[inline(always)]
+    pub(super) fn fstat(fd: c_int, buf: *mut u8) -> c_long {
+        // SAFETY: fd is open and buf outsizes libc's struct stat.
+        unsafe { libc::fstat(fd, buf.cast::<libc::stat>()) as c_long }
+    }
 }
 
 fn prepare_stat(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
@@ -341,56 +387,14 @@ fn prepare_stat(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
         return Err(BenchError::Skip(format!("{STAT_PATH} does not exist")));
     }
     Ok(Box::new(Stat {
-        path: CString::new(STAT_PATH).expect("no NUL"),
+        target: StatTarget::Path(CString::new(STAT_PATH).expect("no NUL")),
         buf: Box::new(StatBuf([0; 256])),
     }))
 }
 
-struct Fstat {
-    fd: OwnedFd,
-    buf: Box<StatBuf>,
-}
-
-impl Workload for Fstat {
-    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
-        let fd = self.fd.as_raw_fd();
-        let buf = self.buf.0.as_mut_ptr();
-        timed(iterations, || {
-            black_box(check(fstat(fd, buf), "fstat /dev/null")?);
-            Ok(())
-        })
-    }
-}
-
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64",
-    target_arch = "powerpc64",
-    target_arch = "s390x"
-))]
-#[inline(always)]
-fn fstat(fd: c_int, buf: *mut u8) -> c_long {
-    // SAFETY: fd is open and buf has room for the kernel's struct stat.
-    unsafe { libc::syscall(libc::SYS_fstat, fd as c_long, buf) }
-}
-
-#[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64",
-    target_arch = "powerpc64",
-    target_arch = "s390x"
-)))]
-#[inline(always)]
-fn fstat(fd: c_int, buf: *mut u8) -> c_long {
-    // SAFETY: fd is open and buf outsizes libc's struct stat.
-    unsafe { libc::fstat(fd, buf.cast::<libc::stat>()) as c_long }
-}
-
 fn prepare_fstat(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
-    Ok(Box::new(Fstat {
-        fd: open_fd(STAT_PATH, false)?,
+    Ok(Box::new(Stat {
+        target: StatTarget::Fd(open_fd(STAT_PATH, false)?),
         buf: Box::new(StatBuf([0; 256])),
     }))
 }
@@ -423,15 +427,9 @@ impl Workload for OpenClose {
 fn prepare_open_close(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
     let dir = TempDir::new("open-close")?;
     let file = dir.path().join("file");
-    File::create(&file).map_err(|error| BenchError::Os {
-        what: format!("create {}", file.display()),
-        error,
-    })?;
+    File::create(&file).map_err(os_error(format!("create {}", file.display())))?;
     // One untimed open so the dentry and inode are surely cached.
-    File::open(&file).map_err(|error| BenchError::Os {
-        what: format!("open {}", file.display()),
-        error,
-    })?;
+    File::open(&file).map_err(os_error(format!("open {}", file.display())))?;
     Ok(Box::new(OpenClose {
         path: c_path(&file),
         _dir: dir,
@@ -660,94 +658,56 @@ fn prepare_select(options: &Options) -> Result<Box<dyn Workload>, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{MIN_INTERVAL, TestKey, calibrate};
-
-    /// Resolves, prepares, calibrates and runs a few intervals; returns the
-    /// values in the benchmark's unit.
-    fn measure(key: &TestKey) -> Vec<f64> {
-        let info = crate::find(&key.benchmark).expect("benchmark is registered");
-        let (_, options) = info.resolve(key).expect("options resolve");
-        let mut w = info.prepare(&options).expect("prepare");
-        let n = calibrate(&mut *w, MIN_INTERVAL).expect("calibrate");
-        (0..3)
-            .map(|_| {
-                let interval = w.run(n).expect("run");
-                // Calibration reached MIN_INTERVAL once; later intervals at
-                // the same count vary with load (tests run in parallel).
-                assert!(interval.elapsed >= MIN_INTERVAL / 5, "interval too short");
-                assert_eq!(interval.work, n as f64);
-                info.unit.value(interval)
-            })
-            .collect()
-    }
-
-    fn assert_plausible(id: &str, low: f64, high: f64) {
-        let key = TestKey::parse(id).unwrap();
-        let values = measure(&key);
-        for v in &values {
-            assert!(
-                v.is_finite() && *v > 0.0 && (low..high).contains(v),
-                "{key}: {v} ns is outside {low}..{high}"
-            );
-        }
-        eprintln!("{key}: {values:.1?} ns");
-    }
+    use crate::TestKey;
+    use crate::testing::{assert_calibrated, assert_temp_dir_gone, canonical, prepare};
 
     #[test]
     fn syscall_null() {
-        assert_plausible("syscall-null", 10.0, 100_000.0);
+        assert_calibrated("syscall-null", 10.0, 100_000.0);
     }
 
     #[test]
     fn syscall_read() {
-        assert_plausible("syscall-read", 10.0, 100_000.0);
+        assert_calibrated("syscall-read", 10.0, 100_000.0);
     }
 
     #[test]
     fn syscall_write() {
-        assert_plausible("syscall-write", 10.0, 100_000.0);
+        assert_calibrated("syscall-write", 10.0, 100_000.0);
     }
 
     #[test]
     fn syscall_stat() {
-        assert_plausible("syscall-stat", 20.0, 200_000.0);
+        assert_calibrated("syscall-stat", 20.0, 200_000.0);
     }
 
     #[test]
     fn syscall_fstat() {
-        assert_plausible("syscall-fstat", 10.0, 100_000.0);
+        assert_calibrated("syscall-fstat", 10.0, 100_000.0);
     }
 
     #[test]
     fn open_close() {
-        assert_plausible("open-close", 50.0, 1_000_000.0);
-        LAST_TEMP_DIR.with(|last| {
-            let dir = last
-                .borrow_mut()
-                .take()
-                .expect("open-close made a temp dir");
-            assert!(!dir.exists(), "{} is left behind", dir.display());
-        });
+        assert_calibrated("open-close", 50.0, 1_000_000.0);
+        assert_temp_dir_gone();
     }
 
     #[test]
     fn sig_install() {
-        assert_plausible("sig-install", 10.0, 100_000.0);
+        assert_calibrated("sig-install", 10.0, 100_000.0);
     }
 
     #[test]
     fn sig_catch() {
-        assert_plausible("sig-catch", 50.0, 1_000_000.0);
+        assert_calibrated("sig-catch", 50.0, 1_000_000.0);
     }
 
     #[test]
     fn select_default_and_extremes() {
-        let info = crate::find("select").unwrap();
-        let (key, _) = info.resolve(&TestKey::new("select")).unwrap();
-        assert_eq!(key.test_name(), "select[fds=10]");
-        assert_plausible("select", 20.0, 1_000_000.0);
-        assert_plausible("select[fds=1]", 10.0, 1_000_000.0);
-        assert_plausible("select[fds=1000]", 100.0, 10_000_000.0);
+        assert_eq!(canonical("select"), "select[fds=10]");
+        assert_calibrated("select", 20.0, 1_000_000.0);
+        assert_calibrated("select[fds=1]", 10.0, 1_000_000.0);
+        assert_calibrated("select[fds=1000]", 100.0, 10_000_000.0);
     }
 
     #[test]
@@ -771,9 +731,7 @@ mod tests {
 
     #[test]
     fn signal_handler_is_restored_after_the_last_user() {
-        let info = crate::find("sig-catch").unwrap();
-        let (_, options) = info.resolve(&TestKey::new("sig-catch")).unwrap();
-        let w = info.prepare(&options).unwrap();
+        let w = prepare("sig-catch", &[]).unwrap();
         assert!(SIGUSR1_USERS.lock().unwrap().0 >= 1);
         drop(w);
         // Other tests may hold the handler concurrently: check only when the

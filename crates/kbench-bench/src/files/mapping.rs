@@ -1,18 +1,11 @@
-//! Memory mappings of a file, unmapped on drop, and the page size.
+//! Memory mappings of a file, unmapped on drop (also stress's madvise).
 
 use crate::BenchError;
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
 
-/// The size of a base page.
-pub(super) fn page_size() -> usize {
-    // SAFETY: sysconf has no memory preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if size > 0 { size as usize } else { 4096 }
-}
-
 /// A read-only mapping of the first `len` bytes of a file; munmap on drop.
-pub(super) struct Mapping {
+pub(crate) struct Mapping {
     ptr: NonNull<u8>,
     len: usize,
 }
@@ -20,7 +13,7 @@ pub(super) struct Mapping {
 impl Mapping {
     /// mmap(PROT_READ, MAP_SHARED | `flags`) of `len` (> 0) bytes of `fd`
     /// from offset 0.
-    pub(super) fn shared(
+    pub(crate) fn shared(
         fd: RawFd,
         len: usize,
         flags: libc::c_int,
@@ -47,7 +40,7 @@ impl Mapping {
     }
 
     /// madvise over the whole mapping.
-    pub(super) fn advise(&self, advice: libc::c_int, what: &str) -> Result<(), BenchError> {
+    pub(crate) fn advise(&self, advice: libc::c_int, what: &str) -> Result<(), BenchError> {
         // SAFETY: the range is exactly our live mapping.
         if unsafe { libc::madvise(self.ptr.as_ptr().cast(), self.len, advice) } != 0 {
             return Err(BenchError::last_os(format!("{what}: madvise")));
@@ -56,7 +49,7 @@ impl Mapping {
     }
 
     /// The mapped bytes. Reading one may fault the page in.
-    pub(super) fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: the mapping is `len` readable bytes, alive as long as
         // `self`; the file behind it is private to the workload and never
         // written while mapped, so the bytes do not change under the slice.
@@ -65,14 +58,14 @@ impl Mapping {
 
     /// The mapped bytes as u64 words (a page-aligned start; a trailing
     /// partial word is left out).
-    pub(super) fn words(&self) -> &[u64] {
+    pub(crate) fn words(&self) -> &[u64] {
         // SAFETY: as for `bytes`; mmap returns page-aligned memory, so the
         // start is aligned for u64, and the length is rounded down.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast(), self.len / size_of::<u64>()) }
     }
 
     /// munmap, reporting an error (drop ignores it).
-    pub(super) fn unmap(self, what: &str) -> Result<(), BenchError> {
+    pub(crate) fn unmap(self, what: &str) -> Result<(), BenchError> {
         let (ptr, len) = (self.ptr, self.len);
         std::mem::forget(self);
         // SAFETY: the range is exactly our mapping, which nothing borrows

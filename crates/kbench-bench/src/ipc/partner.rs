@@ -8,6 +8,8 @@
 //! dies. Dropping a [`Partner`] kills and reaps it.
 
 use crate::BenchError;
+use crate::process::kill_and_reap;
+use crate::syscalls::os_error;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
@@ -27,10 +29,7 @@ pub(crate) fn pipe() -> Result<(OwnedFd, OwnedFd), BenchError> {
 
 /// Both ends of an AF_UNIX stream socketpair (close-on-exec).
 pub(crate) fn socketpair() -> Result<(OwnedFd, OwnedFd), BenchError> {
-    let (a, b) = UnixStream::pair().map_err(|error| BenchError::Os {
-        what: "socketpair(AF_UNIX, SOCK_STREAM)".to_string(),
-        error,
-    })?;
+    let (a, b) = UnixStream::pair().map_err(os_error("socketpair(AF_UNIX, SOCK_STREAM)"))?;
     Ok((OwnedFd::from(a), OwnedFd::from(b)))
 }
 
@@ -42,25 +41,22 @@ pub(crate) fn errno() -> i32 {
 
 /// Writes all of `buf` to `fd` (measuring side), retrying on EINTR.
 pub(crate) fn write_all(fd: RawFd, buf: &[u8], what: &str) -> Result<(), BenchError> {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &buf[done..];
-        // SAFETY: `rest` is valid for reads of `rest.len()` bytes.
-        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-        if n < 0 {
-            if errno() == libc::EINTR {
-                continue;
-            }
-            return Err(BenchError::last_os(format!("{what}: write")));
-        }
-        done += n as usize;
+    if child_write_all(fd, buf) {
+        return Ok(());
     }
-    Ok(())
+    Err(BenchError::last_os(format!("{what}: write")))
 }
 
-/// Fills all of `buf` from `fd` (measuring side), retrying on EINTR and
-/// short reads; EOF (the partner is gone) is an error.
-pub(crate) fn read_exact(fd: RawFd, buf: &mut [u8], what: &str) -> Result<(), BenchError> {
+/// Why [`fill`] stopped short.
+enum Short {
+    Eof,
+    /// A failed read; errno says why.
+    Error,
+}
+
+/// Fills all of `buf` from `fd`, retrying on EINTR and short reads. No
+/// allocation: safe in the child.
+fn fill(fd: RawFd, buf: &mut [u8]) -> Result<(), Short> {
     let mut done = 0;
     while done < buf.len() {
         let rest = &mut buf[done..];
@@ -70,20 +66,35 @@ pub(crate) fn read_exact(fd: RawFd, buf: &mut [u8], what: &str) -> Result<(), Be
             if errno() == libc::EINTR {
                 continue;
             }
-            return Err(BenchError::last_os(format!("{what}: read")));
+            return Err(Short::Error);
         }
         if n == 0 {
-            return Err(BenchError::Os {
-                what: format!("{what}: read"),
-                error: io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the partner process closed its end",
-                ),
-            });
+            return Err(Short::Eof);
         }
         done += n as usize;
     }
     Ok(())
+}
+
+/// Fills all of `buf` from `fd` (measuring side), retrying on EINTR and
+/// short reads; EOF (the partner is gone) is an error.
+pub(crate) fn read_exact(fd: RawFd, buf: &mut [u8], what: &str) -> Result<(), BenchError> {
+    match fill(fd, buf) {
+        Ok(()) => Ok(()),
+        Err(Short::Error) => Err(BenchError::last_os(format!("{what}: read"))),
+        Err(Short::Eof) => Err(BenchError::Os {
+            what: format!("{what}: read"),
+            error: io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the partner process closed its end",
+            ),
+        }),
+    }
+}
+
+/// Child side: fills all of `buf`; false on EOF or error.
+pub(crate) fn child_read_exact(fd: RawFd, buf: &mut [u8]) -> bool {
+    fill(fd, buf).is_ok()
 }
 
 /// Child side: reads one byte; false on EOF or error (time to exit).
@@ -101,7 +112,8 @@ pub(crate) fn child_read_byte(fd: RawFd, byte: &mut u8) -> bool {
     }
 }
 
-/// Child side: writes all of `buf`; false when the other side is gone.
+/// Child side: writes all of `buf`, retrying on EINTR; false when the other
+/// side is gone (errno says why).
 pub(crate) fn child_write_all(fd: RawFd, buf: &[u8]) -> bool {
     let mut done = 0;
     while done < buf.len() {
@@ -132,21 +144,10 @@ impl Partner {
     /// the child of a possibly multi-threaded process: it must only make
     /// async-signal-safe calls, must not allocate and must not panic.
     pub(crate) fn spawn(keep: &[RawFd], body: impl FnOnce()) -> Result<Partner, BenchError> {
-        // SAFETY: the child only closes descriptors, runs `body` (which keeps
-        // to async-signal-safe calls) and leaves with _exit, never returning.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(BenchError::last_os("fork"));
-        }
-        if pid == 0 {
-            // SAFETY: signal is async-signal-safe; with SIGPIPE ignored a
-            // partner whose peer is gone sees EPIPE and exits with status 0.
-            unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-            close_other_fds(keep);
+        let pid = fork_child(keep, "fork", || {
             body();
-            // SAFETY: _exit ends the child without running parent-owned destructors.
-            unsafe { libc::_exit(0) }
-        }
+            0
+        })?;
         Ok(Partner { pid, reaped: false })
     }
 
@@ -179,22 +180,39 @@ impl Drop for Partner {
         if self.reaped {
             return;
         }
-        // SAFETY: the pid is our unreaped child, so it cannot have been reused.
-        unsafe { libc::kill(self.pid, libc::SIGKILL) };
-        loop {
-            let mut status = 0;
-            // SAFETY: `status` is a valid int for waitpid to fill.
-            let r = unsafe { libc::waitpid(self.pid, &mut status, 0) };
-            if r == self.pid || (r < 0 && errno() != libc::EINTR) {
-                break;
-            }
-        }
+        kill_and_reap(self.pid);
         self.reaped = true;
     }
 }
 
+/// Forks a child that ignores SIGPIPE (a peer gone is EPIPE), keeps only
+/// the descriptors in `keep` (and 0..=2), runs `body` and exits with its
+/// code; the child's pid. `body` must only make async-signal-safe calls,
+/// must not allocate and must not panic.
+pub(crate) fn fork_child(
+    keep: &[RawFd],
+    what: &str,
+    body: impl FnOnce() -> libc::c_int,
+) -> Result<libc::pid_t, BenchError> {
+    // SAFETY: the child only makes async-signal-safe calls (signal,
+    // close_range, `body`'s) and leaves with _exit, never returning.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(BenchError::last_os(what));
+    }
+    if pid == 0 {
+        // SAFETY: signal is async-signal-safe.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+        close_other_fds(keep);
+        let code = body();
+        // SAFETY: _exit ends the child without running parent-owned destructors.
+        unsafe { libc::_exit(code) }
+    }
+    Ok(pid)
+}
+
 /// Child side: closes every descriptor from 3 up except those in `keep`.
-pub(crate) fn close_other_fds(keep: &[RawFd]) {
+fn close_other_fds(keep: &[RawFd]) {
     let mut low: RawFd = 3;
     loop {
         let next = keep.iter().copied().filter(|&fd| fd >= low).min();
@@ -243,49 +261,4 @@ fn close_fds(low: RawFd, high: RawFd) {
 /// The raw descriptor of an owned one, for the child's keep list.
 pub(crate) fn raw(fd: &OwnedFd) -> RawFd {
     fd.as_raw_fd()
-}
-
-/// Test helpers shared by the families with partner processes (ipc, net,
-/// files).
-#[cfg(test)]
-pub(crate) mod testing {
-    use std::sync::{Mutex, MutexGuard};
-
-    /// The timing tests pin threads and fork partners: they run one at a
-    /// time, across the families that take this lock.
-    static SERIAL: Mutex<()> = Mutex::new(());
-
-    pub(crate) fn serial() -> MutexGuard<'static, ()> {
-        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// True when `pid` is no child of ours any more (reaped).
-    pub(crate) fn reaped(pid: libc::pid_t) -> bool {
-        let mut status = 0;
-        // SAFETY: `status` is a valid int for waitpid to fill.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD)
-    }
-
-    /// The children of this process, from every thread's children list.
-    pub(crate) fn children() -> Vec<libc::pid_t> {
-        let mut pids = vec![];
-        for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
-            let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            pids.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<libc::pid_t>().ok()),
-            );
-        }
-        pids
-    }
-
-    /// Asserts that every pid in `pids` was reaped and is listed no more.
-    pub(crate) fn assert_gone(pids: &[libc::pid_t]) {
-        let now = children();
-        for &pid in pids {
-            assert!(reaped(pid), "partner {pid} is still our child");
-            assert!(!now.contains(&pid), "partner {pid} is still listed");
-        }
-    }
 }

@@ -83,8 +83,10 @@ fn read_byte(fd: RawFd, byte: &mut u8) -> Result<bool, Failure> {
     }
 }
 
-/// pipe1: write one byte to the task's own pipe, read it back.
-pub(super) fn pipe1(task: &Task) -> Result<(), Failure> {
+/// Writes one byte to `task.fds[1]` and reads one from `task.fds[0]`,
+/// counting `ops` per round trip, until stopped.
+#[inline(always)]
+fn round_trips(task: &Task, ops: u64) -> Result<(), Failure> {
     let [rx, tx] = task.fds;
     let mut byte = 0u8;
     while task.running() {
@@ -95,9 +97,14 @@ pub(super) fn pipe1(task: &Task) -> Result<(), Failure> {
                 errno: 0,
             });
         }
-        task.add(1);
+        task.add(ops);
     }
     Ok(())
+}
+
+/// pipe1: write one byte to the task's own pipe, read it back.
+pub(super) fn pipe1(task: &Task) -> Result<(), Failure> {
+    round_trips(task, 1)
 }
 
 /// pthread_mutex1: lock and unlock the task's own (so uncontended) mutex.
@@ -276,19 +283,7 @@ pub(super) fn brk1(task: &Task) -> Result<(), Failure> {
 /// partner, read its echo; two operations (one-way hops, each waking the
 /// other task) per round trip, as will-it-scale counts them.
 pub(super) fn ping(task: &Task) -> Result<(), Failure> {
-    let [rx, tx] = task.fds;
-    let mut byte = 0u8;
-    while task.running() {
-        write_byte(tx, &byte)?;
-        if !read_byte(rx, &mut byte)? {
-            return Err(Failure {
-                op: Op::PipeClosed,
-                errno: 0,
-            });
-        }
-        task.add(2);
-    }
-    Ok(())
+    round_trips(task, 2)
 }
 
 /// context_switch1, the partner: echo every byte until end of file (the

@@ -40,7 +40,7 @@
 
 use crate::ipc::partner::{Partner, raw};
 use crate::ipc::placement::CpuMask;
-use crate::syscalls::Sigusr1Guard;
+use crate::syscalls::{Sigusr1Guard, os_error, page_size};
 use crate::{BenchError, Interval, MIN_INTERVAL, Workload};
 use libc::{c_int, c_void};
 use std::os::fd::{OwnedFd, RawFd};
@@ -665,12 +665,6 @@ impl Drop for Scale {
     }
 }
 
-pub(super) fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if page > 0 { page as usize } else { 4096 }
-}
-
 /// Runs a worker's body, recording how it failed.
 fn run_task(body: Body, task: &Task) {
     if let Err(failure) = body(task) {
@@ -749,10 +743,7 @@ fn spawn_thread(
             task.started();
             run_task(body, &task);
         })
-        .map_err(|error| BenchError::Os {
-            what: format!("spawn worker thread {index}"),
-            error,
-        })
+        .map_err(os_error(format!("spawn worker thread {index}")))
 }
 
 /// What a thread of the helper process starts with, at the top of its stack.

@@ -1,4 +1,5 @@
-//! aim9's `brk_test`, `page_test` and `exec_test`.
+//! aim9's `brk_test` and `page_test` (`exec_test` is process.rs's
+//! `fork-exec` loop).
 //!
 //! The brk loops move the program break, which glibc's malloc owns: its main
 //! arena grows and shrinks with `brk`, from any thread of this process at
@@ -12,11 +13,9 @@
 //! puts it back before exiting, and is killed and reaped when the workload
 //! is dropped.
 
-use super::page_size;
 use crate::ipc::partner::{self, Partner, raw};
-use crate::process::{Child, Exec, Spawn, trial};
-use crate::syscalls::TempDir;
-use crate::{BenchError, Interval, Options, Workload};
+use crate::syscalls::page_size;
+use crate::{BenchError, Interval, Workload};
 use libc::c_long;
 use std::os::fd::{OwnedFd, RawFd};
 use std::time::{Duration, Instant};
@@ -108,24 +107,6 @@ fn brk(addr: usize) -> usize {
     unsafe { libc::syscall(libc::SYS_brk, addr as c_long) as usize }
 }
 
-/// Child side: reads exactly `buf.len()` bytes; false on EOF or error.
-fn child_read_exact(fd: RawFd, buf: &mut [u8]) -> bool {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &mut buf[done..];
-        // SAFETY: rest is valid for writes of rest.len() bytes.
-        let n = unsafe { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) };
-        if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-            continue;
-        }
-        if n <= 0 {
-            return false;
-        }
-        done += n as usize;
-    }
-    true
-}
-
 /// The brk child (async-signal-safe calls only, no allocation): serves
 /// iteration counts from `cmd` until EOF, then restores its break.
 fn brk_child(cmd: RawFd, reply: RawFd, page: usize, dirty: bool) {
@@ -138,7 +119,7 @@ fn brk_child(cmd: RawFd, reply: RawFd, page: usize, dirty: bool) {
     let top = base + STEPS * page;
     let ready = original != 0 && brk(top) == top;
     let mut count = [0u8; 8];
-    while child_read_exact(cmd, &mut count) {
+    while partner::child_read_exact(cmd, &mut count) {
         let reply_words: Reply = if ready {
             brk_loop(u64::from_ne_bytes(count), base, page, dirty)
         } else {
@@ -179,34 +160,10 @@ fn brk_loop(iterations: u64, base: usize, page: usize, dirty: bool) -> Reply {
     [OK, start.elapsed().as_nanos() as u64, 0]
 }
 
-/// aim9 exec_test: process.rs's `fork-exec` loop (fork, execve of the
-/// 129-byte exit(0) helper, waitpid) counted as loads per second.
-#[cfg(target_arch = "x86_64")]
-pub(super) fn prepare_exec_test(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
-    let dir = TempDir::new("exec-test")?;
-    let path = crate::process::write_exit0_helper(&dir)?;
-    let exec = Exec::new(&path, &["exit0"], &[]);
-    trial(&exec, "exec-test")?;
-    Ok(Box::new(Spawn {
-        child: Child::Exec(exec),
-        pid: 0,
-        what: "exec-test",
-        _dir: Some(dir),
-    }))
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-pub(super) fn prepare_exec_test(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
-    Err(BenchError::Skip(format!(
-        "exec-test embeds its exit(0) helper for x86_64 only; this machine is {}",
-        std::env::consts::ARCH
-    )))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ipc::partner::testing;
+    use crate::testing;
 
     #[test]
     fn a_dead_child_is_an_error_and_is_reaped() {

@@ -20,8 +20,9 @@
 //! In thread mode a broken pipe relies on SIGPIPE being ignored, as the Rust
 //! runtime does in every Rust program.
 
-use crate::ipc::partner::{self, raw};
+use crate::ipc::partner::{self, errno, raw};
 use crate::process::{check_status, wait_for};
+use crate::syscalls::os_error;
 use crate::{BenchError, Interval, Options, Workload};
 use libc::{c_int, pid_t};
 use std::os::fd::{OwnedFd, RawFd};
@@ -328,11 +329,6 @@ fn wait_ready(fd: RawFd, tasks: usize) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn errno() -> c_int {
-    // Reading errno neither allocates nor locks: fine in a forked child.
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
 /// Task side: reports ready, then waits for the start byte. False when the
 /// start pipe was closed without one (the run was abandoned).
 fn ready_and_wait(start: RawFd, ready: RawFd) -> bool {
@@ -407,26 +403,10 @@ struct Tasks {
 }
 
 impl Tasks {
-    /// Forks a task that keeps only `keep` (and 0..=2) open, runs `body`
-    /// and exits with its code. `body` must only make async-signal-safe
-    /// calls and must not allocate.
+    /// Forks a task (see [`partner::fork_child`]): with SIGPIPE ignored, a
+    /// sender whose receiver is gone sees EPIPE and exits with EXIT_WRITE.
     fn fork(&mut self, keep: &[RawFd], body: impl FnOnce() -> c_int) -> Result<(), BenchError> {
-        // SAFETY: the child only makes async-signal-safe calls (signal,
-        // close_range, read, write, poll, _exit), allocates nothing and
-        // never returns.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(BenchError::last_os("messaging: fork"));
-        }
-        if pid == 0 {
-            // SAFETY: with SIGPIPE ignored, a sender whose receiver is gone
-            // sees EPIPE and exits with EXIT_WRITE.
-            unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-            partner::close_other_fds(keep);
-            let code = body();
-            // SAFETY: _exit ends the child without running the parent's destructors.
-            unsafe { libc::_exit(code) }
-        }
+        let pid = partner::fork_child(keep, "messaging: fork", body)?;
         self.pids.push(pid);
         Ok(())
     }
@@ -471,10 +451,7 @@ impl Threads {
         let handle = std::thread::Builder::new()
             .stack_size(THREAD_STACK)
             .spawn(body)
-            .map_err(|error| BenchError::Os {
-                what: "messaging: spawn a thread".into(),
-                error,
-            })?;
+            .map_err(os_error("messaging: spawn a thread"))?;
         self.handles.push(handle);
         Ok(())
     }
@@ -509,8 +486,7 @@ impl Drop for Threads {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ipc::partner::testing;
-    use crate::stress::tests::assert_no_children;
+    use crate::testing::{self, assert_no_children};
 
     fn messaging(ipc: &str, mode: &str) -> Messaging {
         let specs = crate::find("messaging").unwrap().options;

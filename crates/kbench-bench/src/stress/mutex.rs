@@ -14,6 +14,7 @@
 //! between runs (no CPU) and are joined on drop. The counter is checked to
 //! have grown by exactly `n` after each run. Nothing is pinned.
 
+use crate::syscalls::os_error;
 use crate::{BenchError, Interval, Options, Workload};
 use std::cell::UnsafeCell;
 use std::hint::black_box;
@@ -126,10 +127,7 @@ impl MutexContend {
             let helper = std::thread::Builder::new()
                 .name(format!("kbench-mutex-{}", index + 1))
                 .spawn(move || helper(index, &shared, &gate))
-                .map_err(|error| BenchError::Os {
-                    what: "mutex-contend: spawn a thread".into(),
-                    error,
-                })?;
+                .map_err(os_error("mutex-contend: spawn a thread"))?;
             w.helpers.push(helper);
         }
         Ok(w)

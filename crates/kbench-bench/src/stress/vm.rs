@@ -1,41 +1,17 @@
 //! stress-ng's `madvise`, `vm-splice` and `memfd` stressors, one kernel
 //! operation (or sequence) per iteration.
 
-use super::{XorShift, page_size};
+use super::XorShift;
+use crate::files::mapping::Mapping;
+use crate::files::new_file;
 use crate::ipc::partner;
-use crate::syscalls::{TempDir, check, open_fd, timed};
+use crate::syscalls::{TempDir, check, open_fd, os_error, page_size, timed};
 use crate::{BenchError, Interval, Workload};
 use libc::{c_int, c_long};
 use std::ffi::CString;
 use std::hint::black_box;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
-
-/// A memory mapping, unmapped on drop.
-struct Mapping {
-    ptr: *mut libc::c_void,
-    len: usize,
-}
-
-impl Mapping {
-    fn new(len: usize, prot: c_int, flags: c_int, fd: c_int) -> Result<Mapping, BenchError> {
-        // SAFETY: a new mapping at an address the kernel chooses; nothing
-        // else is mapped over, and fd is open (or -1 for MAP_ANONYMOUS).
-        let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, 0) };
-        if ptr == libc::MAP_FAILED {
-            return Err(BenchError::last_os(format!("mmap {len} bytes")));
-        }
-        Ok(Mapping { ptr, len })
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: ptr/len is exactly the mapping mmap returned; nothing
-        // refers to it once its owner is dropped.
-        unsafe { libc::munmap(self.ptr, self.len) };
-    }
-}
 
 // --------------------------------------------------------------------- madvise
 
@@ -77,26 +53,17 @@ pub(super) struct Madvise {
 impl Madvise {
     pub(super) fn new() -> Result<Madvise, BenchError> {
         let dir = TempDir::new("madvise")?;
-        let path = dir.path().join("file");
-        let os_error = |what: &'static str| {
-            let what = format!("{what} {}", path.display());
-            move |error| BenchError::Os { what, error }
-        };
-        let mut file = std::fs::File::options()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(os_error("create"))?;
+        let (mut file, path) = new_file(&dir, "file")?;
+        let path_error = |what: &str| os_error(format!("{what} {}", path.display()));
         // Non-zero contents, written and synced so no writeback runs later.
         let contents: Vec<u8> = (0..MADVISE_SIZE).map(|i| (i % 251) as u8 | 1).collect();
-        file.write_all(&contents).map_err(os_error("write"))?;
-        file.sync_all().map_err(os_error("fsync"))?;
-        let map = Mapping::new(
-            MADVISE_SIZE,
-            libc::PROT_READ,
-            libc::MAP_SHARED | libc::MAP_POPULATE,
+        file.write_all(&contents).map_err(path_error("write"))?;
+        file.sync_all().map_err(path_error("fsync"))?;
+        let map = Mapping::shared(
             file.as_raw_fd(),
+            MADVISE_SIZE,
+            libc::MAP_POPULATE,
+            "madvise",
         )?;
         // The mapping keeps the file open.
         drop(file);
@@ -113,7 +80,7 @@ impl Madvise {
 
 impl Workload for Madvise {
     fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
-        let base = self.map.ptr as usize;
+        let base = self.map.bytes().as_ptr() as usize;
         let (page, pages) = (self.page, self.pages);
         let rng = &mut self.rng;
         timed(iterations, || {
