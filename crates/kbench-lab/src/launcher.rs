@@ -17,6 +17,14 @@ pub const TAIL_LINES: usize = 40;
 /// Starts agents.
 pub trait Launcher {
     fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>>;
+
+    /// Whether a round should be one launch: the snapshot and all the
+    /// round's tests in one job (a VM boot is too slow to pay per test).
+    /// The runner then reads the tests' events one after another from the
+    /// one stream; otherwise each test gets a fresh agent.
+    fn batches_tests(&self) -> bool {
+        false
+    }
 }
 
 /// The events of one agent, in order, as they arrive.

@@ -1,10 +1,12 @@
 //! kbench's running side: the sampler, the agent that measures, launchers
 //! that start agents, the runner that stores what they stream, suites, and
-//! the system snapshot.
+//! the system snapshot, and VMs that boot a kernel under test.
 
 pub mod agent;
+pub mod bisect;
 pub mod launcher;
 pub mod runner;
 pub mod sampler;
 pub mod suite;
 pub mod sysinfo;
+pub mod vm;

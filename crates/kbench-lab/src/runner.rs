@@ -5,9 +5,17 @@
 //! Rounds (statistics.md, "Unit of replication"): each round is one fresh
 //! agent invocation per test, the tests interleaved (round 0 of every test,
 //! then round 1 ...), and one stored run per round.
+//!
+//! A launcher that [batches tests](Launcher::batches_tests) (a VM: one boot
+//! per round) gets one job per round instead: the snapshot, then every test
+//! still to run, read from the one stream test after test. Samples are still
+//! committed as they arrive and ended tests still mark what a resumed run
+//! skips. If that stream ends before its tests do (the guest died), the test
+//! in progress is failed, the run is ended as failed, and `execute` returns
+//! the error; the samples before it are kept.
 
 use crate::agent::AgentJob;
-use crate::launcher::Launcher;
+use crate::launcher::{AgentStream, Launcher};
 use crate::sampler::{SamplingPlan, relative_ci};
 use anyhow::{Context, bail};
 use kbench_model::{AgentEvent, MAIN_METRIC, Sample, SystemSnapshot, TestKey, TestSpec};
@@ -31,6 +39,9 @@ pub struct RunRequest {
     pub wrapper: Option<String>,
     /// Notes stored with every run (e.g. "emulated: TCG").
     pub notes: Vec<String>,
+    /// The host's snapshot, stored as the run's `host`, when the measuring
+    /// system (whose snapshot the launcher's agent sends) is a VM guest.
+    pub host: Option<SystemSnapshot>,
 }
 
 /// What the runner tells its observer (the progress bar, or nothing).
@@ -89,16 +100,26 @@ pub fn execute(
         (_, None) => 0,
     };
     let mut resumable = resumable;
+    let batched = launcher.batches_tests();
     for offset in 0..request.rounds.max(1) {
         let round = first_round + offset;
         let resumed = resumable.is_some();
+        // Batched: the round's one stream, started here for a new run (its
+        // first event is the snapshot the run is stored with).
+        let mut batch: Option<Box<dyn AgentStream>> = None;
         let (run, done) = match resumable.take() {
             Some(run) => {
                 store.resume_run(run.id, std::process::id())?;
                 (run.id, store.ended_tests(run.id)?)
             }
             None => {
-                let info = run_info(launcher, request, stop)?;
+                let info = if batched {
+                    let (stream, info) = start_batch(launcher, request, stop)?;
+                    batch = Some(stream);
+                    info
+                } else {
+                    run_info(launcher, request, stop)?
+                };
                 (
                     store.begin_run(&request.set, &request.identifier, &info)?,
                     vec![],
@@ -112,6 +133,19 @@ pub fn execute(
         });
         summary.runs.push(run);
         let cpu_before = crate::sysinfo::cpu_times();
+        let todo: Vec<&TestKey> = request
+            .tests
+            .iter()
+            .filter(|test| !done.iter().any(|d| same_test(d, test)))
+            .collect();
+        if batched && batch.is_none() && !todo.is_empty() {
+            let job = AgentJob {
+                snapshot: false,
+                tests: todo.iter().map(|&test| test.clone()).collect(),
+                plan: request.plan.clone(),
+            };
+            batch = Some(launcher.launch(&job)?);
+        }
         let mut round_run = RoundRun {
             store: &mut *store,
             request,
@@ -119,8 +153,10 @@ pub fn execute(
             round,
             test_ids: HashMap::new(),
         };
+        // Why a batched round could not go on (its stream ended early).
+        let mut failure: Option<anyhow::Error> = None;
         for (index, test) in request.tests.iter().enumerate() {
-            if done.iter().any(|d| same_test(d, test)) {
+            if !todo.contains(&test) {
                 continue;
             }
             if stop.load(Ordering::SeqCst) {
@@ -131,17 +167,59 @@ pub fn execute(
                 total: request.tests.len(),
                 test: test.clone(),
             });
-            let outcome = round_run.run_test(launcher, test, observer, stop, &mut summary)?;
+            let outcome = match batch.as_deref_mut() {
+                None => round_run.run_test(launcher, test, observer, stop, &mut summary)?,
+                Some(stream) => {
+                    let events = round_run.read_test(stream, test, observer, &mut summary)?;
+                    if events.ended.is_some() {
+                        Some(round_run.record_end(test, events)?)
+                    } else {
+                        let finished = batch.take().expect("batched").finish();
+                        if stop.load(Ordering::SeqCst) {
+                            None
+                        } else {
+                            let error = finished.err().unwrap_or_else(|| {
+                                anyhow::anyhow!(
+                                    "the measuring system ended without finishing {test}"
+                                )
+                            });
+                            let reason = format!("{error}");
+                            failure = Some(error);
+                            let events = TestEvents {
+                                ended: Some(outcome(test, TestOutcomeKind::Failed, reason)),
+                                ..events
+                            };
+                            Some(round_run.record_end(test, events)?)
+                        }
+                    }
+                }
+            };
             if let Some(outcome) = outcome {
                 observer(RunEvent::TestEnded {
                     outcome: outcome.clone(),
                 });
                 summary.outcomes.push(outcome);
             }
+            if failure.is_some() {
+                break;
+            }
+        }
+        if let Some(stream) = batch.take() {
+            let finished = stream.finish();
+            if failure.is_none() && !stop.load(Ordering::SeqCst) {
+                failure = finished.err();
+            }
         }
         let steal = cpu_before
             .zip(crate::sysinfo::cpu_times())
             .and_then(|(before, after)| crate::sysinfo::steal_percent(&before, &after));
+        if let Some(error) = failure {
+            store.end_run(run, RunStatus::Failed, steal)?;
+            return Err(error.context(format!(
+                "the run of '{}' failed and is marked failed; the {} sample(s) it stored are kept",
+                request.identifier, summary.samples
+            )));
+        }
         if stop.load(Ordering::SeqCst) {
             store.end_run(run, RunStatus::Interrupted, steal)?;
             summary.interrupted = true;
@@ -201,15 +279,55 @@ fn run_info(
     }
     finished.context("taking the system snapshot")?;
     let snapshot = snapshot.context("the measuring process sent no system snapshot")?;
-    Ok(RunInfo {
+    Ok(new_run_info(snapshot, request))
+}
+
+/// Starts a batched round: one job with the snapshot and every test, and
+/// the run's facts from the snapshot, its first event. A stream that ends
+/// before the snapshot (a guest that never reached the agent) stores nothing.
+fn start_batch(
+    launcher: &dyn Launcher,
+    request: &RunRequest,
+    stop: &AtomicBool,
+) -> anyhow::Result<(Box<dyn AgentStream>, RunInfo)> {
+    let job = AgentJob {
+        snapshot: true,
+        tests: request.tests.clone(),
+        plan: request.plan.clone(),
+    };
+    let mut stream = launcher.launch(&job)?;
+    match stream.next_event() {
+        Some(Ok(AgentEvent::Snapshot { snapshot })) => {
+            Ok((stream, new_run_info(*snapshot, request)))
+        }
+        Some(Ok(other)) => bail!("the measuring system sent {other:?} before its snapshot"),
+        Some(Err(error)) => Err(error),
+        None => {
+            let finished = stream.finish();
+            if stop.load(Ordering::SeqCst) {
+                bail!("interrupted before the run started; nothing was stored");
+            }
+            let error = finished.err().unwrap_or_else(|| {
+                anyhow::anyhow!("the measuring system ended without sending its snapshot")
+            });
+            Err(error.context(format!(
+                "no run of '{}' was stored: nothing was measured",
+                request.identifier
+            )))
+        }
+    }
+}
+
+fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> RunInfo {
+    RunInfo {
         tool_version: snapshot.kbench_version.clone(),
         snapshot,
-        host: None,
+        host: request.host.clone(),
         wrapper: request.wrapper.clone(),
         notes: request.notes.clone(),
         started_at_ms: kbench_model::now_ms(),
         pid: std::process::id(),
-    })
+    }
 }
 
 /// One round's run: where its samples go.
@@ -219,6 +337,14 @@ struct RoundRun<'a> {
     run: RunId,
     round: u32,
     test_ids: HashMap<TestKey, TestId>,
+}
+
+/// What the events of one test said.
+struct TestEvents {
+    /// The test as the agent started it, with its main metric's values.
+    started: Option<(TestSpec, Vec<f64>)>,
+    /// How it ended; `None` when the stream ended first.
+    ended: Option<TestOutcome>,
 }
 
 impl RoundRun<'_> {
@@ -238,10 +364,44 @@ impl RoundRun<'_> {
             plan: self.request.plan.clone(),
         };
         let mut stream = launcher.launch(&job)?;
+        let events = self.read_test(stream.as_mut(), test, observer, summary)?;
+        // Nothing follows a test's end; whatever might is not this test's.
+        while stream.next_event().is_some() {}
+        // The agent's exit status matters only when no event said why it ended.
+        let finished = stream.finish();
+        if stop.load(Ordering::SeqCst) && events.ended.is_none() {
+            return Ok(None);
+        }
+        let ended = match (events.ended, finished) {
+            (Some(outcome), _) => outcome,
+            (None, Err(error)) => outcome(test, TestOutcomeKind::Failed, format!("{error:#}")),
+            (None, Ok(())) => outcome(
+                test,
+                TestOutcomeKind::Failed,
+                "the measuring process ended without finishing the test".to_string(),
+            ),
+        };
+        let events = TestEvents {
+            ended: Some(ended),
+            ..events
+        };
+        self.record_end(test, events).map(Some)
+    }
+
+    /// Reads `test`'s events from `stream`, committing each sample, until
+    /// the event that ends the test or the end of the stream.
+    fn read_test(
+        &mut self,
+        stream: &mut dyn AgentStream,
+        test: &TestKey,
+        observer: &mut dyn FnMut(RunEvent),
+        summary: &mut RunSummary,
+    ) -> anyhow::Result<TestEvents> {
         let mut current: Option<(TestSpec, Vec<f64>)> = None;
-        let mut ended: Option<TestOutcome> = None;
+        // Metrics declared with their own unit and direction.
+        let mut declared: HashMap<String, (String, kbench_model::Direction)> = HashMap::new();
         while let Some(event) = stream.next_event() {
-            match event? {
+            let ended = match event? {
                 AgentEvent::TestStart {
                     test: key,
                     unit,
@@ -256,6 +416,7 @@ impl RoundRun<'_> {
                         },
                         vec![],
                     ));
+                    continue;
                 }
                 AgentEvent::Sample {
                     metric,
@@ -266,9 +427,16 @@ impl RoundRun<'_> {
                     let (spec, values) = current
                         .as_mut()
                         .context("the measuring process sent a sample before its test started")?;
-                    let metric_spec = TestSpec {
-                        key: spec.key.with_metric(&metric),
-                        ..spec.clone()
+                    let metric_spec = match declared.get(&metric) {
+                        Some((unit, direction)) => TestSpec {
+                            key: spec.key.with_metric(&metric),
+                            unit: unit.clone(),
+                            direction: *direction,
+                        },
+                        None => TestSpec {
+                            key: spec.key.with_metric(&metric),
+                            ..spec.clone()
+                        },
                     };
                     let id = self.test_id(&metric_spec)?;
                     let sample = Sample {
@@ -287,6 +455,7 @@ impl RoundRun<'_> {
                             relative_ci: relative_ci(values),
                         });
                     }
+                    continue;
                 }
                 AgentEvent::TestEnd {
                     target_met,
@@ -298,32 +467,35 @@ impl RoundRun<'_> {
                         TestOutcomeKind::BudgetHit
                     };
                     let key = current.as_ref().map_or(test, |(spec, _)| &spec.key);
-                    ended = Some(outcome(key, kind, reason));
+                    outcome(key, kind, reason)
                 }
-                AgentEvent::Skip { reason, .. } => {
-                    ended = Some(outcome(test, TestOutcomeKind::Skipped, reason));
+                AgentEvent::Skip { reason, .. } => outcome(test, TestOutcomeKind::Skipped, reason),
+                AgentEvent::Failed { reason, .. } => outcome(test, TestOutcomeKind::Failed, reason),
+                AgentEvent::Metric {
+                    metric,
+                    unit,
+                    direction,
+                } => {
+                    declared.insert(metric, (unit, direction));
+                    continue;
                 }
-                AgentEvent::Failed { reason, .. } => {
-                    ended = Some(outcome(test, TestOutcomeKind::Failed, reason));
-                }
-                AgentEvent::Snapshot { .. } => {}
-            }
+                AgentEvent::Snapshot { .. } => continue,
+            };
+            return Ok(TestEvents {
+                started: current,
+                ended: Some(ended),
+            });
         }
-        // The agent's exit status matters only when no event said why it ended.
-        let finished = stream.finish();
-        if stop.load(Ordering::SeqCst) && ended.is_none() {
-            return Ok(None);
-        }
-        let ended = match (ended, finished) {
-            (Some(outcome), _) => outcome,
-            (None, Err(error)) => outcome(test, TestOutcomeKind::Failed, format!("{error:#}")),
-            (None, Ok(())) => outcome(
-                test,
-                TestOutcomeKind::Failed,
-                "the measuring process ended without finishing the test".to_string(),
-            ),
-        };
-        let id = match current {
+        Ok(TestEvents {
+            started: current,
+            ended: None,
+        })
+    }
+
+    /// Stores how a test ended (`events.ended` is set).
+    fn record_end(&mut self, test: &TestKey, events: TestEvents) -> anyhow::Result<TestOutcome> {
+        let ended = events.ended.expect("the test has ended");
+        let id = match events.started {
             Some((spec, _)) => self.test_id(&spec)?,
             None => {
                 // Skipped or failed before starting: the test still needs a
@@ -331,12 +503,12 @@ impl RoundRun<'_> {
                 // only for built-ins.
                 match builtin_spec(test) {
                     Some(spec) => self.test_id(&spec)?,
-                    None => return Ok(Some(ended)),
+                    None => return Ok(ended),
                 }
             }
         };
         self.store.end_test(self.run, id, &ended)?;
-        Ok(Some(ended))
+        Ok(ended)
     }
 
     fn test_id(&mut self, spec: &TestSpec) -> anyhow::Result<TestId> {

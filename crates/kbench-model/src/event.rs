@@ -17,6 +17,15 @@ pub enum AgentEvent {
         direction: Direction,
         iterations: u64,
     },
+    /// A metric of the current test whose unit or direction is not the
+    /// test's (an external tool's latency beside its throughput). Sent once,
+    /// before the metric's first sample; a metric never declared has the
+    /// test's unit and direction.
+    Metric {
+        metric: String,
+        unit: String,
+        direction: Direction,
+    },
     /// One sample of one metric of the current test.
     Sample {
         metric: String,

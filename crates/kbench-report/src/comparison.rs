@@ -75,6 +75,11 @@ pub struct IdentifierResult {
     /// Against the baseline; `None` for the baseline itself or when either
     /// side has no usable sample.
     pub comparison: Option<Comparison>,
+    /// Every raw sample value (all rounds, in measurement order), for the
+    /// distribution plots of the html and svg formats. Not part of the
+    /// `kbench.compare/1` document: `kbench export` has the raw samples.
+    #[serde(skip)]
+    pub values: Vec<f64>,
 }
 
 /// Geometric mean and verdict counts of one identifier against the baseline.
@@ -168,6 +173,11 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<C
                     summary: side.as_ref().map(|s| Summary::of(s.observations())),
                     rounds: side.as_ref().map_or(0, Side::rounds),
                     comparison,
+                    values: id
+                        .samples
+                        .get(&spec.key)
+                        .map(|samples| samples.iter().map(|s| s.value).collect())
+                        .unwrap_or_default(),
                 })
                 .collect(),
         })

@@ -5,5 +5,6 @@
 pub mod comparison;
 pub mod format;
 pub mod header;
+pub mod history;
 pub mod number;
 pub mod show;

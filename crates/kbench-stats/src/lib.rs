@@ -1,8 +1,10 @@
 //! kbench's pure statistics: summaries, outlier flags, A/B verdicts,
-//! geometric means and change points. No I/O; every method is described,
-//! with its reference, in its module. Specification: statistics.md.
+//! geometric means, change points and the decisions of a bisection. No
+//! I/O; every method is described, with its reference, in its module.
+//! Specification: statistics.md.
 
 mod bimodal;
+pub mod bisection;
 pub mod changepoint;
 pub mod compare;
 mod dist;

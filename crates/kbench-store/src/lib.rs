@@ -68,4 +68,14 @@ pub trait Store {
 
     /// Tests already ended in a run, for resuming it.
     fn ended_tests(&mut self, run: RunId) -> Result<Vec<TestKey>>;
+
+    /// Saves (replacing) the state of the bisection `name` as a JSON
+    /// document; committed before returning.
+    fn save_bisect(&mut self, name: &str, state_json: &str) -> Result<()>;
+
+    /// The saved state of the bisection `name`, if any.
+    fn load_bisect(&mut self, name: &str) -> Result<Option<String>>;
+
+    /// Forgets the bisection `name` (its samples stay); no error when absent.
+    fn delete_bisect(&mut self, name: &str) -> Result<()>;
 }

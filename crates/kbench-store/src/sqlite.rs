@@ -1,5 +1,6 @@
 //! The embedded store: one SQLite file (WAL mode), schema in
-//! `sqlite/schema_v1.sql`, opening and migrations in `sqlite/open.rs`.
+//! `sqlite/schema_v1.sql` and `schema_v2.sql` (bisection state), opening
+//! and migrations in `sqlite/open.rs`.
 //!
 //! Every write method commits before it returns (autocommit for single
 //! statements, a short immediate transaction otherwise), so a killed run
@@ -761,6 +762,36 @@ impl Store for SqliteStore {
                 keys.push(read_key(row, 0)?);
             }
             Ok(keys)
+        })
+    }
+
+    fn save_bisect(&mut self, name: &str, state_json: &str) -> Result<()> {
+        self.with("saving the bisection state", |conn, _| {
+            check_name("bisection", name)?;
+            conn.prepare_cached(
+                "INSERT INTO bisects (name, state_json, updated_at_ms) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (name) DO UPDATE SET state_json = excluded.state_json, \
+                 updated_at_ms = excluded.updated_at_ms",
+            )?
+            .execute(params![name, state_json, now_ms()])?;
+            Ok(())
+        })
+    }
+
+    fn load_bisect(&mut self, name: &str) -> Result<Option<String>> {
+        self.with("loading the bisection state", |conn, _| {
+            Ok(conn
+                .prepare_cached("SELECT state_json FROM bisects WHERE name = ?1")?
+                .query_row([name], |row| row.get(0))
+                .optional()?)
+        })
+    }
+
+    fn delete_bisect(&mut self, name: &str) -> Result<()> {
+        self.with("forgetting the bisection state", |conn, _| {
+            conn.prepare_cached("DELETE FROM bisects WHERE name = ?1")?
+                .execute([name])?;
+            Ok(())
         })
     }
 }

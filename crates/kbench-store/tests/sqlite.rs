@@ -419,7 +419,7 @@ fn newer_schema_is_too_new_and_untouched() {
             err,
             StoreError::TooNew {
                 found: 99,
-                supported: 1,
+                supported: 2,
                 ..
             }
         ),

@@ -84,6 +84,17 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub rounds: u32,
 
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+
+    /// Print the run's result as JSON on stdout (schema kbench.run/1)
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// When to stop sampling a test (shared by `run` and `vm`).
+#[derive(Debug, Args)]
+pub struct SamplingArgs {
     /// Stop sampling a test when its 95 % CI half-width is within this percent of the mean
     #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
     pub target_ci: f64,
@@ -99,10 +110,6 @@ pub struct RunArgs {
     /// Most samples per test and round
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(2..))]
     pub max_samples: u64,
-
-    /// Print the run's result as JSON on stdout (schema kbench.run/1)
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -140,7 +147,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub baseline: Option<String>,
 
-    /// Report format: bars, table, regressions, markdown, json, csv
+    /// Report format: bars, table, regressions, markdown, json, csv, html, svg (one metric: --metric)
     #[arg(long, default_value = "bars")]
     pub format: String,
 

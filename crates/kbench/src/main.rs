@@ -11,6 +11,10 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Inside a `kbench vm` guest this binary is /init: run the guest side.
+    if kbench_lab::vm::guest::is_guest() {
+        kbench_lab::vm::guest::main();
+    }
     let cli = cli::Cli::parse();
     match commands::dispatch(cli) {
         Ok(code) => code,

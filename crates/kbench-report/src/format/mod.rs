@@ -1,24 +1,30 @@
 //! Report formats of a [`ComparisonReport`], one file each behind one trait
 //! (reports.md): `bars` (seeds 000/002), `table` (seed 003), `regressions`
-//! (seed 004), `markdown`, `json`, `csv`. The text formats open with the
-//! system header (`common::header_lines`); only bars, table and regressions
-//! use colour, and only when [`Style::color`] asks for it.
+//! (seed 004), `markdown`, `json`, `csv`, and the pictures: `html` (a
+//! self-contained page with charts) and `svg` (one metric's charts). The
+//! text formats open with the system header (`common::header_lines`); only
+//! bars, table and regressions use colour, and only when [`Style::color`]
+//! asks for it.
 
 use crate::comparison::ComparisonReport;
 
 mod bars;
 mod common;
 mod csv;
+pub mod html;
 mod json;
 mod markdown;
 mod regressions;
+pub mod svg;
 mod table;
 
 pub use bars::Bars;
 pub use csv::Csv;
+pub use html::Html;
 pub use json::Json;
 pub use markdown::Markdown;
 pub use regressions::Regressions;
+pub use svg::Svg;
 pub use table::Table;
 
 /// How a format may dress its output.
@@ -44,6 +50,8 @@ pub fn all() -> Vec<Box<dyn Format>> {
         Box::new(Markdown),
         Box::new(Json),
         Box::new(Csv),
+        Box::new(Html),
+        Box::new(Svg),
     ]
 }
 

@@ -1,12 +1,275 @@
-//! `kbench bisect`: Find the commit that changed a metric: automatic bisection with statistics.
+//! `kbench bisect`: find the commit that changed a metric, by automatic
+//! bisection with the three-state decision of statistics.md. Progress on
+//! stderr; the result as text, or `--json` (kbench.bisect/1), on stdout.
 
+use anyhow::{Context, bail};
+use kbench_lab::bisect::bench::CommandBench;
+use kbench_lab::bisect::git::Worktree;
+use kbench_lab::bisect::{self, BisectReport, BisectRequest, Plan, Session, comparison_text};
+use kbench_stats::Better;
+use kbench_stats::bisection::BisectionOptions;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// Exit status after Ctrl-C, as shells report a SIGINT death.
+const EXIT_INTERRUPTED: u8 = 130;
 
 /// Find the commit that changed a metric: automatic bisection with statistics
 #[derive(Debug, clap::Args)]
-pub struct BisectArgs {}
+#[command(
+    after_help = "The endpoints must differ (compare verdict REGRESSION or IMPROVEMENT of --bad \
+against --good). Each commit between is built and measured, then compared with both endpoints: \
+like-good, like-bad, or unknown (twice the samples, up to --max-samples; then the more likely \
+endpoint, said so in the log). Commits that fail to build or run are skipped. At the end the \
+culprit and its parent are measured afresh to confirm.\n\n\
+The repository is never touched: kbench builds in a detached `git worktree` of its own in the \
+temporary directory and removes it at the end. Samples go to the result set (--into), one \
+identifier per commit ('<hash> <subject>'), so `kbench compare` and `kbench history` read them; \
+the state is kept in the store and the same command run again continues an interrupted \
+bisection.\n\n\
+Examples:\n  kbench bisect --repo . --good v1.0 --bad main --build 'cargo build --release' \\\n      \
+--run './target/release/app --bench' --metric ops_per_sec --higher-is-better\n  \
+kbench bisect --repo ~/linux --good v6.9 --bad v6.10-rc5 --build 'make -j$(nproc) bzImage' \\\n      \
+--kernel arch/x86/boot/bzImage --bench madvise --into bisect-madvise"
+)]
+pub struct BisectArgs {
+    /// The git repository (a checkout); it is only read
+    #[arg(long, value_name = "PATH")]
+    pub repo: PathBuf,
 
-pub fn bisect(_args: BisectArgs, _db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("kbench bisect is not built yet")
+    /// A commit without the change (tag, branch or hash); must be an ancestor of --bad
+    #[arg(long, value_name = "COMMIT")]
+    pub good: String,
+
+    /// A commit with the change
+    #[arg(long, value_name = "COMMIT")]
+    pub bad: String,
+
+    /// Shell command that builds a checked-out commit, run in the worktree
+    #[arg(long, value_name = "CMD")]
+    pub build: String,
+
+    /// Shell command run in the worktree for one sample; prints `NAME: VALUE` lines or one JSON object
+    #[arg(long, value_name = "CMD", conflicts_with = "kernel")]
+    pub run: Option<String>,
+
+    /// The metric to take from the --run output
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+
+    /// Larger values of the metric are better (throughput)
+    #[arg(long, conflicts_with = "lower_is_better")]
+    pub higher_is_better: bool,
+
+    /// Smaller values of the metric are better (latency, time)
+    #[arg(long)]
+    pub lower_is_better: bool,
+
+    /// Unit of the --run metric, as stored
+    #[arg(long, default_value = "value")]
+    pub unit: String,
+
+    /// Path of the built kernel image in the tree, booted with `kbench vm`
+    #[arg(long, value_name = "PATH_IN_TREE", requires = "bench")]
+    pub kernel: Option<PathBuf>,
+
+    /// Benchmarks to run in the booted kernel (the first one's main metric is bisected)
+    #[arg(long, value_name = "NAME", num_args = 1..)]
+    pub bench: Vec<String>,
+
+    /// Result set for the samples (default: bisect-<metric>)
+    #[arg(long, value_name = "SET")]
+    pub into: Option<String>,
+
+    /// Samples per commit to start with
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(2..=1000))]
+    pub samples: u64,
+
+    /// Cap of the doubling of samples for an undecided commit
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(2..=10000))]
+    pub max_samples: u64,
+
+    /// Practical threshold in percent for the endpoint and confirmation verdicts
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    pub threshold: f64,
+
+    /// Bisect although the repository has uncommitted changes (they are not built)
+    #[arg(long)]
+    pub allow_dirty: bool,
+
+    /// Print the result as JSON on stdout (schema kbench.bisect/1)
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn bisect(args: BisectArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
+        bail!(
+            "--threshold {} must be a percentage from 0 to below 100",
+            args.threshold
+        );
+    }
+    if args.max_samples < args.samples {
+        bail!(
+            "--max-samples {} is below --samples {}",
+            args.max_samples,
+            args.samples
+        );
+    }
+    if args.kernel.is_some() {
+        bail!(
+            "bisecting a kernel (--kernel) needs kbench vm's benchmark runner, which bisect is \
+             not wired to yet; use --run with a command that boots and measures, for now"
+        );
+    }
+    let Some(run) = args.run.clone() else {
+        bail!(
+            "say how to measure: --run CMD --metric NAME, or --kernel PATH_IN_TREE --bench NAMES"
+        );
+    };
+    let Some(metric) = args.metric.clone() else {
+        bail!("--run needs --metric NAME: the metric to take from the command's output");
+    };
+    let better = match (args.higher_is_better, args.lower_is_better) {
+        (true, false) => Better::Higher,
+        (false, true) => Better::Lower,
+        _ => bail!("--run needs the metric's direction: --higher-is-better or --lower-is-better"),
+    };
+    let set = args
+        .into
+        .clone()
+        .unwrap_or_else(|| format!("bisect-{metric}"));
+    let request = BisectRequest {
+        repo: args.repo.clone(),
+        good: args.good.clone(),
+        bad: args.bad.clone(),
+        build: args.build.clone(),
+        measure: run.clone(),
+        metric: metric.clone(),
+        unit: args.unit.clone(),
+        better,
+        set,
+        options: BisectionOptions {
+            threshold: args.threshold / 100.0,
+            initial_samples: args.samples as usize,
+            max_samples: args.max_samples as usize,
+            ..BisectionOptions::default()
+        },
+        allow_dirty: args.allow_dirty,
+    };
+    // Everything that can be checked without writing comes first.
+    let plan = Plan::new(&request)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone())?;
+    }
+    let repo = plan.repo.clone().context("a checked repository")?;
+    let good = plan.commits[0].hash.clone();
+    eprintln!(
+        "bisecting '{metric}' over {} commits after {} up to {} in {}",
+        plan.commits.len() - 1,
+        &good[..12],
+        plan.commits[plan.commits.len() - 1].short(),
+        repo.root.display()
+    );
+    let mut store = super::open_store(db)?;
+    let mut session = Session::open(&mut store, request, plan)?;
+    let path = session.worktree_path()?;
+    let worktree = Worktree::add(&repo, &path, &good)?;
+    let mut bench = CommandBench {
+        worktree,
+        build: args.build.clone(),
+        run,
+        metric,
+        stop: stop.clone(),
+        built: None,
+    };
+    let result = session.run(&mut bench, &mut |line| eprintln!("{line}"), &stop);
+    // The worktree goes before anything is printed or returned.
+    drop(bench);
+    let report = match result {
+        Ok(report) => report,
+        Err(error) if bisect::is_interrupted(&error) => {
+            eprintln!("kbench: {error}");
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+        Err(error) => return Err(error),
+    };
+    if args.json {
+        super::print_json(&report)?;
+    } else {
+        print!("{}", text(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The result for people.
+fn text(report: &BisectReport) -> String {
+    let mut out = String::new();
+    let first = &report.first_bad;
+    if report.candidates.len() > 1 {
+        out.push_str(&format!(
+            "The first bad commit is one of {} (commits between were skipped):\n",
+            report.candidates.len()
+        ));
+        for c in &report.candidates {
+            out.push_str(&format!("  {} {}\n", c.hash, c.subject));
+        }
+    } else {
+        out.push_str(&format!(
+            "First bad commit: {} {}\n",
+            first.hash, first.subject
+        ));
+    }
+    out.push_str(&format!(
+        "Parent (last like good): {} {}\n",
+        report.parent.hash, report.parent.subject
+    ));
+    out.push_str(&format!(
+        "Change of '{}' ({}, {} is better) at the culprit, measured afresh: {}{}\n",
+        report.metric,
+        report.unit,
+        match report.better {
+            Better::Lower => "lower",
+            Better::Higher => "higher",
+        },
+        comparison_text(&report.change, "against the parent"),
+        if report.confirmed {
+            " (confirmed)"
+        } else {
+            " (NOT confirmed)"
+        }
+    ));
+    out.push_str(&format!(
+        "Endpoints: {}\n",
+        comparison_text(&report.reference, "bad against good")
+    ));
+    out.push_str(&format!(
+        "Cost: {} samples on {} of {} commits ({} measured now, {} builds now); measuring every \
+         commit once at the starting count would take {}\n",
+        report.samples,
+        report.commits_measured,
+        report.commits + 1,
+        report.samples_measured_now,
+        report.builds_now,
+        report.every_commit_samples
+    ));
+    for s in &report.skipped {
+        let reason = s.reason.lines().next().unwrap_or("");
+        out.push_str(&format!("Skipped {}: {reason}\n", s.commit.identifier));
+    }
+    for note in &report.notes {
+        out.push_str(&format!("Note: {note}\n"));
+    }
+    out.push_str("Log:\n");
+    for entry in &report.log {
+        out.push_str(&format!("  {}\n", entry.line()));
+    }
+    out.push_str(&format!(
+        "Samples are in result set '{}': kbench compare '{}' --baseline '{}' '{}'\n",
+        report.result_set, report.result_set, report.parent.identifier, first.identifier
+    ));
+    out
 }

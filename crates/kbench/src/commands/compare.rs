@@ -3,7 +3,7 @@
 
 use crate::cli::CompareArgs;
 use anyhow::{Context, bail};
-use kbench_report::comparison::{self, CompareRequest};
+use kbench_report::comparison::{self, CompareRequest, ComparisonReport};
 use kbench_report::format::{self, Style};
 use kbench_store::Store;
 use std::io::IsTerminal;
@@ -47,7 +47,7 @@ fn run(args: CompareArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         threshold: args.threshold / 100.0,
         metric_filter: args.metric.clone(),
     };
-    let report = comparison::build(&data, &request)?;
+    let mut report = comparison::build(&data, &request)?;
     if report.identifiers.len() < 2 {
         bail!(
             "result set '{}' has only '{}'; run under a second identifier (--as) to compare",
@@ -60,6 +60,9 @@ fn run(args: CompareArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             "no metric of result set '{}' matches --metric",
             report.result_set
         );
+    }
+    if formatter.name() == "svg" {
+        one_metric_for_svg(&mut report, args.metric.as_deref())?;
     }
     let color = match args.color.as_str() {
         "always" => true,
@@ -81,4 +84,36 @@ fn run(args: CompareArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--format svg` draws one metric: `--metric` must match exactly one, or
+/// be one's whole name (`pipe-lat` among `pipe-lat[placement=cross]`).
+fn one_metric_for_svg(report: &mut ComparisonReport, metric: Option<&str>) -> anyhow::Result<()> {
+    const LISTED: usize = 10;
+    let Some(text) = metric else {
+        bail!(
+            "--format svg draws one metric: choose it with --metric TEXT (result set '{}' has {} metrics)",
+            report.result_set,
+            report.metrics.len()
+        );
+    };
+    if report.metrics.len() > 1 && report.metrics.iter().any(|m| m.test == text) {
+        report.metrics.retain(|m| m.test == text);
+    }
+    if report.metrics.len() > 1 {
+        let mut names: Vec<&str> = report.metrics.iter().map(|m| m.test.as_str()).collect();
+        let more = names.len().saturating_sub(LISTED);
+        names.truncate(LISTED);
+        bail!(
+            "--format svg draws one metric, but --metric '{text}' matches {}: {}{}; give more of the name",
+            report.metrics.len(),
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
 }

@@ -1,12 +1,73 @@
-//! `kbench history`: Change points across a result set's identifiers in version order.
+//! `kbench history`: change points across a result set's identifiers in
+//! version order, per metric.
 
+use anyhow::bail;
+use kbench_report::history::{self, HistoryRequest};
+use kbench_store::Store;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Change points across a result set's identifiers in version order
 #[derive(Debug, clap::Args)]
-pub struct HistoryArgs {}
+#[command(
+    after_help = "For each metric, the identifiers are a series of versions; change points are \
+found by E-divisive means and kept when Welch's t-test on logs between neighbouring segments gives \
+p < 0.001 and the change is at least --threshold (statistics.md, \"Series and change points\"). \
+A one-version spike that recovers is not a change.\n\n\
+Examples:\n  kbench history lkml-26 --order 2.6.0,2.6.1,2.6.2\n  kbench history lkml-26 --metric pipe-lat --format markdown"
+)]
+pub struct HistoryArgs {
+    /// Result set whose identifiers are the versions
+    pub set: String,
 
-pub fn history(_args: HistoryArgs, _db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("kbench history is not built yet")
+    /// Identifiers in version order, comma-separated (default: the stored order)
+    #[arg(long, value_name = "V1,V2,...", value_delimiter = ',')]
+    pub order: Vec<String>,
+
+    /// Only metrics whose test name contains this text
+    #[arg(long, value_name = "TEXT")]
+    pub metric: Option<String>,
+
+    /// Report format: text, json, markdown
+    #[arg(long, default_value = "text", value_parser = ["text", "json", "markdown"])]
+    pub format: String,
+
+    /// Practical threshold in percent: smaller changes are not change points
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    pub threshold: f64,
+}
+
+pub fn history(args: HistoryArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
+        bail!(
+            "--threshold {} must be a percentage from 0 to below 100",
+            args.threshold
+        );
+    }
+    let order: Vec<String> = args
+        .order
+        .iter()
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .collect();
+    let mut store = super::open_store(db)?;
+    let data = store.load(&args.set)?;
+    let request = HistoryRequest {
+        order,
+        metric_filter: args.metric.clone(),
+        threshold: args.threshold / 100.0,
+    };
+    let report = history::build(&data, &request)?;
+    if report.metrics.is_empty() {
+        match &args.metric {
+            Some(text) => bail!(
+                "no metric of result set '{}' matches --metric '{text}'",
+                args.set
+            ),
+            None => bail!("result set '{}' has no samples", args.set),
+        }
+    }
+    let text = history::render(&report, &args.format).expect("clap checked the format");
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,7 @@
 //! `kbench run`: measure, storing every sample as it arrives, then print
 //! the summary of what was run.
 
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, SamplingArgs};
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use kbench_lab::launcher::ProcessLauncher;
@@ -17,10 +17,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// Exit status after Ctrl-C, as shells report a SIGINT death.
-const EXIT_INTERRUPTED: u8 = 130;
+pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
 pub fn run(args: RunArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
-    let plan = sampling_plan(&args)?;
+    let plan = sampling_plan(&args.sampling)?;
     let tests = suite::expand(&args.names)?;
     let identifier = args.identifier.clone().unwrap_or_else(kernel_release);
     kbench_model::validate_name("identifier", &identifier).map_err(anyhow::Error::msg)?;
@@ -40,6 +40,7 @@ pub fn run(args: RunArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
         rounds: args.rounds,
         wrapper: args.wrap.clone(),
         notes: vec![],
+        host: None,
     };
     let mut progress = Progress::new(request.tests.len() * request.rounds as usize);
     let summary = runner::execute(
@@ -50,14 +51,24 @@ pub fn run(args: RunArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
         &stop,
     );
     progress.finish();
-    let summary = summary?;
+    report(&mut store, &request, &summary?, args.json)
+}
+
+/// Prints what a run stored (its identifier's summary, or the
+/// `kbench.run/1` document) and picks the exit status.
+pub(crate) fn report(
+    store: &mut dyn Store,
+    request: &RunRequest,
+    summary: &RunSummary,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let data = store.load(&request.set)?;
-    let data = only_this_run(data, &request);
-    if args.json {
+    let data = only_this_run(data, request);
+    if json {
         super::print_json(&RunDocument {
             schema: "kbench.run/1",
             result_set: request.set.clone(),
-            identifier,
+            identifier: request.identifier.clone(),
             interrupted: summary.interrupted,
             samples_stored: summary.samples,
             outcomes: summary.outcomes.clone(),
@@ -65,7 +76,7 @@ pub fn run(args: RunArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
         })?;
     } else {
         print!("{}", show::text(&data, &show::document(&data)));
-        print_ending(&summary, &request);
+        print_ending(summary, request);
     }
     Ok(if summary.interrupted {
         ExitCode::from(EXIT_INTERRUPTED)
@@ -86,7 +97,7 @@ struct RunDocument {
     show: show::ShowDocument,
 }
 
-fn sampling_plan(args: &RunArgs) -> anyhow::Result<SamplingPlan> {
+pub(crate) fn sampling_plan(args: &SamplingArgs) -> anyhow::Result<SamplingPlan> {
     if !(args.target_ci.is_finite() && args.target_ci > 0.0 && args.target_ci < 100.0) {
         bail!(
             "--target-ci {} must be a percentage above 0 and below 100",

@@ -1,0 +1,130 @@
+//! What a bisection keeps in the store between invocations (`Store::
+//! save_bisect`, one JSON document per result set), and its log.
+//!
+//! Samples are not in the state: they are in the result set, one
+//! identifier per commit, and every decision is a function of them. A
+//! rerun replays the search on the stored samples and measures only what
+//! is missing. The state holds what samples cannot tell: the request it
+//! belongs to, the commits skipped (and why), where each commit's
+//! confirmation samples start, the worktree a killed run may have left,
+//! and the log.
+
+use kbench_stats::bisection::{DecidedBy, Position, State};
+use kbench_stats::{Better, Estimate};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+pub const STATE_SCHEMA: &str = "kbench.bisect-state/1";
+
+/// The request a state belongs to; a rerun must match it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    pub repo: PathBuf,
+    pub good: String,
+    pub bad: String,
+    pub build: String,
+    /// The `--run` command, or the kernel image and benchmarks.
+    pub measure: String,
+    pub metric: String,
+    pub better: Better,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedState {
+    pub schema: String,
+    pub fingerprint: Fingerprint,
+    /// The worktree of the running (or killed) invocation.
+    pub worktree: Option<PathBuf>,
+    /// Commits skipped, by hash, with the reason.
+    pub skipped: BTreeMap<String, String>,
+    /// Where a commit's confirmation samples start (its sample count when
+    /// the confirmation began); samples before it belong to the search.
+    pub confirm_from: BTreeMap<String, usize>,
+    pub log: Vec<LogEntry>,
+    /// Set once a bisection has ended with a result.
+    pub finished: bool,
+}
+
+impl SavedState {
+    pub fn new(fingerprint: Fingerprint) -> SavedState {
+        SavedState {
+            schema: STATE_SCHEMA.to_string(),
+            fingerprint,
+            worktree: None,
+            skipped: BTreeMap::new(),
+            confirm_from: BTreeMap::new(),
+            log: Vec::new(),
+            finished: false,
+        }
+    }
+}
+
+/// The phase a step belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Endpoints,
+    Search,
+    Confirm,
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Phase::Endpoints => "endpoints",
+            Phase::Search => "search",
+            Phase::Confirm => "confirm",
+        })
+    }
+}
+
+/// One step of the log: a decision (or a skip) at a commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogEntry {
+    pub step: usize,
+    pub phase: Phase,
+    pub commit: String,
+    pub identifier: String,
+    /// Samples of the commit the decision used.
+    pub samples: usize,
+    /// Of them, measured by this invocation (0: all from the store).
+    pub measured_now: usize,
+    /// What was decided: "like-good", "like-bad", "unknown: more samples",
+    /// "skipped", "endpoints differ", "confirmed", ...
+    pub event: String,
+    /// The state, for a search step that decided one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<State>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<DecidedBy>,
+    /// The commit's position between good (0) and bad (1), from good.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
+    /// Change in percent against the commit compared with (good for the
+    /// endpoints, the parent for the confirmation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change_pct: Option<Estimate>,
+    /// Reasons, p-values and the like, for people.
+    pub detail: String,
+}
+
+impl LogEntry {
+    /// One line of text.
+    pub fn line(&self) -> String {
+        let now = if self.measured_now == 0 {
+            " (from the store)".to_string()
+        } else {
+            format!(", {} measured now", self.measured_now)
+        };
+        let detail = if self.detail.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", self.detail)
+        };
+        format!(
+            "[{:>2}] {:<9} {}: {} [{} samples{now}]{detail}",
+            self.step, self.phase, self.identifier, self.event, self.samples
+        )
+    }
+}

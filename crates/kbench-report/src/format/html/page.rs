@@ -1,0 +1,260 @@
+//! What every kbench HTML page shares: the skeleton (head with the
+//! colours, chart and page CSS, a content security policy that forbids
+//! loading anything, the footer, the table script) and the systems section.
+//! A page is a title, a body and footer lines; the compare page
+//! (`super::compare_page`) and the history page are each one function that
+//! builds a body from its model and calls [`page`].
+
+use super::markup::{Markup, markup};
+use crate::comparison::IdentifierSystem;
+use crate::format::common;
+use crate::format::svg::{CHART_CSS, THEME_CSS};
+use crate::header::Difference;
+
+const PAGE: &str = include_str!("page.html");
+const STYLE: &str = include_str!("page.css");
+const SCRIPT: &str = include_str!("page.js");
+
+/// The whole document: `body` (from a page template) inside the skeleton.
+/// `footer` holds extra footer paragraphs (already markup).
+pub fn page(title: &str, body: &Markup, footer: &Markup) -> String {
+    markup!(
+        PAGE,
+        version = env!("CARGO_PKG_VERSION"),
+        title = title,
+        theme = Markup::raw(THEME_CSS),
+        chart = Markup::raw(CHART_CSS),
+        style = Markup::raw(STYLE),
+        body = body,
+        footer = footer,
+        script = Markup::raw(SCRIPT),
+    )
+    .into_string()
+}
+
+/// Whether the system's snapshot was measured (an imported run's is empty).
+fn recorded(system: &IdentifierSystem) -> bool {
+    system
+        .snapshot
+        .as_ref()
+        .is_some_and(|s| !(s.kernel_release.is_empty() && s.cpus_online == 0))
+}
+
+/// The systems: a table of headline facts per identifier (rows of facts
+/// that differ highlighted), the differences between identifiers (any
+/// fact) and the notes. Plain data in, so the history page can pass its
+/// versions' systems.
+pub fn systems_section(
+    systems: &[IdentifierSystem],
+    differences: &[Difference],
+    notes: &[String],
+) -> Markup {
+    // An imported identifier's run has an empty snapshot: no facts to show.
+    let per_system: Vec<Vec<(String, String)>> = systems
+        .iter()
+        .map(|s| {
+            if recorded(s) {
+                common::system_facts(s)
+            } else {
+                s.wrapper
+                    .iter()
+                    .map(|w| ("Wrapper".to_string(), w.clone()))
+                    .collect()
+            }
+        })
+        .collect();
+    let mut labels: Vec<String> = vec![];
+    for facts in &per_system {
+        for (label, _) in facts {
+            if !labels.contains(label) {
+                labels.push(label.clone());
+            }
+        }
+    }
+    let mut head = Markup::new();
+    for system in systems {
+        head.push(&markup!(
+            "<th scope=\"col\">{{id}}</th>",
+            id = system.identifier
+        ));
+    }
+    let mut rows = Markup::new();
+    for label in &labels {
+        let differs = differences.iter().any(|d| &d.fact == label);
+        let mut cells = Markup::new();
+        for facts in &per_system {
+            let value = facts
+                .iter()
+                .find(|(l, _)| l == label)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or(if label == "Wrapper" { "none" } else { "" });
+            cells.push(&markup!("<td>{{v}}</td>", v = value));
+        }
+        rows.push(&markup!(
+            "<tr{{class}}><th scope=\"row\">{{label}}</th>{{cells}}</tr>\n",
+            class = Markup::raw(if differs { " class=\"diff\"" } else { "" }),
+            label = label,
+            cells = cells,
+        ));
+    }
+    let mut runs = Markup::new();
+    for system in systems {
+        let text = if recorded(system) {
+            common::runs_text(system.runs)
+        } else {
+            format!("{} (no system snapshot)", common::runs_text(system.runs))
+        };
+        runs.push(&markup!("<td>{{t}}</td>", t = text));
+    }
+    rows.push(&markup!(
+        "<tr><th scope=\"row\">Runs</th>{{runs}}</tr>\n",
+        runs = runs
+    ));
+    let mut out = markup!(
+        "<section id=\"systems\">\n<h2>Systems</h2>\n<div class=\"table-wrap\"><table class=\"facts\">\n\
+         <thead><tr><th scope=\"col\">Fact</th>{{head}}</tr></thead>\n<tbody>\n{{rows}}</tbody></table></div>\n",
+        head = head,
+        rows = rows,
+    );
+    let unrecorded: Vec<&str> = systems
+        .iter()
+        .filter(|s| !recorded(s))
+        .map(|s| s.identifier.as_str())
+        .collect();
+    if systems.len() > 1 {
+        if unrecorded.len() == systems.len() {
+            out.push(&Markup::raw(
+                "<p>No identifier has a system snapshot (imported samples): their systems cannot be compared.</p>\n",
+            ));
+        } else if differences.is_empty() {
+            out.push(&Markup::raw(
+                "<p>The identifiers ran on identical systems (every recorded fact is equal).</p>\n",
+            ));
+        } else {
+            let mut items = Markup::new();
+            for d in differences {
+                let mut values = Markup::new();
+                for (i, (name, value)) in d.values.iter().enumerate() {
+                    values.push(&markup!(
+                        "{{sep}}<b>{{name}}</b> = {{value}}",
+                        sep = Markup::raw(if i == 0 { "" } else { "; " }),
+                        name = name,
+                        value = if value.is_empty() { "(unknown)" } else { value },
+                    ));
+                }
+                items.push(&markup!(
+                    "<li><b>{{fact}}</b>: {{values}}</li>\n",
+                    fact = d.fact,
+                    values = values,
+                ));
+            }
+            out.push(&markup!(
+                "<h3>Differences between identifiers</h3>\n<ul class=\"diffs\">\n{{items}}</ul>\n",
+                items = items,
+            ));
+        }
+    }
+    if !notes.is_empty() {
+        let mut items = Markup::new();
+        for note in notes {
+            items.push(&markup!("<li>{{n}}</li>\n", n = note));
+        }
+        out.push(&markup!(
+            "<h3>Notes</h3>\n<ul class=\"notes\">\n{{items}}</ul>\n",
+            items = items,
+        ));
+    }
+    out.push(&Markup::raw("</section>\n"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_skeleton_loads_nothing_and_escapes_the_title() {
+        let html = page(
+            "<script>alert(1)</script>",
+            &Markup::raw("<p>body</p>"),
+            &Markup::new(),
+        );
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.contains("<title>&lt;script&gt;alert(1)&lt;/script&gt;</title>"));
+        assert_eq!(
+            html.matches("<script").count(),
+            1,
+            "only the page's own script"
+        );
+        assert!(html.contains("default-src 'none'"));
+        for needle in ["http://", "https://", "src=", "@import", "url(", "<link"] {
+            assert!(!html.contains(needle), "{needle}");
+        }
+        // The inline script and styles cannot end their element early.
+        for text in [SCRIPT, STYLE, THEME_CSS, CHART_CSS] {
+            assert!(!text.contains("</") && !text.contains("<!--"));
+        }
+        // The standalone SVG embeds the CSS in XML: no markup characters.
+        for text in [THEME_CSS, CHART_CSS] {
+            assert!(!text.contains('<') && !text.contains('&'));
+        }
+    }
+
+    #[test]
+    fn a_history_like_page_is_a_body_of_line_charts() {
+        use crate::format::svg::{ChangeMarker, LineChart, LinePoint, line_chart};
+        use kbench_stats::Verdict;
+        let versions: Vec<String> = [
+            "6.10",
+            "6.11",
+            "6.12",
+            "6.13",
+            "<b>6.14</b>",
+            "6.15",
+            "6.16",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let level = [5.0, 5.02, 4.99, 5.51, 5.49, 5.5, 5.0];
+        let points: Vec<Option<LinePoint>> = level
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                (i != 5).then_some(LinePoint {
+                    value: *v,
+                    ci_low: v * 0.995,
+                    ci_high: v * 1.005,
+                })
+            })
+            .collect();
+        let changes = [
+            ChangeMarker {
+                index: 3,
+                verdict: Verdict::Regression,
+                change_pct: 10.2,
+            },
+            ChangeMarker {
+                index: 6,
+                verdict: Verdict::Improvement,
+                change_pct: -9.1,
+            },
+        ];
+        let chart = line_chart(&LineChart {
+            versions: &versions,
+            points: &points,
+            changes: &changes,
+            unit: "us (lower is better)",
+            label: "pipe-lat over versions",
+        });
+        let body = markup!(
+            "<main><section class=\"metric\" id=\"m0\"><h3>{{name}}</h3><figure>{{chart}}</figure></section></main>",
+            name = "pipe-lat[placement=cross]",
+            chart = chart.inline(),
+        );
+        let html = page("kbench history: lkml-26", &body, &Markup::new());
+        assert_eq!(html.matches("<svg class=\"chart\"").count(), 1);
+        assert_eq!(html.matches("class=\"c-cp\"").count(), 2);
+        assert!(html.contains("&lt;b&gt;6.14&lt;/b&gt;") && !html.contains("<b>6.14"));
+    }
+}

@@ -1,0 +1,382 @@
+//! The history every `kbench history` format renders: per metric of a
+//! result set, the identifiers as an ordered series of versions (mean and
+//! CI per version) and the change points found in it (kbench-stats'
+//! `changepoint`: E-divisive means, Welch on logs, statistics.md "Series and
+//! change points"), each with the version where the change happened, its
+//! size with a 95 % CI and its p-value. Built once from stored data;
+//! formats only lay it out.
+//!
+//! A version without samples of a metric is left out of that metric's
+//! series (and listed); change points fall between the versions that have
+//! samples.
+
+mod json;
+mod markdown;
+mod text;
+
+pub use json::to_json;
+pub use markdown::to_markdown;
+pub use text::to_text;
+
+use kbench_model::{Direction, TestKey};
+use kbench_stats::changepoint::{ChangePointOptions, change_points};
+use kbench_stats::{Better, Estimate, Samples, Side, Summary, Verdict};
+use kbench_store::{IdentifierData, ResultSetData};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const SCHEMA: &str = "kbench.history/1";
+
+/// The formats, in `--help` order.
+pub const FORMATS: &[&str] = &["text", "json", "markdown"];
+
+/// The report in format `name`; `None` for an unknown name.
+pub fn render(report: &HistoryReport, name: &str) -> Option<String> {
+    match name {
+        "text" => Some(to_text(report)),
+        "json" => Some(to_json(report)),
+        "markdown" => Some(to_markdown(report)),
+        _ => None,
+    }
+}
+
+/// What to look at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryRequest {
+    /// Identifiers in version order; empty = the stored order. Listed
+    /// identifiers only; each once.
+    pub order: Vec<String>,
+    /// Only metrics whose test name contains this text.
+    pub metric_filter: Option<String>,
+    /// Smallest change that counts, as a fraction (0.01 = 1 %).
+    pub threshold: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryReport {
+    pub schema: &'static str,
+    pub result_set: String,
+    /// The versions, in order.
+    pub identifiers: Vec<String>,
+    pub threshold_pct: f64,
+    pub metrics: Vec<MetricHistory>,
+    /// Metrics with at least one change point.
+    pub changed_metrics: usize,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricHistory {
+    /// `bench[opts]` or `bench[opts]:metric`.
+    pub test: String,
+    pub key: TestKey,
+    pub unit: String,
+    pub direction: Direction,
+    /// One per identifier, in [`HistoryReport::identifiers`] order.
+    pub series: Vec<VersionPoint>,
+    pub changes: Vec<ChangeReport>,
+}
+
+/// One version of one metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionPoint {
+    pub identifier: String,
+    /// `None` when the version has no usable sample of the metric.
+    pub summary: Option<Summary>,
+    /// Rounds (fresh invocations) the observations come from.
+    pub rounds: usize,
+    /// Whether a change point falls at this version (the first version of
+    /// a new level).
+    pub changed: bool,
+}
+
+/// A change point.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangeReport {
+    /// The first version of the new level.
+    pub identifier: String,
+    /// The version before it (the last of the old level).
+    pub previous: String,
+    /// Position of `identifier` in [`HistoryReport::identifiers`].
+    pub index: usize,
+    /// Geometric mean of the new level over the old one (neighbouring
+    /// segments), 95 % CI.
+    pub ratio: Estimate,
+    /// The same in percent.
+    pub change_pct: Estimate,
+    pub p_value: f64,
+    /// REGRESSION or IMPROVEMENT, direction-aware.
+    pub verdict: Verdict,
+}
+
+/// Builds the history; an unknown or repeated name in `order` is an error
+/// that lists the known identifiers.
+pub fn build(data: &ResultSetData, request: &HistoryRequest) -> anyhow::Result<HistoryReport> {
+    let order = identifier_order(data, &request.order)?;
+    let chosen: Vec<&IdentifierData> = order
+        .iter()
+        .map(|name| {
+            data.identifiers
+                .iter()
+                .find(|i| &i.name == name)
+                .expect("checked")
+        })
+        .collect();
+    let options = ChangePointOptions {
+        threshold: request.threshold,
+        ..ChangePointOptions::default()
+    };
+    let mut notes = Vec::new();
+    let metrics: Vec<MetricHistory> = data
+        .tests
+        .iter()
+        .filter(|spec| {
+            request
+                .metric_filter
+                .as_ref()
+                .is_none_or(|f| spec.key.to_string().contains(f.as_str()))
+        })
+        .map(|spec| {
+            let better = match spec.direction {
+                Direction::Lower => Better::Lower,
+                Direction::Higher => Better::Higher,
+            };
+            let sides: Vec<Option<Side>> = chosen.iter().map(|id| side_of(id, &spec.key)).collect();
+            // The versions that have samples, and where they sit.
+            let present: Vec<usize> = (0..sides.len()).filter(|&i| sides[i].is_some()).collect();
+            let series: Vec<Side> = present
+                .iter()
+                .map(|&i| sides[i].clone().expect("present"))
+                .collect();
+            let changes: Vec<ChangeReport> = change_points(&series, better, &options)
+                .into_iter()
+                .map(|c| {
+                    let index = present[c.index];
+                    ChangeReport {
+                        identifier: order[index].clone(),
+                        previous: order[present[c.index - 1]].clone(),
+                        index,
+                        change_pct: Estimate {
+                            point: 100.0 * (c.ratio.point - 1.0),
+                            ci_low: 100.0 * (c.ratio.ci_low - 1.0),
+                            ci_high: 100.0 * (c.ratio.ci_high - 1.0),
+                            n: c.ratio.n,
+                        },
+                        ratio: c.ratio,
+                        p_value: c.p_value,
+                        verdict: c.verdict,
+                    }
+                })
+                .collect();
+            let missing: Vec<&str> = (0..sides.len())
+                .filter(|&i| sides[i].is_none())
+                .map(|i| order[i].as_str())
+                .collect();
+            if !missing.is_empty() && missing.len() < sides.len() {
+                notes.push(format!(
+                    "{}: no samples in {}; left out of its series",
+                    spec.key,
+                    missing.join(", ")
+                ));
+            }
+            MetricHistory {
+                test: spec.key.to_string(),
+                key: spec.key.clone(),
+                unit: spec.unit.clone(),
+                direction: spec.direction,
+                series: chosen
+                    .iter()
+                    .zip(&sides)
+                    .enumerate()
+                    .map(|(i, (id, side))| VersionPoint {
+                        identifier: id.name.clone(),
+                        summary: side.as_ref().map(|s| Summary::of(s.observations())),
+                        rounds: side.as_ref().map_or(0, Side::rounds),
+                        changed: changes.iter().any(|c| c.index == i),
+                    })
+                    .collect(),
+                changes,
+            }
+        })
+        .filter(|m: &MetricHistory| m.series.iter().any(|p| p.summary.is_some()))
+        .collect();
+    Ok(HistoryReport {
+        schema: SCHEMA,
+        result_set: data.name.clone(),
+        changed_metrics: metrics.iter().filter(|m| !m.changes.is_empty()).count(),
+        identifiers: order,
+        threshold_pct: request.threshold * 100.0,
+        metrics,
+        notes,
+    })
+}
+
+fn identifier_order(data: &ResultSetData, order: &[String]) -> anyhow::Result<Vec<String>> {
+    let known: Vec<&str> = data.identifiers.iter().map(|i| i.name.as_str()).collect();
+    if known.is_empty() {
+        anyhow::bail!("result set '{}' has no identifiers", data.name);
+    }
+    if order.is_empty() {
+        return Ok(known.iter().map(|k| k.to_string()).collect());
+    }
+    let mut chosen: Vec<String> = Vec::new();
+    for name in order {
+        if !known.contains(&name.as_str()) {
+            anyhow::bail!(
+                "result set '{}' has no identifier '{name}' (--order); it has: {}",
+                data.name,
+                known.join(", ")
+            );
+        }
+        if chosen.contains(name) {
+            anyhow::bail!("--order names '{name}' twice; give each version once");
+        }
+        chosen.push(name.clone());
+    }
+    Ok(chosen)
+}
+
+/// The identifier's samples of one metric: per-round means when measured
+/// in several rounds (the unit of replication, as `compare`).
+fn side_of(identifier: &IdentifierData, key: &TestKey) -> Option<Side> {
+    let samples = identifier.samples.get(key)?;
+    let mut rounds: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for sample in samples {
+        rounds.entry(sample.round).or_default().push(sample.value);
+    }
+    let rounds: Vec<Samples> = rounds
+        .into_values()
+        .filter_map(|v| Samples::new(v).ok())
+        .collect();
+    match rounds.len() {
+        0 => None,
+        1 => Side::new(rounds.into_iter().next().expect("one")).ok(),
+        _ => Side::from_rounds(&rounds).ok(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use kbench_model::{Sample, TestSpec};
+
+    /// A result set with `pipe-lat` (lower is better) stepping +10 % at
+    /// version 3 of 6, and `bw` (higher is better) flat; 8 samples per
+    /// version with a fixed +-0.5 % pattern; `bw` missing in v5.
+    pub(crate) fn data() -> ResultSetData {
+        let pattern = [0.0, 0.5, -0.5, 0.3, -0.3, 0.1, -0.1, 0.2];
+        let samples = |level: f64| -> Vec<Sample> {
+            pattern
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Sample {
+                    value: level * (1.0 + p / 100.0),
+                    iterations: 1,
+                    at_ms: i as i64,
+                    round: 0,
+                })
+                .collect()
+        };
+        let lat = TestKey::new("pipe-lat");
+        let bw = TestKey::new("bw");
+        ResultSetData {
+            name: "series".into(),
+            tests: vec![
+                TestSpec {
+                    key: lat.clone(),
+                    unit: "us".into(),
+                    direction: Direction::Lower,
+                },
+                TestSpec {
+                    key: bw.clone(),
+                    unit: "MB/s".into(),
+                    direction: Direction::Higher,
+                },
+            ],
+            identifiers: (0..6)
+                .map(|v| {
+                    let mut map = BTreeMap::new();
+                    map.insert(lat.clone(), samples(if v >= 3 { 4.4 } else { 4.0 }));
+                    if v != 5 {
+                        map.insert(bw.clone(), samples(1000.0));
+                    }
+                    IdentifierData {
+                        name: format!("v{v}"),
+                        runs: vec![],
+                        samples: map,
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    pub(crate) fn request() -> HistoryRequest {
+        HistoryRequest {
+            order: vec![],
+            metric_filter: None,
+            threshold: 0.01,
+        }
+    }
+
+    #[test]
+    fn finds_the_step_where_it_happened() {
+        let report = build(&data(), &request()).unwrap();
+        assert_eq!(report.schema, SCHEMA);
+        assert_eq!(report.changed_metrics, 1);
+        let lat = &report.metrics[0];
+        assert_eq!(lat.changes.len(), 1);
+        let change = &lat.changes[0];
+        assert_eq!(
+            (change.identifier.as_str(), change.previous.as_str()),
+            ("v3", "v2")
+        );
+        assert_eq!(change.verdict, Verdict::Regression);
+        assert!((change.change_pct.point - 10.0).abs() < 0.01);
+        assert!(change.change_pct.ci_low > 9.0 && change.change_pct.ci_high < 11.0);
+        assert!(change.p_value < 1e-6);
+        assert!(lat.series[3].changed && !lat.series[2].changed);
+        assert!(report.metrics[1].changes.is_empty());
+        assert!(report.metrics[1].series[5].summary.is_none());
+        assert!(
+            report.notes[0].contains("bw: no samples in v5"),
+            "{:?}",
+            report.notes
+        );
+    }
+
+    #[test]
+    fn order_and_filter() {
+        let mut request = request();
+        request.order = ["v5", "v4", "v3", "v2", "v1", "v0"]
+            .map(String::from)
+            .to_vec();
+        request.metric_filter = Some("pipe".into());
+        let report = build(&data(), &request).unwrap();
+        assert_eq!(report.metrics.len(), 1);
+        // Read backwards, the step is an improvement at v2.
+        let change = &report.metrics[0].changes[0];
+        assert_eq!(change.identifier, "v2");
+        assert_eq!(change.verdict, Verdict::Improvement);
+        request.order = vec!["v0".into(), "v9".into()];
+        let error = build(&data(), &request).unwrap_err().to_string();
+        assert!(
+            error.contains("no identifier 'v9'") && error.contains("v0, v1, v2, v3, v4, v5"),
+            "{error}"
+        );
+        request.order = vec!["v0".into(), "v0".into()];
+        assert!(
+            build(&data(), &request)
+                .unwrap_err()
+                .to_string()
+                .contains("twice")
+        );
+    }
+
+    #[test]
+    fn a_change_below_the_threshold_is_not_reported() {
+        let mut request = request();
+        request.threshold = 0.2;
+        let report = build(&data(), &request).unwrap();
+        assert_eq!(report.changed_metrics, 0);
+    }
+}

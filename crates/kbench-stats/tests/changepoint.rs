@@ -1,0 +1,320 @@
+//! Change points on simulated version series with known changes, from a
+//! seeded generator (the same numbers every run). For every scenario the
+//! test prints precision (share of reported change points that are true:
+//! right version, right direction) and recall (share of true changes
+//! reported), then asserts floors. Run with `--nocapture` to see them.
+//!
+//! No scenario was tuned on: the levels, noise and counts are the ones
+//! statistics.md names (1 % noise, 10 samples, 3-5 % steps), positions are
+//! drawn by the generator.
+
+use kbench_stats::changepoint::{ChangePointOptions, change_points};
+use kbench_stats::{Better, Samples, Side, Verdict};
+
+/// SplitMix64 (Steele, Lea and Flood, OOPSLA 2014) with Box-Muller normals.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// An integer in `range`.
+    fn pick(&mut self, range: std::ops::Range<usize>) -> usize {
+        range.start + (self.next_u64() % (range.end - range.start) as u64) as usize
+    }
+
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+/// A true change: the first version of the new level and its direction for
+/// a lower-is-better metric.
+type Truth = Vec<(usize, Verdict)>;
+
+/// One simulated series: levels per version and the true changes.
+struct Case {
+    levels: Vec<f64>,
+    truth: Truth,
+}
+
+/// `levels` with the true changes read off them: every level change is one.
+fn case(levels: Vec<f64>) -> Case {
+    let truth = levels
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w[0] != w[1])
+        .map(|(i, w)| {
+            let verdict = if w[1] > w[0] {
+                Verdict::Regression
+            } else {
+                Verdict::Improvement
+            };
+            (i + 1, verdict)
+        })
+        .collect();
+    Case { levels, truth }
+}
+
+/// Counts over many series.
+#[derive(Default)]
+struct Score {
+    series: usize,
+    truths: usize,
+    reported: usize,
+    hits: usize,
+    /// Series with any reported change.
+    alarmed: usize,
+    /// Series whose report is exactly the truth.
+    exact: usize,
+}
+
+impl Score {
+    fn precision(&self) -> f64 {
+        if self.reported == 0 {
+            1.0
+        } else {
+            self.hits as f64 / self.reported as f64
+        }
+    }
+
+    fn recall(&self) -> f64 {
+        if self.truths == 0 {
+            1.0
+        } else {
+            self.hits as f64 / self.truths as f64
+        }
+    }
+
+    fn add(&mut self, other: &Score) {
+        self.series += other.series;
+        self.truths += other.truths;
+        self.reported += other.reported;
+        self.hits += other.hits;
+        self.alarmed += other.alarmed;
+        self.exact += other.exact;
+    }
+
+    fn line(&self, name: &str) -> String {
+        format!(
+            "{name:<44} series {:>4}  true {:>4}  reported {:>4}  precision {:>5.1} %  recall {:>5.1} %  \
+             alarmed {:>5.1} %  exact {:>5.1} %",
+            self.series,
+            self.truths,
+            self.reported,
+            100.0 * self.precision(),
+            100.0 * self.recall(),
+            100.0 * self.alarmed as f64 / self.series as f64,
+            100.0 * self.exact as f64 / self.series as f64,
+        )
+    }
+}
+
+/// Simulates `trials` series from `make`, `n` samples per version at
+/// coefficient of variation `cv`, and scores the change points.
+fn score(
+    rng: &mut Rng,
+    trials: usize,
+    n: usize,
+    cv: f64,
+    make: &dyn Fn(&mut Rng) -> Case,
+) -> Score {
+    let mut score = Score::default();
+    for _ in 0..trials {
+        let case = make(rng);
+        let versions: Vec<Side> = case
+            .levels
+            .iter()
+            .map(|&level| {
+                let values = (0..n).map(|_| level * (1.0 + cv * rng.normal())).collect();
+                Side::new(Samples::new(values).unwrap()).unwrap()
+            })
+            .collect();
+        let found: Truth = change_points(&versions, Better::Lower, &ChangePointOptions::default())
+            .iter()
+            .map(|c| (c.index, c.verdict))
+            .collect();
+        score.series += 1;
+        score.truths += case.truth.len();
+        score.reported += found.len();
+        score.hits += found.iter().filter(|f| case.truth.contains(f)).count();
+        score.alarmed += usize::from(!found.is_empty());
+        score.exact += usize::from(found == case.truth);
+    }
+    score
+}
+
+fn levels(count: usize, steps: &[(usize, f64)]) -> Vec<f64> {
+    (0..count)
+        .map(|i| {
+            steps
+                .iter()
+                .filter(|(at, _)| i >= *at)
+                .fold(100.0, |level, (_, factor)| level * factor)
+        })
+        .collect()
+}
+
+const TRIALS: usize = 200;
+
+#[test]
+fn precision_and_recall_on_known_changes() {
+    let mut rng = Rng(2024);
+    let mut total = Score::default();
+    let mut check = |name: &str, score: Score, precision: f64, recall: f64| {
+        println!("{}", score.line(name));
+        assert!(
+            score.precision() >= precision,
+            "{name}: precision {}",
+            score.precision()
+        );
+        assert!(
+            score.recall() >= recall,
+            "{name}: recall {}",
+            score.recall()
+        );
+        total.add(&score);
+    };
+
+    let one_step = |rng: &mut Rng| {
+        let at = rng.pick(1..12);
+        let factor = if rng.uniform() < 0.5 { 1.05 } else { 0.95 };
+        case(levels(12, &[(at, factor)]))
+    };
+    let s = score(&mut rng, TRIALS, 10, 0.01, &one_step);
+    check("one step +-5 %, 12 versions", s, 0.95, 0.95);
+
+    let small_step = |rng: &mut Rng| case(levels(12, &[(rng.pick(1..12), 1.03)]));
+    let s = score(&mut rng, TRIALS, 10, 0.01, &small_step);
+    check("one step +3 %, 12 versions", s, 0.95, 0.9);
+
+    let two_steps = |rng: &mut Rng| {
+        let first = rng.pick(2..8);
+        let second = rng.pick(first + 3..15);
+        case(levels(16, &[(first, 1.04), (second, 1.04)]))
+    };
+    let s = score(&mut rng, TRIALS, 10, 0.01, &two_steps);
+    check("two steps +4 % each, 16 versions", s, 0.95, 0.9);
+
+    let regress_fix = |rng: &mut Rng| {
+        let at = rng.pick(2..9);
+        case(levels(12, &[(at, 1.05), (at + 2, 1.0 / 1.05)]))
+    };
+    let s = score(&mut rng, TRIALS, 10, 0.01, &regress_fix);
+    check("regress +5 %, fixed 2 versions later", s, 0.95, 0.9);
+
+    let last = |_: &mut Rng| case(levels(12, &[(11, 1.03)]));
+    let s = score(&mut rng, TRIALS, 10, 0.01, &last);
+    check("+3 % at the last version", s, 0.95, 0.9);
+
+    let noisy = |rng: &mut Rng| case(levels(12, &[(rng.pick(1..12), 1.06)]));
+    let s = score(&mut rng, TRIALS, 10, 0.03, &noisy);
+    check("noisy: +6 % step at 3 % CV", s, 0.9, 0.75);
+
+    let single = |rng: &mut Rng| case(levels(60, &[(rng.pick(5..55), 1.05)]));
+    let s = score(&mut rng, TRIALS, 1, 0.01, &single);
+    check("one sample per version: +5 %, 60 versions", s, 0.9, 0.9);
+
+    // Nothing to find: any report is a false alarm.
+    let flat = |_: &mut Rng| case(levels(12, &[]));
+    let s = score(&mut rng, TRIALS, 10, 0.01, &flat);
+    println!("{}", s.line("flat, 12 versions"));
+    let flat_alarms = s.alarmed;
+    total.add(&s);
+
+    let spike = |rng: &mut Rng| {
+        let at = rng.pick(1..11);
+        let mut levels = levels(12, &[]);
+        levels[at] = 110.0;
+        Case {
+            levels,
+            truth: vec![],
+        }
+    };
+    let s = score(&mut rng, TRIALS, 10, 0.01, &spike);
+    println!("{}", s.line("one-version spike +10 %, recovers"));
+    let spike_alarms = s.alarmed;
+    total.add(&s);
+
+    println!("{}", total.line("all of the above"));
+    assert!(total.precision() >= 0.95, "precision {}", total.precision());
+    assert!(total.recall() >= 0.9, "recall {}", total.recall());
+    assert!(
+        flat_alarms * 20 <= TRIALS,
+        "flat series alarmed {flat_alarms} times"
+    );
+    assert!(
+        spike_alarms * 20 <= TRIALS,
+        "recovered spikes alarmed {spike_alarms} times"
+    );
+}
+
+/// Slow drift has no version where it changed: it is scored apart. A drift
+/// well below the threshold per version but large in total must still be
+/// reported (the series did get slower), always as a regression, as steps
+/// of at least the threshold each (so no more of them than the total drift
+/// holds); a drift that stays within the threshold overall must not be.
+#[test]
+fn slow_drift() {
+    let mut rng = Rng(77);
+    let drift = |per_version: f64, count: usize| {
+        move |_: &mut Rng| Case {
+            levels: (0..count)
+                .map(|i| 100.0 * (1.0 + per_version).powi(i as i32))
+                .collect(),
+            truth: vec![],
+        }
+    };
+    for (per_version, count, must_alarm) in [(0.003, 30, true), (0.0003, 30, false)] {
+        let mut reported = 0;
+        let mut alarmed = 0;
+        let mut wrong_direction = 0;
+        for _ in 0..TRIALS {
+            let case = drift(per_version, count)(&mut rng);
+            let versions: Vec<Side> = case
+                .levels
+                .iter()
+                .map(|&level| {
+                    let values = (0..10)
+                        .map(|_| level * (1.0 + 0.01 * rng.normal()))
+                        .collect();
+                    Side::new(Samples::new(values).unwrap()).unwrap()
+                })
+                .collect();
+            let found = change_points(&versions, Better::Lower, &ChangePointOptions::default());
+            reported += found.len();
+            alarmed += usize::from(!found.is_empty());
+            wrong_direction += found
+                .iter()
+                .filter(|c| c.verdict != Verdict::Regression)
+                .count();
+        }
+        let total = (1.0 + per_version).powi(count as i32 - 1) - 1.0;
+        println!(
+            "slow drift {:.2} %/version ({:.1} % over {count} versions): alarmed {:.1} %, \
+             {:.2} change points per series, {wrong_direction} in the wrong direction",
+            100.0 * per_version,
+            100.0 * total,
+            100.0 * alarmed as f64 / TRIALS as f64,
+            reported as f64 / TRIALS as f64
+        );
+        assert_eq!(wrong_direction, 0);
+        if must_alarm {
+            assert!(alarmed * 10 >= TRIALS * 9, "alarmed {alarmed}");
+            let most = ((1.0 + total).ln() / 1.01f64.ln()).floor() as usize;
+            assert!(reported <= TRIALS * most, "reported {reported}");
+        } else {
+            assert!(alarmed * 20 <= TRIALS, "alarmed {alarmed}");
+        }
+    }
+}

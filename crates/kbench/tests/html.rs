@@ -1,0 +1,582 @@
+//! The html and svg formats as a reader sees them: a result set imported
+//! from a `kbench.samples/1` file (one identifier named `<script>...`, one
+//! test named `<img onerror=...>`, a regression on one metric), rendered by
+//! `kbench compare --format html` and opened in headless Chromium (Debian's
+//! `chromium`, installed by .ci/run). Checked: no console message, no
+//! request that the page makes, one table row per metric, the regression
+//! row coloured as one, the hostile names shown as text, the script's
+//! filter and sort, a screenshot that is not blank. Without Chromium the
+//! test is skipped with a message, except in CI (CI=true), where it fails.
+
+mod common;
+
+use common::{kbench, temp_db};
+use serde_json::{Value, json};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const EVIL_ID: &str = "<script>alert(1)</script>";
+const EVIL_TEST: &str = "<img src=x onerror=alert(2)>";
+/// Light theme colours of page.css / theme.css that the screenshot must show.
+const REGRESSION_ROW_BG: [u8; 3] = [0xff, 0xeb, 0xe9];
+const REGRESSION_RED: [u8; 3] = [0xcf, 0x22, 0x2e];
+
+/// Chromium's path, or `None` (with a message) when it is missing outside CI.
+fn chromium() -> Option<PathBuf> {
+    let found = ["chromium", "chromium-browser"].iter().find_map(|name| {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(name))
+                .find(|p| p.is_file())
+        })
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "chromium is missing in CI: .ci/run installs Debian's chromium package"
+        );
+        eprintln!(
+            "SKIPPED: headless Chromium checks of the html report need chromium \
+             (apt-get install chromium)"
+        );
+    }
+    found
+}
+
+/// What one headless Chromium run left: stdout, its console messages and
+/// the URLs the page asked for (from a NetLog).
+struct Visit {
+    stdout: String,
+    console: Vec<String>,
+    page_requests: Vec<String>,
+}
+
+/// Runs headless Chromium on `url` with `extra` flags (`--dump-dom`,
+/// `--screenshot=...`) in a fresh profile, logging the console to stderr
+/// and the network to a NetLog.
+fn visit(browser: &Path, work: &Path, url: &str, extra: &[&str]) -> Visit {
+    let profile = tempfile::tempdir_in(work).unwrap();
+    let netlog = profile.path().join("netlog.json");
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--log-net-log={}", netlog.display()))
+        .args(extra)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium starts");
+    // Read both pipes on threads so that a full pipe cannot stall Chromium.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).map(|_| s)
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).map(|_| s)
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish {url} within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stdout = out.join().unwrap().unwrap();
+    let stderr = err.join().unwrap().unwrap();
+    assert!(
+        status.success(),
+        "chromium failed on {url}: {status}\n{stderr}"
+    );
+    let console = stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .map(String::from)
+        .collect();
+    Visit {
+        stdout,
+        console,
+        page_requests: page_requests(&netlog, url),
+    }
+}
+
+/// URLs of the requests a page made, from a Chromium NetLog: URL requests
+/// with an initiator (Chromium's own background requests have none: "not
+/// an origin"), other than the page itself.
+fn page_requests(netlog: &Path, page: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(netlog).expect("chromium wrote its NetLog");
+    let log: Value = serde_json::from_str(&text).expect("the NetLog is JSON");
+    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"].clone();
+    assert!(
+        start_job.is_number(),
+        "NetLog without URL_REQUEST_START_JOB"
+    );
+    let page = page.split('#').next().unwrap();
+    log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == start_job)
+        .filter(|e| e["params"]["initiator"] != "not an origin")
+        .filter_map(|e| e["params"]["url"].as_str())
+        .filter(|u| *u != page)
+        .map(String::from)
+        .collect()
+}
+
+/// `metrics` as (test, unit, direction, level) measured by `identifiers`
+/// as (name, per-metric factor): `per_side` samples in 3 rounds with a
+/// fixed +-0.5 % scatter.
+fn samples_file(
+    metrics: &[(String, &str, &str, f64)],
+    identifiers: &[(&str, Vec<f64>)],
+    per_side: usize,
+) -> String {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut noise = move || {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    };
+    let ids: Vec<Value> = identifiers
+        .iter()
+        .map(|(name, factors)| {
+            let samples: serde_json::Map<String, Value> = metrics
+                .iter()
+                .zip(factors)
+                .map(|((test, _, _, level), factor)| {
+                    let values: Vec<Value> = (0..per_side)
+                        .map(|i| {
+                            json!({
+                                "value": level * factor * (1.0 + 0.005 * noise()),
+                                "round": i % 3,
+                                "at_ms": i,
+                            })
+                        })
+                        .collect();
+                    (test.clone(), Value::Array(values))
+                })
+                .collect();
+            json!({ "name": name, "samples": samples })
+        })
+        .collect();
+    let tests: Vec<Value> = metrics
+        .iter()
+        .map(|(test, unit, direction, _)| json!({"test": test, "unit": unit, "direction": direction}))
+        .collect();
+    json!({
+        "schema": "kbench.samples/1",
+        "result_set": "pictures",
+        "tests": tests,
+        "identifiers": ids,
+    })
+    .to_string()
+}
+
+fn import(db: &Path, dir: &Path, file: &str) {
+    let path = dir.join("samples.json");
+    std::fs::write(&path, file).unwrap();
+    kbench(db)
+        .args(["import", path.to_str().unwrap()])
+        .assert()
+        .success();
+}
+
+fn compare(db: &Path, args: &[&str]) {
+    let out = kbench(db).arg("compare").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "kbench compare {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The `<tr ...>` start tags of the metrics table's body, in DOM order.
+fn rows(dom: &str) -> Vec<&str> {
+    let body = dom
+        .split("<table id=\"metrics\"")
+        .nth(1)
+        .and_then(|t| t.split("<tbody>").nth(1))
+        .and_then(|t| t.split("</tbody>").next())
+        .expect("the metrics table has a body");
+    body.match_indices("<tr ")
+        .map(|(i, _)| &body[i..i + body[i..].find('>').unwrap() + 1])
+        .collect()
+}
+
+fn assert_quiet(visit: &Visit, what: &str) {
+    assert!(
+        visit.console.is_empty(),
+        "{what}: console messages:\n{}",
+        visit.console.join("\n")
+    );
+    assert!(
+        visit.page_requests.is_empty(),
+        "{what}: the page made requests: {:?}",
+        visit.page_requests
+    );
+}
+
+/// Decodes an RGB(A) PNG: (width, height, RGB pixels).
+fn pixels(path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
+    let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut decoder = png::Decoder::new(file);
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = match info.color_type {
+        png::ColorType::Rgba => 4,
+        png::ColorType::Rgb => 3,
+        other => panic!("unexpected screenshot colour type {other:?}"),
+    };
+    let pixels = buf[..info.buffer_size()]
+        .chunks_exact(channels)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect();
+    (info.width, info.height, pixels)
+}
+
+/// Screenshot checks: the size asked for, not one colour, and `colours`
+/// each covering at least its pixel count.
+fn assert_picture(path: &Path, width: u32, colours: &[([u8; 3], usize, &str)]) {
+    let (w, h, px) = pixels(path);
+    assert_eq!(w, width, "{}", path.display());
+    assert!(h >= 600, "{}: {h} px high", path.display());
+    let background = px[0];
+    let ink = px.iter().filter(|p| **p != background).count();
+    assert!(
+        ink * 50 > px.len(),
+        "{}: only {ink} of {} pixels differ from the background: blank",
+        path.display(),
+        px.len()
+    );
+    for (colour, at_least, what) in colours {
+        let n = px.iter().filter(|p| *p == colour).count();
+        assert!(
+            n >= *at_least,
+            "{}: {n} pixels of {what} {colour:02x?}, expected at least {at_least}",
+            path.display()
+        );
+    }
+}
+
+/// The harness itself must see a console message and a request: a page
+/// that makes both.
+fn check_the_checks(browser: &Path, dir: &Path) {
+    let canary = dir.join("canary.html");
+    std::fs::write(
+        &canary,
+        "<!DOCTYPE html><title>canary</title><img src=\"http://example.invalid/x.png\">\
+         <script>console.error(\"canary\")</script>",
+    )
+    .unwrap();
+    let url = format!("file://{}", canary.display());
+    let visit = visit(browser, dir, &url, &["--dump-dom"]);
+    assert!(
+        visit.console.iter().any(|l| l.contains("canary")),
+        "console messages are not seen: {:?}",
+        visit.console
+    );
+    assert!(
+        visit
+            .page_requests
+            .iter()
+            .any(|u| u.contains("example.invalid")),
+        "a page's requests are not seen: {:?}",
+        visit.page_requests
+    );
+}
+
+#[test]
+fn the_page_opens_quietly_and_shows_what_it_should() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let (dir, db) = temp_db();
+    let dir = dir.path();
+    check_the_checks(&browser, dir);
+
+    let metrics: Vec<(String, &str, &str, f64)> = vec![
+        ("syscall-null".into(), "ns", "lower", 100.0),
+        ("pipe-lat[placement=cross]".into(), "us", "lower", 5.0),
+        ("mem-bw[op=rd,size=64]".into(), "MB/s", "higher", 10_000.0),
+        (EVIL_TEST.into(), "ms", "lower", 3.0),
+        (
+            "futex1[mode=thread,tasks=2]:per_task".into(),
+            "ops/s",
+            "higher",
+            2.0e6,
+        ),
+        ("ctxsw[procs=8,size=16]".into(), "us", "lower", 2.5),
+    ];
+    // "slow" is 10 % slower on syscall-null only.
+    let identifiers = [
+        ("base", vec![1.0; 6]),
+        ("slow", vec![1.10, 1.0, 1.0, 1.0, 1.0, 1.0]),
+        (EVIL_ID, vec![1.0; 6]),
+    ];
+    import(&db, dir, &samples_file(&metrics, &identifiers, 30));
+    let page = dir.join("page.html");
+    compare(
+        &db,
+        &["pictures", "--format", "html", "-o", page.to_str().unwrap()],
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    for needle in ["http://", "https://", "src=\"", "@import", "url("] {
+        assert!(!html.contains(needle), "the page holds {needle}");
+    }
+    let url = format!("file://{}", page.display());
+
+    // As loaded: quiet, the script ran, a row per metric, one regression.
+    let loaded = visit(&browser, dir, &url, &["--dump-dom"]);
+    assert_quiet(&loaded, "page");
+    let dom = &loaded.stdout;
+    assert!(
+        dom.contains("<div class=\"controls\" id=\"controls\">"),
+        "the script did not run"
+    );
+    assert!(dom.contains("<span id=\"f-count\" aria-live=\"polite\">6 of 6 metrics</span>"));
+    let rows = rows(dom);
+    assert_eq!(rows.len(), metrics.len(), "{rows:#?}");
+    let regressions: Vec<&&str> = rows
+        .iter()
+        .filter(|r| r.contains("class=\"v-regression\""))
+        .collect();
+    assert_eq!(regressions.len(), 1, "{rows:#?}");
+    assert!(regressions[0].contains("data-name=\"syscall-null\""));
+    // Hostile names are text: escaped in the DOM, no element made of them.
+    assert_eq!(
+        dom.matches("<script").count(),
+        1,
+        "only the page's own script"
+    );
+    assert!(!dom.contains("<img"), "an <img> was injected");
+    assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(dom.contains("&lt;img src=x onerror=alert(2)&gt;"));
+
+    // The filter and sort, through the address's fragment.
+    let filtered = visit(
+        &browser,
+        dir,
+        &format!("{url}#v=regression"),
+        &["--dump-dom"],
+    );
+    assert_quiet(&filtered, "filtered page");
+    let rows = self::rows(&filtered.stdout);
+    let shown: Vec<&&str> = rows.iter().filter(|r| !r.contains(" hidden")).collect();
+    assert_eq!(shown.len(), 1, "{rows:#?}");
+    assert!(shown[0].contains("data-name=\"syscall-null\""));
+    assert!(filtered.stdout.contains(">1 of 6 metrics<"));
+    // The charts of the metrics filtered out are hidden too.
+    let sections: Vec<&str> = filtered
+        .stdout
+        .match_indices("<section class=\"metric\"")
+        .map(|(i, _)| &filtered.stdout[i..i + filtered.stdout[i..].find('>').unwrap()])
+        .collect();
+    assert_eq!(sections.len(), metrics.len());
+    let visible: Vec<&&str> = sections.iter().filter(|s| !s.contains("hidden")).collect();
+    assert_eq!(
+        visible,
+        [&"<section class=\"metric\" id=\"m0\""],
+        "{sections:#?}"
+    );
+    let sorted = visit(
+        &browser,
+        dir,
+        &format!("{url}#sort=c1-desc"),
+        &["--dump-dom"],
+    );
+    assert_quiet(&sorted, "sorted page");
+    let rows = self::rows(&sorted.stdout);
+    assert!(rows[0].contains("data-name=\"syscall-null\""), "{rows:#?}");
+    assert!(sorted.stdout.contains("aria-sort=\"descending\""));
+
+    // Screenshots, desktop and phone: not blank; the regression row tinted
+    // and the regression red (badge, bar) visible on the desktop one.
+    let shot = dir.join("page.png");
+    let desk = visit(
+        &browser,
+        dir,
+        &url,
+        &[
+            "--window-size=1280,2000",
+            &format!("--screenshot={}", shot.display()),
+        ],
+    );
+    assert_quiet(&desk, "desktop screenshot");
+    assert_picture(
+        &shot,
+        1280,
+        &[
+            (REGRESSION_ROW_BG, 5_000, "regression row background"),
+            (REGRESSION_RED, 300, "regression red"),
+        ],
+    );
+    let phone_shot = dir.join("phone.png");
+    visit(
+        &browser,
+        dir,
+        &url,
+        &[
+            "--window-size=390,1600",
+            &format!("--screenshot={}", phone_shot.display()),
+        ],
+    );
+    assert_picture(&phone_shot, 390, &[]);
+    if let Some(keep) = std::env::var_os("KBENCH_KEEP_SCREENSHOTS") {
+        for file in [&shot, &phone_shot, &page] {
+            std::fs::copy(file, Path::new(&keep).join(file.file_name().unwrap())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn one_metric_as_svg_for_a_mail() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let (dir, db) = temp_db();
+    let dir = dir.path();
+    let metrics: Vec<(String, &str, &str, f64)> = vec![
+        ("pipe-lat".into(), "us", "lower", 5.0),
+        ("pipe-lat[placement=cross]".into(), "us", "lower", 6.0),
+    ];
+    let identifiers = [("base", vec![1.0, 1.0]), (EVIL_ID, vec![1.08, 1.0])];
+    import(&db, dir, &samples_file(&metrics, &identifiers, 24));
+
+    // --metric must pick one metric; its whole name does among longer ones.
+    for args in [
+        vec!["pictures", "--format", "svg"],
+        vec!["pictures", "--format", "svg", "--metric", "lat["],
+        vec!["pictures", "--format", "svg", "--metric", "pipe"],
+    ] {
+        let out = kbench(&db).arg("compare").args(&args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        if args.len() == 5 && args[4] == "lat[" {
+            assert!(out.status.success(), "{args:?}: {text}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(text.contains("--format svg draws one metric"), "{text}");
+    }
+    let svg = dir.join("pipe.svg");
+    compare(
+        &db,
+        &[
+            "pictures",
+            "--format",
+            "svg",
+            "--metric",
+            "pipe-lat",
+            "-o",
+            svg.to_str().unwrap(),
+        ],
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("<title>pipe-lat — kbench compare pictures</title>"));
+    assert!(text.contains("REGRESSION"));
+    assert!(!text.contains("<script"));
+
+    let url = format!("file://{}", svg.display());
+    let loaded = visit(&browser, dir, &url, &["--dump-dom"]);
+    assert_quiet(&loaded, "svg");
+    // An XML error would replace the document with a parser error page.
+    assert!(!loaded.stdout.contains("parsererror"), "{}", loaded.stdout);
+    assert!(
+        loaded
+            .stdout
+            .contains("&lt;script&gt;alert(1)&lt;/script&gt;")
+    );
+    let shot = dir.join("svg.png");
+    visit(
+        &browser,
+        dir,
+        &url,
+        &[
+            "--window-size=520,700",
+            &format!("--screenshot={}", shot.display()),
+        ],
+    );
+    assert_picture(&shot, 520, &[(REGRESSION_RED, 300, "regression red")]);
+}
+
+#[test]
+fn two_hundred_metrics_of_five_identifiers_under_2_mb() {
+    let (dir, db) = temp_db();
+    let dir = dir.path();
+    let metrics: Vec<(String, &str, &str, f64)> = (0..200)
+        .map(|i| {
+            let (unit, direction) = if i % 3 == 0 {
+                ("MB/s", "higher")
+            } else {
+                ("ns", "lower")
+            };
+            (
+                format!("bench-{}[mode=thread,size={}]", i % 37, i * 64),
+                unit,
+                direction,
+                10.0 + f64::from(i) * 7.3,
+            )
+        })
+        .collect();
+    let names = [
+        "6.18.0",
+        "6.18.0+plu",
+        "6.18.0+plu-v2",
+        "6.19.0-rc2",
+        "6.19.0-rc2+plu-v2",
+    ];
+    let identifiers: Vec<(&str, Vec<f64>)> = names
+        .iter()
+        .enumerate()
+        .map(|(k, name)| {
+            let factors = (0..200)
+                .map(|i| if k > 0 && i % 17 == k { 1.05 } else { 1.0 })
+                .collect();
+            (*name, factors)
+        })
+        .collect();
+    import(&db, dir, &samples_file(&metrics, &identifiers, 60));
+    let page = dir.join("big.html");
+    compare(
+        &db,
+        &["pictures", "--format", "html", "-o", page.to_str().unwrap()],
+    );
+    let size = std::fs::metadata(&page).unwrap().len();
+    eprintln!("200 metrics x 5 identifiers, 60 samples each: {size} bytes");
+    assert!(size < 2_000_000, "{size} bytes");
+
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let url = format!("file://{}", page.display());
+    let loaded = visit(&browser, dir, &url, &["--dump-dom"]);
+    assert_quiet(&loaded, "large page");
+    assert_eq!(rows(&loaded.stdout).len(), 200);
+    assert_eq!(loaded.stdout.matches("<svg class=\"chart\"").count(), 400);
+}

@@ -1,0 +1,360 @@
+//! End-to-end tests of `kbench kernel` and `kbench vm`: two real Debian
+//! cloud kernels fetched with apt, compared in qemu under TCG, and the bad
+//! inputs a user can give.
+//!
+//! The Debian test needs network to Debian's mirror (apt) and
+//! qemu-system-x86 (.ci/run installs it). Kernels are cached in the target
+//! directory, so a second run downloads nothing.
+
+mod common;
+
+use common::{json_of, kbench, temp_db};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const TCG_NOTE: &str = "emulated (TCG)";
+
+fn kernel_cache() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels")
+}
+
+fn has_program(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(name).is_file()))
+        .unwrap_or(false)
+}
+
+/// Runs kbench, asserting success; returns (stdout, stderr).
+fn ok(db: &Path, args: &[&str]) -> (String, String) {
+    let out = kbench(db)
+        .args(args)
+        .env("KBENCH_KERNEL_CACHE", kernel_cache())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "kbench {args:?} failed ({}):\n{stderr}\n{stdout}",
+        out.status
+    );
+    (stdout, stderr)
+}
+
+/// Runs kbench, asserting failure with status 1; returns stderr.
+fn fails(db: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut command = kbench(db);
+    command.args(args);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let out = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "kbench {args:?}: {stderr}");
+    stderr
+}
+
+/// "RELEASE  /path/vmlinuz-RELEASE" lines.
+fn kernels_in(stdout: &str) -> Vec<(String, String)> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.split_whitespace();
+            Some((parts.next()?.to_string(), parts.next()?.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn debian_kernels_side_by_side_under_tcg() {
+    assert!(
+        has_program("qemu-system-x86_64"),
+        "this test needs qemu-system-x86_64: apt-get install qemu-system-x86"
+    );
+    assert!(
+        has_program("apt-get") && has_program("dpkg-deb"),
+        "this test fetches Debian kernels with apt-get and dpkg-deb"
+    );
+    let (_dir, db) = temp_db();
+    let started = std::time::Instant::now();
+
+    let (fetched, _) = ok(&db, &["kernel", "fetch", "debian:6.1", "debian:6.12"]);
+    let kernels = kernels_in(&fetched);
+    assert_eq!(kernels.len(), 2, "{fetched}");
+    assert!(kernels[0].0.starts_with("6.1.") && kernels[0].0.ends_with("-cloud-amd64"));
+    assert!(kernels[1].0.starts_with("6.12.") && kernels[1].0.ends_with("-cloud-amd64"));
+    for (release, path) in &kernels {
+        assert!(Path::new(path).is_absolute() && Path::new(path).is_file());
+        assert!(path.ends_with(&format!("vmlinuz-{release}")), "{path}");
+    }
+    let (listed, _) = ok(&db, &["kernel", "list"]);
+    assert_eq!(kernels_in(&listed).len(), 2, "{listed}");
+    eprintln!("fetched in {:?}", started.elapsed());
+
+    let (old, new) = (&kernels[0], &kernels[1]);
+    let (report, stderr) = ok(
+        &db,
+        &[
+            "vm",
+            "compare",
+            "--kernel",
+            &old.1,
+            "--kernel",
+            &new.0, // a cached release works as well as a path
+            "syscall-null",
+            "open-close",
+            "pipe-lat",
+            "--rounds",
+            "2",
+            "--max-time",
+            "0.3",
+            "--into",
+            "deb",
+            "--accel",
+            "tcg",
+            "--timeout",
+            "60",
+        ],
+    );
+    eprintln!("compared in {:?}:\n{stderr}", started.elapsed());
+    assert!(stderr.contains(TCG_NOTE), "TCG is said loudly: {stderr}");
+    // Interleaved: A, B, A, B.
+    let boots: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Round ")).collect();
+    assert_eq!(boots.len(), 4, "{stderr}");
+    for (i, line) in boots.iter().enumerate() {
+        let expected = if i % 2 == 0 { &old.0 } else { &new.0 };
+        assert!(line.contains(&format!("as '{expected}'")), "{line}");
+    }
+    // The comparison printed at the end names both kernels.
+    assert!(
+        report.contains(&old.0) && report.contains(&new.0),
+        "{report}"
+    );
+
+    let show = json_of(&db, &["show", "deb", "--json"]);
+    let host_release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let identifiers = show["identifiers"].as_array().unwrap();
+    let names: Vec<&str> = identifiers
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [old.0.as_str(), new.0.as_str()]);
+    for identifier in identifiers {
+        let runs = identifier["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "one run per round");
+        for run in runs {
+            assert_eq!(run["status"], "complete");
+            let info = &run["info"];
+            assert_eq!(
+                info["snapshot"]["kernel_release"], identifier["name"],
+                "the guest's own release"
+            );
+            assert_eq!(info["snapshot"]["virtualization"], "qemu-tcg");
+            assert_eq!(
+                info["host"]["kernel_release"],
+                host_release.trim(),
+                "the host's snapshot"
+            );
+            let notes = info["notes"].as_array().unwrap();
+            assert!(
+                notes
+                    .iter()
+                    .any(|n| n.as_str().unwrap().starts_with(TCG_NOTE)),
+                "{notes:?}"
+            );
+        }
+    }
+    for test in show["tests"].as_array().unwrap() {
+        let results = test["results"].as_array().unwrap();
+        assert_eq!(results.len(), 2, "{test:#}");
+        for result in results {
+            assert!(result["summary"]["n"].as_u64().unwrap() >= 5, "{result:#}");
+            assert_eq!(result["rounds"], 2, "{result:#}");
+        }
+    }
+
+    // `kbench compare` shows the two kernels side by side.
+    let (table, _) = ok(&db, &["compare", "deb", "--format", "table"]);
+    let header = table
+        .lines()
+        .find(|l| l.contains(&old.0) && l.contains(&new.0));
+    assert!(header.is_some(), "no line names both kernels:\n{table}");
+    let compared = json_of(&db, &["compare", "deb", "--format", "json"]);
+    assert_eq!(compared["schema"], "kbench.compare/1");
+    eprintln!("done in {:?}", started.elapsed());
+}
+
+/// Auto acceleration: KVM when a probe boot works, else TCG and the notes
+/// say why. Either way the stored run says what it was.
+#[test]
+fn auto_acceleration_says_what_it_used() {
+    assert!(
+        has_program("qemu-system-x86_64"),
+        "this test needs qemu-system-x86_64: apt-get install qemu-system-x86"
+    );
+    let (_dir, db) = temp_db();
+    let (fetched, _) = ok(&db, &["kernel", "fetch", "debian:6.1"]);
+    let release = kernels_in(&fetched)[0].0.clone();
+    let (_, stderr) = ok(
+        &db,
+        &[
+            "vm",
+            "run",
+            "--kernel",
+            &release,
+            "syscall-null",
+            "--rounds",
+            "1",
+            "--max-time",
+            "0.2",
+            "--into",
+            "auto",
+        ],
+    );
+    let show: Value = json_of(&db, &["show", "auto", "--json"]);
+    let info = &show["identifiers"][0]["runs"][0]["info"];
+    let notes: Vec<&str> = info["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    match info["snapshot"]["virtualization"].as_str().unwrap() {
+        "kvm" => assert!(notes.is_empty(), "{notes:?}"),
+        "qemu-tcg" => {
+            assert!(notes[0].starts_with(TCG_NOTE), "{notes:?}");
+            assert!(notes[1].starts_with("KVM was not used: "), "{notes:?}");
+            assert!(stderr.contains("WARNING: KVM was not used"), "{stderr}");
+        }
+        other => panic!("unexpected virtualization {other}"),
+    }
+    assert!(stderr.contains("first sample after"), "{stderr}");
+}
+
+/// A file with an x86 boot header and a version string, which is all the
+/// checks before qemu read.
+fn fake_bzimage(dir: &Path) -> PathBuf {
+    let mut head = vec![0u8; 0x600];
+    head[0x202..0x206].copy_from_slice(b"HdrS");
+    head[0x20E..0x210].copy_from_slice(&0x200u16.to_le_bytes());
+    let version = b"6.99.0-fake (nobody@nowhere) #1";
+    head[0x400..0x400 + version.len()].copy_from_slice(version);
+    let path = dir.join("bzImage");
+    std::fs::write(&path, head).unwrap();
+    path
+}
+
+#[test]
+fn bad_input_is_explained() {
+    let (dir, db) = temp_db();
+    let not_kernel = dir.path().join("notes.txt");
+    std::fs::write(&not_kernel, "not a kernel").unwrap();
+    let not_kernel = not_kernel.to_str().unwrap();
+    let error = fails(
+        &db,
+        &["vm", "run", "--kernel", not_kernel, "syscall-null"],
+        &[],
+    );
+    assert!(error.contains("is not an x86 kernel image"), "{error}");
+    assert!(error.contains("HdrS"), "{error}");
+
+    let error = fails(
+        &db,
+        &["vm", "run", "--kernel", "no-such-release", "syscall-null"],
+        &[("KBENCH_KERNEL_CACHE", dir.path().to_str().unwrap())],
+    );
+    assert!(error.contains("kbench kernel fetch"), "{error}");
+
+    let image = fake_bzimage(dir.path());
+    let image = image.to_str().unwrap();
+    let empty_path = dir.path().join("empty-path");
+    std::fs::create_dir(&empty_path).unwrap();
+    let error = fails(
+        &db,
+        &["vm", "run", "--kernel", image, "syscall-null"],
+        &[("PATH", empty_path.to_str().unwrap())],
+    );
+    assert!(
+        error.contains("qemu-system-x86_64 was not found"),
+        "{error}"
+    );
+    assert!(error.contains("apt-get install qemu-system-x86"), "{error}");
+
+    let error = fails(
+        &db,
+        &["vm", "compare", "--kernel", image, "syscall-null"],
+        &[],
+    );
+    assert!(error.contains("two or more --kernel"), "{error}");
+    let error = fails(
+        &db,
+        &[
+            "vm",
+            "compare",
+            "--kernel",
+            image,
+            "--kernel",
+            image,
+            "syscall-null",
+        ],
+        &[],
+    );
+    assert!(error.contains("name them apart with --as"), "{error}");
+    let error = fails(&db, &["kernel", "fetch", "6.1"], &[]);
+    assert!(error.contains("debian:VERSION"), "{error}");
+    let error = fails(
+        &db,
+        &[
+            "vm",
+            "run",
+            "--kernel",
+            image,
+            "--memory",
+            "lots",
+            "syscall-null",
+        ],
+        &[],
+    );
+    assert!(error.contains("--memory"), "{error}");
+}
+
+/// A guest that never reaches the agent (here: no init, so the kernel
+/// panics) is reported with its serial log; nothing is stored.
+#[test]
+fn a_guest_that_panics_is_reported_with_its_serial_log() {
+    assert!(
+        has_program("qemu-system-x86_64"),
+        "this test needs qemu-system-x86_64: apt-get install qemu-system-x86"
+    );
+    let (dir, db) = temp_db();
+    let (fetched, _) = ok(&db, &["kernel", "fetch", "debian:6.1"]);
+    let release = kernels_in(&fetched)[0].0.clone();
+    let error = fails(
+        &db,
+        &[
+            "vm",
+            "run",
+            "--kernel",
+            &release,
+            "syscall-null",
+            "--accel",
+            "tcg",
+            "--append",
+            "rdinit=/no-such-init",
+            "--timeout",
+            "60",
+        ],
+        &[("KBENCH_KERNEL_CACHE", kernel_cache().to_str().unwrap())],
+    );
+    assert!(error.contains("a kernel panic"), "{error}");
+    assert!(error.contains("Kernel panic - not syncing"), "{error}");
+    let logs: Vec<_> = std::fs::read_dir(dir.path().join("vm-logs"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(logs.len(), 1);
+    assert!(
+        error.contains(&logs[0].path().display().to_string()),
+        "{error}"
+    );
+}
