@@ -21,6 +21,14 @@ pub struct SamplingPlan {
     pub max_time: Duration,
     /// The shortest timed interval (benchmarks.md: at least 5 ms).
     pub min_interval: Duration,
+    /// Whether the user chose `min_samples` (`--min-samples`); when not, an
+    /// external profile's own minimum replaces it (its runs take seconds).
+    #[serde(default)]
+    pub min_samples_chosen: bool,
+    /// Whether the user chose `max_time` (`--max-time`); when not, an
+    /// external profile's own time budget replaces it.
+    #[serde(default)]
+    pub max_time_chosen: bool,
 }
 
 impl Default for SamplingPlan {
@@ -31,6 +39,8 @@ impl Default for SamplingPlan {
             target_ci: 0.01,
             max_time: Duration::from_secs(3),
             min_interval: kbench_bench::MIN_INTERVAL,
+            min_samples_chosen: false,
+            max_time_chosen: false,
         }
     }
 }

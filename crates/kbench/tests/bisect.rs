@@ -181,10 +181,12 @@ fn finds_the_commit_that_slowed_the_loop_in_fewer_measurements() {
     assert_eq!(report["reference"]["verdict"], "regression");
     let change = report["change"]["change_pct"]["point"].as_f64().unwrap();
     assert!((2.0..12.0).contains(&change), "{change}");
-    let samples = report["samples"].as_u64().unwrap();
-    let every = report["every_commit_samples"].as_u64().unwrap();
+    let samples = report["measurements"].as_u64().unwrap();
+    assert_eq!(report["samples"].as_u64().unwrap(), samples);
+    let every = report["every_commit_measurements"].as_u64().unwrap();
     println!(
-        "bisect: {samples} samples on {} of {} commits (every commit once: {every}); change {change:+.2} %",
+        "bisect: {samples} runs on {} of {} commits (every commit at the starting count: {every}); \
+         change {change:+.2} %",
         report["commits_measured"],
         COMMITS + 1
     );
@@ -283,14 +285,14 @@ fn a_killed_bisection_continues_and_leaves_the_repository_alone() {
     assert_eq!(report["resumed"], true);
     assert_eq!(report["first_bad"]["hash"], f.hashes[CULPRIT], "{report:#}");
     let (all, now) = (
-        report["samples"].as_u64().unwrap(),
-        report["samples_measured_now"].as_u64().unwrap(),
+        report["measurements"].as_u64().unwrap(),
+        report["measurements_now"].as_u64().unwrap(),
     );
     assert!(now + 20 <= all, "measured {now} of {all} again");
     assert_eq!(repo_state(&f.repo), before, "the user's repository changed");
     // Finished: the same command measures nothing and says the same.
     let again = ok_json(&f.db, &args, &[("COUNT", &count), ("KILL_AT", "never")]);
-    assert_eq!(again["samples_measured_now"], 0);
+    assert_eq!(again["measurements_now"], 0);
     assert_eq!(again["first_bad"], report["first_bad"]);
 }
 

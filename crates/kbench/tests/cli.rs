@@ -381,3 +381,46 @@ fn sysinfo_json_names_the_kernel() {
     assert_eq!(doc["kernel_release"], release.trim());
     assert!(doc["cpus_online"].as_u64().unwrap() >= 1);
 }
+
+#[test]
+fn a_benchmark_that_cannot_run_is_skipped_and_the_run_goes_on() {
+    // Under `taskset -c 0` the measuring process has one CPU: a cross-CPU
+    // ping-pong cannot run, the syscall test still does.
+    let (_dir, db) = temp_db();
+    let out = kbench(&db)
+        .args([
+            "run",
+            "pipe-lat[placement=cross]",
+            "syscall-null",
+            "--as",
+            "one-cpu",
+            "--into",
+            "s",
+        ])
+        .args(["--wrap", "taskset -c 0"])
+        .args(SHORT)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("SKIPPED") && err.contains("2 CPUs"), "{err}");
+    let doc = json(
+        &kbench(&db)
+            .args(["show", "s", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    let tests = doc["tests"].as_array().unwrap();
+    let pipe = tests.iter().find(|t| t["benchmark"] == "pipe-lat").unwrap();
+    assert_eq!(pipe["results"][0]["outcome"], "skipped");
+    let null = tests
+        .iter()
+        .find(|t| t["benchmark"] == "syscall-null")
+        .unwrap();
+    assert!(null["results"][0]["summary"]["n"].as_u64().unwrap() >= 5);
+}

@@ -16,7 +16,9 @@ fn samples(level: f64) -> Value {
         pattern
             .iter()
             .enumerate()
-            .map(|(i, p)| json!({"value": level * (1.0 + p / 100.0), "round": 0, "at_ms": 1000 + i}))
+            .map(
+                |(i, p)| json!({"value": level * (1.0 + p / 100.0), "round": 0, "at_ms": 1000 + i}),
+            )
             .collect(),
     )
 }
@@ -52,7 +54,11 @@ fn import(db: &Path) {
     let file = db.with_file_name("series.json");
     std::fs::write(&file, document.to_string()).unwrap();
     let out = kbench(db).arg("import").arg(&file).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn changes(report: &Value, test: &str) -> Vec<(String, String)> {
@@ -88,7 +94,10 @@ fn finds_where_each_metric_changed() {
     assert_eq!(changes(&report, "syscall-null"), vec![]);
     let pipe = &report["metrics"][0]["changes"][0];
     let pct = &pipe["change_pct"];
-    assert!((pct["point"].as_f64().unwrap() - 15.9).abs() < 0.1, "{pipe}");
+    assert!(
+        (pct["point"].as_f64().unwrap() - 15.9).abs() < 0.1,
+        "{pipe}"
+    );
     assert!(pct["ci_low"].as_f64().unwrap() > 14.0 && pct["ci_high"].as_f64().unwrap() < 18.0);
     assert!(pipe["p_value"].as_f64().unwrap() < 1e-6);
     assert_eq!(pipe["previous"], "2.6.6");
@@ -97,17 +106,31 @@ fn finds_where_each_metric_changed() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     println!("{text}");
-    assert!(text.contains("pipe-lat (us, lower is better): 1 change"), "{text}");
+    assert!(
+        text.contains("pipe-lat (us, lower is better): 1 change"),
+        "{text}"
+    );
     assert!(text.contains("2.6.6| 2.6.7"), "{text}");
-    assert!(text.contains("2.6.6 -> 2.6.7: REGRESSION +15.91 %"), "{text}");
-    assert!(text.contains("syscall-null (us, lower is better): no change"), "{text}");
+    assert!(
+        text.contains("2.6.6 -> 2.6.7: REGRESSION +15.91 %"),
+        "{text}"
+    );
+    assert!(
+        text.contains("syscall-null (us, lower is better): no change"),
+        "{text}"
+    );
 
     let out = kbench(&db)
-        .args(["history", "lkml-26", "--metric", "fork", "--format", "markdown"])
+        .args([
+            "history", "lkml-26", "--metric", "fork", "--format", "markdown",
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("| fork-exit | us | lower | 2.6.10 | 2.6.11 | +10.00 %"), "{text}");
+    assert!(
+        text.contains("| fork-exit | us | lower | 2.6.10 | 2.6.11 | +10.00 %"),
+        "{text}"
+    );
     assert!(!text.contains("pipe-lat"), "{text}");
 }
 
@@ -119,14 +142,33 @@ fn order_threshold_and_errors() {
     let order: Vec<String> = (0..12).rev().map(|v| format!("2.6.{v}")).collect();
     let report = json_of(
         &db,
-        &["history", "lkml-26", "--order", &order.join(","), "--metric", "pipe-lat", "--format", "json"],
+        &[
+            "history",
+            "lkml-26",
+            "--order",
+            &order.join(","),
+            "--metric",
+            "pipe-lat",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(
         changes(&report, "pipe-lat"),
         vec![("2.6.6".to_string(), "improvement".to_string())]
     );
     // A threshold above every change: nothing.
-    let report = json_of(&db, &["history", "lkml-26", "--threshold", "20", "--format", "json"]);
+    let report = json_of(
+        &db,
+        &[
+            "history",
+            "lkml-26",
+            "--threshold",
+            "20",
+            "--format",
+            "json",
+        ],
+    );
     assert_eq!(report["changed_metrics"], 0);
 
     let out = kbench(&db)

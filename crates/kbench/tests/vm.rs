@@ -300,6 +300,26 @@ fn bad_input_is_explained() {
         &[],
     );
     assert!(error.contains("name them apart with --as"), "{error}");
+    let error = fails(
+        &db,
+        &[
+            "vm",
+            "run",
+            "--kernel",
+            image,
+            "syscall-null",
+            "--accel",
+            "tcg",
+            "--qemu",
+            "/bin/true",
+        ],
+        &[("TMPDIR", "/nonexistent-kbench-tmp")],
+    );
+    assert!(
+        error.contains("cannot build the guest's initramfs"),
+        "{error}"
+    );
+    assert!(error.contains("/nonexistent-kbench-tmp"), "{error}");
     let error = fails(&db, &["kernel", "fetch", "6.1"], &[]);
     assert!(error.contains("debian:VERSION"), "{error}");
     let error = fails(

@@ -177,15 +177,20 @@ pub struct BisectReport {
     /// The fresh measurement shows the endpoints' verdict again.
     pub confirmed: bool,
     pub skipped: Vec<SkippedCommit>,
-    /// Samples the bisection used, all commits together.
+    /// Measurements the bisection used, all commits together: runs of the
+    /// `--run` command (one sample each) or boots (a round of samples).
+    pub measurements: usize,
+    /// Of them, taken by this invocation (the rest came from the store).
+    pub measurements_now: usize,
+    /// Raw samples the bisection used, and of them taken now.
     pub samples: usize,
-    pub samples_measured_now: usize,
+    pub samples_now: usize,
     pub builds_now: usize,
-    /// Commits that got samples (of `commits + 1`).
+    /// Commits that got measured (of `commits + 1`).
     pub commits_measured: usize,
-    /// What measuring every commit once at the starting sample count
-    /// would take: (commits + 1) x initial samples.
-    pub every_commit_samples: usize,
+    /// What measuring every commit at the starting count would take:
+    /// (commits + 1) x initial measurements.
+    pub every_commit_measurements: usize,
     pub resumed: bool,
     pub notes: Vec<String>,
     pub log: Vec<LogEntry>,
@@ -198,9 +203,12 @@ pub struct Session<'a> {
     plan: Plan,
     state: SavedState,
     resumed: bool,
-    /// Samples per commit hash, in measurement order.
-    samples: HashMap<String, Vec<f64>>,
+    /// Measurements per commit hash, in order: each one run of the
+    /// command (one sample) or one boot (a round of samples).
+    samples: HashMap<String, Vec<Vec<f64>>>,
+    /// Measurements taken by this invocation, per commit hash.
     measured_now: HashMap<String, usize>,
+    samples_now: usize,
     builds_now: usize,
     built: Option<String>,
     spec: TestSpec,
@@ -283,6 +291,7 @@ impl<'a> Session<'a> {
             resumed,
             samples,
             measured_now: HashMap::new(),
+            samples_now: 0,
             builds_now: 0,
             built: None,
             spec,
@@ -322,7 +331,7 @@ impl<'a> Session<'a> {
         &self.plan.commits[self.plan.commits.len() - 1]
     }
 
-    /// The search's samples of a commit (before its confirmation samples).
+    /// The search's measurements of a commit (before its confirmation's).
     fn search_side(&self, commit: &Commit) -> Option<Side> {
         let all = self.samples.get(&commit.hash)?;
         let end = self
@@ -335,18 +344,19 @@ impl<'a> Session<'a> {
         side(&all[..end])
     }
 
-    /// The confirmation's samples of a commit.
+    /// The confirmation's measurements of a commit.
     fn confirm_side(&self, commit: &Commit) -> Option<Side> {
         let all = self.samples.get(&commit.hash)?;
         let start = *self.state.confirm_from.get(&commit.hash)?;
         side(all.get(start..)?)
     }
 
+    /// Measurements of a commit so far.
     fn count(&self, commit: &Commit) -> usize {
         self.samples.get(&commit.hash).map_or(0, Vec::len)
     }
 
-    /// Measures `commit` until it has `target` samples in all, building it
+    /// Measures `commit` until it has `target` measurements, building it
     /// first when it is not the commit built last. `Ok(Err(why))` when it
     /// cannot be built or measured.
     fn ensure(
@@ -387,7 +397,7 @@ impl<'a> Session<'a> {
             .begin_run(&self.request.set, &identifier, &info)?;
         let test = self.store.test_id(&self.request.set, &self.spec)?;
         observer(&format!(
-            "measuring {identifier}: {} -> {target} samples",
+            "measuring {identifier}: {} -> {target} measurements",
             self.count(commit)
         ));
         while self.count(commit) < target {
@@ -411,8 +421,14 @@ impl<'a> Session<'a> {
                     return Err(error);
                 }
             };
-            for value in values {
-                let round = self.count(commit) as u32;
+            if values.is_empty() {
+                self.store.end_run(run, RunStatus::Failed, None)?;
+                return Ok(Err(Failure::Measure(MeasureError::Failed(
+                    "the measurement gave no sample".to_string(),
+                ))));
+            }
+            let round = self.count(commit) as u32;
+            for &value in &values {
                 let sample = Sample {
                     value,
                     iterations: 1,
@@ -420,12 +436,13 @@ impl<'a> Session<'a> {
                     round,
                 };
                 self.store.add_sample(run, test, &sample)?;
-                self.samples
-                    .entry(commit.hash.clone())
-                    .or_default()
-                    .push(value);
-                *self.measured_now.entry(commit.hash.clone()).or_default() += 1;
             }
+            self.samples_now += values.len();
+            self.samples
+                .entry(commit.hash.clone())
+                .or_default()
+                .push(values);
+            *self.measured_now.entry(commit.hash.clone()).or_default() += 1;
         }
         self.store.end_run(run, RunStatus::Complete, None)?;
         Ok(Ok(()))
@@ -444,7 +461,7 @@ impl<'a> Session<'a> {
             phase,
             commit: commit.hash.clone(),
             identifier: commit.identifier(),
-            samples: self.count(commit),
+            measurements: self.count(commit),
             measured_now: self.measured_now.get(&commit.hash).copied().unwrap_or(0),
             event: event.to_string(),
             state: None,
@@ -468,7 +485,7 @@ impl<'a> Session<'a> {
         let stored: usize = self.samples.values().map(Vec::len).sum();
         if self.resumed {
             observer(&format!(
-                "continuing the bisection of result set '{}': {stored} samples already stored",
+                "continuing the bisection of result set '{}': {stored} measurements already stored",
                 self.request.set
             ));
         }
@@ -729,11 +746,17 @@ impl<'a> Session<'a> {
                     })
                 })
                 .collect(),
-            samples: self.samples.values().map(Vec::len).sum(),
-            samples_measured_now: self.measured_now.values().sum(),
+            measurements: self.samples.values().map(Vec::len).sum(),
+            measurements_now: self.measured_now.values().sum(),
+            samples: self
+                .samples
+                .values()
+                .flat_map(|rounds| rounds.iter().map(Vec::len))
+                .sum(),
+            samples_now: self.samples_now,
             builds_now: self.builds_now,
             commits_measured,
-            every_commit_samples: self.plan.commits.len() * options.initial_samples,
+            every_commit_measurements: self.plan.commits.len() * options.initial_samples,
             resumed: self.resumed,
             notes,
             log: self.state.log.clone(),
@@ -766,8 +789,20 @@ impl Failure {
     }
 }
 
-fn side(values: &[f64]) -> Option<Side> {
-    Side::new(Samples::new(values.to_vec()).ok()?).ok()
+/// Measurements as a comparison side: the samples themselves when each
+/// measurement is one sample, else one observation per measurement (its
+/// mean: the round is the unit of replication).
+fn side(measurements: &[Vec<f64>]) -> Option<Side> {
+    if measurements.iter().all(|m| m.len() == 1) {
+        let values = measurements.iter().map(|m| m[0]).collect();
+        return Side::new(Samples::new(values).ok()?).ok();
+    }
+    let rounds: Vec<Samples> = measurements
+        .iter()
+        .map(|m| Samples::new(m.clone()))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    Side::from_rounds(&rounds).ok()
 }
 
 /// "+4.87 % [+3.9, +5.8] against good, p = 1.2e-05, REGRESSION".
@@ -791,13 +826,14 @@ pub fn comparison_text(c: &Comparison, against: &str) -> String {
     )
 }
 
-/// The samples the result set already holds for the plan's commits.
+/// The measurements the result set already holds for the plan's commits
+/// (a measurement is a round).
 fn stored_samples(
     store: &mut dyn Store,
     set: &str,
     plan: &Plan,
     key: &TestKey,
-) -> anyhow::Result<HashMap<String, Vec<f64>>> {
+) -> anyhow::Result<HashMap<String, Vec<Vec<f64>>>> {
     let data = match store.load(set) {
         Ok(data) => data,
         Err(StoreError::NotFound(_)) => return Ok(HashMap::new()),
@@ -809,10 +845,11 @@ fn stored_samples(
         if let Some(id) = data.identifiers.iter().find(|i| i.name == name)
             && let Some(values) = id.samples.get(key)
         {
-            samples.insert(
-                commit.hash.clone(),
-                values.iter().map(|s| s.value).collect(),
-            );
+            let mut rounds: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
+            for sample in values {
+                rounds.entry(sample.round).or_default().push(sample.value);
+            }
+            samples.insert(commit.hash.clone(), rounds.into_values().collect());
         }
     }
     Ok(samples)

@@ -38,8 +38,8 @@ pub struct SavedState {
     pub worktree: Option<PathBuf>,
     /// Commits skipped, by hash, with the reason.
     pub skipped: BTreeMap<String, String>,
-    /// Where a commit's confirmation samples start (its sample count when
-    /// the confirmation began); samples before it belong to the search.
+    /// Where a commit's confirmation measurements start (its count when
+    /// the confirmation began); those before belong to the search.
     pub confirm_from: BTreeMap<String, usize>,
     pub log: Vec<LogEntry>,
     /// Set once a bisection has ended with a result.
@@ -86,9 +86,10 @@ pub struct LogEntry {
     pub phase: Phase,
     pub commit: String,
     pub identifier: String,
-    /// Samples of the commit the decision used.
-    pub samples: usize,
-    /// Of them, measured by this invocation (0: all from the store).
+    /// Measurements of the commit the decision used (runs of the command,
+    /// or boots).
+    pub measurements: usize,
+    /// Of them, taken by this invocation (0: all from the store).
     pub measured_now: usize,
     /// What was decided: "like-good", "like-bad", "unknown: more samples",
     /// "skipped", "endpoints differ", "confirmed", ...
@@ -123,8 +124,8 @@ impl LogEntry {
             format!(": {}", self.detail)
         };
         format!(
-            "[{:>2}] {:<9} {}: {} [{} samples{now}]{detail}",
-            self.step, self.phase, self.identifier, self.event, self.samples
+            "[{:>2}] {:<9} {}: {} [{} measurements{now}]{detail}",
+            self.step, self.phase, self.identifier, self.event, self.measurements
         )
     }
 }

@@ -146,8 +146,9 @@ fn finds_every_culprit_in_fewer_samples_than_measuring_every_commit() {
         assert_eq!(report.reference.verdict, kbench_stats::Verdict::Regression);
         assert!(report.change.change_pct.ci_low > 2.0 && report.change.change_pct.ci_high < 8.0);
         assert_eq!(report.samples, bench.measured);
-        assert_eq!(report.samples_measured_now, bench.measured);
-        worst = worst.max(report.samples);
+        assert_eq!(report.measurements, bench.measured);
+        assert_eq!(report.measurements_now, bench.measured);
+        worst = worst.max(report.measurements);
         // Every sample is in the store under its commit's identifier.
         let data = store.load(&set).unwrap();
         let stored: usize = data
@@ -248,11 +249,11 @@ fn an_interrupted_bisection_continues_where_it_stopped() {
     assert!(report.resumed);
     assert_eq!(report.first_bad.hash, straight.first_bad.hash);
     assert_eq!(report.samples, straight.samples);
-    assert_eq!(report.samples_measured_now, straight.samples - 30);
+    assert_eq!(report.measurements_now, straight.measurements - 30);
     assert_eq!(report.log.len(), straight.log.len());
     // Once finished, a rerun measures nothing and says the same.
     let again = bisect(&mut store, "resumed", &mut bench, &AtomicBool::new(false)).unwrap();
-    assert_eq!(again.samples_measured_now, 0);
+    assert_eq!(again.measurements_now, 0);
     assert_eq!(again.builds_now, 0);
     assert_eq!(again.first_bad, report.first_bad);
     // Another request cannot take over the state.

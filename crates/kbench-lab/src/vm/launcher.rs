@@ -198,7 +198,12 @@ fn boot(
     boots: Option<Arc<Mutex<Vec<BootTimes>>>>,
     keep_log: bool,
 ) -> anyhow::Result<VmStream> {
-    let work = WorkDir::new().context("cannot build the guest's initramfs")?;
+    let work = WorkDir::new().with_context(|| {
+        format!(
+            "cannot build the guest's initramfs: no work directory in {}",
+            std::env::temp_dir().display()
+        )
+    })?;
     let initrd = work.path.join("initramfs.cpio");
     std::fs::write(&initrd, image.initramfs(job)).with_context(|| {
         format!(
@@ -448,7 +453,10 @@ impl AgentStream for VmStream {
                 tail(&end.serial)
             ));
         } else {
-            details.push_str("the serial log is empty (the kernel printed nothing)\n");
+            details.push_str(
+                "the serial log is empty: the kernel printed nothing on ttyS0 (a kernel of \
+                 your own needs CONFIG_SERIAL_8250=y and CONFIG_SERIAL_8250_CONSOLE=y)\n",
+            );
         }
         if !chatter.is_empty() {
             details.push_str(&format!(

@@ -247,14 +247,15 @@ fn text(report: &BisectReport) -> String {
         comparison_text(&report.reference, "bad against good")
     ));
     out.push_str(&format!(
-        "Cost: {} samples on {} of {} commits ({} measured now, {} builds now); measuring every \
-         commit once at the starting count would take {}\n",
+        "Cost: {} measurements ({} samples) on {} of {} commits ({} taken now, {} builds now); \
+         measuring every commit at the starting count would take {}\n",
+        report.measurements,
         report.samples,
         report.commits_measured,
         report.commits + 1,
-        report.samples_measured_now,
+        report.measurements_now,
         report.builds_now,
-        report.every_commit_samples
+        report.every_commit_measurements
     ));
     for s in &report.skipped {
         let reason = s.reason.lines().next().unwrap_or("");

@@ -33,7 +33,9 @@ second serial port and is stored at once. All tests of a round run in one boot. 
 runs say: absolute numbers are then not the host's, but kernel-to-kernel differences are real \
 code-path differences.\n\nA guest that panics or hangs is killed after --timeout seconds of \
 silence; its serial log is kept next to the database (vm-logs/) and its last lines are shown; \
-the run is marked failed and the samples before are kept.";
+the run is marked failed and the samples before are kept.\n\nA kernel of your own needs \
+(=y): BLK_DEV_INITRD, DEVTMPFS, TMPFS, SERIAL_8250 and SERIAL_8250_CONSOLE; Debian's cloud \
+kernels (`kbench kernel fetch`) have them.";
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -328,15 +330,16 @@ impl Lab {
             signal_hook::flag::register(signal, stop.clone())?;
         }
         let choice = AccelChoice::parse(&vm.accel).expect("clap checked --accel");
-        if choice == AccelChoice::Auto {
+        let decision = qemu::decide_accel(choice, qemu::kvm_device(), || {
             eprintln!(
                 "Probing KVM with a short boot of {} ...",
                 guests[0].kernel.path.display()
             );
-        }
-        let decision = qemu::decide_accel(choice, qemu::kvm_device(), || {
             guests[0].launcher.probe_kvm()
         })?;
+        if stop.load(Ordering::SeqCst) {
+            bail!("interrupted before anything was measured");
+        }
         for guest in &mut guests {
             guest.launcher.set_accel(decision.accel);
         }
@@ -350,7 +353,7 @@ impl Lab {
         }
         let request = RunRequest {
             set: set.to_string(),
-            identifier: String::new(),
+            identifier: String::new(), // set per kernel in `measure`
             tests,
             plan,
             rounds: 1,
@@ -414,7 +417,14 @@ impl Lab {
                         seconds(Some(boot.total))
                     );
                 }
-                let summary = summary?;
+                let summary = match summary {
+                    // Ctrl-C while a guest boots: nothing of this round was stored.
+                    Err(_) if self.stop.load(Ordering::SeqCst) => RunSummary {
+                        interrupted: true,
+                        ..RunSummary::default()
+                    },
+                    other => other?,
+                };
                 total.runs.extend(summary.runs);
                 total.outcomes.extend(summary.outcomes);
                 total.samples += summary.samples;
