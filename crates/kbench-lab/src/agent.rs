@@ -10,6 +10,7 @@ use kbench_model::{AgentEvent, TestKey};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What one agent invocation does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,15 +22,46 @@ pub struct AgentJob {
     pub plan: SamplingPlan,
 }
 
+/// Raised by SIGINT / SIGTERM once [`stop_on_signals`] ran: the running test
+/// stops before its next sample and its workload is dropped, so partners
+/// are reaped and temporary files removed before the agent exits.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Routes SIGINT and SIGTERM to the stop flag instead of killing the agent.
+pub fn stop_on_signals() -> io::Result<()> {
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic, which is
+        // async-signal-safe.
+        unsafe { signal_hook::low_level::register(signal, || STOP.store(true, Ordering::SeqCst)) }?;
+    }
+    Ok(())
+}
+
+/// Whether a signal asked the agent to stop.
+pub fn stopped() -> bool {
+    STOP.load(Ordering::SeqCst)
+}
+
 /// Runs `job`, writing events to `out`. Fails only when `out` fails (the
-/// reader is gone); a benchmark's failure is an event and the job goes on.
+/// reader is gone) or the agent was stopped (`ErrorKind::Interrupted`; the
+/// unfinished test gets no end event, so a resumed run measures it again);
+/// a benchmark's failure is an event and the job goes on.
 pub fn run_job(job: &AgentJob, out: &mut dyn Write) -> io::Result<()> {
     if job.snapshot {
         let snapshot = Box::new(crate::sysinfo::snapshot(Path::new(".")));
         emit(out, &AgentEvent::Snapshot { snapshot })?;
     }
     for test in &job.tests {
+        if stopped() {
+            break;
+        }
         run_test(test, &job.plan, out)?;
+    }
+    if stopped() {
+        return Err(io::Error::new(
+            io::ErrorKind::Interrupted,
+            "stopped by a signal",
+        ));
     }
     Ok(())
 }
@@ -56,7 +88,7 @@ fn run_test(test: &TestKey, plan: &SamplingPlan, out: &mut dyn Write) -> io::Res
     // Events are written from the sampler's callback; the first write error
     // is kept and returned once sampling ends.
     let mut write_error: Option<io::Error> = None;
-    let result = sample(workload.as_mut(), unit, plan, |progress| {
+    let result = sample(workload.as_mut(), unit, plan, &STOP, |progress| {
         let event = match progress {
             Progress::Calibrated { iterations } => AgentEvent::TestStart {
                 test: key.clone(),
@@ -76,6 +108,11 @@ fn run_test(test: &TestKey, plan: &SamplingPlan, out: &mut dyn Write) -> io::Res
         }
     });
     drop(workload);
+    if stopped() {
+        // Whatever the sampler said (a partner killed by the same SIGINT
+        // fails the interval), the test is unfinished, not failed.
+        return write_error.map_or(Ok(()), Err);
+    }
     let last = match result {
         Ok(end) => AgentEvent::TestEnd {
             target_met: end.stop == StopReason::TargetMet,

@@ -35,6 +35,10 @@ pub trait AgentStream {
     /// Waits for the agent to end; an error says how it ended (exit status,
     /// signal) with the last lines it wrote to stderr.
     fn finish(self: Box<Self>) -> anyhow::Result<()>;
+
+    /// Asks the agent to stop soon, keeping what it measured (the run was
+    /// interrupted). By default nothing: the agent then ends on its own.
+    fn interrupt(&mut self) {}
 }
 
 /// Runs `kbench agent --job JSON` as a child process, optionally under a
@@ -107,6 +111,14 @@ struct ProcessStream {
 impl AgentStream for ProcessStream {
     fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>> {
         next_line_event(&mut self.stdout, &self.tail)
+    }
+
+    fn interrupt(&mut self) {
+        // SIGTERM: the agent stops before its next sample and cleans up.
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: signals our own child, which we have not reaped yet.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+        }
     }
 
     fn finish(mut self: Box<Self>) -> anyhow::Result<()> {

@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod bisect;
 pub mod launcher;
+pub mod profile;
 pub mod runner;
 pub mod sampler;
 pub mod suite;

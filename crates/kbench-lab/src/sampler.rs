@@ -6,6 +6,7 @@
 use kbench_bench::{BenchError, Unit, Workload, calibrate};
 use kbench_stats::{Samples, Summary};
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The per-test stopping rule.
@@ -52,6 +53,8 @@ pub enum StopReason {
     TargetMet,
     TimeBudget,
     SampleBudget,
+    /// The stop flag was raised (SIGINT): the test is unfinished.
+    Interrupted,
 }
 
 impl StopReason {
@@ -60,6 +63,7 @@ impl StopReason {
             StopReason::TargetMet => format!("CI within {:.1} %", plan.target_ci * 100.0),
             StopReason::TimeBudget => format!("time budget of {:?} used", plan.max_time),
             StopReason::SampleBudget => format!("{} samples taken", plan.max_samples),
+            StopReason::Interrupted => "interrupted".to_string(),
         }
     }
 }
@@ -92,11 +96,13 @@ pub struct SamplingEnd {
 }
 
 /// Calibrates `workload`, then samples it per `plan`; `report` hears of the
-/// calibration and of each sample as it is measured.
+/// calibration and of each sample as it is measured. `stop` is checked
+/// before each sample, so an interrupted test ends within one interval.
 pub fn sample(
     workload: &mut dyn Workload,
     unit: Unit,
     plan: &SamplingPlan,
+    stop: &AtomicBool,
     mut report: impl FnMut(Progress),
 ) -> Result<SamplingEnd, BenchError> {
     let started = Instant::now();
@@ -105,6 +111,9 @@ pub fn sample(
     let tasks = workload.tasks();
     let mut values = Vec::new();
     let stop = loop {
+        if stop.load(Ordering::SeqCst) {
+            break StopReason::Interrupted;
+        }
         let interval = workload.run(iterations)?;
         let value = unit.value(interval);
         if !value.is_finite() || value <= 0.0 {
@@ -186,7 +195,7 @@ mod tests {
     fn run_fake(noise: Vec<f64>, plan: &SamplingPlan) -> (SamplingEnd, Vec<f64>) {
         let mut fake = Fake { noise, calls: 0 };
         let mut values = vec![];
-        let end = sample(&mut fake, Unit::Nanos, plan, |p| {
+        let end = sample(&mut fake, Unit::Nanos, plan, &AtomicBool::new(false), |p| {
             if let Progress::Sample(m) = p {
                 values.push(m.value);
             }
@@ -228,6 +237,33 @@ mod tests {
         let (end, values) = run_fake(noise, &plan);
         assert_eq!(end.stop, StopReason::SampleBudget);
         assert_eq!(values.len(), 8);
+    }
+
+    #[test]
+    fn a_raised_stop_flag_ends_sampling_before_the_next_sample() {
+        let mut fake = Fake {
+            noise: vec![1.5, 0.5],
+            calls: 0,
+        };
+        let stop = AtomicBool::new(false);
+        let mut samples = 0;
+        let end = sample(
+            &mut fake,
+            Unit::Nanos,
+            &SamplingPlan::default(),
+            &stop,
+            |p| {
+                if let Progress::Sample(_) = p {
+                    samples += 1;
+                    if samples == 3 {
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                }
+            },
+        )
+        .unwrap();
+        assert_eq!(end.stop, StopReason::Interrupted);
+        assert_eq!(end.samples, 3);
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod common;
 
 use common::{SHORT, json, kbench, temp_db};
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -248,7 +249,6 @@ fn unwritable_database_location_is_named() {
 #[test]
 fn sigint_keeps_samples_exits_130_and_resumes() {
     let (_dir, db) = temp_db();
-    let exe = assert_cmd::cargo::cargo_bin("kbench");
     let args = [
         "run",
         "syscall-null",
@@ -259,42 +259,8 @@ fn sigint_keeps_samples_exits_130_and_resumes() {
         "--into",
         "i",
     ];
-    let mut child = std::process::Command::new(&exe)
-        .args(args)
-        .args(["--max-time", "2", "--target-ci", "0.0001", "--rounds", "1"])
-        .env("KBENCH_DB", &db)
-        .env("KBENCH_TEST_MARK", "sigint-test-1")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    // Wait until samples are stored, then Ctrl-C the whole process group as
-    // a terminal would.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let shown = kbench(&db).args(["show", "i", "--json"]).output().unwrap();
-        if shown.status.success()
-            && json(&shown.stdout)["identifiers"][0]["samples"].as_u64() > Some(3)
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no samples stored within a minute"
-        );
-    }
-    // SAFETY: kill with a negative pid signals the child's process group.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(
-        processes_marked("KBENCH_TEST_MARK=sigint-test-1"),
-        Vec::<String>::new()
-    );
-
+    let temp = tempfile::tempdir().unwrap();
+    interrupt_once_sampling(&db, temp.path(), &args, "i", "sigint-test-1");
     let doc = json(
         &kbench(&db)
             .args(["show", "i", "--json"])
@@ -323,6 +289,78 @@ fn sigint_keeps_samples_exits_130_and_resumes() {
     assert_eq!(runs.len(), 1, "resumed into the same run");
     assert_eq!(runs[0]["status"], "complete");
     assert!(doc["identifiers"][0]["samples"].as_u64().unwrap() >= kept);
+}
+
+/// Starts `kbench` with `args` in its own process group, waits until the
+/// identifier has stored samples, Ctrl-Cs the group as a terminal would, and
+/// checks the exit status 130 and that no process of the run is left.
+fn interrupt_once_sampling(db: &Path, tmpdir: &Path, args: &[&str], set: &str, marker: &str) {
+    let exe = assert_cmd::cargo::cargo_bin("kbench");
+    let mut child = std::process::Command::new(&exe)
+        .args(args)
+        .args(["--max-time", "2", "--target-ci", "0.0001", "--rounds", "1"])
+        .env("KBENCH_DB", db)
+        .env("KBENCH_TEST_MARK", marker)
+        .env("TMPDIR", tmpdir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let shown = kbench(db).args(["show", set, "--json"]).output().unwrap();
+        if shown.status.success()
+            && json(&shown.stdout)["identifiers"][0]["samples"].as_u64() > Some(3)
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no samples stored within a minute"
+        );
+    }
+    // SAFETY: kill with a negative pid signals the child's process group.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    // Partners and workers get the same SIGINT; give them a moment to go.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mark = format!("KBENCH_TEST_MARK={marker}");
+    while !processes_marked(&mark).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(processes_marked(&mark), Vec::<String>::new());
+}
+
+#[test]
+fn sigint_leaves_no_partner_process_or_temp_file() {
+    let (_dir, db) = temp_db();
+    let temp = tempfile::tempdir().unwrap();
+    let tests = [
+        "pipe-lat",
+        "messaging[groups=2]",
+        "futex1[tasks=2,mode=process]",
+        "fs-create",
+    ];
+    for (i, test) in tests.iter().enumerate() {
+        let set = format!("p{i}");
+        let args = ["run", test, "--as", "p", "--into", &set];
+        interrupt_once_sampling(
+            &db,
+            temp.path(),
+            &args,
+            &set,
+            &format!("sigint-partners-{i}"),
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(temp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
 }
 
 /// Processes still alive whose environment holds `marker` (inherited from

@@ -95,7 +95,11 @@ impl Workbench for CommandBench {
 
 /// Runs `sh -c command` in `dir`: `Ok(stdout)` on success, `Err(what
 /// happened with the last lines of output)` otherwise.
-fn shell(command: &str, dir: &Path, commit: &str) -> anyhow::Result<Result<String, String>> {
+pub(super) fn shell(
+    command: &str,
+    dir: &Path,
+    commit: &str,
+) -> anyhow::Result<Result<String, String>> {
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(command)

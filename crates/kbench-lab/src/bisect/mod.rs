@@ -21,6 +21,7 @@
 
 pub mod bench;
 pub mod git;
+pub mod kernel;
 pub mod state;
 
 use anyhow::{Context, bail};
@@ -545,9 +546,14 @@ impl<'a> Session<'a> {
                         comparison_text(&comparison, "against good"),
                     );
                     self.log(entry, observer)?;
+                    let how = if comparison.verdict == kbench_stats::Verdict::NoChange {
+                        "do not differ"
+                    } else {
+                        "could not be told apart (at the --max-samples cap)"
+                    };
                     bail!(
-                        "the endpoints do not differ in '{}': bad {} against good {}: {}, \
-                         {} samples each (threshold {:.2} %); there is nothing to bisect. \
+                        "the endpoints {how} in '{}': bad {} against good {}: {}, \
+                         {} measurements each (threshold {:.2} %); there is nothing to bisect. \
                          Check the endpoints, or measure more (--max-samples) or with less noise",
                         self.request.metric,
                         bad.identifier(),

@@ -35,6 +35,8 @@ struct Fake {
     rng: Rng,
     measured: usize,
     stop_after: Option<(usize, Arc<AtomicBool>)>,
+    /// Samples per measurement (a boot's round); 1 for a command.
+    per_round: usize,
 }
 
 impl Workbench for Fake {
@@ -61,6 +63,13 @@ impl Workbench for Fake {
             && self.measured >= *after
         {
             stop.store(true, Ordering::SeqCst);
+        }
+        if self.per_round > 1 {
+            // A round shares its state: 1 % between rounds, 0.2 % within.
+            let round = (self.level)(index) * (1.0 + 0.01 * self.rng.normal());
+            return Ok(Ok((0..self.per_round)
+                .map(|_| round * (1.0 + 0.002 * self.rng.normal()))
+                .collect()));
         }
         Ok(Ok(vec![
             (self.level)(index) * (1.0 + 0.01 * self.rng.normal()),
@@ -104,6 +113,7 @@ fn fake(n: usize, step_at: usize, seed: u64) -> Fake {
         rng: Rng(seed),
         measured: 0,
         stop_after: None,
+        per_round: 1,
     }
 }
 
@@ -202,7 +212,7 @@ fn endpoints_that_do_not_differ_stop_with_the_comparison() {
     let error = bisect(&mut store, "s", &mut bench, &AtomicBool::new(false))
         .unwrap_err()
         .to_string();
-    assert!(error.contains("do not differ"), "{error}");
+    assert!(error.contains("there is nothing to bisect"), "{error}");
     assert!(error.contains("% [95 % CI"), "{error}");
 }
 
@@ -289,6 +299,21 @@ fn a_request_that_stored_nothing_makes_way() {
         .unwrap();
     assert!(!report.resumed);
     assert_eq!(report.first_bad.hash, fixed.commits[4].hash);
+}
+
+#[test]
+fn rounds_of_samples_count_as_one_measurement_each() {
+    let (_dir, mut store) = temp_store();
+    let mut bench = fake(16, 11, 12);
+    bench.per_round = 4;
+    let report = bisect(&mut store, "s", &mut bench, &AtomicBool::new(false)).unwrap();
+    assert_eq!(report.first_bad.hash, bench.commits[11].hash);
+    assert_eq!(report.samples, 4 * report.measurements);
+    assert_eq!(report.measurements, bench.measured);
+    // Stored as rounds: a rerun reads them back as the same measurements.
+    let again = bisect(&mut store, "s", &mut bench, &AtomicBool::new(false)).unwrap();
+    assert_eq!(again.measurements_now, 0);
+    assert_eq!(again.first_bad, report.first_bad);
 }
 
 #[test]

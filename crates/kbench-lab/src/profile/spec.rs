@@ -34,6 +34,9 @@ pub struct Profile {
     pub origin: Origin,
     /// Program -> the Debian package that provides it.
     pub requires: BTreeMap<String, String>,
+    /// More Debian packages it needs that provide no program to look for
+    /// (headers, libraries).
+    pub extra_packages: Vec<String>,
     /// Directories searched for programs before PATH; `*` in the last
     /// component picks the highest-versioned match
     /// (`/usr/lib/postgresql/*/bin`).
@@ -49,6 +52,7 @@ impl Profile {
     /// The Debian packages of every required program, sorted, unique.
     pub fn packages(&self) -> Vec<String> {
         let mut packages: Vec<String> = self.requires.values().cloned().collect();
+        packages.extend(self.extra_packages.iter().cloned());
         packages.sort();
         packages.dedup();
         packages

@@ -25,6 +25,16 @@ pub fn placeholders(text: &str) -> Vec<&str> {
     names
 }
 
+/// What a placeholder is filled with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fill {
+    /// A value, quoted for its context.
+    Value(String),
+    /// Text written by the profile's author (an option's `args`), put in
+    /// as is: `-p`, nothing, `--tree-method avl`.
+    Verbatim(String),
+}
+
 /// `text` with every placeholder replaced by `lookup(name)`, quoted per
 /// `quote`; a name `lookup` does not know is an error naming it.
 pub fn render(
@@ -32,12 +42,22 @@ pub fn render(
     quote: Quote,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, String> {
+    render_filled(text, quote, &|name| lookup(name).map(Fill::Value))
+}
+
+/// [`render`] where some placeholders are filled verbatim.
+pub fn render_filled(
+    text: &str,
+    quote: Quote,
+    lookup: &dyn Fn(&str) -> Option<Fill>,
+) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut unknown: Option<String> = None;
     walk(text, |piece| match piece {
         Piece::Text(t) => out.push_str(t),
         Piece::Placeholder(name) => match lookup(name) {
-            Some(value) => out.push_str(&quoted(&value, quote)),
+            Some(Fill::Value(value)) => out.push_str(&quoted(&value, quote)),
+            Some(Fill::Verbatim(text)) => out.push_str(&text),
             None => {
                 unknown.get_or_insert_with(|| name.to_string());
             }
@@ -146,6 +166,11 @@ mod tests {
             render("a {{b}} c", Quote::Raw, &lookup).unwrap(),
             "a {b}} c"
         );
+        let verbatim = render_filled("hackbench {ipc} -g 4", Quote::Shell, &|_| {
+            Some(Fill::Verbatim(String::new()))
+        })
+        .unwrap();
+        assert_eq!(verbatim, "hackbench  -g 4");
         let error = render("x {nope} {bs}", Quote::Raw, &lookup).unwrap_err();
         assert!(error.contains("{nope}"), "{error}");
     }

@@ -1,6 +1,7 @@
 //! `svg`: one metric as a standalone SVG document, for a mail or a wiki
 //! (`kbench compare SET --format svg --metric TEXT -o x.svg`; `--metric`
-//! must match exactly one metric): its name and unit, the bar chart of the
+//! must match exactly one metric, or be one's whole name among longer
+//! ones): its name and unit, the bar chart of the
 //! means with 95 % CI whiskers and the change against the baseline, and the
 //! raw samples as box and strip plots. Light or dark with the viewer's
 //! colour scheme; no script, no external reference.

@@ -1,11 +1,20 @@
 //! `kbench agent`: the measuring process `run` starts (under the wrapper).
 
-use kbench_lab::agent::{AgentJob, run_job};
+use kbench_lab::agent::{AgentJob, run_job, stop_on_signals};
 use std::process::ExitCode;
+
+/// Exit status when stopped by SIGINT / SIGTERM, as a shell reports it.
+const EXIT_INTERRUPTED: u8 = 130;
 
 pub fn agent(job: &str) -> anyhow::Result<ExitCode> {
     let job: AgentJob = serde_json::from_str(job)?;
+    stop_on_signals()?;
     let stdout = std::io::stdout();
-    run_job(&job, &mut stdout.lock())?;
-    Ok(ExitCode::SUCCESS)
+    match run_job(&job, &mut stdout.lock()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+            Ok(ExitCode::from(EXIT_INTERRUPTED))
+        }
+        Err(e) => Err(e.into()),
+    }
 }

@@ -3,15 +3,24 @@
 //! stderr; the result as text, or `--json` (kbench.bisect/1), on stdout.
 
 use anyhow::{Context, bail};
-use kbench_lab::bisect::bench::CommandBench;
+use kbench_lab::bisect::bench::{CommandBench, Workbench};
 use kbench_lab::bisect::git::Worktree;
+use kbench_lab::bisect::kernel::KernelBench;
 use kbench_lab::bisect::{self, BisectReport, BisectRequest, Plan, Session, comparison_text};
+use kbench_lab::launcher::Launcher;
+use kbench_lab::sampler::SamplingPlan;
+use kbench_lab::suite;
+use kbench_lab::vm::qemu::{self, Accel, AccelChoice, Machine};
+use kbench_lab::vm::{GuestImage, KernelImage, VmLauncher, VmSpec};
+use kbench_model::{Direction, TestKey};
 use kbench_stats::Better;
 use kbench_stats::bisection::BisectionOptions;
-use std::path::PathBuf;
+use kbench_store::SqliteStore;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// Exit status after Ctrl-C, as shells report a SIGINT death.
 const EXIT_INTERRUPTED: u8 = 130;
@@ -118,11 +127,8 @@ pub fn bisect(args: BisectArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode>
             args.samples
         );
     }
-    if args.kernel.is_some() {
-        bail!(
-            "bisecting a kernel (--kernel) needs kbench vm's benchmark runner, which bisect is \
-             not wired to yet; use --run with a command that boots and measures, for now"
-        );
+    if let Some(image) = args.kernel.clone() {
+        return bisect_kernel(&args, image, db);
     }
     let Some(run) = args.run.clone() else {
         bail!(
@@ -151,14 +157,40 @@ pub fn bisect(args: BisectArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode>
         unit: args.unit.clone(),
         better,
         set,
-        options: BisectionOptions {
-            threshold: args.threshold / 100.0,
-            initial_samples: args.samples as usize,
-            max_samples: args.max_samples as usize,
-            ..BisectionOptions::default()
-        },
+        options: options(&args),
         allow_dirty: args.allow_dirty,
     };
+    let build = args.build.clone();
+    drive(&args, request, db, move |worktree, stop| {
+        Ok(Box::new(CommandBench {
+            worktree,
+            build,
+            run,
+            metric,
+            stop,
+            built: None,
+        }))
+    })
+}
+
+/// Options shared by both ways of measuring.
+fn options(args: &BisectArgs) -> BisectionOptions {
+    BisectionOptions {
+        threshold: args.threshold / 100.0,
+        initial_samples: args.samples as usize,
+        max_samples: args.max_samples as usize,
+        ..BisectionOptions::default()
+    }
+}
+
+/// Checks, opens the state, makes the worktree and the workbench, runs the
+/// bisection and prints its result.
+fn drive(
+    args: &BisectArgs,
+    request: BisectRequest,
+    db: Option<PathBuf>,
+    make: impl FnOnce(Worktree, Arc<AtomicBool>) -> anyhow::Result<Box<dyn Workbench>>,
+) -> anyhow::Result<ExitCode> {
     // Everything that can be checked without writing comes first.
     let plan = Plan::new(&request)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -168,7 +200,8 @@ pub fn bisect(args: BisectArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode>
     let repo = plan.repo.clone().context("a checked repository")?;
     let good = plan.commits[0].hash.clone();
     eprintln!(
-        "bisecting '{metric}' over {} commits after {} up to {} in {}",
+        "bisecting '{}' over {} commits after {} up to {} in {}",
+        request.metric,
         plan.commits.len() - 1,
         &good[..12],
         plan.commits[plan.commits.len() - 1].short(),
@@ -178,15 +211,8 @@ pub fn bisect(args: BisectArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode>
     let mut session = Session::open(&mut store, request, plan)?;
     let path = session.worktree_path()?;
     let worktree = Worktree::add(&repo, &path, &good)?;
-    let mut bench = CommandBench {
-        worktree,
-        build: args.build.clone(),
-        run,
-        metric,
-        stop: stop.clone(),
-        built: None,
-    };
-    let result = session.run(&mut bench, &mut |line| eprintln!("{line}"), &stop);
+    let mut bench = make(worktree, stop.clone())?;
+    let result = session.run(bench.as_mut(), &mut |line| eprintln!("{line}"), &stop);
     // The worktree goes before anything is printed or returned.
     drop(bench);
     let report = match result {
@@ -203,6 +229,139 @@ pub fn bisect(args: BisectArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode>
         print!("{}", text(&report));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--kernel`: boot each built kernel with `kbench vm`'s launcher and run
+/// one built-in test in it per measurement (one boot = one round).
+fn bisect_kernel(
+    args: &BisectArgs,
+    image: PathBuf,
+    db: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    if image.is_absolute() {
+        bail!(
+            "--kernel {} must be a path inside the tree, e.g. arch/x86/boot/bzImage",
+            image.display()
+        );
+    }
+    let tests = suite::expand(&args.bench)?;
+    let test = match &args.metric {
+        None => tests[0].clone(),
+        Some(text) => {
+            let wanted = TestKey::parse(text)?;
+            tests
+                .iter()
+                .find(|t| t.test_name() == wanted.test_name())
+                .map(|t| t.with_metric(&wanted.metric))
+                .with_context(|| {
+                    format!(
+                        "--metric {text} is not among the --bench tests ({})",
+                        tests
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })?
+        }
+    };
+    if tests.len() > 1 {
+        eprintln!(
+            "kbench: bisecting {test}; the other --bench tests are not run (one metric is bisected)"
+        );
+    }
+    let info = kbench_bench::find(&test.benchmark)
+        .with_context(|| format!("{} is not a built-in benchmark", test.benchmark))?;
+    let better = match info.direction {
+        Direction::Lower => Better::Lower,
+        Direction::Higher => Better::Higher,
+    };
+    let qemu = qemu::find_qemu(None)?;
+    let exe = std::env::current_exe().context("finding the kbench binary for the guest")?;
+    let guest = Arc::new(GuestImage::build(&exe, None)?);
+    let db_path = db.clone().unwrap_or_else(SqliteStore::default_path);
+    let data_dir = db_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let set = args
+        .into
+        .clone()
+        .unwrap_or_else(|| format!("bisect-{}", test.benchmark));
+    let request = BisectRequest {
+        repo: args.repo.clone(),
+        good: args.good.clone(),
+        bad: args.bad.clone(),
+        build: args.build.clone(),
+        measure: format!("kernel {} running {test}", image.display()),
+        metric: test.to_string(),
+        unit: info.unit.label().to_string(),
+        better,
+        set: set.clone(),
+        options: options(args),
+        allow_dirty: args.allow_dirty,
+    };
+    let machine = Machine {
+        accel: Accel::Tcg,
+        memory_mib: 1024,
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        append: None,
+    };
+    let build = args.build.clone();
+    drive(args, request, db, move |worktree, stop| {
+        let mut accel: Option<Accel> = None;
+        let boot_stop = stop.clone();
+        let boot = Box::new(move |path: &Path| -> anyhow::Result<Box<dyn Launcher>> {
+            let kernel = KernelImage::open(path)?;
+            let spec = VmSpec {
+                qemu: qemu.clone(),
+                kernel,
+                machine: machine.clone(),
+                timeout: Duration::from_secs(120),
+                log_dir: data_dir.join("vm-logs"),
+            };
+            let mut launcher = VmLauncher::new(spec, guest.clone()).with_stop(boot_stop.clone());
+            let chosen = match accel {
+                Some(chosen) => chosen,
+                None => {
+                    eprintln!("probing KVM with a short boot of {} ...", path.display());
+                    let decision =
+                        qemu::decide_accel(AccelChoice::Auto, qemu::kvm_device(), || {
+                            launcher.probe_kvm()
+                        })?;
+                    for note in &decision.notes {
+                        eprintln!("kbench: WARNING: {note}");
+                    }
+                    accel = Some(decision.accel);
+                    decision.accel
+                }
+            };
+            launcher.set_accel(chosen);
+            Ok(Box::new(launcher))
+        });
+        let image_dir = std::env::temp_dir().join(format!(
+            "{}-images",
+            worktree.path().file_name().map_or_else(
+                || "kbench-bisect".to_string(),
+                |n| n.to_string_lossy().into_owned()
+            )
+        ));
+        Ok(Box::new(KernelBench {
+            worktree,
+            build,
+            image_in_tree: image,
+            image_dir,
+            boot,
+            test,
+            plan: SamplingPlan {
+                max_time: Duration::from_secs(1),
+                ..SamplingPlan::default()
+            },
+            stop,
+            launcher: None,
+        }))
+    })
 }
 
 /// The result for people.

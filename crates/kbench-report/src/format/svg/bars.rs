@@ -61,26 +61,13 @@ pub fn bar_chart(bars: &[Bar<'_>], reference: Option<f64>, unit: &str, label: &s
     // Grid and tick labels.
     body.push(&super::x_axis(&axis, &x, plot_bottom, unit));
     let zero = x.clamped(0.0);
+    // The bars with their whiskers (and tooltips), the baseline's mean over
+    // them, the texts over everything (with a halo of the background).
+    let mut texts = Markup::new();
     for (i, bar) in bars.iter().enumerate() {
         let y0 = ROW * i as f64 + 4.0;
         let bar_y = y0 + 17.0;
-        let mut row = Markup::new();
-        row.push(&markup!(
-            "<title>{{tooltip}}</title><text class=\"c-t\" x=\"{{x}}\" y=\"{{y}}\">{{label}}</text>",
-            tooltip = bar.tooltip,
-            x = Px(PAD),
-            y = Px(y0 + 11.0),
-            label = truncate(bar.label, if bar.change.is_empty() { 56 } else { 28 }),
-        ));
-        if !bar.change.is_empty() {
-            row.push(&markup!(
-                "<text class=\"c-t c-r c-b {{class}}\" x=\"{{x}}\" y=\"{{y}}\">{{change}}</text>",
-                class = bar.class,
-                x = Px(WIDTH - PAD),
-                y = Px(y0 + 11.0),
-                change = bar.change,
-            ));
-        }
+        let mut row = markup!("<title>{{tooltip}}</title>", tooltip = bar.tooltip);
         if bar.mean.is_finite() {
             let end = x.clamped(bar.mean);
             row.push(&markup!(
@@ -102,13 +89,28 @@ pub fn bar_chart(bars: &[Bar<'_>], reference: Option<f64>, unit: &str, label: &s
                 ));
             }
         }
-        row.push(&markup!(
+        body.push(&markup!("<g>{{row}}</g>", row = row));
+        texts.push(&markup!(
+            "<text class=\"c-t\" x=\"{{x}}\" y=\"{{y}}\">{{label}}</text>",
+            x = Px(PAD),
+            y = Px(y0 + 11.0),
+            label = truncate(bar.label, label_room(&bar.change)),
+        ));
+        if !bar.change.is_empty() {
+            texts.push(&markup!(
+                "<text class=\"c-t c-r c-b {{class}}\" x=\"{{x}}\" y=\"{{y}}\">{{change}}</text>",
+                class = bar.class,
+                x = Px(WIDTH - PAD),
+                y = Px(y0 + 11.0),
+                change = bar.change,
+            ));
+        }
+        texts.push(&markup!(
             "<text class=\"c-m c-r\" x=\"{{x}}\" y=\"{{y}}\">{{value}}</text>",
             x = Px(WIDTH - PAD),
             y = Px(bar_y + 10.0),
             value = bar.value,
         ));
-        body.push(&markup!("<g>{{row}}</g>", row = row));
     }
     if let Some(reference) = reference.filter(|r| r.is_finite()) {
         body.push(&markup!(
@@ -117,12 +119,20 @@ pub fn bar_chart(bars: &[Bar<'_>], reference: Option<f64>, unit: &str, label: &s
             b = Px(plot_bottom),
         ));
     }
+    body.push(&texts);
     Chart {
         width: WIDTH,
         height,
         label: label.to_string(),
         body,
     }
+}
+
+/// Characters of the name that fit left of `change` (the texts' average
+/// widths at their sizes: 7.4 and, bold, 8.3 units a character).
+fn label_room(change: &str) -> usize {
+    let free = WIDTH - 2.0 * PAD - 12.0 - 8.3 * change.chars().count() as f64;
+    ((free / 7.4).floor() as usize).clamp(8, 60)
 }
 
 #[cfg(test)]

@@ -1,0 +1,362 @@
+//! Starting a profile's processes: `sh -c SCRIPT` in a process group of its
+//! own (so it and everything it forks can be stopped as a whole, and the
+//! terminal's Ctrl-C reaches the agent only), with `PR_SET_PDEATHSIG` so a
+//! killed agent takes it along, `LC_ALL=C` so numbers print the same
+//! everywhere, stdin from /dev/null and stdout/stderr into files (nothing
+//! blocks on a full pipe, and nothing is lost when it is killed). As root, a
+//! profile may run a service as another user (PostgreSQL refuses root).
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long a signalled process group gets before SIGKILL.
+pub const GRACE: Duration = Duration::from_secs(5);
+/// How often a wait looks at the clock and the interrupt flag.
+const POLL: Duration = Duration::from_millis(20);
+
+/// A user a service runs as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+    pub home: PathBuf,
+}
+
+impl User {
+    /// Looks `name` up in /etc/passwd (system users live there).
+    pub fn lookup(name: &str) -> Result<User, String> {
+        let passwd = std::fs::read_to_string("/etc/passwd")
+            .map_err(|e| format!("cannot read /etc/passwd to find user '{name}': {e}"))?;
+        passwd
+            .lines()
+            .find_map(|line| {
+                let fields: Vec<&str> = line.split(':').collect();
+                if fields.len() < 7 || fields[0] != name {
+                    return None;
+                }
+                Some(User {
+                    name: name.to_string(),
+                    uid: fields[2].parse().ok()?,
+                    gid: fields[3].parse().ok()?,
+                    home: PathBuf::from(fields[5]),
+                })
+            })
+            .ok_or_else(|| format!("there is no user '{name}' (/etc/passwd)"))
+    }
+}
+
+/// This process's effective user id (from /proc/self/status).
+pub fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// The name of the user this process runs as.
+pub fn current_user() -> String {
+    let uid = effective_uid();
+    std::fs::read_to_string("/etc/passwd")
+        .ok()
+        .and_then(|passwd| {
+            passwd.lines().find_map(|line| {
+                let fields: Vec<&str> = line.split(':').collect();
+                let matches = fields.len() >= 3 && fields[2].parse::<u32>().ok() == uid;
+                matches.then(|| fields[0].to_string())
+            })
+        })
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "root".to_string())
+}
+
+/// Where and how scripts run.
+#[derive(Debug, Clone)]
+pub struct Shell {
+    /// The working directory (the scratch directory, `{dir}`).
+    pub cwd: PathBuf,
+    /// PATH for the scripts (a profile's program directories first).
+    pub path: OsString,
+    /// Where stdout and stderr files go.
+    pub logs: PathBuf,
+}
+
+/// How a script that was waited for ended.
+#[derive(Debug)]
+pub enum Ended {
+    Exited {
+        status: ExitStatus,
+        elapsed: Duration,
+    },
+    /// Still going at the timeout: its process group was killed.
+    TimedOut,
+    /// The agent was asked to stop (SIGINT): its process group was killed.
+    Interrupted,
+}
+
+impl Shell {
+    /// Starts `script` (as `user` when given) without waiting; `label`
+    /// names its output files.
+    pub fn spawn(&self, script: &str, label: &str, user: Option<&User>) -> io::Result<Group> {
+        let out = self.logs.join(format!("{label}.out"));
+        let err = self.logs.join(format!("{label}.err"));
+        let mut command = Command::new("/bin/sh");
+        command
+            .arg("-c")
+            .arg(script)
+            .current_dir(&self.cwd)
+            .env("PATH", &self.path)
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .stdout(File::create(&out)?)
+            .stderr(File::create(&err)?)
+            .process_group(0);
+        if let Some(user) = user {
+            command
+                .uid(user.uid)
+                .gid(user.gid)
+                .env("HOME", &user.home)
+                .env("USER", &user.name)
+                .env("LOGNAME", &user.name);
+        }
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: between fork and exec only async-signal-safe calls
+        // (prctl, getppid, kill); nothing allocates.
+        unsafe {
+            command.pre_exec(move || {
+                // Dies with the agent; set after the uid change, which clears it.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    // The agent is already gone.
+                    libc::kill(libc::getpid(), libc::SIGKILL);
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn()?;
+        Ok(Group {
+            pgid: child.id() as libc::pid_t,
+            child: Some(child),
+            out,
+            err,
+        })
+    }
+
+    /// Runs `script` to its end, killing its process group at `timeout` or
+    /// when `interrupted()` turns true.
+    pub fn run(
+        &self,
+        script: &str,
+        label: &str,
+        user: Option<&User>,
+        timeout: Duration,
+        interrupted: &dyn Fn() -> bool,
+    ) -> io::Result<(Ended, Output)> {
+        let mut group = self.spawn(script, label, user)?;
+        let started = Instant::now();
+        let mut child = group.child.take().expect("just spawned");
+        // A thread waits so the end is timed exactly, not to the next poll.
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            let status = child.wait();
+            let _ = sender.send((status, Instant::now()));
+        });
+        let ended = loop {
+            match receiver.recv_timeout(POLL) {
+                Ok((status, at)) => {
+                    break Ended::Exited {
+                        status: status?,
+                        elapsed: at - started,
+                    };
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(io::Error::other("lost the process's waiter"));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            let why = if interrupted() {
+                Ended::Interrupted
+            } else if started.elapsed() >= timeout {
+                Ended::TimedOut
+            } else {
+                continue;
+            };
+            group.signal(libc::SIGTERM);
+            if receiver.recv_timeout(GRACE).is_err() {
+                group.signal(libc::SIGKILL);
+                let _ = receiver.recv();
+            }
+            break why;
+        };
+        // Whatever the script left running in its group goes too.
+        group.signal(libc::SIGKILL);
+        let output = group.output();
+        Ok((ended, output))
+    }
+}
+
+/// A started script's process group. Dropping it kills the group.
+#[derive(Debug)]
+pub struct Group {
+    child: Option<Child>,
+    pgid: libc::pid_t,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+/// What a script wrote.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// The last `n` lines of stdout and stderr together, indented, for
+    /// error messages.
+    pub fn tail(&self, n: usize) -> String {
+        let mut lines: Vec<&str> = self.stdout.lines().collect();
+        lines.extend(self.stderr.lines());
+        lines.retain(|l| !l.trim().is_empty());
+        if lines.is_empty() {
+            return "    (no output)".to_string();
+        }
+        lines[lines.len().saturating_sub(n)..]
+            .iter()
+            .map(|l| format!("    {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Group {
+    pub fn pid(&self) -> libc::pid_t {
+        self.pgid
+    }
+
+    /// The leader's exit status once it has ended.
+    pub fn try_status(&mut self) -> Option<ExitStatus> {
+        self.child.as_mut()?.try_wait().ok().flatten()
+    }
+
+    /// Sends `signal` to every process of the group.
+    pub fn signal(&self, signal: libc::c_int) {
+        // SAFETY: kill(2) on our own process group; ESRCH when it is empty.
+        unsafe {
+            libc::kill(-self.pgid, signal);
+        }
+    }
+
+    /// Stops the group: `signal`, up to [`GRACE`] for the leader to end,
+    /// then SIGKILL to all, and reaps the leader.
+    pub fn stop(&mut self, signal: libc::c_int) {
+        self.signal(signal);
+        if let Some(child) = self.child.as_mut() {
+            let deadline = Instant::now() + GRACE;
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(POLL);
+            }
+        }
+        self.signal(libc::SIGKILL);
+        if let Some(mut child) = self.child.take() {
+            let _ = child.wait();
+        }
+    }
+
+    /// What it wrote so far.
+    pub fn output(&self) -> Output {
+        let read = |path: &Path| {
+            std::fs::read(path)
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                .unwrap_or_default()
+        };
+        Output {
+            stdout: read(&self.out),
+            stderr: read(&self.err),
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            self.stop(libc::SIGTERM);
+        }
+    }
+}
+
+/// "exited with status 2" / "was killed by signal 9".
+pub fn describe(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        _ => format!("ended with {status}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shell(dir: &Path) -> Shell {
+        Shell {
+            cwd: dir.to_path_buf(),
+            path: std::env::var_os("PATH").unwrap_or_default(),
+            logs: dir.to_path_buf(),
+        }
+    }
+
+    #[test]
+    fn runs_and_times_a_script() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ended, output) = shell(dir.path())
+            .run("echo out; echo err >&2; sleep 0.2; exit 3", "t", None, Duration::from_secs(10), &|| false)
+            .unwrap();
+        match ended {
+            Ended::Exited { status, elapsed } => {
+                assert_eq!(describe(status), "exited with status 3");
+                assert!(elapsed >= Duration::from_millis(200), "{elapsed:?}");
+                assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(output.stdout, "out\n");
+        assert_eq!(output.tail(5), "    out\n    err");
+    }
+
+    #[test]
+    fn kills_the_whole_group_at_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("pid");
+        let script = format!("sleep 300 & echo $! > {}; wait", marker.display());
+        let started = Instant::now();
+        let (ended, _) = shell(dir.path())
+            .run(&script, "t", None, Duration::from_millis(300), &|| false)
+            .unwrap();
+        assert!(matches!(ended, Ended::TimedOut), "{ended:?}");
+        assert!(started.elapsed() < Duration::from_secs(4));
+        let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+        // The background sleep is gone (or a zombie awaiting its reaper).
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(state.is_empty() || state.contains(") Z"), "{state}");
+    }
+
+    #[test]
+    fn finds_users() {
+        let root = User::lookup("root").unwrap();
+        assert_eq!((root.uid, root.gid), (0, 0));
+        let error = User::lookup("kbench-no-such-user").unwrap_err();
+        assert!(error.contains("kbench-no-such-user"), "{error}");
+        assert!(effective_uid().is_some());
+    }
+}
