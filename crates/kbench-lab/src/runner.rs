@@ -170,7 +170,7 @@ pub fn execute(
             let outcome = match batch.as_deref_mut() {
                 None => round_run.run_test(launcher, test, observer, stop, &mut summary)?,
                 Some(stream) => {
-                    let events = round_run.read_test(stream, test, observer, &mut summary)?;
+                    let events = round_run.read_test(stream, test, observer, stop, &mut summary)?;
                     if events.ended.is_some() {
                         Some(round_run.record_end(test, events)?)
                     } else {
@@ -364,7 +364,7 @@ impl RoundRun<'_> {
             plan: self.request.plan.clone(),
         };
         let mut stream = launcher.launch(&job)?;
-        let events = self.read_test(stream.as_mut(), test, observer, summary)?;
+        let events = self.read_test(stream.as_mut(), test, observer, stop, summary)?;
         // Nothing follows a test's end; whatever might is not this test's.
         while stream.next_event().is_some() {}
         // The agent's exit status matters only when no event said why it ended.
@@ -395,12 +395,20 @@ impl RoundRun<'_> {
         stream: &mut dyn AgentStream,
         test: &TestKey,
         observer: &mut dyn FnMut(RunEvent),
+        stop: &AtomicBool,
         summary: &mut RunSummary,
     ) -> anyhow::Result<TestEvents> {
         let mut current: Option<(TestSpec, Vec<f64>)> = None;
         // Metrics declared with their own unit and direction.
         let mut declared: HashMap<String, (String, kbench_model::Direction)> = HashMap::new();
+        let mut interrupted = false;
         while let Some(event) = stream.next_event() {
+            if !interrupted && stop.load(Ordering::SeqCst) {
+                // Stopped (e.g. SIGTERM to kbench alone): pass it on, and
+                // keep storing what the agent still sends.
+                stream.interrupt();
+                interrupted = true;
+            }
             let ended = match event? {
                 AgentEvent::TestStart {
                     test: key,

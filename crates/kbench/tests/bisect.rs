@@ -89,6 +89,16 @@ fn repository(dir: &Path, work: impl Fn(usize) -> u64) -> Vec<String> {
         );
         hashes.push(git(dir, &["rev-parse", "HEAD"]).trim().to_string());
     }
+    // A hook that would leave a file in the user's checkout if kbench's
+    // checkouts ran it.
+    let hook = dir.join(".git/hooks/post-checkout");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho ran >> \"$(git rev-parse --git-common-dir)/../hook-ran\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
     hashes
 }
 

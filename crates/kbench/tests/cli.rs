@@ -462,3 +462,49 @@ fn a_benchmark_that_cannot_run_is_skipped_and_the_run_goes_on() {
         .unwrap();
     assert!(null["results"][0]["summary"]["n"].as_u64().unwrap() >= 5);
 }
+
+#[test]
+fn sigterm_to_kbench_alone_stops_its_agent_soon() {
+    let (_dir, db) = temp_db();
+    let exe = assert_cmd::cargo::cargo_bin("kbench");
+    let mut child = std::process::Command::new(&exe)
+        .args(["run", "syscall-null", "--as", "t", "--into", "t"])
+        .args(["--max-time", "30", "--target-ci", "0.0001", "--rounds", "1"])
+        .env("KBENCH_DB", &db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let shown = kbench(&db).args(["show", "t", "--json"]).output().unwrap();
+        if shown.status.success()
+            && json(&shown.stdout)["identifiers"][0]["samples"].as_u64() > Some(3)
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no samples stored within a minute"
+        );
+    }
+    let signalled = Instant::now();
+    // SAFETY: signals the kbench process we started, not its agent.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        signalled.elapsed() < Duration::from_secs(10),
+        "took {:?} to stop (the test's budget is 30 s)",
+        signalled.elapsed()
+    );
+    let doc = json(
+        &kbench(&db)
+            .args(["show", "t", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert_eq!(doc["identifiers"][0]["runs"][0]["status"], "interrupted");
+}

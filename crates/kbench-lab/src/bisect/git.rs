@@ -53,11 +53,14 @@ pub struct Repo {
     pub root: PathBuf,
 }
 
+/// `git -C dir` with the user's hooks off (a post-checkout hook must not
+/// run on kbench's checkouts) and no automatic garbage collection.
 fn git(dir: &Path) -> Command {
     let mut command = Command::new("git");
     command
         .arg("-C")
         .arg(dir)
+        .args(["-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0"])
         .stdin(Stdio::null())
         .env("GIT_TERMINAL_PROMPT", "0")
         .env_remove("GIT_DIR")

@@ -320,7 +320,13 @@ mod tests {
     fn runs_and_times_a_script() {
         let dir = tempfile::tempdir().unwrap();
         let (ended, output) = shell(dir.path())
-            .run("echo out; echo err >&2; sleep 0.2; exit 3", "t", None, Duration::from_secs(10), &|| false)
+            .run(
+                "echo out; echo err >&2; sleep 0.2; exit 3",
+                "t",
+                None,
+                Duration::from_secs(10),
+                &|| false,
+            )
             .unwrap();
         match ended {
             Ended::Exited { status, elapsed } => {
@@ -345,7 +351,11 @@ mod tests {
             .unwrap();
         assert!(matches!(ended, Ended::TimedOut), "{ended:?}");
         assert!(started.elapsed() < Duration::from_secs(4));
-        let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+        let pid: i32 = std::fs::read_to_string(&marker)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         // The background sleep is gone (or a zombie awaiting its reaper).
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         assert!(state.is_empty() || state.contains(") Z"), "{state}");

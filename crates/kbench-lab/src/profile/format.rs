@@ -223,11 +223,20 @@ fn build(raw: ProfileFile, ctx: &Ctx, origin: Origin) -> Result<Profile, FormatE
                 format!("files: '{path}' must be a relative path inside the scratch directory"),
             ));
         }
-        check_template(ctx, content, Quote::Raw, &shared, &format!("files.\"{path}\""))?;
+        check_template(
+            ctx,
+            content,
+            Quote::Raw,
+            &shared,
+            &format!("files.\"{path}\""),
+        )?;
     }
     if let Some(file) = &raw.service {
         check_template(ctx, &file.command, Quote::Shell, &shared, "service.command")?;
-        for (what, text) in [("service.setup", &file.setup), ("service.ready", &file.ready)] {
+        for (what, text) in [
+            ("service.setup", &file.setup),
+            ("service.ready", &file.ready),
+        ] {
             if let Some(text) = text {
                 check_template(ctx, text, Quote::Shell, &shared, what)?;
             }
@@ -249,10 +258,7 @@ fn build(raw: ProfileFile, ctx: &Ctx, origin: Origin) -> Result<Profile, FormatE
     }
     for program in raw.requires.keys() {
         if program.is_empty() || program.contains(char::is_whitespace) {
-            return Err(ctx.error(
-                None,
-                format!("requires: '{program}' is not a program name"),
-            ));
+            return Err(ctx.error(None, format!("requires: '{program}' is not a program name")));
         }
     }
     Ok(Profile {
@@ -335,8 +341,12 @@ fn build_test(
     let pick = |own: &Option<Spanned<String>>, shared: &Option<Spanned<String>>| {
         own.clone().or_else(|| shared.clone())
     };
-    let command = pick(&test.command, &profile.command)
-        .ok_or_else(|| ctx.at(&test.id, format!("{}: no command (here or at the top)", what("command"))))?;
+    let command = pick(&test.command, &profile.command).ok_or_else(|| {
+        ctx.at(
+            &test.id,
+            format!("{}: no command (here or at the top)", what("command")),
+        )
+    })?;
     check_template(ctx, &command, Quote::Shell, &known, &what("command"))?;
     let setup = pick(&test.setup, &profile.setup);
     let before_run = pick(&test.before_run, &profile.before_run);
@@ -357,7 +367,11 @@ fn build_test(
         Some(t) => Some(seconds(ctx, t, &what("timeout"))?),
         None => None,
     };
-    let expected_time = match test.expected_time.as_ref().or(profile.expected_time.as_ref()) {
+    let expected_time = match test
+        .expected_time
+        .as_ref()
+        .or(profile.expected_time.as_ref())
+    {
         Some(t) => seconds(ctx, t, &what("expected_time"))?,
         None => Duration::from_secs(1),
     };
@@ -388,7 +402,11 @@ fn build_test(
         if metrics.iter().any(|m| m.name == built.name) {
             return Err(ctx.at(
                 &metric.get_ref().name,
-                format!("{}: metric '{}' is given twice", what("metrics"), built.name),
+                format!(
+                    "{}: metric '{}' is given twice",
+                    what("metrics"),
+                    built.name
+                ),
             ));
         }
         metrics.push(built);
@@ -750,13 +768,25 @@ timeout = 5
             17,
             &["speed", "does not compile"],
         );
-        assert_error(&GOOD.replace("id = \"toy-two\"", "id = \"toy-one\""), 27, &["twice"]);
-        assert_error(&GOOD.replace("timeout = 5", "timeout = -1"), 28, &["timeout"]);
+        assert_error(
+            &GOOD.replace("id = \"toy-two\"", "id = \"toy-one\""),
+            27,
+            &["twice"],
+        );
+        assert_error(
+            &GOOD.replace("timeout = 5", "timeout = -1"),
+            28,
+            &["timeout"],
+        );
         assert_error(
             &GOOD.replace("elapsed = true", "elapsed = true\njson = \"a.b\""),
             19,
             &["exactly one"],
         );
-        assert_error(&GOOD.replace("name = \"toy\"", "name = \"Toy Box\""), 2, &["name"]);
+        assert_error(
+            &GOOD.replace("name = \"toy\"", "name = \"Toy Box\""),
+            2,
+            &["name"],
+        );
     }
 }

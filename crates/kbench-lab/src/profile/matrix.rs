@@ -21,7 +21,10 @@ pub fn cpus() -> usize {
 /// other option swept over its values. An option without values that the
 /// user did not set stays out of the key (running it is skipped with the
 /// option's help).
-pub fn expand(test: &ProfileTest, given: &BTreeMap<String, String>) -> Result<Vec<TestKey>, String> {
+pub fn expand(
+    test: &ProfileTest,
+    given: &BTreeMap<String, String>,
+) -> Result<Vec<TestKey>, String> {
     for (name, value) in given {
         check(test, name, value)?;
     }
@@ -78,7 +81,10 @@ pub fn check(test: &ProfileTest, name: &str, value: &str) -> Result<(), String> 
         });
     };
     if !valid_value(value) {
-        return Err(format!("{}: option {name}='{value}' is not a value", test.id));
+        return Err(format!(
+            "{}: option {name}='{value}' is not a value",
+            test.id
+        ));
     }
     let listed = spec
         .values
@@ -235,7 +241,10 @@ id = "toy"
     fn rejects_unknown_options_and_values() {
         let test = toy();
         let error = expand(&test, &given(&[("colour", "red")])).unwrap_err();
-        assert!(error.contains("no option 'colour'") && error.contains("engine"), "{error}");
+        assert!(
+            error.contains("no option 'colour'") && error.contains("engine"),
+            "{error}"
+        );
         let error = expand(&test, &given(&[("engine", "posixaio")])).unwrap_err();
         assert!(error.contains("one of libaio, io_uring"), "{error}");
         let error = expand(&test, &given(&[("bs", "4x")])).unwrap_err();
@@ -248,7 +257,10 @@ id = "toy"
         let key = &expand(&test, &BTreeMap::new()).unwrap()[0];
         match resolve(&test, key) {
             Err(Unresolved::Missing(reason)) => {
-                assert!(reason.contains("src") && reason.contains("a source tree"), "{reason}");
+                assert!(
+                    reason.contains("src") && reason.contains("a source tree"),
+                    "{reason}"
+                );
             }
             other => panic!("{other:?}"),
         }

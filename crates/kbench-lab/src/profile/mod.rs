@@ -52,14 +52,29 @@ const BUILTIN: &[(&str, &str)] = &[
     ("fio", include_str!("../../../../profiles/fio.toml")),
     ("redis", include_str!("../../../../profiles/redis.toml")),
     ("nginx", include_str!("../../../../profiles/nginx.toml")),
-    ("stress-ng", include_str!("../../../../profiles/stress-ng.toml")),
-    ("sysbench", include_str!("../../../../profiles/sysbench.toml")),
-    ("hackbench", include_str!("../../../../profiles/hackbench.toml")),
-    ("perf-bench", include_str!("../../../../profiles/perf-bench.toml")),
+    (
+        "stress-ng",
+        include_str!("../../../../profiles/stress-ng.toml"),
+    ),
+    (
+        "sysbench",
+        include_str!("../../../../profiles/sysbench.toml"),
+    ),
+    (
+        "hackbench",
+        include_str!("../../../../profiles/hackbench.toml"),
+    ),
+    (
+        "perf-bench",
+        include_str!("../../../../profiles/perf-bench.toml"),
+    ),
     ("iperf3", include_str!("../../../../profiles/iperf3.toml")),
     ("sqlite", include_str!("../../../../profiles/sqlite.toml")),
     ("pgbench", include_str!("../../../../profiles/pgbench.toml")),
-    ("build-linux", include_str!("../../../../profiles/build-linux.toml")),
+    (
+        "build-linux",
+        include_str!("../../../../profiles/build-linux.toml"),
+    ),
 ];
 
 /// The profiles kbench knows: the built-in ones and the user's.
@@ -108,7 +123,11 @@ impl Profiles {
     /// `KBENCH_PROFILES` (how the agent learns of `--profiles`).
     pub fn from_env() -> anyhow::Result<Profiles> {
         let dirs: Vec<PathBuf> = std::env::var_os(PROFILES_ENV)
-            .map(|value| std::env::split_paths(&value).filter(|p| !p.as_os_str().is_empty()).collect())
+            .map(|value| {
+                std::env::split_paths(&value)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .collect()
+            })
             .unwrap_or_default();
         Profiles::load(&dirs)
     }
@@ -119,12 +138,17 @@ impl Profiles {
             if kbench_bench::find(name).is_some() {
                 return Some(format!("the built-in benchmark '{name}'"));
             }
-            if crate::suite::builtin_suites().iter().any(|s| s.name == name) {
+            if crate::suite::builtin_suites()
+                .iter()
+                .any(|s| s.name == name)
+            {
                 return Some(format!("the built-in suite '{name}'"));
             }
             None
         };
-        for name in std::iter::once(profile.name.as_str()).chain(profile.tests.iter().map(|t| t.id.as_str())) {
+        for name in std::iter::once(profile.name.as_str())
+            .chain(profile.tests.iter().map(|t| t.id.as_str()))
+        {
             if let Some(other) = clash(name) {
                 bail!("profile {origin}: '{name}' is already {other}; rename it");
             }
@@ -154,9 +178,7 @@ impl Profiles {
 
     /// The profile test with this id, and its profile.
     pub fn test(&self, id: &str) -> Option<(&Profile, &ProfileTest)> {
-        self.list
-            .iter()
-            .find_map(|p| p.test(id).map(|t| (p, t)))
+        self.list.iter().find_map(|p| p.test(id).map(|t| (p, t)))
     }
 
     /// Profile names and test ids (for suggestions).
@@ -177,7 +199,9 @@ impl Profiles {
     pub fn expand(&self, key: &TestKey) -> Option<anyhow::Result<Vec<TestKey>>> {
         let checked = |result: Result<Vec<TestKey>, String>| result.map_err(anyhow::Error::msg);
         if let Some((_, test)) = self.test(&key.benchmark) {
-            return Some(metric_free(key).and_then(|()| checked(matrix::expand(test, &key.options))));
+            return Some(
+                metric_free(key).and_then(|()| checked(matrix::expand(test, &key.options))),
+            );
         }
         let profile = self.profile(&key.benchmark)?;
         Some(metric_free(key).and_then(|()| {
@@ -275,7 +299,9 @@ impl Profiles {
             .min()
             .filter(|(distance, p)| *distance <= (p.len() / 2).max(2));
         match closest {
-            Some((_, p)) => format!("unknown profile '{name}'; did you mean '{p}'? (`kbench list` shows all)"),
+            Some((_, p)) => {
+                format!("unknown profile '{name}'; did you mean '{p}'? (`kbench list` shows all)")
+            }
             None => format!("unknown profile '{name}'; `kbench list` shows the profiles"),
         }
     }
@@ -335,14 +361,20 @@ pub fn program_dirs(profile: &Profile) -> Vec<PathBuf> {
         };
         let parent = components[..star].join("/");
         let rest = components[star + 1..].join("/");
-        let (prefix, suffix) = components[star].split_once('*').unwrap_or((components[star], ""));
+        let (prefix, suffix) = components[star]
+            .split_once('*')
+            .unwrap_or((components[star], ""));
         let Ok(entries) = std::fs::read_dir(if parent.is_empty() { "/" } else { &parent }) else {
             continue;
         };
         let mut matches: Vec<String> = entries
             .flatten()
             .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|name| name.starts_with(prefix) && name.ends_with(suffix) && name.len() >= prefix.len() + suffix.len())
+            .filter(|name| {
+                name.starts_with(prefix)
+                    && name.ends_with(suffix)
+                    && name.len() >= prefix.len() + suffix.len()
+            })
             .collect();
         matches.sort_by_key(|name| version_key(name));
         if let Some(best) = matches
@@ -401,16 +433,32 @@ mod tests {
         let profiles = Profiles::builtin();
         let names: Vec<&str> = profiles.all().iter().map(|p| p.name.as_str()).collect();
         for expected in [
-            "fio", "redis", "nginx", "stress-ng", "sysbench", "hackbench", "perf-bench", "iperf3",
-            "sqlite", "pgbench", "build-linux",
+            "fio",
+            "redis",
+            "nginx",
+            "stress-ng",
+            "sysbench",
+            "hackbench",
+            "perf-bench",
+            "iperf3",
+            "sqlite",
+            "pgbench",
+            "build-linux",
         ] {
-            assert!(names.contains(&expected), "{expected} missing from {names:?}");
+            assert!(
+                names.contains(&expected),
+                "{expected} missing from {names:?}"
+            );
         }
         for profile in profiles.all() {
             let key = TestKey::new(&profile.name);
             let tests = profiles.expand(&key).unwrap().unwrap();
             assert!(!tests.is_empty(), "{}", profile.name);
-            assert!(!profile.requires.is_empty(), "{} requires nothing", profile.name);
+            assert!(
+                !profile.requires.is_empty(),
+                "{} requires nothing",
+                profile.name
+            );
         }
         let fio = profiles.test("fio-randread").unwrap().1;
         assert!(fio.options.contains_key("engine") && fio.options.contains_key("bs"));
@@ -432,7 +480,12 @@ mod tests {
             .expand(&TestKey::new("fio-randread"))
             .unwrap()
             .unwrap();
-        assert!(all.len() >= 4 * randread.len(), "{} vs {}", all.len(), randread.len());
+        assert!(
+            all.len() >= 4 * randread.len(),
+            "{} vs {}",
+            all.len(),
+            randread.len()
+        );
         let big = profiles
             .expand(&TestKey::parse("fio[bs=64k]").unwrap())
             .unwrap()
@@ -460,14 +513,26 @@ mod tests {
         std::fs::write(dir.path().join("notes.txt"), "not a profile").unwrap();
         let profiles = Profiles::load(&[dir.path().to_path_buf()]).unwrap();
         assert!(profiles.test("myfio").is_some());
-        assert!(profiles.test("fio-randread").is_none(), "the user's fio replaces the built-in");
+        assert!(
+            profiles.test("fio-randread").is_none(),
+            "the user's fio replaces the built-in"
+        );
         std::fs::write(dir.path().join("z.toml"), profile("mine", "redis")).unwrap();
-        let error = Profiles::load(&[dir.path().to_path_buf()]).unwrap_err().to_string();
-        assert!(error.contains("z.toml") && error.contains("'redis'"), "{error}");
+        let error = Profiles::load(&[dir.path().to_path_buf()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("z.toml") && error.contains("'redis'"),
+            "{error}"
+        );
         std::fs::write(dir.path().join("z.toml"), profile("mine", "pipe-lat")).unwrap();
-        let error = Profiles::load(&[dir.path().to_path_buf()]).unwrap_err().to_string();
+        let error = Profiles::load(&[dir.path().to_path_buf()])
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("built-in benchmark 'pipe-lat'"), "{error}");
-        let error = Profiles::load(&[dir.path().join("nope")]).unwrap_err().to_string();
+        let error = Profiles::load(&[dir.path().join("nope")])
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("nope"), "{error}");
     }
 
@@ -482,7 +547,13 @@ mod tests {
             .unwrap();
         let profile = profiles.profile("toy").unwrap();
         let missing = profiles.missing_programs(profile);
-        assert_eq!(missing, [("kbench-no-such-tool".to_string(), "kbench-toy-tools".to_string())]);
+        assert_eq!(
+            missing,
+            [(
+                "kbench-no-such-tool".to_string(),
+                "kbench-toy-tools".to_string()
+            )]
+        );
         let error = profiles
             .check_installed(&[TestKey::new("toy")])
             .unwrap_err()
@@ -492,8 +563,14 @@ mod tests {
                 && error.contains("kbench install toy"),
             "{error}"
         );
-        assert_eq!(profiles.packages_of(&["toy".into()]).unwrap(), ["dash", "kbench-toy-tools"]);
-        let error = profiles.packages_of(&["ty".into()]).unwrap_err().to_string();
+        assert_eq!(
+            profiles.packages_of(&["toy".into()]).unwrap(),
+            ["dash", "kbench-toy-tools"]
+        );
+        let error = profiles
+            .packages_of(&["ty".into()])
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("did you mean 'toy'"), "{error}");
     }
 

@@ -127,7 +127,10 @@ impl Parser {
             match (found, metric.optional) {
                 (Some(value), _) => {
                     if !(value.is_finite() && value >= 0.0) {
-                        return Err(format!("metric '{}': read {value}, not a measurement", metric.name));
+                        return Err(format!(
+                            "metric '{}': read {value}, not a measurement",
+                            metric.name
+                        ));
                     }
                     values.push((metric.name.clone(), value));
                 }
@@ -193,7 +196,8 @@ pub fn json_document(text: &str) -> Option<Value> {
         let trimmed = line.trim_start();
         if trimmed.starts_with('{') || trimmed.starts_with('[') {
             let start = offset + (line.len() - trimmed.len());
-            let mut documents = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+            let mut documents =
+                serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
             if let Some(Ok(value)) = documents.next() {
                 return Some(value);
             }
@@ -273,7 +277,10 @@ fn shown_lines(text: &str) -> String {
     let which = if from == 0 {
         format!("the {} line(s) searched:", lines.len())
     } else {
-        format!("the last {SHOWN_LINES} of the {} lines searched:", lines.len())
+        format!(
+            "the last {SHOWN_LINES} of the {} lines searched:",
+            lines.len()
+        )
     };
     let shown: Vec<String> = lines[from..].iter().map(|l| format!("    {l}")).collect();
     format!("{which}\n{}", shown.join("\n"))
@@ -320,20 +327,28 @@ mod tests {
         let parser = Parser::new(
             &[
                 metric("a", vec![SourceKind::Regex(r"^rate: ([\d,.]+)".into())]),
-                metric("b", vec![SourceKind::Regex(r"x=(\d+) y=(?<value>\d+)".into())]),
+                metric(
+                    "b",
+                    vec![SourceKind::Regex(r"x=(\d+) y=(?<value>\d+)".into())],
+                ),
             ],
             None,
             &|_| None,
         )
         .unwrap();
-        let values = parser.read(&out("noise\nrate: 1,234.5\nx=1 y=2\n")).unwrap();
+        let values = parser
+            .read(&out("noise\nrate: 1,234.5\nx=1 y=2\n"))
+            .unwrap();
         assert_eq!(values, [("a".into(), 1234.5), ("b".into(), 2.0)]);
     }
 
     #[test]
     fn no_match_shows_the_lines_searched() {
         let parser = Parser::new(
-            &[metric("rps", vec![SourceKind::Regex(r"^Requests/sec:\s+([\d.]+)".into())])],
+            &[metric(
+                "rps",
+                vec![SourceKind::Regex(r"^Requests/sec:\s+([\d.]+)".into())],
+            )],
             None,
             &|_| None,
         )
@@ -343,7 +358,10 @@ mod tests {
         assert!(error.contains("metric 'rps'"), "{error}");
         assert!(error.contains("/^Requests/sec:"), "{error}");
         assert!(error.contains("last 15 of the 20 lines"), "{error}");
-        assert!(error.contains("    line 20") && !error.contains("line 5\n"), "{error}");
+        assert!(
+            error.contains("    line 20") && !error.contains("line 5\n"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -351,9 +369,15 @@ mod tests {
         let text = "fio: pid=1, err=5/file:io_u.c:1896, func=io_u error\n{\n \"jobs\": [{\"read\": {\"iops\": 12.5}}]\n}\n";
         let document = json_document(text).unwrap();
         let path = |p: &str| p.split('.').map(str::to_string).collect::<Vec<_>>();
-        assert_eq!(json_number(&document, &path("jobs.0.read.iops")).unwrap(), 12.5);
+        assert_eq!(
+            json_number(&document, &path("jobs.0.read.iops")).unwrap(),
+            12.5
+        );
         let error = json_number(&document, &path("jobs.0.write.iops")).unwrap_err();
-        assert!(error.contains("no 'write' at jobs.0 (keys there: read)"), "{error}");
+        assert!(
+            error.contains("no 'write' at jobs.0 (keys there: read)"),
+            "{error}"
+        );
         let error = json_number(&document, &path("jobs.3.read")).unwrap_err();
         assert!(error.contains("an array of 1"), "{error}");
         assert!(json_document("no json here\n").is_none());
@@ -370,10 +394,15 @@ mod tests {
         );
         bw.sources[0].scale = 1e-6;
         bw.sources[1].scale = 1.024e-3;
-        let mut lat = metric("lat", vec![SourceKind::Json("jobs.0.read.lat_ns.mean".into())]);
+        let mut lat = metric(
+            "lat",
+            vec![SourceKind::Json("jobs.0.read.lat_ns.mean".into())],
+        );
         lat.optional = true;
         let parser = Parser::new(&[bw, lat], None, &|_| None).unwrap();
-        let old = parser.read(&out("{\"jobs\":[{\"read\":{\"bw\":1000}}]}")).unwrap();
+        let old = parser
+            .read(&out("{\"jobs\":[{\"read\":{\"bw\":1000}}]}"))
+            .unwrap();
         assert_eq!(old.len(), 1);
         assert!((old[0].1 - 1.024).abs() < 1e-9);
         let new = parser
@@ -385,20 +414,26 @@ mod tests {
     #[test]
     fn reject_marks_a_failed_run() {
         let parser = Parser::new(
-            &[metric("rps", vec![SourceKind::Regex(r"Requests/sec:\s+([\d.]+)".into())])],
+            &[metric(
+                "rps",
+                vec![SourceKind::Regex(r"Requests/sec:\s+([\d.]+)".into())],
+            )],
             Some("Non-2xx or 3xx responses"),
             &|_| None,
         )
         .unwrap();
         let error = parser
-            .read(&out("  Non-2xx or 3xx responses: 51646\nRequests/sec:  50976.47\n"))
+            .read(&out(
+                "  Non-2xx or 3xx responses: 51646\nRequests/sec:  50976.47\n",
+            ))
             .unwrap_err();
         assert!(error.contains("Non-2xx or 3xx responses: 51646"), "{error}");
     }
 
     #[test]
     fn elapsed_is_the_run_time() {
-        let parser = Parser::new(&[metric("t", vec![SourceKind::Elapsed])], None, &|_| None).unwrap();
+        let parser =
+            Parser::new(&[metric("t", vec![SourceKind::Elapsed])], None, &|_| None).unwrap();
         let output = RunOutput {
             elapsed: Duration::from_millis(1500),
             ..RunOutput::default()

@@ -12,6 +12,7 @@
 //! made for microbenchmarks (five samples in one second) means little for a
 //! tool that runs for seconds.
 
+use super::Profiles;
 use super::command::{self, Ended, Shell, User};
 use super::matrix::{self, Unresolved};
 use super::parse::{Parser, RunOutput};
@@ -19,7 +20,6 @@ use super::scratch::Scratch;
 use super::service::{self, Service, StartError};
 use super::spec::{Profile, ProfileTest};
 use super::template::{self, Fill, Quote};
-use super::Profiles;
 use crate::sampler::{SamplingPlan, StopReason, should_stop};
 use kbench_model::{AgentEvent, MAIN_METRIC, TestKey};
 use std::collections::BTreeMap;
@@ -216,9 +216,10 @@ impl<'a> Session<'a> {
     /// As [`Self::lookup`] for commands: an option value with `args` is
     /// replaced by its argument text, verbatim.
     fn command_fill(&self, name: &str) -> Option<Fill> {
-        let arg = self.values.get(name).and_then(|value| {
-            self.test.options.get(name)?.args.get(value)
-        });
+        let arg = self
+            .values
+            .get(name)
+            .and_then(|value| self.test.options.get(name)?.args.get(value));
         match arg {
             Some(arg) if !self.builtins.contains_key(name) => Some(Fill::Verbatim(arg.clone())),
             _ => self.lookup(name).map(Fill::Value),
@@ -289,23 +290,27 @@ impl<'a> Session<'a> {
                 self.builtins.insert("port", started.port.to_string());
                 self.service = Some(started);
             }
-            None => self
-                .write_files(&dir, None, None)
-                .map_err(Halt::Failed)?,
+            None => self.write_files(&dir, None, None).map_err(Halt::Failed)?,
         }
         if let Some(setup) = &self.test.setup {
             let script = self.shell_text(setup).map_err(Halt::Failed)?;
-            self.run_step(&shell, &script, "setup").map_err(|halt| match halt {
-                Halt::Failed(reason) => Halt::Failed(format!("the test's setup: {reason}")),
-                other => other,
-            })?;
+            self.run_step(&shell, &script, "setup")
+                .map_err(|halt| match halt {
+                    Halt::Failed(reason) => Halt::Failed(format!("the test's setup: {reason}")),
+                    other => other,
+                })?;
         }
         Ok(shell)
     }
 
     /// The user the service runs as: its `run_as` when kbench runs as root.
     fn service_user(&self) -> Result<Option<User>, Halt> {
-        let Some(name) = self.profile.service.as_ref().and_then(|s| s.run_as.as_ref()) else {
+        let Some(name) = self
+            .profile
+            .service
+            .as_ref()
+            .and_then(|s| s.run_as.as_ref())
+        else {
             return Ok(None);
         };
         if command::effective_uid() != Some(0) {
@@ -338,7 +343,8 @@ impl<'a> Session<'a> {
                 std::fs::create_dir_all(parent)
                     .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
             }
-            std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            std::fs::write(&path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             if let Some(user) = owner {
                 std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid))
                     .map_err(|e| format!("cannot hand {} to {}: {e}", path.display(), user.name))?;
@@ -385,7 +391,13 @@ impl<'a> Session<'a> {
             Ok(command) => command,
             Err(reason) => return Ok(End::Failed(reason)),
         };
-        let before_run = match self.test.before_run.as_ref().map(|b| self.shell_text(b)).transpose() {
+        let before_run = match self
+            .test
+            .before_run
+            .as_ref()
+            .map(|b| self.shell_text(b))
+            .transpose()
+        {
             Ok(before) => before,
             Err(reason) => return Ok(End::Failed(reason)),
         };
@@ -398,10 +410,13 @@ impl<'a> Session<'a> {
             let run_started = Instant::now();
             runs += 1;
             let result = match &before_run {
-                Some(script) => self.run_step(shell, script, "before-run").map_err(|halt| match halt {
-                    Halt::Failed(reason) => Halt::Failed(format!("before_run: {reason}")),
-                    other => other,
-                }),
+                Some(script) => {
+                    self.run_step(shell, script, "before-run")
+                        .map_err(|halt| match halt {
+                            Halt::Failed(reason) => Halt::Failed(format!("before_run: {reason}")),
+                            other => other,
+                        })
+                }
                 None => Ok(()),
             }
             .and_then(|()| self.one_run(shell, &command, &parser));
@@ -460,7 +475,12 @@ impl<'a> Session<'a> {
     }
 
     /// One timed run of the tool and its metrics.
-    fn one_run(&self, shell: &Shell, command: &str, parser: &Parser) -> Result<Vec<(String, f64)>, Halt> {
+    fn one_run(
+        &self,
+        shell: &Shell,
+        command: &str,
+        parser: &Parser,
+    ) -> Result<Vec<(String, f64)>, Halt> {
         let (ended, output) = shell
             .run(command, "run", None, self.test.timeout, &interrupted)
             .map_err(|e| Halt::Failed(format!("cannot run `{command}`: {e}")))?;

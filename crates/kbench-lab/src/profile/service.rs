@@ -65,7 +65,9 @@ pub struct Start<'a> {
 
 /// A free TCP port on 127.0.0.1 (the kernel picks it).
 pub fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.local_addr()?.port())
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port())
 }
 
 /// Fails when something already listens on 127.0.0.1:`port`.
@@ -118,7 +120,13 @@ pub fn start(start: &Start) -> Result<Service, StartError> {
 fn run_setup(start: &Start, script: &str) -> Result<(), StartError> {
     let ran = start
         .shell
-        .run(script, "service-setup", start.user, start.setup_timeout, start.interrupted)
+        .run(
+            script,
+            "service-setup",
+            start.user,
+            start.setup_timeout,
+            start.interrupted,
+        )
         .map_err(|e| StartError::Failed(format!("cannot run the service's setup: {e}")))?;
     match ran {
         (Ended::Exited { status, .. }, _) if status.success() => Ok(()),
@@ -249,7 +257,10 @@ mod tests {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
         let port = listener.local_addr().unwrap().port();
         let error = check_free(port).unwrap_err();
-        assert!(error.contains(&format!("port {port}")) && error.contains("in use"), "{error}");
+        assert!(
+            error.contains(&format!("port {port}")) && error.contains("in use"),
+            "{error}"
+        );
         let dir = tempfile::tempdir().unwrap();
         let mut fixed = spec("sleep 30");
         fixed.port = Some(port);
