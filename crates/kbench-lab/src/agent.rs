@@ -1,9 +1,11 @@
-//! The measuring side: runs a job of built-in benchmarks and writes one
-//! [`AgentEvent`] JSON line per thing that happens, flushed at once, so the
-//! side that stores samples (the `kbench run` parent, or a VM's host) commits
-//! each sample as it is measured. `kbench agent` runs this in a fresh
+//! The measuring side: runs a job of built-in benchmarks and external
+//! profile tests ([`crate::profile`]) and writes one [`AgentEvent`] JSON
+//! line per thing that happens, flushed at once, so the side that stores
+//! samples (the `kbench run` parent, or a VM's host) commits each sample as
+//! it is measured. `kbench agent` runs this in a fresh
 //! process, under the user's wrapper when there is one.
 
+use crate::profile::{self, Profiles};
 use crate::sampler::{Progress, SamplingPlan, StopReason, sample};
 use kbench_bench::BenchError;
 use kbench_model::{AgentEvent, TestKey};
@@ -17,7 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct AgentJob {
     /// Emit the system snapshot first.
     pub snapshot: bool,
-    /// Tests to run in order (canonical keys of built-in benchmarks).
+    /// Tests to run in order (canonical keys of built-in benchmarks or of
+    /// profile tests; user profiles come from `KBENCH_PROFILES`).
     pub tests: Vec<TestKey>,
     pub plan: SamplingPlan,
 }
@@ -51,11 +54,27 @@ pub fn run_job(job: &AgentJob, out: &mut dyn Write) -> io::Result<()> {
         let snapshot = Box::new(crate::sysinfo::snapshot(Path::new(".")));
         emit(out, &AgentEvent::Snapshot { snapshot })?;
     }
+    // Read once, when the first test that is not built-in needs them.
+    let mut profiles: Option<Result<Profiles, String>> = None;
     for test in &job.tests {
         if stopped() {
             break;
         }
-        run_test(test, &job.plan, out)?;
+        if kbench_bench::find(&test.benchmark).is_some() {
+            run_test(test, &job.plan, out)?;
+            continue;
+        }
+        let loaded =
+            profiles.get_or_insert_with(|| Profiles::from_env().map_err(|e| format!("{e:#}")));
+        match loaded {
+            Ok(profiles) => {
+                profile::run::run_test(profiles, test, &job.plan, &mut |event| emit(out, &event))?;
+            }
+            Err(reason) => {
+                let reason = reason.clone();
+                emit(out, &AgentEvent::Failed { test: test.clone(), reason })?;
+            }
+        }
     }
     if stopped() {
         return Err(io::Error::new(
