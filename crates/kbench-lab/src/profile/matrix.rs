@@ -227,8 +227,8 @@ id = "toy"
             keys,
             [
                 "toy[bs=4k,direct=0,engine=libaio]",
-                "toy[bs=4k,direct=1,engine=libaio]",
                 "toy[bs=4k,direct=0,engine=io_uring]",
+                "toy[bs=4k,direct=1,engine=libaio]",
                 "toy[bs=4k,direct=1,engine=io_uring]",
             ]
         );

@@ -32,15 +32,6 @@ pub const MAX_FAILURES_IN_A_ROW: usize = 3;
 /// Output lines shown when a command fails.
 const TAIL: usize = 12;
 
-/// Whether the agent goes on after a test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    Continue,
-    /// SIGINT or SIGTERM: the test was abandoned without an ending event
-    /// (a resumed run measures it again); nothing more should run.
-    Interrupted,
-}
-
 /// The plan for `test`: the user's, with the profile's minimum and time
 /// budget where the user left the defaults.
 pub fn plan_for(test: &ProfileTest, plan: &SamplingPlan) -> SamplingPlan {
@@ -60,13 +51,15 @@ pub fn plan_for(test: &ProfileTest, plan: &SamplingPlan) -> SamplingPlan {
 }
 
 /// Runs the profile test `key`, sending its events to `emit`. Fails only
-/// when `emit` fails.
+/// when `emit` fails. When the agent is asked to stop (SIGINT), the test's
+/// processes and files are removed and no ending event is sent: the test
+/// stays unfinished, so a resumed run measures it again.
 pub fn run_test(
     profiles: &Profiles,
     key: &TestKey,
     plan: &SamplingPlan,
     emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
-) -> io::Result<Flow> {
+) -> io::Result<()> {
     let Some((profile, test)) = profiles.test(&key.benchmark) else {
         emit(AgentEvent::Failed {
             test: key.clone(),
@@ -75,19 +68,19 @@ pub fn run_test(
                 key.benchmark
             ),
         })?;
-        return Ok(Flow::Continue);
+        return Ok(());
     };
     let key = key.with_metric(MAIN_METRIC);
     let values = match matrix::resolve(test, &key) {
         Ok(values) => values,
         Err(Unresolved::Invalid(reason)) => {
             emit(AgentEvent::Failed { test: key, reason })?;
-            return Ok(Flow::Continue);
+            return Ok(());
         }
         Err(Unresolved::Missing(reason)) => {
             start_events(test, &key, emit)?;
             emit(AgentEvent::Skip { test: key, reason })?;
-            return Ok(Flow::Continue);
+            return Ok(());
         }
     };
     start_events(test, &key, emit)?;
@@ -95,7 +88,7 @@ pub fn run_test(
     if !missing.is_empty() {
         let reason = super::missing_message(profile, &missing);
         emit(AgentEvent::Skip { test: key, reason })?;
-        return Ok(Flow::Continue);
+        return Ok(());
     }
     let plan = plan_for(test, plan);
     let end = {
@@ -103,7 +96,7 @@ pub fn run_test(
         session.run(&plan, emit)
     };
     let event = match end? {
-        End::Interrupted => return Ok(Flow::Interrupted),
+        End::Interrupted => return Ok(()),
         End::Failed(reason) => AgentEvent::Failed { test: key, reason },
         End::Finished {
             stop,
@@ -123,8 +116,7 @@ pub fn run_test(
             }
         }
     };
-    emit(event)?;
-    Ok(Flow::Continue)
+    emit(event)
 }
 
 /// `TestStart` with the main metric's unit, then the other metrics' own.

@@ -275,7 +275,7 @@ mod tests {
     fn a_service_that_never_listens_is_stopped_at_its_timeout() {
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
-        match try_start(&spec("echo starting; sleep 30"), dir.path()) {
+        match try_start(&spec("sh -c 'echo starting; sleep 30'"), dir.path()) {
             Err(StartError::Failed(message)) => {
                 assert!(message.contains("did not accept connections"), "{message}");
                 assert!(message.contains("starting"), "{message}");
@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn a_service_that_dies_shows_its_output() {
         let dir = tempfile::tempdir().unwrap();
-        match try_start(&spec("echo 'no config' >&2; exit 4"), dir.path()) {
+        match try_start(&spec("sh -c 'echo no config >&2; exit 4'"), dir.path()) {
             Err(StartError::Failed(message)) => {
                 assert!(message.contains("exited with status 4"), "{message}");
                 assert!(message.contains("no config"), "{message}");

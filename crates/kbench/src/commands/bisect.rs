@@ -33,8 +33,10 @@ against --good). Each commit between is built and measured, then compared with b
 like-good, like-bad, or unknown (twice the samples, up to --max-samples; then the more likely \
 endpoint, said so in the log). Commits that fail to build or run are skipped. At the end the \
 culprit and its parent are measured afresh to confirm.\n\n\
-The repository is never touched: kbench builds in a detached `git worktree` of its own in the \
-temporary directory and removes it at the end. Samples go to the result set (--into), one \
+The repository's checkout, index and branches are never touched: kbench builds in a detached \
+`git worktree` of its own in the temporary directory (hooks off) and removes it at the end. With \
+--kernel each measurement boots the built image in a VM as `kbench vm` does (KVM when a probe boot \
+works, else emulated) and takes one round of the test's samples. Samples go to the result set (--into), one \
 identifier per commit ('<hash> <subject>'), so `kbench compare` and `kbench history` read them; \
 the state is kept in the store and the same command run again continues an interrupted \
 bisection.\n\n\
@@ -64,7 +66,7 @@ pub struct BisectArgs {
     #[arg(long, value_name = "CMD", conflicts_with = "kernel")]
     pub run: Option<String>,
 
-    /// The metric to take from the --run output
+    /// The metric to take from the --run output (with --kernel: which --bench test, e.g. pipe-lat)
     #[arg(long, value_name = "NAME")]
     pub metric: Option<String>,
 
@@ -84,7 +86,7 @@ pub struct BisectArgs {
     #[arg(long, value_name = "PATH_IN_TREE", requires = "bench")]
     pub kernel: Option<PathBuf>,
 
-    /// Benchmarks to run in the booted kernel (the first one's main metric is bisected)
+    /// Built-in benchmarks for --kernel; the first (or the one --metric names) is run and bisected
     #[arg(long, value_name = "NAME", num_args = 1..)]
     pub bench: Vec<String>,
 
@@ -92,11 +94,11 @@ pub struct BisectArgs {
     #[arg(long, value_name = "SET")]
     pub into: Option<String>,
 
-    /// Samples per commit to start with
+    /// Measurements per commit to start with (runs of --run, or boots; endpoints get twice as many)
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(2..=1000))]
     pub samples: u64,
 
-    /// Cap of the doubling of samples for an undecided commit
+    /// Cap of the doubling of measurements for an undecided commit
     #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(2..=10000))]
     pub max_samples: u64,
 
