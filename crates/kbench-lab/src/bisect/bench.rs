@@ -46,6 +46,12 @@ pub trait Workbench {
     /// One fresh run at the commit last built: its samples of the metric
     /// (one for a `--run` command).
     fn measure(&mut self) -> anyhow::Result<Result<Vec<f64>, MeasureError>>;
+
+    /// Whether every build stays usable, so that `build` of a commit built
+    /// before is free and two commits can be measured interleaved.
+    fn keeps_builds(&self) -> bool {
+        false
+    }
 }
 
 /// The user's commands, run with `sh -c` in the worktree.

@@ -13,6 +13,7 @@ use crate::launcher::Launcher;
 use crate::sampler::SamplingPlan;
 use anyhow::Context;
 use kbench_model::{AgentEvent, MAIN_METRIC, TestKey};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,7 +35,9 @@ pub struct KernelBench {
     pub test: TestKey,
     pub plan: SamplingPlan,
     pub stop: Arc<AtomicBool>,
-    pub launcher: Option<Box<dyn Launcher>>,
+    /// A launcher per commit built, and the commit selected.
+    pub launchers: HashMap<String, Box<dyn Launcher>>,
+    pub current: Option<String>,
 }
 
 impl KernelBench {
@@ -54,8 +57,16 @@ impl Drop for KernelBench {
 }
 
 impl Workbench for KernelBench {
+    fn keeps_builds(&self) -> bool {
+        true
+    }
+
     fn build(&mut self, commit: &Commit) -> anyhow::Result<Result<(), String>> {
-        self.launcher = None;
+        self.current = None;
+        if self.launchers.contains_key(&commit.hash) {
+            self.current = Some(commit.hash.clone());
+            return Ok(Ok(()));
+        }
         self.worktree.checkout(&commit.hash)?;
         let built = shell(&self.build, self.worktree.path(), &commit.hash)?;
         self.interrupted()?;
@@ -76,7 +87,8 @@ impl Workbench for KernelBench {
             .with_context(|| format!("copying {} to {}", image.display(), copy.display()))?;
         match (self.boot)(&copy) {
             Ok(launcher) => {
-                self.launcher = Some(launcher);
+                self.launchers.insert(commit.hash.clone(), launcher);
+                self.current = Some(commit.hash.clone());
                 Ok(Ok(()))
             }
             Err(error) => Ok(Err(format!("{error:#}"))),
@@ -84,7 +96,11 @@ impl Workbench for KernelBench {
     }
 
     fn measure(&mut self) -> anyhow::Result<Result<Vec<f64>, MeasureError>> {
-        let launcher = self.launcher.as_ref().context("no kernel built to boot")?;
+        let launcher = self
+            .current
+            .as_ref()
+            .and_then(|hash| self.launchers.get(hash))
+            .context("no kernel built to boot")?;
         let job = AgentJob {
             snapshot: false,
             tests: vec![self.test.with_metric(MAIN_METRIC)],
@@ -231,7 +247,8 @@ mod tests {
             test: TestKey::new("syscall-null"),
             plan: SamplingPlan::default(),
             stop: Arc::default(),
-            launcher: None,
+            launchers: HashMap::new(),
+            current: None,
         };
         let commit = Commit {
             hash: repo_head(&bench),

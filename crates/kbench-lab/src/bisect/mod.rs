@@ -16,8 +16,10 @@
 //!    under the commit's identifier; the state and its log after every
 //!    step. Measuring is delegated to a [`bench::Workbench`].
 //!
-//! Measurements are in blocks per commit (a build sits between commits),
-//! good before bad; doubling alternates the blocks.
+//! Two commits measured together (the endpoints, the confirmation) are
+//! interleaved A B A B when the workbench keeps every build (kernel images
+//! booted in a VM); with one worktree to build in they are measured in
+//! blocks, good before bad, and doubling alternates the blocks.
 
 pub mod bench;
 pub mod git;
@@ -212,6 +214,8 @@ pub struct Session<'a> {
     samples_now: usize,
     builds_now: usize,
     built: Option<String>,
+    /// Commits built by this invocation.
+    built_ever: std::collections::HashSet<String>,
     spec: TestSpec,
 }
 
@@ -295,6 +299,7 @@ impl<'a> Session<'a> {
             samples_now: 0,
             builds_now: 0,
             built: None,
+            built_ever: Default::default(),
             spec,
         })
     }
@@ -375,13 +380,17 @@ impl<'a> Session<'a> {
             bail!(INTERRUPTED);
         }
         if self.built.as_deref() != Some(commit.hash.as_str()) {
-            observer(&format!("building {}", commit.identifier()));
-            self.builds_now += 1;
+            let again = bench.keeps_builds() && self.built_ever.contains(&commit.hash);
+            if !again {
+                observer(&format!("building {}", commit.identifier()));
+                self.builds_now += 1;
+            }
             self.built = None;
             if let Err(log) = bench.build(commit)? {
                 return Ok(Err(Failure::Build(log)));
             }
             self.built = Some(commit.hash.clone());
+            self.built_ever.insert(commit.hash.clone());
         }
         let identifier = commit.identifier();
         let info = RunInfo {
@@ -449,6 +458,36 @@ impl<'a> Session<'a> {
         Ok(Ok(()))
     }
 
+    /// Measures two commits up to their targets: interleaved one
+    /// measurement at a time (A B A B) when the workbench keeps every build,
+    /// else in blocks (a rebuild sits between commits). The first failure
+    /// is returned with its commit.
+    fn ensure_pair(
+        &mut self,
+        bench: &mut dyn Workbench,
+        pair: [(&Commit, usize); 2],
+        observer: &mut dyn FnMut(&str),
+        stop: &AtomicBool,
+    ) -> anyhow::Result<Result<(), (Commit, Failure)>> {
+        if !bench.keeps_builds() {
+            for (commit, target) in pair {
+                if let Err(failure) = self.ensure(bench, commit, target, observer, stop)? {
+                    return Ok(Err((commit.clone(), failure)));
+                }
+            }
+            return Ok(Ok(()));
+        }
+        while pair.iter().any(|(c, target)| self.count(c) < *target) {
+            for (commit, target) in pair {
+                let next = (self.count(commit) + 1).min(target);
+                if let Err(failure) = self.ensure(bench, commit, next, observer, stop)? {
+                    return Ok(Err((commit.clone(), failure)));
+                }
+            }
+        }
+        Ok(Ok(()))
+    }
+
     fn log(&mut self, mut entry: LogEntry, observer: &mut dyn FnMut(&str)) -> anyhow::Result<()> {
         entry.step = self.state.log.len() + 1;
         observer(&entry.line());
@@ -497,14 +536,15 @@ impl<'a> Session<'a> {
         // 1. The endpoints must differ.
         let mut target = endpoint_samples(&options);
         let reference = loop {
-            for (commit, name) in [(&good, "good"), (&bad, "bad")] {
-                if let Err(failure) = self.ensure(bench, commit, target, observer, stop)? {
-                    bail!(
-                        "the {name} commit {} {}; bisection needs both endpoints measured",
-                        commit.identifier(),
-                        failure.describe(&self.request.metric)
-                    );
-                }
+            if let Err((commit, failure)) =
+                self.ensure_pair(bench, [(&good, target), (&bad, target)], observer, stop)?
+            {
+                let name = if commit == good { "good" } else { "bad" };
+                bail!(
+                    "the {name} commit {} {}; bisection needs both endpoints measured",
+                    commit.identifier(),
+                    failure.describe(&self.request.metric)
+                );
             }
             let (g, b) = (
                 self.search_side(&good).context("good has samples")?,
@@ -651,15 +691,16 @@ impl<'a> Session<'a> {
         self.save()?;
         let mut fresh = endpoint_samples(&options);
         let confirmation = loop {
-            for commit in [&parent, &culprit] {
-                let target = self.state.confirm_from[&commit.hash] + fresh;
-                if let Err(failure) = self.ensure(bench, commit, target, observer, stop)? {
-                    bail!(
-                        "re-measuring {} to confirm: it {}",
-                        commit.identifier(),
-                        failure.describe(&self.request.metric)
-                    );
-                }
+            let targets = [
+                (&parent, self.state.confirm_from[&parent.hash] + fresh),
+                (&culprit, self.state.confirm_from[&culprit.hash] + fresh),
+            ];
+            if let Err((commit, failure)) = self.ensure_pair(bench, targets, observer, stop)? {
+                bail!(
+                    "re-measuring {} to confirm: it {}",
+                    commit.identifier(),
+                    failure.describe(&self.request.metric)
+                );
             }
             let (p, c) = (
                 self.confirm_side(&parent).context("parent")?,

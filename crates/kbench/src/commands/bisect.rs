@@ -361,7 +361,8 @@ fn bisect_kernel(
                 ..SamplingPlan::default()
             },
             stop,
-            launcher: None,
+            launchers: Default::default(),
+            current: None,
         }))
     })
 }
