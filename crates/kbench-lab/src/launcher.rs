@@ -46,6 +46,8 @@ pub trait AgentStream {
 pub struct ProcessLauncher {
     exe: PathBuf,
     wrapper: Vec<String>,
+    /// Variables set for the agent (`KBENCH_PROFILES` from `--profiles`).
+    env: Vec<(String, std::ffi::OsString)>,
 }
 
 impl ProcessLauncher {
@@ -62,18 +64,30 @@ impl ProcessLauncher {
                  check the --wrap command or install it"
             );
         }
-        Ok(ProcessLauncher { exe, wrapper })
+        Ok(ProcessLauncher {
+            exe,
+            wrapper,
+            env: vec![],
+        })
+    }
+
+    /// Sets an environment variable for every agent.
+    pub fn with_env(mut self, key: &str, value: impl Into<std::ffi::OsString>) -> ProcessLauncher {
+        self.env.push((key.to_string(), value.into()));
+        self
     }
 
     fn command(&self) -> Command {
-        match self.wrapper.split_first() {
+        let mut command = match self.wrapper.split_first() {
             Some((program, args)) => {
                 let mut command = Command::new(program);
                 command.args(args).arg(&self.exe);
                 command
             }
             None => Command::new(&self.exe),
-        }
+        };
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
     }
 }
 

@@ -1,5 +1,6 @@
 //! Suites, and turning what a user typed (suite names, suite files, benchmark
-//! ids, test names with options) into the canonical tests to run.
+//! ids, test names with options, external profiles and their tests) into the
+//! canonical tests to run.
 //!
 //! A suite is a TOML file (the built-in ones are in `suites/` and embedded):
 //!
@@ -16,7 +17,12 @@
 //! A sweep applies to the tests whose benchmark takes the option and that do
 //! not set it themselves. Scaling benchmarks (those taking `tasks`) sweep
 //! `tasks` = 1 and all CPUs unless the test or the suite says otherwise.
+//!
+//! A name that is not built-in is looked up in the profiles
+//! ([`crate::profile`]): a profile name is all its tests, a profile test id
+//! its options matrix (`fio-randread[bs=64k]` sweeps the other options).
 
+use crate::profile::Profiles;
 use anyhow::{Context, bail};
 use kbench_model::TestKey;
 use serde::{Deserialize, Serialize};
@@ -70,16 +76,22 @@ pub fn load_suite_file(path: &Path) -> anyhow::Result<Suite> {
 /// Expands names into canonical test keys (every option named, defaults
 /// filled in), in order, without duplicates. A name ending in `.toml` is a
 /// suite file. An unknown name is an error suggesting the closest known one.
+/// Profiles are the built-in ones and those of `KBENCH_PROFILES`.
 pub fn expand(names: &[String]) -> anyhow::Result<Vec<TestKey>> {
+    expand_with(names, &Profiles::from_env()?)
+}
+
+/// [`expand`] with these profiles.
+pub fn expand_with(names: &[String], profiles: &Profiles) -> anyhow::Result<Vec<TestKey>> {
     let builtins = builtin_suites();
     let mut tests: Vec<TestKey> = Vec::new();
     for name in names {
         let expanded = if name.ends_with(".toml") {
-            expand_suite(&load_suite_file(Path::new(name))?, &builtins, 0)?
+            expand_suite(&load_suite_file(Path::new(name))?, &builtins, profiles, 0)?
         } else if let Some(suite) = builtins.iter().find(|s| s.name == *name) {
-            expand_suite(suite, &builtins, 0)?
+            expand_suite(suite, &builtins, profiles, 0)?
         } else {
-            expand_test(name, &BTreeMap::new())?
+            expand_test(name, &BTreeMap::new(), profiles)?
         };
         for test in expanded {
             if !tests.contains(&test) {
@@ -93,7 +105,12 @@ pub fn expand(names: &[String]) -> anyhow::Result<Vec<TestKey>> {
 /// How deep suites may include suites (catches a suite including itself).
 const MAX_NESTING: usize = 8;
 
-fn expand_suite(suite: &Suite, builtins: &[Suite], depth: usize) -> anyhow::Result<Vec<TestKey>> {
+fn expand_suite(
+    suite: &Suite,
+    builtins: &[Suite],
+    profiles: &Profiles,
+    depth: usize,
+) -> anyhow::Result<Vec<TestKey>> {
     if depth > MAX_NESTING {
         bail!(
             "suite '{}' includes suites more than {MAX_NESTING} deep (a loop?)",
@@ -108,21 +125,29 @@ fn expand_suite(suite: &Suite, builtins: &[Suite], depth: usize) -> anyhow::Resu
                 suite.name
             );
         };
-        tests.extend(expand_suite(inner, builtins, depth + 1)?);
+        tests.extend(expand_suite(inner, builtins, profiles, depth + 1)?);
     }
     for test in &suite.tests {
-        let keys = expand_test(test, &suite.sweep)
+        let keys = expand_test(test, &suite.sweep, profiles)
             .with_context(|| format!("in suite '{}'", suite.name))?;
         tests.extend(keys);
     }
     Ok(tests)
 }
 
-/// One test name, with the sweep's combinations of the options it does not set.
-fn expand_test(name: &str, sweep: &BTreeMap<String, Vec<String>>) -> anyhow::Result<Vec<TestKey>> {
+/// One test name, with the sweep's combinations of the options it does not
+/// set; a profile or profile test expands to its own matrix.
+fn expand_test(
+    name: &str,
+    sweep: &BTreeMap<String, Vec<String>>,
+    profiles: &Profiles,
+) -> anyhow::Result<Vec<TestKey>> {
     let key = TestKey::parse(name)?;
     let Some(info) = kbench_bench::find(&key.benchmark) else {
-        bail!("{}", unknown_name_message(&key.benchmark));
+        return match profiles.expand(&key) {
+            Some(keys) => keys,
+            None => bail!("{}", unknown_message(&key.benchmark, profiles)),
+        };
     };
     let mut sweep = sweep.clone();
     if info.options.iter().any(|o| o.name == "tasks") {
@@ -169,13 +194,18 @@ fn sweep_value(value: &str) -> String {
     }
 }
 
-/// "unknown benchmark or suite 'x'; did you mean 'y'?" with the listing hint.
+/// "unknown benchmark, suite or profile 'x'; did you mean 'y'?" with the listing hint.
 pub fn unknown_name_message(name: &str) -> String {
+    unknown_message(name, &Profiles::builtin())
+}
+
+fn unknown_message(name: &str, profiles: &Profiles) -> String {
     let suites = builtin_suites();
     let known = kbench_bench::all()
         .into_iter()
         .map(|b| b.id)
-        .chain(suites.iter().map(|s| s.name.as_str()));
+        .chain(suites.iter().map(|s| s.name.as_str()))
+        .chain(profiles.names());
     let closest = known
         .map(|k| (strsim::damerau_levenshtein(name, k), k))
         .min()
@@ -183,10 +213,10 @@ pub fn unknown_name_message(name: &str) -> String {
     match closest {
         Some((_, k)) => {
             format!(
-                "unknown benchmark or suite '{name}'; did you mean '{k}'? (`kbench list` shows all)"
+                "unknown benchmark, suite or profile '{name}'; did you mean '{k}'? (`kbench list` shows all)"
             )
         }
-        None => format!("unknown benchmark or suite '{name}'; `kbench list` shows all"),
+        None => format!("unknown benchmark, suite or profile '{name}'; `kbench list` shows all"),
     }
 }
 

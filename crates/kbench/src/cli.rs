@@ -19,6 +19,17 @@ pub struct Cli {
     #[arg(long, global = true, env = "KBENCH_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
 
+    /// Directories of user profiles (external benchmarks, *.toml; docs/profiles.md), besides the
+    /// built-in ones; several with ':' in KBENCH_PROFILES
+    #[arg(
+        long = "profiles",
+        global = true,
+        env = "KBENCH_PROFILES",
+        value_name = "DIR",
+        value_delimiter = ':'
+    )]
+    pub profile_dirs: Vec<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -99,13 +110,15 @@ pub struct SamplingArgs {
     #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
     pub target_ci: f64,
 
-    /// Time budget per test and round, in seconds (3 rounds x 1 s = 3 s per test)
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
-    pub max_time: f64,
+    /// Time budget per test and round, in seconds (3 rounds x 1 s = 3 s per test) [default: 1;
+    /// an external profile's own budget for its tests]
+    #[arg(long, value_name = "SECONDS")]
+    pub max_time: Option<f64>,
 
-    /// Fewest samples per test and round
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(2..))]
-    pub min_samples: u64,
+    /// Fewest samples per test and round [default: 5; an external profile's own minimum for its
+    /// tests, whose runs take seconds]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(2..))]
+    pub min_samples: Option<u64>,
 
     /// Most samples per test and round
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(2..))]

@@ -579,18 +579,18 @@ impl<'a> Session<'a> {
                     target = samples;
                 }
                 EndpointCheck::DoNotDiffer { comparison } => {
-                    let entry = self.entry(
-                        Phase::Endpoints,
-                        &bad,
-                        "endpoints do not differ",
-                        comparison_text(&comparison, "against good"),
-                    );
-                    self.log(entry, observer)?;
                     let how = if comparison.verdict == kbench_stats::Verdict::NoChange {
                         "do not differ"
                     } else {
                         "could not be told apart (at the --max-samples cap)"
                     };
+                    let entry = self.entry(
+                        Phase::Endpoints,
+                        &bad,
+                        &format!("endpoints {how}"),
+                        comparison_text(&comparison, "against good"),
+                    );
+                    self.log(entry, observer)?;
                     bail!(
                         "the endpoints {how} in '{}': bad {} against good {}: {}, \
                          {} measurements each (threshold {:.2} %); there is nothing to bisect. \

@@ -37,12 +37,18 @@ struct Fake {
     stop_after: Option<(usize, Arc<AtomicBool>)>,
     /// Samples per measurement (a boot's round); 1 for a command.
     per_round: usize,
+    /// Keeps every build (a VM's images): interleaving is free.
+    keeps: bool,
+    /// The commit of every measurement, in order; builds run.
+    order: Vec<usize>,
+    builds: usize,
 }
 
 impl Workbench for Fake {
     fn build(&mut self, commit: &Commit) -> anyhow::Result<Result<(), String>> {
         let index = self.commits.iter().position(|c| c == commit).unwrap();
         self.current = Some(index);
+        self.builds += 1;
         Ok(if self.broken.contains(&index) {
             Err("error: expected ';'".to_string())
         } else {
@@ -59,6 +65,7 @@ impl Workbench for Fake {
             }));
         }
         self.measured += 1;
+        self.order.push(index);
         if let Some((after, stop)) = &self.stop_after
             && self.measured >= *after
         {
@@ -74,6 +81,10 @@ impl Workbench for Fake {
         Ok(Ok(vec![
             (self.level)(index) * (1.0 + 0.01 * self.rng.normal()),
         ]))
+    }
+
+    fn keeps_builds(&self) -> bool {
+        self.keeps
     }
 }
 
@@ -114,6 +125,9 @@ fn fake(n: usize, step_at: usize, seed: u64) -> Fake {
         measured: 0,
         stop_after: None,
         per_round: 1,
+        keeps: false,
+        order: Vec::new(),
+        builds: 0,
     }
 }
 
@@ -314,6 +328,29 @@ fn rounds_of_samples_count_as_one_measurement_each() {
     let again = bisect(&mut store, "s", &mut bench, &AtomicBool::new(false)).unwrap();
     assert_eq!(again.measurements_now, 0);
     assert_eq!(again.first_bad, report.first_bad);
+}
+
+#[test]
+fn endpoints_are_interleaved_when_builds_are_kept() {
+    let (_dir, mut store) = temp_store();
+    let mut blocks = fake(16, 7, 13);
+    let report = bisect(&mut store, "blocks", &mut blocks, &AtomicBool::new(false)).unwrap();
+    assert_eq!(&blocks.order[..12], &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 16]);
+    let mut kept = fake(16, 7, 13);
+    kept.keeps = true;
+    let interleaved = bisect(&mut store, "kept", &mut kept, &AtomicBool::new(false)).unwrap();
+    assert_eq!(&kept.order[..6], &[0, 16, 0, 16, 0, 16]);
+    assert_eq!(interleaved.first_bad.hash, report.first_bad.hash);
+    // The confirmation alternates parent and culprit too.
+    let tail: Vec<usize> = kept.order[kept.order.len() - 4..].to_vec();
+    assert_eq!(tail, [6, 7, 6, 7]);
+    // Re-selecting a kept build is not counted as a build.
+    assert!(
+        interleaved.builds_now < kept.builds,
+        "{} {}",
+        interleaved.builds_now,
+        kept.builds
+    );
 }
 
 #[test]

@@ -274,8 +274,10 @@ fn shown_lines(text: &str) -> String {
         return "the output was empty".to_string();
     }
     let from = lines.len().saturating_sub(SHOWN_LINES);
-    let which = if from == 0 {
-        format!("the {} line(s) searched:", lines.len())
+    let which = if lines.len() == 1 {
+        "the line searched:".to_string()
+    } else if from == 0 {
+        format!("the {} lines searched:", lines.len())
     } else {
         format!(
             "the last {SHOWN_LINES} of the {} lines searched:",

@@ -1,12 +1,117 @@
-//! `kbench install`: Install the Debian packages that external benchmark profiles need.
+//! `kbench install`: the Debian packages external benchmark profiles need,
+//! through apt-get, non-interactively.
 
-use std::path::PathBuf;
-use std::process::ExitCode;
+use anyhow::{Context, bail};
+use kbench_lab::launcher::find_program;
+use kbench_lab::profile::Profiles;
+use kbench_lab::profile::command::effective_uid;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
 
 /// Install the Debian packages that external benchmark profiles need
 #[derive(Debug, clap::Args)]
-pub struct InstallArgs {}
+#[command(
+    after_help = "Runs `apt-get install -y --no-install-recommends PACKAGES` with \
+DEBIAN_FRONTEND=noninteractive (and `apt-get update` first when the package lists are empty or \
+with --update); needs root. `kbench list` shows each profile's packages and whether it is installed.\n\n\
+Example: kbench install redis fio stress-ng && kbench run redis fio-randread stress-ng --as X"
+)]
+pub struct InstallArgs {
+    /// Profiles (or tests of theirs) whose packages to install, e.g. redis fio stress-ng
+    #[arg(required = true, value_name = "PROFILE")]
+    pub names: Vec<String>,
 
-pub fn install(_args: InstallArgs, _db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("kbench install is not built yet")
+    /// Run `apt-get update` first even when the package lists exist
+    #[arg(long)]
+    pub update: bool,
+
+    /// Print the apt-get command instead of running it
+    #[arg(long)]
+    pub print: bool,
+}
+
+pub fn install(args: InstallArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let profiles = Profiles::load(profile_dirs)?;
+    let packages = profiles.packages_of(&args.names)?;
+    let command_line = format!(
+        "apt-get install -y --no-install-recommends {}",
+        packages.join(" ")
+    );
+    if args.print {
+        println!("{command_line}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if find_program("apt-get").is_none() {
+        bail!(
+            "apt-get was not found: kbench install knows Debian packages only; install these \
+             with this system's package manager: {}",
+            packages.join(" ")
+        );
+    }
+    if effective_uid() != Some(0) {
+        bail!(
+            "installing packages needs root: run `sudo kbench install {}`, or as root: \
+             DEBIAN_FRONTEND=noninteractive {command_line}",
+            args.names.join(" ")
+        );
+    }
+    if args.update || !has_package_lists(Path::new("/var/lib/apt/lists")) {
+        apt_get(&["update", "-q"])?;
+    }
+    let mut install = vec!["install", "-y", "--no-install-recommends"];
+    install.extend(packages.iter().map(String::as_str));
+    apt_get(&install)?;
+    // Whatever apt-get said, the programs are what the runs need.
+    let mut missing = Vec::new();
+    for name in &args.names {
+        let base = name.split('[').next().unwrap_or(name);
+        let profile = profiles
+            .profile(base)
+            .or_else(|| profiles.test(base).map(|(p, _)| p))
+            .expect("packages_of found it");
+        let absent = profiles.missing_programs(profile);
+        if !absent.is_empty() {
+            missing.push(kbench_lab::profile::missing_message(profile, &absent));
+        }
+    }
+    if !missing.is_empty() {
+        bail!(
+            "apt-get installed {} but programs are still missing:\n{}",
+            packages.join(" "),
+            missing.join("\n")
+        );
+    }
+    eprintln!(
+        "Installed {}: {} can run (`kbench run {}`).",
+        packages.join(" "),
+        args.names.join(", "),
+        args.names.join(" ")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn apt_get(args: &[&str]) -> anyhow::Result<()> {
+    let status = Command::new("apt-get")
+        .args(args)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .context("cannot run apt-get")?;
+    if !status.success() {
+        bail!(
+            "`apt-get {}` failed ({status}); its output is above",
+            args.join(" ")
+        );
+    }
+    Ok(())
+}
+
+/// Whether apt has package lists (a fresh container has none).
+fn has_package_lists(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().contains("_Packages"))
+        })
+        .unwrap_or(false)
 }

@@ -20,8 +20,9 @@ use std::process::ExitCode;
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let db = cli.db.clone();
+    let profiles = cli.profile_dirs.clone();
     match cli.command {
-        Command::Run(args) => run::run(args, open_store(db)?),
+        Command::Run(args) => run::run(args, &profiles, open_store(db)?),
         Command::Show(args) => show::show(args, open_store(db)?),
         Command::Compare(args) => Ok(compare::compare(args, db)),
         Command::Import(args) => exchange::import(args, open_store(db)?),
@@ -30,8 +31,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bisect(args) => bisect::bisect(args, db),
         Command::Vm(command) => vm::vm(command, db),
         Command::Kernel(command) => kernel::kernel(command, db),
-        Command::Install(args) => install::install(args, db),
-        Command::List(args) => list::list(args.json),
+        Command::Install(args) => install::install(args, &profiles),
+        Command::List(args) => list::list(args.json, &profiles),
         Command::Sysinfo(args) => sysinfo::sysinfo(args.json),
         Command::Agent(args) => agent::agent(&args.job),
     }

@@ -5,12 +5,14 @@ use crate::cli::{RunArgs, SamplingArgs};
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use kbench_lab::launcher::ProcessLauncher;
+use kbench_lab::profile::{PROFILES_ENV, Profiles};
 use kbench_lab::runner::{self, RunRequest, RunSummary};
 use kbench_lab::sampler::SamplingPlan;
 use kbench_lab::suite;
 use kbench_report::show;
 use kbench_store::{ResultSetData, Store, TestOutcome};
 use serde::Serialize;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -19,15 +21,22 @@ use std::time::Duration;
 /// Exit status after Ctrl-C, as shells report a SIGINT death.
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
-pub fn run(args: RunArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
+pub fn run(args: RunArgs, profile_dirs: &[PathBuf], mut store: impl Store) -> anyhow::Result<ExitCode> {
     let plan = sampling_plan(&args.sampling)?;
-    let tests = suite::expand(&args.names)?;
+    let profiles = Profiles::load(profile_dirs)?;
+    let tests = suite::expand_with(&args.names, &profiles)?;
+    // Missing tools are reported before anything is stored.
+    profiles.check_installed(&tests)?;
     let identifier = args.identifier.clone().unwrap_or_else(kernel_release);
     kbench_model::validate_name("identifier", &identifier).map_err(anyhow::Error::msg)?;
     kbench_model::validate_name("result set", &args.into).map_err(anyhow::Error::msg)?;
     let exe = std::env::current_exe()
         .context("finding the kbench binary to run as the measuring process")?;
-    let launcher = ProcessLauncher::new(exe, args.wrap.as_deref())?;
+    let mut launcher = ProcessLauncher::new(exe, args.wrap.as_deref())?;
+    if !profile_dirs.is_empty() {
+        // The agent reads the user's profiles from the environment.
+        launcher = launcher.with_env(PROFILES_ENV, std::env::join_paths(profile_dirs)?);
+    }
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, stop.clone())?;
@@ -104,25 +113,27 @@ pub(crate) fn sampling_plan(args: &SamplingArgs) -> anyhow::Result<SamplingPlan>
             args.target_ci
         );
     }
-    if !(args.max_time.is_finite() && args.max_time > 0.0 && args.max_time <= 86_400.0) {
-        bail!(
-            "--max-time {} must be a number of seconds above 0 (at most a day)",
-            args.max_time
-        );
+    let defaults = SamplingPlan::default();
+    let max_time = args.max_time.unwrap_or(defaults.max_time.as_secs_f64());
+    if !(max_time.is_finite() && max_time > 0.0 && max_time <= 86_400.0) {
+        bail!("--max-time {max_time} must be a number of seconds above 0 (at most a day)");
     }
-    if args.min_samples > args.max_samples {
+    let min_samples = args.min_samples.unwrap_or(defaults.min_samples as u64);
+    if min_samples > args.max_samples {
         bail!(
-            "--min-samples {} is more than --max-samples {}",
-            args.min_samples,
+            "--min-samples {min_samples} is more than --max-samples {}",
             args.max_samples
         );
     }
     Ok(SamplingPlan {
-        min_samples: args.min_samples as usize,
+        min_samples: min_samples as usize,
         max_samples: args.max_samples as usize,
         target_ci: args.target_ci / 100.0,
-        max_time: Duration::from_secs_f64(args.max_time),
-        ..SamplingPlan::default()
+        max_time: Duration::from_secs_f64(max_time),
+        // Unset, an external profile's own values apply to its tests.
+        min_samples_chosen: args.min_samples.is_some(),
+        max_time_chosen: args.max_time.is_some(),
+        ..defaults
     })
 }
 
