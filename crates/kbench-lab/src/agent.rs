@@ -68,11 +68,22 @@ pub fn run_job(job: &AgentJob, out: &mut dyn Write) -> io::Result<()> {
             profiles.get_or_insert_with(|| Profiles::from_env().map_err(|e| format!("{e:#}")));
         match loaded {
             Ok(profiles) => {
-                profile::run::run_test(profiles, test, &job.plan, &mut |event| emit(out, &event))?;
+                // Scratch files go to the work directory (its filesystem is
+                // the one the snapshot records).
+                let work_dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+                profile::run::run_test(profiles, test, &job.plan, &work_dir, &mut |event| {
+                    emit(out, &event)
+                })?;
             }
             Err(reason) => {
                 let reason = reason.clone();
-                emit(out, &AgentEvent::Failed { test: test.clone(), reason })?;
+                emit(
+                    out,
+                    &AgentEvent::Failed {
+                        test: test.clone(),
+                        reason,
+                    },
+                )?;
             }
         }
     }

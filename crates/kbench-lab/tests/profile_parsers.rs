@@ -114,8 +114,18 @@ fn redis_benchmark_csv_of_redis_5_6_and_7() {
         &[("rps", 91743.12), ("latency", 0.289)],
     );
     // Redis 5: no latency column; the optional metric is left out.
-    assert_values("redis", &[("test", "get")], "redis-5.0-csv.txt", &[("rps", 104166.67)]);
-    assert_values("redis", &[("test", "lpop")], "redis-5.0-csv.txt", &[("rps", 103092.78)]);
+    assert_values(
+        "redis",
+        &[("test", "get")],
+        "redis-5.0-csv.txt",
+        &[("rps", 104166.67)],
+    );
+    assert_values(
+        "redis",
+        &[("test", "lpop")],
+        "redis-5.0-csv.txt",
+        &[("rps", 103092.78)],
+    );
 }
 
 #[test]
@@ -187,13 +197,21 @@ fn stress_ng_metrics_brief_across_versions() {
         "stress-ng-0.15.06-context.txt",
     )
     .unwrap_err();
-    assert!(error.contains("metric 'bogo_ops'") && error.contains("lines searched"), "{error}");
+    assert!(
+        error.contains("metric 'bogo_ops'") && error.contains("lines searched"),
+        "{error}"
+    );
     assert!(error.contains("successful run completed"), "{error}");
 }
 
 #[test]
 fn sysbench_1_0_and_0_4() {
-    assert_values("sysbench-cpu", &[], "sysbench-1.0.20-cpu.txt", &[("events", 10570.14)]);
+    assert_values(
+        "sysbench-cpu",
+        &[],
+        "sysbench-1.0.20-cpu.txt",
+        &[("events", 10570.14)],
+    );
     assert_values(
         "sysbench-memory",
         &[],
@@ -207,15 +225,40 @@ fn sysbench_1_0_and_0_4() {
         "sysbench-0.4.12-memory.txt",
         &[("bandwidth", 1987.37)],
     );
-    assert_values("sysbench-mutex", &[], "sysbench-1.0.20-mutex.txt", &[("time", 0.1309)]);
-    assert_values("sysbench-threads", &[], "sysbench-1.0.20-threads.txt", &[("time", 0.2336)]);
+    assert_values(
+        "sysbench-mutex",
+        &[],
+        "sysbench-1.0.20-mutex.txt",
+        &[("time", 0.1309)],
+    );
+    assert_values(
+        "sysbench-threads",
+        &[],
+        "sysbench-1.0.20-threads.txt",
+        &[("time", 0.2336)],
+    );
 }
 
 #[test]
 fn hackbench_of_rt_tests_and_the_classic_one() {
-    assert_values("hackbench", &[], "hackbench-2.40-pipe-process.txt", &[("time", 0.326)]);
-    assert_values("hackbench", &[], "hackbench-2.40-socket-thread.txt", &[("time", 0.684)]);
-    assert_values("hackbench", &[], "hackbench-classic.txt", &[("time", 0.566)]);
+    assert_values(
+        "hackbench",
+        &[],
+        "hackbench-2.40-pipe-process.txt",
+        &[("time", 0.326)],
+    );
+    assert_values(
+        "hackbench",
+        &[],
+        "hackbench-2.40-socket-thread.txt",
+        &[("time", 0.684)],
+    );
+    assert_values(
+        "hackbench",
+        &[],
+        "hackbench-classic.txt",
+        &[("time", 0.566)],
+    );
 }
 
 #[test]
@@ -232,8 +275,18 @@ fn perf_bench() {
         "perf-6.1-sched-messaging.txt",
         &[("time", 0.498)],
     );
-    assert_values("perf-bench-futex-wake", &[], "perf-6.1-futex-wake.txt", &[("wake", 0.0811)]);
-    assert_values("perf-bench-futex-hash", &[], "perf-6.1-futex-hash.txt", &[("ops", 3042560.0)]);
+    assert_values(
+        "perf-bench-futex-wake",
+        &[],
+        "perf-6.1-futex-wake.txt",
+        &[("wake", 0.0811)],
+    );
+    assert_values(
+        "perf-bench-futex-hash",
+        &[],
+        "perf-6.1-futex-hash.txt",
+        &[("ops", 3042560.0)],
+    );
     assert_values(
         "perf-bench-syscall-basic",
         &[],
@@ -254,7 +307,10 @@ fn iperf3_json_and_its_errors() {
         "iperf3-udp",
         &[],
         "iperf3-3.12-udp.json",
-        &[("throughput", 11.836686242063243), ("lost", 64.96822690638562)],
+        &[
+            ("throughput", 11.836686242063243),
+            ("lost", 64.96822690638562),
+        ],
     );
     // iperf3 3.1: UDP has no sum_received; the sum is used.
     assert_values(

@@ -246,7 +246,7 @@ fn better(direction: Direction) -> Better {
 
 /// The identifier's samples of one metric as a comparison side: per-round
 /// observations when measured in several rounds.
-fn side_of(identifier: &IdentifierData, key: &TestKey) -> Option<Side> {
+pub(crate) fn side_of(identifier: &IdentifierData, key: &TestKey) -> Option<Side> {
     let samples = identifier.samples.get(key)?;
     let mut rounds: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for sample in samples {

@@ -18,12 +18,12 @@ pub use json::to_json;
 pub use markdown::to_markdown;
 pub use text::to_text;
 
+use crate::comparison::side_of;
 use kbench_model::{Direction, TestKey};
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
-use kbench_stats::{Better, Estimate, Samples, Side, Summary, Verdict};
+use kbench_stats::{Better, Estimate, Side, Summary, Verdict};
 use kbench_store::{IdentifierData, ResultSetData};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 pub const SCHEMA: &str = "kbench.history/1";
 
@@ -236,25 +236,6 @@ fn identifier_order(data: &ResultSetData, order: &[String]) -> anyhow::Result<Ve
     Ok(chosen)
 }
 
-/// The identifier's samples of one metric: per-round means when measured
-/// in several rounds (the unit of replication, as `compare`).
-fn side_of(identifier: &IdentifierData, key: &TestKey) -> Option<Side> {
-    let samples = identifier.samples.get(key)?;
-    let mut rounds: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for sample in samples {
-        rounds.entry(sample.round).or_default().push(sample.value);
-    }
-    let rounds: Vec<Samples> = rounds
-        .into_values()
-        .filter_map(|v| Samples::new(v).ok())
-        .collect();
-    match rounds.len() {
-        0 => None,
-        1 => Side::new(rounds.into_iter().next().expect("one")).ok(),
-        _ => Side::from_rounds(&rounds).ok(),
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -295,7 +276,7 @@ pub(crate) mod tests {
             ],
             identifiers: (0..6)
                 .map(|v| {
-                    let mut map = BTreeMap::new();
+                    let mut map = std::collections::BTreeMap::new();
                     map.insert(lat.clone(), samples(if v >= 3 { 4.4 } else { 4.0 }));
                     if v != 5 {
                         map.insert(bw.clone(), samples(1000.0));

@@ -10,7 +10,12 @@ use std::path::Path;
 /// Sampling for compare tests: three rounds, as the defaults, but short.
 const ROUNDS: [&str; 6] = ["--max-time", "0.3", "--max-samples", "60", "--rounds", "3"];
 
+/// Measuring tests of this binary take turns: two measuring at once on a
+/// 2-CPU machine would slow each other and blur the verdicts they check.
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn run(db: &Path, set: &str, identifier: &str, tests: &[&str], extra: &[&str]) {
+    let _turn = MEASURING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let out = kbench(db)
         .arg("run")
         .args(tests)

@@ -24,7 +24,7 @@ use crate::sampler::{SamplingPlan, StopReason, should_stop};
 use kbench_model::{AgentEvent, MAIN_METRIC, TestKey};
 use std::collections::BTreeMap;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Failed runs in a row that end a test.
@@ -50,14 +50,16 @@ pub fn plan_for(test: &ProfileTest, plan: &SamplingPlan) -> SamplingPlan {
     adapted
 }
 
-/// Runs the profile test `key`, sending its events to `emit`. Fails only
-/// when `emit` fails. When the agent is asked to stop (SIGINT), the test's
-/// processes and files are removed and no ending event is sent: the test
-/// stays unfinished, so a resumed run measures it again.
+/// Runs the profile test `key` with its scratch directory in `work_dir`,
+/// sending its events to `emit`. Fails only when `emit` fails. When the
+/// agent is asked to stop (SIGINT), the test's processes and files are
+/// removed and no ending event is sent: the test stays unfinished, so a
+/// resumed run measures it again.
 pub fn run_test(
     profiles: &Profiles,
     key: &TestKey,
     plan: &SamplingPlan,
+    work_dir: &Path,
     emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
 ) -> io::Result<()> {
     let Some((profile, test)) = profiles.test(&key.benchmark) else {
@@ -92,7 +94,7 @@ pub fn run_test(
     }
     let plan = plan_for(test, plan);
     let end = {
-        let mut session = Session::new(profile, test, values);
+        let mut session = Session::new(profile, test, values, work_dir);
         session.run(&plan, emit)
     };
     let event = match end? {
@@ -177,12 +179,18 @@ struct Session<'a> {
     values: BTreeMap<String, String>,
     /// `{dir}`, `{cpus}`, `{user}`, `{port}`.
     builtins: BTreeMap<&'static str, String>,
+    work_dir: &'a Path,
     service: Option<Service>,
     scratch: Option<Scratch>,
 }
 
 impl<'a> Session<'a> {
-    fn new(profile: &'a Profile, test: &'a ProfileTest, values: BTreeMap<String, String>) -> Self {
+    fn new(
+        profile: &'a Profile,
+        test: &'a ProfileTest,
+        values: BTreeMap<String, String>,
+        work_dir: &'a Path,
+    ) -> Self {
         let mut builtins = BTreeMap::new();
         builtins.insert("cpus", matrix::cpus().to_string());
         builtins.insert("user", command::current_user());
@@ -191,6 +199,7 @@ impl<'a> Session<'a> {
             test,
             values,
             builtins,
+            work_dir,
             service: None,
             scratch: None,
         }
@@ -239,8 +248,7 @@ impl<'a> Session<'a> {
         let service_user = self.service_user()?;
         let parent = match &service_user {
             Some(_) => std::env::temp_dir(),
-            None => std::env::current_dir()
-                .map_err(|e| Halt::Failed(format!("cannot find the work directory: {e}")))?,
+            None => self.work_dir.to_path_buf(),
         };
         let scratch = Scratch::create(&parent, service_user.as_ref()).map_err(|e| {
             Halt::Failed(format!(

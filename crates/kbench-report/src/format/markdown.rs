@@ -51,7 +51,7 @@ impl Format for Markdown {
 
 /// Escapes markdown-significant characters of a user string for inline
 /// text and table cells; line breaks become spaces.
-pub(super) fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

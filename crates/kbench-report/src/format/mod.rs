@@ -13,7 +13,7 @@ mod common;
 mod csv;
 pub mod html;
 mod json;
-mod markdown;
+pub(crate) mod markdown;
 mod regressions;
 pub mod svg;
 mod table;

@@ -5,25 +5,9 @@
 //! text.
 
 use super::HistoryReport;
+use crate::format::markdown::escape;
 use crate::number;
 use std::fmt::Write;
-
-/// Escapes markdown-significant characters of a user string; line breaks
-/// become spaces (the same rules as `format::markdown`).
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' | '#' | '!' | '$' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' => out.push(' '),
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 pub fn to_markdown(report: &HistoryReport) -> String {
     let mut out = String::new();

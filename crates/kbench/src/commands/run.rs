@@ -21,7 +21,11 @@ use std::time::Duration;
 /// Exit status after Ctrl-C, as shells report a SIGINT death.
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
-pub fn run(args: RunArgs, profile_dirs: &[PathBuf], mut store: impl Store) -> anyhow::Result<ExitCode> {
+pub fn run(
+    args: RunArgs,
+    profile_dirs: &[PathBuf],
+    mut store: impl Store,
+) -> anyhow::Result<ExitCode> {
     let plan = sampling_plan(&args.sampling)?;
     let profiles = Profiles::load(profile_dirs)?;
     let tests = suite::expand_with(&args.names, &profiles)?;
