@@ -38,7 +38,8 @@ impl Default for SamplingPlan {
             min_samples: 5,
             max_samples: 10_000,
             target_ci: 0.01,
-            max_time: Duration::from_secs(3),
+            // Per round: the default 3 rounds give each test 3 s.
+            max_time: Duration::from_secs(1),
             min_interval: kbench_bench::MIN_INTERVAL,
             min_samples_chosen: false,
             max_time_chosen: false,

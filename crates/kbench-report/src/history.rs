@@ -28,7 +28,7 @@ use serde::Serialize;
 pub const SCHEMA: &str = "kbench.history/1";
 
 /// The formats, in `--help` order.
-pub const FORMATS: &[&str] = &["text", "json", "markdown"];
+pub const FORMATS: &[&str] = &["text", "json", "markdown", "html"];
 
 /// The report in format `name`; `None` for an unknown name.
 pub fn render(report: &HistoryReport, name: &str) -> Option<String> {
@@ -36,6 +36,7 @@ pub fn render(report: &HistoryReport, name: &str) -> Option<String> {
         "text" => Some(to_text(report)),
         "json" => Some(to_json(report)),
         "markdown" => Some(to_markdown(report)),
+        "html" => Some(crate::format::html::history_page(report)),
         _ => None,
     }
 }

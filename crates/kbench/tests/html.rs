@@ -583,3 +583,127 @@ fn two_hundred_metrics_of_five_identifiers_under_2_mb() {
     assert_eq!(rows(&loaded.stdout).len(), 200);
     assert_eq!(loaded.stdout.matches("<svg class=\"chart\"").count(), 400);
 }
+
+#[test]
+fn the_history_page_draws_a_line_per_metric_with_its_change_points() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let (dir, db) = temp_db();
+    let dir = dir.path();
+    let metrics: Vec<(String, &str, &str, f64)> = vec![
+        ("syscall-null".into(), "ns", "lower", 100.0),
+        ("pipe-lat[placement=cross]".into(), "us", "lower", 5.0),
+        ("mem-bw[op=rd,size=64]".into(), "MB/s", "higher", 10_000.0),
+        (
+            "futex1[mode=thread,tasks=2]:per_task".into(),
+            "ops/s",
+            "higher",
+            2.0e6,
+        ),
+    ];
+    // Six versions; syscall-null is 10 % slower from the fourth on, which
+    // is the one with the hostile name.
+    let versions = ["6.10", "6.11", "6.12", EVIL_ID, "6.14", "6.15"];
+    let identifiers: Vec<(&str, Vec<f64>)> = versions
+        .iter()
+        .enumerate()
+        .map(|(v, name)| {
+            let step = if v >= 3 { 1.10 } else { 1.0 };
+            (*name, vec![step, 1.0, 1.0, 1.0])
+        })
+        .collect();
+    import(&db, dir, &samples_file(&metrics, &identifiers, 24));
+    let page = dir.join("series.html");
+    let out = kbench(&db)
+        .args(["history", "pictures", "--format", "html", "-o"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kbench history failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "-o: nothing on stdout");
+    let html = std::fs::read_to_string(&page).unwrap();
+    for needle in ["http://", "https://", "src=\"", "@import", "url("] {
+        assert!(!html.contains(needle), "the page holds {needle}");
+    }
+    let url = format!("file://{}", page.display());
+
+    let loaded = visit(&browser, dir, &url, &["--dump-dom"]);
+    assert_quiet(&loaded, "history page");
+    let dom = &loaded.stdout;
+    assert!(
+        dom.contains("<div class=\"controls\" id=\"controls\">"),
+        "the script did not run"
+    );
+    assert!(dom.contains(">4 of 4 metrics<"), "{dom}");
+    let rows = rows(dom);
+    assert_eq!(rows.len(), metrics.len(), "{rows:#?}");
+    let regressions: Vec<&&str> = rows
+        .iter()
+        .filter(|r| r.contains("class=\"v-regression\""))
+        .collect();
+    assert_eq!(regressions.len(), 1, "{rows:#?}");
+    assert!(regressions[0].contains("data-name=\"syscall-null\""));
+    assert!(regressions[0].contains("data-verdicts=\"regression\""));
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.contains("class=\"v-same\""))
+            .count(),
+        3,
+        "{rows:#?}"
+    );
+    // One line chart per metric, one change point (red), where it happened.
+    assert_eq!(dom.matches("<svg class=\"chart\"").count(), metrics.len());
+    assert_eq!(dom.matches("class=\"c-cp\"").count(), 1);
+    assert!(dom.contains("<g class=\"v-regression\"><title>change point between 6.12 and &lt;script&gt;alert(1)&lt;/script&gt;: +10."));
+    // The hostile version name is text, in the lead, the table and the charts.
+    assert_eq!(
+        dom.matches("<script").count(),
+        1,
+        "only the page's own script"
+    );
+    assert!(dom.contains("in order: 6.10, 6.11, 6.12, &lt;script&gt;alert(1)&lt;/script&gt;, 6.14, 6.15;"));
+    assert!(dom.contains("<span class=\"at v-regression\">at &lt;script&gt;alert(1)&lt;/script&gt;</span>"));
+
+    // The verdict filter of the compare page works here too.
+    let filtered = visit(
+        &browser,
+        dir,
+        &format!("{url}#v=regression"),
+        &["--dump-dom"],
+    );
+    assert_quiet(&filtered, "filtered history page");
+    let rows = self::rows(&filtered.stdout);
+    let shown: Vec<&&str> = rows.iter().filter(|r| !r.contains(" hidden")).collect();
+    assert_eq!(shown.len(), 1, "{rows:#?}");
+    assert!(shown[0].contains("data-name=\"syscall-null\""));
+
+    let shot = dir.join("history.png");
+    let desk = visit(
+        &browser,
+        dir,
+        &url,
+        &[
+            "--window-size=1280,2000",
+            &format!("--screenshot={}", shot.display()),
+        ],
+    );
+    assert_quiet(&desk, "history screenshot");
+    assert_picture(
+        &shot,
+        1280,
+        &[
+            (REGRESSION_ROW_BG, 5_000, "regression row background"),
+            (REGRESSION_RED, 100, "regression red"),
+        ],
+    );
+    if let Some(keep) = std::env::var_os("KBENCH_KEEP_SCREENSHOTS") {
+        for file in [&shot, &page] {
+            std::fs::copy(file, Path::new(&keep).join(file.file_name().unwrap())).unwrap();
+        }
+    }
+}

@@ -547,3 +547,39 @@ pub fn search_path(profile: &Profile) -> std::ffi::OsString {
     }
     std::env::join_paths(dirs).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::format;
+    use crate::profile::spec::Origin;
+
+    fn slow_tool() -> ProfileTest {
+        let text = "name = \"slow\"\ncommand = \"true\"\nmin_samples = 2\nmax_time = 30\n\
+                    [[metrics]]\nname = \"t\"\nunit = \"s\"\ndirection = \"lower\"\nelapsed = true\n\
+                    [[tests]]\nid = \"slow\"\n";
+        format::parse(text, "slow.toml", Origin::Builtin)
+            .unwrap()
+            .tests
+            .remove(0)
+    }
+
+    #[test]
+    fn the_profile_s_hints_replace_what_the_user_did_not_choose() {
+        let test = slow_tool();
+        let defaults = SamplingPlan::default();
+        let adapted = plan_for(&test, &defaults);
+        assert_eq!(adapted.min_samples, 2);
+        assert_eq!(adapted.max_time, Duration::from_secs(30));
+        let chosen = SamplingPlan {
+            min_samples: 7,
+            max_time: Duration::from_secs(1),
+            min_samples_chosen: true,
+            max_time_chosen: true,
+            ..SamplingPlan::default()
+        };
+        let kept = plan_for(&test, &chosen);
+        assert_eq!(kept.min_samples, 7);
+        assert_eq!(kept.max_time, Duration::from_secs(1));
+    }
+}

@@ -13,12 +13,18 @@
 //! and dark with the reader's colour scheme, printable, and the table turns
 //! into cards on a phone.
 //!
+//! The history page ([`history_page`], `kbench history SET --format html`)
+//! shares the skeleton, the table script and the escaping: a line per
+//! metric over the versions with its change points marked.
+//!
 //! Every user string (result set, identifiers, test names, units, system
 //! facts, notes) reaches the page through [`markup`]'s escaping.
 
+mod history;
 pub mod markup;
 mod page;
 
+pub use history::history_page;
 pub use page::{page, systems_section};
 
 use super::svg::{self, MAX_POINTS, verdict_class};

@@ -1,7 +1,7 @@
 //! `kbench history`: change points across a result set's identifiers in
 //! version order, per metric.
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 use kbench_report::history::{self, HistoryRequest};
 use kbench_store::Store;
 use std::path::PathBuf;
@@ -14,7 +14,8 @@ use std::process::ExitCode;
 found by E-divisive means and kept when Welch's t-test on logs between neighbouring segments gives \
 p < 0.001 and the change is at least --threshold (statistics.md, \"Series and change points\"). \
 A one-version spike that recovers is not a change.\n\n\
-Examples:\n  kbench history lkml-26 --order 2.6.0,2.6.1,2.6.2\n  kbench history lkml-26 --metric pipe-lat --format markdown"
+Examples:\n  kbench history lkml-26 --order 2.6.0,2.6.1,2.6.2\n  kbench history lkml-26 --metric pipe-lat --format markdown\n  \
+kbench history lkml-26 --format html -o series.html"
 )]
 pub struct HistoryArgs {
     /// Result set whose identifiers are the versions
@@ -28,9 +29,13 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "TEXT")]
     pub metric: Option<String>,
 
-    /// Report format: text, json, markdown
-    #[arg(long, default_value = "text", value_parser = ["text", "json", "markdown"])]
+    /// Report format: text, json, markdown, html (a self-contained page with a chart per metric)
+    #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(history::FORMATS))]
     pub format: String,
+
+    /// Write the report to this file instead of stdout
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 
     /// Practical threshold in percent: smaller changes are not change points
     #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
@@ -68,6 +73,10 @@ pub fn history(args: HistoryArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCod
         }
     }
     let text = history::render(&report, &args.format).expect("clap checked the format");
-    print!("{text}");
+    match &args.output {
+        Some(path) => std::fs::write(path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => print!("{text}"),
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,11 +11,12 @@ use kbench_stats::Verdict;
 use std::fmt::Write;
 
 pub const WIDTH: f64 = 640.0;
-pub const HEIGHT: f64 = 260.0;
+pub const HEIGHT: f64 = 276.0;
 const LEFT: f64 = 56.0;
 const RIGHT: f64 = 12.0;
 const TOP: f64 = 30.0;
-const BOTTOM: f64 = 70.0;
+/// Room for version labels of up to 16 characters at -40 degrees.
+const BOTTOM: f64 = 86.0;
 /// Version labels written at most; with more versions every k-th.
 const MAX_LABELS: usize = 24;
 

@@ -1,0 +1,312 @@
+//! What both databases share: the store's logic, its SQL and its messages
+//! are written once here (`engine/store.rs`), over the small [`Sql`] trait
+//! that `sqlite.rs` and `postgres.rs` implement.
+//!
+//! The SQL is the common subset of SQLite and PostgreSQL, with SQLite's
+//! numbered parameters `?1`, `?2`...; the PostgreSQL side rewrites them to
+//! `$1`, `$2`... once per statement. Parameters whose type the statement
+//! alone does not fix are wrapped in `CAST(.. AS ..)` for PostgreSQL's sake.
+//!
+//! This module is private: its `pub` items are reachable from the backends
+//! but not from outside the crate, so [`Sql`] is sealed.
+
+mod store;
+
+use crate::{Result, StoreError};
+use std::collections::BTreeMap;
+
+/// Tables every kbench schema version has, in both databases.
+pub const TABLES: &[&str] = &[
+    "result_sets",
+    "identifiers",
+    "runs",
+    "tests",
+    "samples",
+    "test_outcomes",
+];
+
+/// A statement parameter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Param<'a> {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(&'a str),
+}
+
+impl From<i64> for Param<'_> {
+    fn from(value: i64) -> Self {
+        Param::Int(value)
+    }
+}
+
+impl From<u32> for Param<'_> {
+    fn from(value: u32) -> Self {
+        Param::Int(value.into())
+    }
+}
+
+impl From<f64> for Param<'_> {
+    fn from(value: f64) -> Self {
+        Param::Real(value)
+    }
+}
+
+impl<'a> From<&'a str> for Param<'a> {
+    fn from(value: &'a str) -> Self {
+        Param::Text(value)
+    }
+}
+
+impl<'a> From<&'a String> for Param<'a> {
+    fn from(value: &'a String) -> Self {
+        Param::Text(value)
+    }
+}
+
+impl<'a, T: Into<Param<'a>>> From<Option<T>> for Param<'a> {
+    fn from(value: Option<T>) -> Self {
+        value.map_or(Param::Null, Into::into)
+    }
+}
+
+/// `args![a, b]`: the parameters of a statement.
+macro_rules! args {
+    ($($value:expr),* $(,)?) => {
+        &[$($crate::engine::Param::from($value)),*]
+    };
+}
+pub(crate) use args;
+
+/// One result row, read by column index.
+pub trait Row {
+    fn int(&self, column: usize) -> Res<Option<i64>>;
+    fn real(&self, column: usize) -> Res<Option<f64>>;
+    fn text(&self, column: usize) -> Res<Option<String>>;
+}
+
+impl dyn Row + '_ {
+    /// A column that is never NULL.
+    pub fn req_int(&self, column: usize) -> Res<i64> {
+        self.int(column)?.ok_or_else(|| null_column(column))
+    }
+
+    pub fn req_text(&self, column: usize) -> Res<String> {
+        self.text(column)?.ok_or_else(|| null_column(column))
+    }
+}
+
+fn null_column(column: usize) -> Fail {
+    Fail::Damaged(format!("column {column} of a row is NULL where it never is"))
+}
+
+/// A database connection as the store's logic uses it.
+pub trait Sql {
+    /// The database as messages name it: a file path, or a URL without its
+    /// password.
+    fn name(&self) -> &str;
+
+    /// Called before each store operation (PostgreSQL reconnects there
+    /// after a lost connection).
+    fn ready(&mut self) -> Res<()> {
+        Ok(())
+    }
+
+    /// Runs a statement; the number of rows it changed.
+    fn execute(&mut self, sql: &str, args: &[Param]) -> Res<u64>;
+
+    /// Runs a query, calling `each` on every row in order. `each` must not
+    /// use the connection (PostgreSQL streams the rows over it).
+    fn query(
+        &mut self,
+        sql: &str,
+        args: &[Param],
+        each: &mut dyn FnMut(&dyn Row) -> Res<()>,
+    ) -> Res<()>;
+
+    /// Starts a transaction that writes (SQLite takes its write lock now).
+    fn begin_write(&mut self) -> Res<()>;
+
+    /// Starts a transaction that only reads: its queries see one snapshot.
+    fn begin_read(&mut self) -> Res<()>;
+
+    fn commit(&mut self) -> Res<()>;
+
+    fn rollback(&mut self) -> Res<()>;
+
+    /// A database error naming the database, what was being done and, where
+    /// there is one, what to do about it.
+    fn describe(&self, doing: &str, err: DbError) -> StoreError;
+}
+
+/// A failure of the database library itself.
+#[derive(Debug)]
+pub enum DbError {
+    Sqlite(rusqlite::Error),
+    Postgres(postgres::Error),
+}
+
+/// Why a store operation failed, before the database's name is added.
+#[derive(Debug)]
+pub enum Fail {
+    Db(DbError),
+    Store(StoreError),
+    /// Stored data that cannot be read back (becomes `Corrupt`).
+    Damaged(String),
+}
+
+pub type Res<T> = std::result::Result<T, Fail>;
+
+impl From<rusqlite::Error> for Fail {
+    fn from(err: rusqlite::Error) -> Fail {
+        Fail::Db(DbError::Sqlite(err))
+    }
+}
+
+impl From<postgres::Error> for Fail {
+    fn from(err: postgres::Error) -> Fail {
+        Fail::Db(DbError::Postgres(err))
+    }
+}
+
+impl From<StoreError> for Fail {
+    fn from(err: StoreError) -> Fail {
+        Fail::Store(err)
+    }
+}
+
+/// Runs `f` on the database and turns its failure into a `StoreError`
+/// naming the database and what was being done.
+pub fn with<T>(db: &mut dyn Sql, doing: &str, f: impl FnOnce(&mut dyn Sql) -> Res<T>) -> Result<T> {
+    db.ready().and_then(|()| f(db)).map_err(|fail| match fail {
+        Fail::Store(err) => err,
+        Fail::Db(err) => db.describe(doing, err),
+        Fail::Damaged(reason) => StoreError::Corrupt {
+            db: db.name().to_string(),
+            reason: format!("{doing}: {reason}"),
+        },
+    })
+}
+
+/// Runs `f` in a transaction, committed when it succeeds and rolled back
+/// when it fails.
+pub fn transaction<T>(
+    db: &mut dyn Sql,
+    write: bool,
+    f: impl FnOnce(&mut dyn Sql) -> Res<T>,
+) -> Res<T> {
+    if write {
+        db.begin_write()?;
+    } else {
+        db.begin_read()?;
+    }
+    let done = f(db).and_then(|value| db.commit().map(|()| value));
+    if done.is_err() {
+        // A failed COMMIT may leave the transaction open (SQLite when
+        // busy); a rollback after an ended one fails harmlessly.
+        let _ = db.rollback();
+    }
+    done
+}
+
+/// The first column of the first row, `None` without a row or for NULL.
+pub fn first_int(db: &mut dyn Sql, sql: &str, args: &[Param]) -> Res<Option<i64>> {
+    let mut found = None;
+    db.query(sql, args, &mut |row| {
+        if found.is_none() {
+            found = Some(row.int(0)?);
+        }
+        Ok(())
+    })?;
+    Ok(found.flatten())
+}
+
+/// The first column of every row.
+pub fn texts(db: &mut dyn Sql, sql: &str, args: &[Param]) -> Res<Vec<String>> {
+    let mut all = Vec::new();
+    db.query(sql, args, &mut |row| {
+        all.push(row.req_text(0)?);
+        Ok(())
+    })?;
+    Ok(all)
+}
+
+/// `TooNew` for a database written by a newer kbench.
+pub fn too_new(db: &str, found: i64, supported: i64) -> StoreError {
+    StoreError::TooNew {
+        db: db.to_string(),
+        found,
+        supported,
+    }
+}
+
+/// A migration that failed (and was rolled back).
+pub fn migration_failed(db: &str, found: i64, target: i64, err: impl std::fmt::Display) -> StoreError {
+    StoreError::Database(format!(
+        "cannot upgrade the schema of {db} from version {found} to {target} ({err}); \
+         nothing was changed"
+    ))
+}
+
+/// Which migrations to apply to a database at schema version `found`:
+/// `TooNew` past the last, `Corrupt` for a negative version.
+pub fn pending<'a>(db: &str, found: i64, migrations: &'a [&'a str]) -> Result<&'a [&'a str]> {
+    let supported = migrations.len() as i64;
+    if found > supported {
+        return Err(too_new(db, found, supported));
+    }
+    let done = usize::try_from(found).map_err(|_| StoreError::Corrupt {
+        db: db.to_string(),
+        reason: format!("its schema version {found} is negative"),
+    })?;
+    Ok(&migrations[done..])
+}
+
+/// Options are stored as `k=v,k=v`; see [`store`]'s `check_options`.
+pub fn parse_options(text: &str) -> Res<BTreeMap<String, String>> {
+    if text.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    text.split(',')
+        .map(|pair| {
+            pair.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| Fail::Damaged(format!("test options {text:?} are not k=v,k=v")))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_model::TestKey;
+
+    #[test]
+    fn options_text_round_trips() {
+        let key = TestKey::parse("b[a=1,c=x=y]").unwrap();
+        assert_eq!(
+            parse_options(&key.options_text()).ok(),
+            Some(key.options.clone())
+        );
+        assert_eq!(parse_options("").ok(), Some(BTreeMap::new()));
+        let mut bad = TestKey::new("b");
+        bad.options.insert("cpus".into(), "0,1".into());
+        assert!(store::check_options(&bad).is_err());
+    }
+
+    #[test]
+    fn pending_refuses_newer_and_negative_versions() {
+        let all = ["a", "b"];
+        assert_eq!(pending("db", 0, &all).unwrap(), &all[..]);
+        assert_eq!(pending("db", 2, &all).unwrap(), &[] as &[&str]);
+        assert!(matches!(
+            pending("db", 3, &all),
+            Err(StoreError::TooNew {
+                found: 3,
+                supported: 2,
+                ..
+            })
+        ));
+        assert!(matches!(pending("db", -1, &all), Err(StoreError::Corrupt { .. })));
+    }
+}

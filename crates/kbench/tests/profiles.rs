@@ -1,0 +1,480 @@
+//! End-to-end tests of external benchmark profiles: the redis, fio and
+//! stress-ng profiles briefly against the real tools (CI installs them:
+//! .ci/run), compared beside a built-in; and what goes wrong, with user
+//! profiles whose tools are shell one-liners.
+
+mod common;
+
+use common::{json, json_of, kbench, temp_db};
+use serde_json::Value;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Two runs per test, one round: behaviour, not precision.
+const BRIEF: [&str; 6] = ["--max-time", "1", "--min-samples", "2", "--rounds", "1"];
+
+fn need(programs: &[&str]) {
+    for program in programs {
+        let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .any(|dir| dir.join(program).is_file());
+        assert!(
+            found,
+            "this test needs {program}: run `kbench install redis fio stress-ng` as root \
+             (apt-get install redis-server redis-tools fio stress-ng)"
+        );
+    }
+}
+
+/// Scratch directories left in `dir`.
+fn scratch_left(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("kbench-scratch-"))
+        .collect()
+}
+
+fn outcomes(doc: &Value) -> Vec<(String, String, String)> {
+    doc["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let test = &o["test"];
+            let options: Vec<String> = test["options"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap()))
+                .collect();
+            let name = if options.is_empty() {
+                test["benchmark"].as_str().unwrap().to_string()
+            } else {
+                format!(
+                    "{}[{}]",
+                    test["benchmark"].as_str().unwrap(),
+                    options.join(",")
+                )
+            };
+            (
+                name,
+                o["kind"].as_str().unwrap().to_string(),
+                o["detail"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn test_names(doc: &Value) -> Vec<String> {
+    doc["show"]["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["test"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn redis_fio_and_stress_ng_run_against_the_real_tools() {
+    need(&["redis-server", "redis-benchmark", "fio", "stress-ng"]);
+    let (_dir, db) = temp_db();
+    let work = tempfile::tempdir().unwrap();
+    let out = kbench(&db)
+        .current_dir(work.path())
+        .args([
+            "run",
+            "redis",
+            "fio-randread",
+            "stress-ng",
+            "--as",
+            "X",
+            "--into",
+            "tools",
+            "--json",
+        ])
+        .args(BRIEF)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = json(&out.stdout);
+    let ended = outcomes(&doc);
+    // 5 redis commands, 2 engines x buffered/direct, 18 stressors.
+    assert_eq!(ended.len(), 5 + 4 + 18, "{ended:#?}");
+    for (test, kind, detail) in &ended {
+        assert!(
+            kind == "target_met" || kind == "budget_hit",
+            "{test} {kind}: {detail}"
+        );
+    }
+    let names = test_names(&doc);
+    for expected in [
+        "redis[clients=50,test=get]",
+        "redis[clients=50,test=sadd]:latency",
+        "fio-randread[bs=4k,direct=1,engine=libaio]",
+        "fio-randread[bs=4k,direct=0,engine=io_uring]:bw",
+        "fio-randread[bs=4k,direct=1,engine=libaio]:lat",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} not in {names:?}"
+        );
+    }
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("stress-ng[") && n.contains("stressor=vm-splice]"))
+    );
+    let unit = |name: &str| {
+        doc["show"]["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["test"] == name)
+            .map(|t| (t["unit"].clone(), t["direction"].clone()))
+            .unwrap()
+    };
+    assert_eq!(unit("redis[clients=50,test=get]").0, "requests/s");
+    assert_eq!(
+        unit("fio-randread[bs=4k,direct=1,engine=libaio]:lat"),
+        (Value::from("us"), Value::from("lower"))
+    );
+    assert!(doc["samples_stored"].as_u64().unwrap() >= 2 * 27);
+    assert_eq!(scratch_left(work.path()), Vec::<String>::new());
+}
+
+#[test]
+fn compare_shows_profiles_beside_a_built_in() {
+    need(&["redis-server", "redis-benchmark", "fio", "stress-ng"]);
+    let (_dir, db) = temp_db();
+    let work = tempfile::tempdir().unwrap();
+    let tests = [
+        "redis[test=get]",
+        "fio-randread[direct=1,engine=libaio]",
+        "stress-ng[stressor=context]",
+        "syscall-null",
+    ];
+    for identifier in ["A", "B"] {
+        let out = kbench(&db)
+            .current_dir(work.path())
+            .arg("run")
+            .args(tests)
+            .args(["--as", identifier, "--into", "mixed"])
+            .args(BRIEF)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "run failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let report = json_of(&db, &["compare", "mixed", "--format", "json"]);
+    let metrics: Vec<String> = report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["test"].as_str().unwrap().to_string())
+        .collect();
+    for prefix in ["redis[", "fio-randread[", "stress-ng[", "syscall-null"] {
+        assert!(
+            metrics.iter().any(|m| m.starts_with(prefix)),
+            "{prefix} not compared: {metrics:?}"
+        );
+    }
+    let text = kbench(&db)
+        .args(["compare", "mixed", "--color", "never"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    for shown in [
+        "redis - clients: 50 - test: get",
+        "fio-randread - bs: 4k - direct: 1 - engine: libaio",
+        "stress-ng - ",
+        "syscall-null",
+    ] {
+        assert!(text.contains(shown), "{shown} not in:\n{text}");
+    }
+}
+
+/// A user profile directory holding `toy.toml`.
+fn user_profile(text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("toy.toml"), text).unwrap();
+    dir
+}
+
+const TOY_METRIC: &str = "[[metrics]]\nname = \"rate\"\nunit = \"ops/s\"\ndirection = \"higher\"\nregex = '^rate: ([0-9.]+)'\n";
+
+#[test]
+fn a_broken_profile_file_is_reported_with_file_line_and_key() {
+    let (_dir, db) = temp_db();
+    let profiles = user_profile(&format!(
+        "name = \"toy\"\nrequires = {{ sh = \"dash\" }}\ncommand = \"echo rate: 1\"\n{TOY_METRIC}[[tests]]\nid = \"toy\"\ntimeuot = 5\n"
+    ));
+    for args in [vec!["list"], vec!["run", "toy", "--as", "X"]] {
+        let out = kbench(&db)
+            .arg("--profiles")
+            .arg(profiles.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("toy.toml") && err.contains("line 11") && err.contains("timeuot"),
+            "{err}"
+        );
+    }
+    // KBENCH_PROFILES is the same as --profiles.
+    let out = kbench(&db)
+        .env("KBENCH_PROFILES", profiles.path())
+        .arg("list")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("timeuot"));
+}
+
+#[test]
+fn a_missing_tool_is_named_with_its_package_before_anything_runs() {
+    let (_dir, db) = temp_db();
+    let profiles = user_profile(&format!(
+        "name = \"toy\"\nrequires = {{ kbench-no-such-tool = \"kbench-toy-tools\" }}\n\
+         command = \"kbench-no-such-tool\"\n{TOY_METRIC}[[tests]]\nid = \"toy\"\n"
+    ));
+    let out = kbench(&db)
+        .arg("--profiles")
+        .arg(profiles.path())
+        .args([
+            "run",
+            "toy",
+            "syscall-null",
+            "--as",
+            "X",
+            "--into",
+            "absent",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("kbench-no-such-tool (package kbench-toy-tools)")
+            && err.contains("kbench install toy")
+            && err.contains("nothing was run"),
+        "{err}"
+    );
+    let sets = json_of(&db, &["show", "--json"]);
+    assert_eq!(sets["result_sets"].as_array().unwrap().len(), 0, "{sets:#}");
+}
+
+#[test]
+fn a_hung_tool_is_killed_at_its_timeout_and_the_run_goes_on() {
+    let (_dir, db) = temp_db();
+    let work = tempfile::tempdir().unwrap();
+    let profiles = user_profile(&format!(
+        "name = \"toy\"\nrequires = {{ sleep = \"coreutils\" }}\ntimeout = 0.5\ncommand = \"sleep 30\"\n\
+         {TOY_METRIC}[[tests]]\nid = \"toy-hang\"\n"
+    ));
+    let started = Instant::now();
+    let out = kbench(&db)
+        .current_dir(work.path())
+        .arg("--profiles")
+        .arg(profiles.path())
+        .args([
+            "run",
+            "toy-hang",
+            "syscall-null",
+            "--as",
+            "X",
+            "--into",
+            "hang",
+            "--json",
+        ])
+        .args(["--max-time", "0.3", "--rounds", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let ended = outcomes(&json(&out.stdout));
+    assert_eq!(ended[0].0, "toy-hang");
+    assert_eq!(ended[0].1, "failed");
+    assert!(
+        ended[0]
+            .2
+            .contains("sleep 30` was still running after the 500ms timeout"),
+        "{}",
+        ended[0].2
+    );
+    assert_eq!(ended[1].0, "syscall-null");
+    assert!(ended[1].1 == "target_met" || ended[1].1 == "budget_hit");
+    assert_eq!(scratch_left(work.path()), Vec::<String>::new());
+}
+
+fn processes_marked(marker: &str) -> Vec<String> {
+    let mut left = vec![];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if String::from_utf8_lossy(&environ).contains(marker) {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            left.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+        }
+    }
+    left
+}
+
+#[test]
+fn sigint_stops_the_service_and_the_tool_and_removes_their_files() {
+    let (_dir, db) = temp_db();
+    let work = tempfile::tempdir().unwrap();
+    let marks = tempfile::tempdir().unwrap();
+    let m = marks.path().display();
+    let profiles = user_profile(&format!(
+        r#"name = "toy"
+requires = {{ sleep = "coreutils" }}
+timeout = 600
+command = "echo started > {m}/started; sleep 300"
+{TOY_METRIC}
+[service]
+command = "sh -c 'echo $$ > {m}/service.pid; exec sleep 300'"
+ready = "test -s {m}/service.pid"
+[[tests]]
+id = "toy-sigint"
+"#
+    ));
+    let marker = "KBENCH_TEST_MARK=profile-sigint";
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kbench"))
+        .current_dir(work.path())
+        .args([
+            "run",
+            "toy-sigint",
+            "--as",
+            "X",
+            "--into",
+            "sigint",
+            "--rounds",
+            "1",
+        ])
+        .arg("--profiles")
+        .arg(profiles.path())
+        .env("KBENCH_DB", &db)
+        .env("KBENCH_TEST_MARK", "profile-sigint")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !marks.path().join("started").exists() {
+        assert!(Instant::now() < deadline, "the tool never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !scratch_left(work.path()).is_empty(),
+        "the scratch directory is in the work directory"
+    );
+    // SAFETY: kill with a negative pid signals the child's process group,
+    // as a terminal's Ctrl-C does.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_marked(marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(processes_marked(marker), Vec::<String>::new());
+    assert_eq!(scratch_left(work.path()), Vec::<String>::new());
+}
+
+#[test]
+fn list_shows_profiles_and_install_names_the_packages() {
+    let (_dir, db) = temp_db();
+    let doc = json_of(&db, &["list", "--json"]);
+    let profiles = doc["profiles"].as_array().unwrap();
+    let names: Vec<&str> = profiles
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "fio",
+        "redis",
+        "nginx",
+        "stress-ng",
+        "sysbench",
+        "hackbench",
+        "perf-bench",
+        "iperf3",
+        "sqlite",
+        "pgbench",
+        "build-linux",
+    ] {
+        assert!(names.contains(&expected), "{expected} not in {names:?}");
+    }
+    let fio = profiles.iter().find(|p| p["name"] == "fio").unwrap();
+    let randread = fio["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "fio-randread")
+        .unwrap();
+    assert_eq!(randread["unit"], "IOPS");
+    let first = &randread["tests"][0];
+    assert_eq!(first["test"], "fio-randread[bs=4k,direct=0,engine=libaio]");
+    assert_eq!(
+        first["description"],
+        "Type: Random Read - Engine: libaio - Buffered - Block Size: 4k"
+    );
+    let text = kbench(&db).arg("list").output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("Profiles") && text.contains("fio-randread[bs=4k"),
+        "{text}"
+    );
+
+    let out = kbench(&db)
+        .args(["install", "redis", "fio", "stress-ng", "--print"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "apt-get install -y --no-install-recommends fio redis-server redis-tools stress-ng"
+    );
+    let out = kbench(&db).args(["install", "redsi"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean 'redis'"));
+}
+
+#[test]
+fn install_without_root_says_so() {
+    // As root, run it as nobody; as a user, as is.
+    let exe = assert_cmd::cargo::cargo_bin("kbench");
+    let mut command = std::process::Command::new(&exe);
+    command
+        .args(["install", "fio"])
+        .env_remove("KBENCH_PROFILES");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        command.uid(65534).gid(65534);
+    }
+    let Ok(out) = command.output() else {
+        // The binary is not reachable by nobody (a private target dir).
+        return;
+    };
+    if out.status.code() == Some(126) || out.status.code() == Some(127) {
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs root") && err.contains("apt-get install -y"),
+        "{err}"
+    );
+}
