@@ -666,8 +666,12 @@ fn the_history_page_draws_a_line_per_metric_with_its_change_points() {
         1,
         "only the page's own script"
     );
-    assert!(dom.contains("in order: 6.10, 6.11, 6.12, &lt;script&gt;alert(1)&lt;/script&gt;, 6.14, 6.15;"));
-    assert!(dom.contains("<span class=\"at v-regression\">at &lt;script&gt;alert(1)&lt;/script&gt;</span>"));
+    assert!(dom.contains(
+        "in order: 6.10, 6.11, 6.12, &lt;script&gt;alert(1)&lt;/script&gt;, 6.14, 6.15;"
+    ));
+    assert!(dom.contains(
+        "<span class=\"at v-regression\">at &lt;script&gt;alert(1)&lt;/script&gt;</span>"
+    ));
 
     // The verdict filter of the compare page works here too.
     let filtered = visit(

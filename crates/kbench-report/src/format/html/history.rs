@@ -308,12 +308,20 @@ mod tests {
         assert!(rows.contains(
             "<tr class=\"v-same\" data-i=\"1\" data-name=\"bw\" data-verdicts=\"same\" data-chart=\"m1\">"
         ));
-        assert!(rows.contains("<span class=\"pct\">+10.0 %</span>"), "{rows}");
-        assert!(rows.contains("<span class=\"mean\">v2 → v3</span>"), "{rows}");
+        assert!(
+            rows.contains("<span class=\"pct\">+10.0 %</span>"),
+            "{rows}"
+        );
+        assert!(
+            rows.contains("<span class=\"mean\">v2 → v3</span>"),
+            "{rows}"
+        );
         assert_eq!(page.matches("<section class=\"metric\"").count(), 2);
         assert_eq!(page.matches("<svg class=\"chart\"").count(), 2);
         assert_eq!(page.matches("class=\"c-cp\"").count(), 1);
-        assert!(page.contains("<li class=\"v-regression some\"><b>1</b> metric with a regression</li>"));
+        assert!(
+            page.contains("<li class=\"v-regression some\"><b>1</b> metric with a regression</li>")
+        );
         assert!(page.contains("<li>bw: no samples in v5; left out of its series</li>"));
         // bw has no samples in the last version.
         assert!(rows.contains("data-label=\"v5 (last)\" data-v=\"\">no samples</td>"));
