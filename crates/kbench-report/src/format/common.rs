@@ -187,10 +187,16 @@ pub(super) fn p_text(p: f64) -> String {
 
 /// "2.35 % better", "10.00 % worse", from a ratio where > 1 is better.
 pub(super) fn geomean_text(summary: &IdentifierSummary) -> String {
-    match summary.geomean_better_ratio {
+    let text = match summary.geomean_better_ratio {
         Some(r) if r.is_finite() && r >= 1.0 => format!("{} better", number::percent(r - 1.0)),
         Some(r) if r.is_finite() => format!("{} worse", number::percent(1.0 - r)),
-        _ => "n/a (no metric measured by every identifier)".to_string(),
+        _ => return "n/a (no metric measured by every identifier)".to_string(),
+    };
+    if summary.regressions + summary.improvements + summary.no_change == 0 {
+        // A mean of changes none of which is decided is noise, not a result.
+        format!("{text} (within noise: every metric is inconclusive)")
+    } else {
+        text
     }
 }
 

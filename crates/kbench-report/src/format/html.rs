@@ -115,8 +115,9 @@ fn summary(report: &ComparisonReport) -> Markup {
     let mut cards = Markup::new();
     for s in &report.summaries {
         let geo_class = match s.geomean_better_ratio {
-            Some(r) if r >= 1.0 + threshold => "geo better",
-            Some(r) if r <= 1.0 - threshold => "geo worse",
+            // Coloured only when decided metrics back it up.
+            Some(r) if r >= 1.0 + threshold && s.improvements > 0 => "geo better",
+            Some(r) if r <= 1.0 - threshold && s.regressions > 0 => "geo worse",
             _ => "geo",
         };
         cards.push(&markup!(
