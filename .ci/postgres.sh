@@ -52,7 +52,7 @@ kbench_pg_free_port() {
 }
 
 kbench_pg_start() {
-    KBENCH_PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    KBENCH_PG_BIN=$( (ls -d /usr/lib/postgresql/*/bin 2>/dev/null || true) | sort -V | tail -n 1)
     if [ -z "$KBENCH_PG_BIN" ] || [ ! -x "$KBENCH_PG_BIN/initdb" ]; then
         kbench_pg_fail "no PostgreSQL server found under /usr/lib/postgresql; install it with: apt-get install postgresql"
         return 1
@@ -63,9 +63,12 @@ kbench_pg_start() {
     else
         user=$(id -un)
     fi
-    KBENCH_PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/kbench-pg.XXXXXX") || return 1
     if [ "$(id -u)" = 0 ]; then
+        # In /tmp: the postgres user must be able to reach it.
+        KBENCH_PG_DIR=$(mktemp -d /tmp/kbench-pg.XXXXXX) || return 1
         chown postgres: "$KBENCH_PG_DIR"
+    else
+        KBENCH_PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/kbench-pg.XXXXXX") || return 1
     fi
     if ! kbench_pg_as "$KBENCH_PG_BIN/initdb" -D "$KBENCH_PG_DIR/data" -U "$user" \
         --auth=trust --encoding=UTF8 --locale=C --no-instructions >"$KBENCH_PG_DIR/initdb.log" 2>&1; then

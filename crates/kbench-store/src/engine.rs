@@ -97,7 +97,9 @@ impl dyn Row + '_ {
 }
 
 fn null_column(column: usize) -> Fail {
-    Fail::Damaged(format!("column {column} of a row is NULL where it never is"))
+    Fail::Damaged(format!(
+        "column {column} of a row is NULL where it never is"
+    ))
 }
 
 /// A database connection as the store's logic uses it.
@@ -241,7 +243,12 @@ pub fn too_new(db: &str, found: i64, supported: i64) -> StoreError {
 }
 
 /// A migration that failed (and was rolled back).
-pub fn migration_failed(db: &str, found: i64, target: i64, err: impl std::fmt::Display) -> StoreError {
+pub fn migration_failed(
+    db: &str,
+    found: i64,
+    target: i64,
+    err: impl std::fmt::Display,
+) -> StoreError {
     StoreError::Database(format!(
         "cannot upgrade the schema of {db} from version {found} to {target} ({err}); \
          nothing was changed"
@@ -307,6 +314,9 @@ mod tests {
                 ..
             })
         ));
-        assert!(matches!(pending("db", -1, &all), Err(StoreError::Corrupt { .. })));
+        assert!(matches!(
+            pending("db", -1, &all),
+            Err(StoreError::Corrupt { .. })
+        ));
     }
 }

@@ -1,29 +1,29 @@
-//! Store errors: each says which file or name and what to do.
-
-use std::path::PathBuf;
+//! Store errors: each says which database (file path, or URL without its
+//! password) or name, and what to do.
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database file cannot be opened or created (permissions, a missing
-    /// directory that cannot be made).
-    #[error("cannot open the result database {path}: {reason}")]
-    Open { path: PathBuf, reason: String },
+    /// The database cannot be opened: a file that cannot be created
+    /// (permissions, a missing directory that cannot be made), a
+    /// PostgreSQL server that cannot be reached or refuses the connection.
+    #[error("cannot open the result database {db}: {reason}")]
+    Open { db: String, reason: String },
 
-    /// The file exists but is not a kbench database or is damaged. It is
-    /// never overwritten.
+    /// The database exists but is not a kbench database or is damaged. It
+    /// is never overwritten.
     #[error(
-        "the result database {path} is not usable: {reason}. It was left untouched; \
-         move it away or pass another file with --db"
+        "the result database {db} is not usable: {reason}. It was left untouched; \
+         move it away or pass another database with --db"
     )]
-    Corrupt { path: PathBuf, reason: String },
+    Corrupt { db: String, reason: String },
 
-    /// The file was written by a newer kbench.
+    /// The database was written by a newer kbench.
     #[error(
-        "the result database {path} has schema version {found}, newer than this kbench ({supported}); \
+        "the result database {db} has schema version {found}, newer than this kbench ({supported}); \
          upgrade kbench"
     )]
     TooNew {
-        path: PathBuf,
+        db: String,
         found: i64,
         supported: i64,
     },

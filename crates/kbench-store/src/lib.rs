@@ -6,18 +6,25 @@
 //! added, so killing a run loses at most the sample in flight.
 //!
 //! Callers see only the [`Store`] trait; [`SqliteStore`] is the embedded
-//! default, and a PostgreSQL implementation can follow behind the same trait.
+//! default and [`PostgresStore`] the shared one, both with the same schema
+//! versions and the same logic (`engine`). [`Location`] reads `--db`: a
+//! path or a `postgres://` URL, and opens the right one.
 
+mod engine;
 mod error;
 pub mod exchange;
+mod location;
 mod model;
+mod postgres;
 mod sqlite;
 
 pub use error::StoreError;
+pub use location::{Location, PostgresUrl, redact};
 pub use model::{
     IdentifierData, ResultSetData, ResultSetSummary, RunId, RunInfo, RunRecord, RunStatus, TestId,
     TestOutcome, TestOutcomeKind,
 };
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use kbench_model::{Sample, TestKey, TestSpec};

@@ -1,6 +1,7 @@
 //! The command-line interface: every subcommand, option and its help.
 
 use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -10,14 +11,15 @@ use std::path::PathBuf;
     about = "A kernel performance regression lab: measure kernel paths, keep every sample, compare identifiers",
     long_about = "kbench measures the kernel paths that regression reports track (syscalls, signals, \
 pipes, sockets, fork/exec, context switches, bandwidth), keeps every raw sample with a snapshot of the \
-system in a local SQLite database, and shows them per result set and identifier.\n\n\
+system in a local SQLite database (or a shared PostgreSQL one, --db postgres://...), and shows them per result set and identifier.\n\n\
 A result set (--into) groups identifiers (--as): one identifier per kernel, patch or setting you compare.",
     after_help = "Examples:\n  kbench run                                   # quick suite, identifier = running kernel\n  kbench run quick --as \"6.18 stock\" --into plu-test\n  kbench run syscall-null pipe-lat --as patched --into plu-test\n  kbench show plu-test\n  kbench list"
 )]
 pub struct Cli {
-    /// Result database (SQLite file). Default: $XDG_DATA_HOME/kbench/results.db
-    #[arg(long, global = true, env = "KBENCH_DB", value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// Result database: a SQLite file, or a PostgreSQL URL (postgres://USER[:PASSWORD]@HOST[:PORT]/DB).
+    /// Default: $XDG_DATA_HOME/kbench/results.db
+    #[arg(long, global = true, env = "KBENCH_DB", value_name = "PATH|URL")]
+    pub db: Option<OsString>,
 
     /// Directories of user profiles (external benchmarks, *.toml; docs/profiles.md), besides the
     /// built-in ones; several with ':' in KBENCH_PROFILES
@@ -58,7 +60,7 @@ pub enum Command {
     Kernel(crate::commands::kernel::KernelCommand),
     /// Install the Debian packages that external benchmark profiles need
     Install(crate::commands::install::InstallArgs),
-    /// List built-in benchmarks and suites with their units and direction
+    /// List built-in benchmarks, suites and external profiles with their units and direction
     List(JsonArg),
     /// Print this system's snapshot (what every run records)
     Sysinfo(JsonArg),

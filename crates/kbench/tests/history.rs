@@ -195,3 +195,45 @@ fn order_threshold_and_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(json(b"{}").is_object());
 }
+
+#[test]
+fn output_goes_to_a_file_in_every_format() {
+    let (dir, db) = temp_db();
+    import(&db);
+    for format in ["text", "json", "markdown", "html"] {
+        let file = dir.path().join(format!("history.{format}"));
+        let out = kbench(&db)
+            .args(["history", "lkml-26", "--format", format, "-o"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout.is_empty(), "{format}: stdout not empty");
+        let written = std::fs::read_to_string(&file).unwrap();
+        let stdout = kbench(&db)
+            .args(["history", "lkml-26", "--format", format])
+            .output()
+            .unwrap()
+            .stdout;
+        assert_eq!(
+            written.as_bytes(),
+            stdout,
+            "{format}: -o writes what stdout gets"
+        );
+    }
+    let html = std::fs::read_to_string(dir.path().join("history.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html.matches("<section class=\"metric\"").count(), 4);
+    assert_eq!(html.matches("class=\"c-cp\"").count(), 3);
+    let out = kbench(&db)
+        .args(["history", "lkml-26", "-o"])
+        .arg(dir.path().join("no/such/dir/x.txt"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write"));
+}

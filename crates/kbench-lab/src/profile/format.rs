@@ -223,22 +223,16 @@ fn build(raw: ProfileFile, ctx: &Ctx, origin: Origin) -> Result<Profile, FormatE
                 format!("files: '{path}' must be a relative path inside the scratch directory"),
             ));
         }
-        check_template(
-            ctx,
-            content,
-            Quote::Raw,
-            &shared,
-            &format!("files.\"{path}\""),
-        )?;
+        check_template(ctx, content, &shared, &format!("files.\"{path}\""))?;
     }
     if let Some(file) = &raw.service {
-        check_template(ctx, &file.command, Quote::Shell, &shared, "service.command")?;
+        check_template(ctx, &file.command, &shared, "service.command")?;
         for (what, text) in [
             ("service.setup", &file.setup),
             ("service.ready", &file.ready),
         ] {
             if let Some(text) = text {
-                check_template(ctx, text, Quote::Shell, &shared, what)?;
+                check_template(ctx, text, &shared, what)?;
             }
         }
     }
@@ -347,17 +341,17 @@ fn build_test(
             format!("{}: no command (here or at the top)", what("command")),
         )
     })?;
-    check_template(ctx, &command, Quote::Shell, &known, &what("command"))?;
+    check_template(ctx, &command, &known, &what("command"))?;
     let setup = pick(&test.setup, &profile.setup);
     let before_run = pick(&test.before_run, &profile.before_run);
     for (key, text) in [("setup", &setup), ("before_run", &before_run)] {
         if let Some(text) = text {
-            check_template(ctx, text, Quote::Shell, &known, &what(key))?;
+            check_template(ctx, text, &known, &what(key))?;
         }
     }
     let description = pick(&test.description, &profile.description);
     if let Some(text) = &description {
-        check_template(ctx, text, Quote::Raw, &known, &what("description"))?;
+        check_template(ctx, text, &known, &what("description"))?;
     }
     let reject = pick(&test.reject, &profile.reject);
     if let Some(text) = &reject {
@@ -380,10 +374,10 @@ fn build_test(
         None => None,
     };
     let min_samples = test.min_samples.as_ref().or(profile.min_samples.as_ref());
-    if let Some(m) = min_samples {
-        if *m.get_ref() == 0 {
-            return Err(ctx.at(m, format!("{}: must be at least 1", what("min_samples"))));
-        }
+    if let Some(m) = min_samples
+        && *m.get_ref() == 0
+    {
+        return Err(ctx.at(m, format!("{}: must be at least 1", what("min_samples"))));
     }
     let metric_files = if test.metrics.is_empty() {
         &profile.metrics
@@ -471,13 +465,13 @@ fn build_option(
         }
     }
     for (key, map) in [("labels", &file.labels), ("args", &file.args)] {
-        if file.pattern.is_none() {
-            if let Some(value) = map.keys().find(|v| !file.values.contains(v)) {
-                return Err(ctx.at(
-                    option,
-                    format!("options.{name}.{key}: '{value}' is not one of the values"),
-                ));
-            }
+        if file.pattern.is_none()
+            && let Some(value) = map.keys().find(|v| !file.values.contains(v))
+        {
+            return Err(ctx.at(
+                option,
+                format!("options.{name}.{key}: '{value}' is not one of the values"),
+            ));
         }
     }
     Ok(OptionSpec {
@@ -552,7 +546,7 @@ fn build_source(
                     ),
                 ));
             }
-            check_template(ctx, path, Quote::Raw, known, what)?;
+            check_template(ctx, path, known, what)?;
             SourceKind::Json(path.get_ref().clone())
         }
         (None, None, true) => SourceKind::Elapsed,
@@ -573,7 +567,7 @@ fn check_regex(
     what: &str,
     needs_group: bool,
 ) -> Result<(), FormatError> {
-    check_template(ctx, text, Quote::Regex, known, what)?;
+    check_template(ctx, text, known, what)?;
     let sample = template::render(text.get_ref(), Quote::Regex, &|_| Some("x".to_string()))
         .map_err(|e| ctx.at(text, format!("{what}: {e}")))?;
     let compiled = regex::Regex::new(&format!("(?m){sample}"))
@@ -590,7 +584,6 @@ fn check_regex(
 fn check_template(
     ctx: &Ctx,
     text: &Spanned<String>,
-    _quote: Quote,
     known: &dyn Fn(&str) -> bool,
     what: &str,
 ) -> Result<(), FormatError> {

@@ -100,14 +100,14 @@ impl Parser {
     /// left out), or why the output cannot be read.
     pub fn read(&self, output: &RunOutput) -> Result<Vec<(String, f64)>, String> {
         let text = output.text();
-        if let Some(reject) = &self.reject {
-            if let Some(found) = reject.find(&text) {
-                let line = line_around(&text, found.start());
-                return Err(format!(
-                    "the output holds \"{line}\", which marks a failed run (reject = {})",
-                    strip_flags(reject)
-                ));
-            }
+        if let Some(reject) = &self.reject
+            && let Some(found) = reject.find(&text)
+        {
+            let line = line_around(&text, found.start());
+            return Err(format!(
+                "the output holds \"{line}\", which marks a failed run (reject = {})",
+                strip_flags(reject)
+            ));
         }
         let mut values = Vec::new();
         for metric in &self.metrics {

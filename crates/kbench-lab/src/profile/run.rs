@@ -36,15 +36,15 @@ const TAIL: usize = 12;
 /// budget where the user left the defaults.
 pub fn plan_for(test: &ProfileTest, plan: &SamplingPlan) -> SamplingPlan {
     let mut adapted = plan.clone();
-    if !plan.min_samples_chosen {
-        if let Some(min) = test.min_samples {
-            adapted.min_samples = min;
-        }
+    if !plan.min_samples_chosen
+        && let Some(min) = test.min_samples
+    {
+        adapted.min_samples = min;
     }
-    if !plan.max_time_chosen {
-        if let Some(max_time) = test.max_time {
-            adapted.max_time = max_time;
-        }
+    if !plan.max_time_chosen
+        && let Some(max_time) = test.max_time
+    {
+        adapted.max_time = max_time;
     }
     adapted.max_samples = adapted.max_samples.max(adapted.min_samples);
     adapted

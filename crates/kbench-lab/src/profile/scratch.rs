@@ -59,15 +59,15 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        if let Err(error) = std::fs::remove_dir_all(&self.root) {
-            if error.kind() != io::ErrorKind::NotFound {
-                // Nothing to return to; the agent's stderr reaches the user
-                // when the test fails, and the next agent retries.
-                eprintln!(
-                    "kbench: could not remove the scratch directory {}: {error}",
-                    self.root.display()
-                );
-            }
+        if let Err(error) = std::fs::remove_dir_all(&self.root)
+            && error.kind() != io::ErrorKind::NotFound
+        {
+            // Nothing to return to; the agent's stderr reaches the user
+            // when the test fails, and the next agent retries.
+            eprintln!(
+                "kbench: could not remove the scratch directory {}: {error}",
+                self.root.display()
+            );
         }
     }
 }

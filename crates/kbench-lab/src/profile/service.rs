@@ -104,17 +104,21 @@ pub fn start(start: &Start) -> Result<Service, StartError> {
         let script = (start.render)(setup, port).map_err(failed)?;
         run_setup(start, &script)?;
     }
-    for attempt in 1..=ATTEMPTS {
+    let mut attempts = 1;
+    loop {
         match launch(start, port)? {
             Launch::Ready(service) => return Ok(service),
-            Launch::PortTaken(_) if start.spec.port.is_none() && attempt < ATTEMPTS => {
+            Launch::PortTaken(message) => {
+                // Taken between picking and binding: pick again.
+                if start.spec.port.is_some() || attempts == ATTEMPTS {
+                    return Err(failed(message));
+                }
+                attempts += 1;
                 port = free_port().map_err(|e| failed(format!("cannot find a free port: {e}")))?;
                 (start.write_files)(port).map_err(failed)?;
             }
-            Launch::PortTaken(message) => return Err(failed(message)),
         }
     }
-    unreachable!("the last attempt returns")
 }
 
 fn run_setup(start: &Start, script: &str) -> Result<(), StartError> {

@@ -8,6 +8,7 @@
 //! database or a kbench database is then opened for writing, switched to WAL
 //! and migrated.
 
+use crate::engine::{TABLES, migration_failed, pending, too_new};
 use crate::{Result, StoreError};
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 use std::fmt::Write as _;
@@ -16,8 +17,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Scripts that bring the schema from version `i` to `i + 1`, in order.
-/// Append new versions; never edit one that has shipped.
-const MIGRATIONS: &[&str] = &[include_str!("schema_v1.sql"), include_str!("schema_v2.sql")];
+/// Append new versions; never edit one that has shipped. PostgreSQL has the
+/// same scripts in its dialect (`postgres/schema_v*.sql`).
+pub(crate) const MIGRATIONS: &[&str] =
+    &[include_str!("schema_v1.sql"), include_str!("schema_v2.sql")];
 
 /// The schema version this build writes (`PRAGMA user_version`).
 const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -25,17 +28,6 @@ const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// Marks the file as kbench's in the SQLite header ("kbnc"), so another
 /// application's database is told apart from ours.
 const APPLICATION_ID: i32 = 0x6B62_6E63;
-
-/// Tables every kbench schema version has; a kbench file without one of them
-/// is damaged.
-const TABLES: &[&str] = &[
-    "result_sets",
-    "identifiers",
-    "runs",
-    "tests",
-    "samples",
-    "test_outcomes",
-];
 
 /// How long a statement waits for another process's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -76,14 +68,14 @@ const WHERE_INSTEAD: &str = "choose a writable location with --db or KBENCH_DB";
 
 fn open_error(path: &Path, reason: &str) -> StoreError {
     StoreError::Open {
-        path: path.to_path_buf(),
+        db: path.display().to_string(),
         reason: reason.to_string(),
     }
 }
 
 fn corrupt(path: &Path, reason: String) -> StoreError {
     StoreError::Corrupt {
-        path: path.to_path_buf(),
+        db: path.display().to_string(),
         reason,
     }
 }
@@ -182,11 +174,11 @@ fn check_existing(path: &Path) -> Result<()> {
         ));
     }
     if version > SCHEMA_VERSION {
-        return Err(StoreError::TooNew {
-            path: path.to_path_buf(),
-            found: version,
-            supported: SCHEMA_VERSION,
-        });
+        return Err(too_new(
+            &path.display().to_string(),
+            version,
+            SCHEMA_VERSION,
+        ));
     }
     let problems = quick_check(&conn).map_err(read)?;
     if !problems.is_empty() {
@@ -319,23 +311,9 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(failed)?;
     let found = version(&tx)?;
-    if found > SCHEMA_VERSION {
-        return Err(StoreError::TooNew {
-            path: path.to_path_buf(),
-            found,
-            supported: SCHEMA_VERSION,
-        });
-    }
-    let done = usize::try_from(found)
-        .map_err(|_| corrupt(path, format!("its schema version {found} is negative")))?;
-    let migrating = |e| {
-        StoreError::Database(format!(
-            "cannot upgrade the schema of {} from version {found} to {SCHEMA_VERSION} ({e}); \
-             nothing was changed",
-            path.display()
-        ))
-    };
-    for script in &MIGRATIONS[done..] {
+    let db = path.display().to_string();
+    let migrating = |e| migration_failed(&db, found, SCHEMA_VERSION, e);
+    for script in pending(&db, found, MIGRATIONS)? {
         tx.execute_batch(script).map_err(migrating)?;
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)

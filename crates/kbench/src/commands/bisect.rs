@@ -15,7 +15,6 @@ use kbench_lab::vm::{GuestImage, KernelImage, VmLauncher, VmSpec};
 use kbench_model::{Direction, TestKey};
 use kbench_stats::Better;
 use kbench_stats::bisection::BisectionOptions;
-use kbench_store::SqliteStore;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -115,7 +114,7 @@ pub struct BisectArgs {
     pub json: bool,
 }
 
-pub fn bisect(args: BisectArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+pub fn bisect(args: BisectArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
     if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
         bail!(
             "--threshold {} must be a percentage from 0 to below 100",
@@ -190,7 +189,7 @@ fn options(args: &BisectArgs) -> BisectionOptions {
 fn drive(
     args: &BisectArgs,
     request: BisectRequest,
-    db: Option<PathBuf>,
+    db: &super::Db,
     make: impl FnOnce(Worktree, Arc<AtomicBool>) -> anyhow::Result<Box<dyn Workbench>>,
 ) -> anyhow::Result<ExitCode> {
     // Everything that can be checked without writing comes first.
@@ -209,8 +208,8 @@ fn drive(
         plan.commits[plan.commits.len() - 1].short(),
         repo.root.display()
     );
-    let mut store = super::open_store(db)?;
-    let mut session = Session::open(&mut store, request, plan)?;
+    let mut store = db.open()?;
+    let mut session = Session::open(store.as_mut(), request, plan)?;
     let path = session.worktree_path()?;
     let worktree = Worktree::add(&repo, &path, &good)?;
     let mut bench = make(worktree, stop.clone())?;
@@ -235,11 +234,7 @@ fn drive(
 
 /// `--kernel`: boot each built kernel with `kbench vm`'s launcher and run
 /// one built-in test in it per measurement (one boot = one round).
-fn bisect_kernel(
-    args: &BisectArgs,
-    image: PathBuf,
-    db: Option<PathBuf>,
-) -> anyhow::Result<ExitCode> {
+fn bisect_kernel(args: &BisectArgs, image: PathBuf, db: &super::Db) -> anyhow::Result<ExitCode> {
     if image.is_absolute() {
         bail!(
             "--kernel {} must be a path inside the tree, e.g. arch/x86/boot/bzImage",
@@ -281,12 +276,7 @@ fn bisect_kernel(
     let qemu = qemu::find_qemu(None)?;
     let exe = std::env::current_exe().context("finding the kbench binary for the guest")?;
     let guest = Arc::new(GuestImage::build(&exe, None)?);
-    let db_path = db.clone().unwrap_or_else(SqliteStore::default_path);
-    let data_dir = db_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
+    let data_dir = db.location()?.data_dir();
     let set = args
         .into
         .clone()

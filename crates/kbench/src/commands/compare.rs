@@ -5,16 +5,14 @@ use crate::cli::CompareArgs;
 use anyhow::{Context, bail};
 use kbench_report::comparison::{self, CompareRequest, ComparisonReport};
 use kbench_report::format::{self, Style};
-use kbench_store::Store;
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Status for a usage error or any failure to compare (1 is the gate's).
 const EXIT_ERROR: u8 = 2;
 const EXIT_REGRESSION: u8 = 1;
 
-pub fn compare(args: CompareArgs, db: Option<PathBuf>) -> ExitCode {
+pub fn compare(args: CompareArgs, db: &super::Db) -> ExitCode {
     match run(args, db) {
         Ok(code) => code,
         Err(error) => {
@@ -24,7 +22,7 @@ pub fn compare(args: CompareArgs, db: Option<PathBuf>) -> ExitCode {
     }
 }
 
-fn run(args: CompareArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+fn run(args: CompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
     let Some(formatter) = format::by_name(&args.format) else {
         let names: Vec<&str> = format::all().iter().map(|f| f.name()).collect();
         bail!(
@@ -39,7 +37,7 @@ fn run(args: CompareArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             args.threshold
         );
     }
-    let mut store = super::open_store(db)?;
+    let mut store = db.open()?;
     let data = store.load(&args.set)?;
     let request = CompareRequest {
         baseline: args.baseline.clone(),

@@ -7,7 +7,7 @@ use kbench_store::{Store, exchange};
 use std::io::Read;
 use std::process::ExitCode;
 
-pub fn import(args: ImportArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
+pub fn import(args: ImportArgs, store: &mut dyn Store) -> anyhow::Result<ExitCode> {
     let source = args.file.display().to_string();
     let text = if source == "-" {
         let mut text = String::new();
@@ -36,7 +36,7 @@ pub fn import(args: ImportArgs, mut store: impl Store) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn export(args: ExportArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
+pub fn export(args: ExportArgs, store: &mut dyn Store) -> anyhow::Result<ExitCode> {
     let data = store.load(&args.set)?;
     super::print_json(&exchange::export(&data))?;
     Ok(ExitCode::SUCCESS)

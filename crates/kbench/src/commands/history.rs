@@ -3,7 +3,6 @@
 
 use anyhow::{Context, bail};
 use kbench_report::history::{self, HistoryRequest};
-use kbench_store::Store;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,7 +41,7 @@ pub struct HistoryArgs {
     pub threshold: f64,
 }
 
-pub fn history(args: HistoryArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+pub fn history(args: HistoryArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
     if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
         bail!(
             "--threshold {} must be a percentage from 0 to below 100",
@@ -55,7 +54,7 @@ pub fn history(args: HistoryArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCod
         .map(|name| name.trim().to_string())
         .filter(|name| !name.is_empty())
         .collect();
-    let mut store = super::open_store(db)?;
+    let mut store = db.open()?;
     let data = store.load(&args.set)?;
     let request = HistoryRequest {
         order,

@@ -53,7 +53,7 @@ impl CacheArg {
     }
 }
 
-pub fn kernel(command: KernelCommand, _db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+pub fn kernel(command: KernelCommand, _db: &super::Db) -> anyhow::Result<ExitCode> {
     match command {
         KernelCommand::Fetch(args) => fetch(args),
         KernelCommand::List(args) => list(args),

@@ -14,23 +14,23 @@ mod sysinfo;
 pub mod vm;
 
 use crate::cli::{Cli, Command};
-use kbench_store::SqliteStore;
-use std::path::PathBuf;
+use kbench_store::{Location, Store};
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
-    let db = cli.db.clone();
+    let db = Db(cli.db.clone());
     let profiles = cli.profile_dirs.clone();
     match cli.command {
-        Command::Run(args) => run::run(args, &profiles, open_store(db)?),
-        Command::Show(args) => show::show(args, open_store(db)?),
-        Command::Compare(args) => Ok(compare::compare(args, db)),
-        Command::Import(args) => exchange::import(args, open_store(db)?),
-        Command::Export(args) => exchange::export(args, open_store(db)?),
-        Command::History(args) => history::history(args, db),
-        Command::Bisect(args) => bisect::bisect(args, db),
-        Command::Vm(command) => vm::vm(command, db),
-        Command::Kernel(command) => kernel::kernel(command, db),
+        Command::Run(args) => run::run(args, &profiles, db.open()?.as_mut()),
+        Command::Show(args) => show::show(args, db.open()?.as_mut()),
+        Command::Compare(args) => Ok(compare::compare(args, &db)),
+        Command::Import(args) => exchange::import(args, db.open()?.as_mut()),
+        Command::Export(args) => exchange::export(args, db.open()?.as_mut()),
+        Command::History(args) => history::history(args, &db),
+        Command::Bisect(args) => bisect::bisect(args, &db),
+        Command::Vm(command) => vm::vm(command, &db),
+        Command::Kernel(command) => kernel::kernel(command, &db),
         Command::Install(args) => install::install(args, &profiles),
         Command::List(args) => list::list(args.json, &profiles),
         Command::Sysinfo(args) => sysinfo::sysinfo(args.json),
@@ -38,10 +38,21 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Opens the result database named by --db / KBENCH_DB, or the default one.
-fn open_store(db: Option<PathBuf>) -> anyhow::Result<SqliteStore> {
-    let path = db.unwrap_or_else(SqliteStore::default_path);
-    Ok(SqliteStore::open(&path)?)
+/// The result database named by --db / KBENCH_DB (a SQLite path or a
+/// postgres:// URL), or the default file; read only by the commands that
+/// use it, so a bad value does not stop `kbench list`.
+#[derive(Debug, Clone, Default)]
+pub struct Db(pub Option<OsString>);
+
+impl Db {
+    pub fn location(&self) -> anyhow::Result<Location> {
+        Ok(Location::resolve(self.0.as_deref())?)
+    }
+
+    /// Opens the store (SQLite or PostgreSQL), creating or migrating it.
+    pub fn open(&self) -> anyhow::Result<Box<dyn Store>> {
+        Ok(self.location()?.open()?)
+    }
 }
 
 /// Prints a value as pretty JSON on stdout.

@@ -24,7 +24,7 @@ pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 pub fn run(
     args: RunArgs,
     profile_dirs: &[PathBuf],
-    mut store: impl Store,
+    store: &mut dyn Store,
 ) -> anyhow::Result<ExitCode> {
     let plan = sampling_plan(&args.sampling)?;
     let profiles = Profiles::load(profile_dirs)?;
@@ -57,14 +57,14 @@ pub fn run(
     };
     let mut progress = Progress::new(request.tests.len() * request.rounds as usize);
     let summary = runner::execute(
-        &mut store,
+        store,
         &launcher,
         &request,
         &mut |e| progress.observe(e),
         &stop,
     );
     progress.finish();
-    report(&mut store, &request, &summary?, args.json)
+    report(store, &request, &summary?, args.json)
 }
 
 /// Prints what a run stored (its identifier's summary, or the

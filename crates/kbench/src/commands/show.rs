@@ -6,9 +6,9 @@ use kbench_store::Store;
 use serde::Serialize;
 use std::process::ExitCode;
 
-pub fn show(args: ShowArgs, mut store: impl Store) -> anyhow::Result<ExitCode> {
+pub fn show(args: ShowArgs, store: &mut dyn Store) -> anyhow::Result<ExitCode> {
     let Some(set) = args.set else {
-        return list_sets(&mut store, args.json);
+        return list_sets(store, args.json);
     };
     let data = store.load(&set)?;
     if let Some(name) = &args.format {
@@ -56,7 +56,7 @@ struct SetList {
     result_sets: Vec<kbench_store::ResultSetSummary>,
 }
 
-fn list_sets(store: &mut impl Store, json: bool) -> anyhow::Result<ExitCode> {
+fn list_sets(store: &mut dyn Store, json: bool) -> anyhow::Result<ExitCode> {
     let result_sets = store.result_sets()?;
     if json {
         super::print_json(&SetList {

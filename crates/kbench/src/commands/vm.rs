@@ -10,7 +10,7 @@ use kbench_lab::runner::{self, RunRequest, RunSummary};
 use kbench_lab::suite;
 use kbench_lab::vm::qemu::{self, Accel, AccelChoice, Machine};
 use kbench_lab::vm::{GuestImage, KernelImage, VmLauncher, VmSpec, image};
-use kbench_store::{SqliteStore, Store};
+use kbench_store::Store;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -148,7 +148,7 @@ pub struct VmOptions {
     pub cache: CacheArg,
 }
 
-pub fn vm(command: VmCommand, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+pub fn vm(command: VmCommand, db: &super::Db) -> anyhow::Result<ExitCode> {
     match command {
         VmCommand::Run(args) => {
             let kernels = [(args.kernel.clone(), args.identifier.clone())];
@@ -163,13 +163,13 @@ pub fn vm(command: VmCommand, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
             let mut done = lab.measure(args.rounds)?;
             let (request, summary) = done.pop().expect("one kernel");
             let mut store = lab.store;
-            super::run::report(&mut store, &request, &summary, args.json)
+            super::run::report(store.as_mut(), &request, &summary, args.json)
         }
         VmCommand::Compare(args) => compare(args, db),
     }
 }
 
-fn compare(args: VmCompareArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+fn compare(args: VmCompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
     if args.kernels.len() < 2 {
         bail!(
             "vm compare needs two or more --kernel options (the first is the baseline); for one kernel use `kbench vm run`"
@@ -194,7 +194,7 @@ fn compare(args: VmCompareArgs, db: Option<PathBuf>) -> anyhow::Result<ExitCode>
         &args.into,
         &args.sampling,
         &args.vm,
-        db.clone(),
+        db,
     )?;
     let done = lab.measure(args.rounds)?;
     drop(lab);
@@ -236,7 +236,7 @@ struct Guest {
 struct Lab {
     guests: Vec<Guest>,
     request: RunRequest,
-    store: SqliteStore,
+    store: Box<dyn Store>,
     stop: Arc<AtomicBool>,
     accel: Accel,
 }
@@ -250,7 +250,7 @@ impl Lab {
         set: &str,
         sampling: &SamplingArgs,
         vm: &VmOptions,
-        db: Option<PathBuf>,
+        db: &super::Db,
     ) -> anyhow::Result<Lab> {
         let plan = super::run::sampling_plan(sampling)?;
         let tests = suite::expand(names)?;
@@ -286,12 +286,8 @@ impl Lab {
         let qemu = qemu::find_qemu(vm.qemu.as_deref())?;
         let exe = std::env::current_exe()
             .context("finding the kbench binary to put in the guest's initramfs")?;
-        let db_path = db.unwrap_or_else(SqliteStore::default_path);
-        let log_dir = db_path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .join("vm-logs");
+        let location = db.location()?;
+        let log_dir = location.data_dir().join("vm-logs");
         let machine = Machine {
             accel: Accel::Tcg,
             memory_mib,
@@ -325,7 +321,7 @@ impl Lab {
                 launcher: VmLauncher::new(spec, Arc::new(guest_image)).with_stop(stop.clone()),
             });
         }
-        let store = SqliteStore::open(&db_path)?;
+        let store = location.open()?;
         for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             signal_hook::flag::register(signal, stop.clone())?;
         }
@@ -399,7 +395,7 @@ impl Lab {
                 );
                 let mut progress = Progress::new(request.tests.len());
                 let summary = runner::execute(
-                    &mut self.store,
+                    self.store.as_mut(),
                     &guest.launcher,
                     request,
                     &mut |e| progress.observe(e),
@@ -435,7 +431,7 @@ impl Lab {
                     );
                     return Ok(done);
                 }
-                warn_if_release_differs(&mut self.store, request, &guest.kernel)?;
+                warn_if_release_differs(self.store.as_mut(), request, &guest.kernel)?;
             }
         }
         Ok(done)

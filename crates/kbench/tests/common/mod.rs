@@ -5,13 +5,15 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::path::PathBuf;
 
 /// Short sampling for tests: behaviour, not precision.
 pub const SHORT: [&str; 6] = ["--max-time", "0.2", "--max-samples", "20", "--rounds", "1"];
 
-/// A kbench command writing to the test's own database.
-pub fn kbench(db: &Path) -> Command {
+/// A kbench command writing to the test's own database (a path or a
+/// postgres:// URL).
+pub fn kbench(db: impl AsRef<OsStr>) -> Command {
     let mut command = Command::cargo_bin("kbench").unwrap();
     command.env("KBENCH_DB", db).env_remove("XDG_DATA_HOME");
     command
@@ -35,7 +37,7 @@ pub fn json(output: &[u8]) -> Value {
 
 /// Runs kbench with `args` and returns its stdout as JSON, failing the test
 /// when it fails.
-pub fn json_of(db: &Path, args: &[&str]) -> Value {
+pub fn json_of(db: impl AsRef<OsStr>, args: &[&str]) -> Value {
     let out = kbench(db).args(args).output().unwrap();
     assert!(
         out.status.success(),

@@ -1,0 +1,808 @@
+//! The [`Store`] trait for every [`Sql`] backend: validation, SQL and
+//! messages, once for SQLite and PostgreSQL.
+//!
+//! Every write commits before it returns: a single statement in autocommit,
+//! or a short transaction. Find-or-create steps insert with
+//! `ON CONFLICT DO NOTHING` and read again, so two writers creating the same
+//! result set, identifier or test at once (possible on PostgreSQL) both end
+//! up with the one row.
+
+use super::{Fail, Param, Res, Row, Sql, args, first_int, parse_options, texts, transaction, with};
+use crate::{
+    IdentifierData, Result, ResultSetData, ResultSetSummary, RunId, RunInfo, RunRecord, RunStatus,
+    Store, StoreError, TestId, TestOutcome, TestOutcomeKind,
+};
+use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms, validate_name};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+fn check_name(what: &str, name: &str) -> Res<()> {
+    validate_name(what, name).map_err(|msg| Fail::Store(StoreError::InvalidName(msg)))
+}
+
+/// Options are stored as `k=v,k=v`; a key holding `,` or `=`, or a value
+/// holding `,`, could not be read back.
+pub(super) fn check_options(key: &TestKey) -> Res<()> {
+    for (k, v) in &key.options {
+        if k.contains([',', '=']) || v.contains(',') {
+            return Err(Fail::Store(StoreError::InvalidName(format!(
+                "option {k:?}={v:?} of benchmark {} holds ',' or '=' where the stored form \
+                 k=v,k=v cannot keep it; rename the option or its value",
+                key.benchmark
+            ))));
+        }
+    }
+    Ok(())
+}
+
+/// A test's key from its `benchmark, options, metric` columns at `first`.
+fn read_key(row: &dyn Row, first: usize) -> Res<TestKey> {
+    Ok(TestKey {
+        benchmark: row.req_text(first)?,
+        options: parse_options(&row.req_text(first + 1)?)?,
+        metric: row.req_text(first + 2)?,
+    })
+}
+
+fn read_direction(text: &str, what: impl std::fmt::Display) -> Res<Direction> {
+    Direction::parse(text)
+        .ok_or_else(|| Fail::Damaged(format!("{what} has an unknown direction {text:?}")))
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Res<String> {
+    serde_json::to_string(value).map_err(|err| {
+        Fail::Store(StoreError::Database(format!(
+            "cannot encode run details as JSON: {err}"
+        )))
+    })
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(column: &str, text: &str) -> Res<T> {
+    serde_json::from_str(text)
+        .map_err(|err| Fail::Damaged(format!("a run's {column} is not readable: {err}")))
+}
+
+fn to_i64(what: &str, value: u64) -> Res<i64> {
+    i64::try_from(value).map_err(|_| {
+        Fail::Store(StoreError::Database(format!(
+            "{what} {value} is too large to store (limit {})",
+            i64::MAX
+        )))
+    })
+}
+
+/// Reads a stored integer into a narrower or unsigned type.
+fn narrow<T: TryFrom<i64>>(what: &str, value: i64) -> Res<T> {
+    T::try_from(value).map_err(|_| Fail::Damaged(format!("{what} {value} is out of range")))
+}
+
+/// How many columns [`RUN_COLUMNS`] has; a query's own columns follow them.
+const RUN_COLUMN_COUNT: usize = 11;
+
+/// The columns [`read_run`] reads, after `r.`.
+macro_rules! run_columns {
+    () => {
+        "r.id, r.status, r.started_at_ms, r.ended_at_ms, r.pid, r.wrapper, r.tool_version, \
+         r.snapshot_json, r.host_json, r.notes_json, r.steal_percent"
+    };
+}
+
+/// A run from [`run_columns!`], without its outcomes (read after the query,
+/// see [`Sql::query`]).
+fn read_run(row: &dyn Row) -> Res<RunRecord> {
+    let id = RunId(row.req_int(0)?);
+    let status = row.req_text(1)?;
+    let mut snapshot = from_json::<SystemSnapshot>("snapshot", &row.req_text(7)?)?;
+    if let Some(steal) = row.real(10)? {
+        snapshot.steal_percent = Some(steal);
+    }
+    Ok(RunRecord {
+        id,
+        status: RunStatus::parse(&status).ok_or_else(|| {
+            Fail::Damaged(format!("run {} has an unknown status {status:?}", id.0))
+        })?,
+        info: RunInfo {
+            snapshot,
+            host: row
+                .text(8)?
+                .map(|text| from_json("host snapshot", &text))
+                .transpose()?,
+            wrapper: row.text(5)?,
+            tool_version: row.req_text(6)?,
+            notes: from_json("notes", &row.req_text(9)?)?,
+            started_at_ms: row.req_int(2)?,
+            pid: narrow("pid", row.req_int(4)?)?,
+        },
+        ended_at_ms: row.int(3)?,
+        outcomes: Vec::new(),
+    })
+}
+
+/// Fills in how each ended test of each run ended, in test order.
+fn add_outcomes(db: &mut dyn Sql, runs: &mut [RunRecord]) -> Res<()> {
+    for run in runs {
+        db.query(
+            "SELECT t.benchmark, t.options, t.metric, o.kind, o.detail \
+             FROM test_outcomes o JOIN tests t ON t.id = o.test_id \
+             WHERE o.run_id = ?1 ORDER BY t.position, t.id",
+            args![run.id.0],
+            &mut |row| {
+                let kind = row.req_text(3)?;
+                run.outcomes.push(TestOutcome {
+                    test: read_key(row, 0)?,
+                    kind: TestOutcomeKind::parse(&kind)
+                        .ok_or_else(|| Fail::Damaged(format!("unknown test outcome {kind:?}")))?,
+                    detail: row.req_text(4)?,
+                });
+                Ok(())
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// The id `select` finds, else the one `insert ... ON CONFLICT DO NOTHING
+/// RETURNING id` makes, else (another writer inserted it meanwhile) the one
+/// `select` finds now.
+fn find_or_insert(
+    db: &mut dyn Sql,
+    select: &str,
+    select_args: &[Param],
+    insert: &str,
+    insert_args: &[Param],
+) -> Res<i64> {
+    if let Some(id) = first_int(db, select, select_args)? {
+        return Ok(id);
+    }
+    if let Some(id) = first_int(db, insert, insert_args)? {
+        return Ok(id);
+    }
+    first_int(db, select, select_args)?
+        .ok_or_else(|| Fail::Damaged("a row just inserted by another writer is gone".into()))
+}
+
+/// The id of result set `name`, created when new.
+fn ensure_set(db: &mut dyn Sql, name: &str) -> Res<i64> {
+    find_or_insert(
+        db,
+        "SELECT id FROM result_sets WHERE name = ?1",
+        args![name],
+        "INSERT INTO result_sets (name, created_at_ms) VALUES (?1, ?2) \
+         ON CONFLICT (name) DO NOTHING RETURNING id",
+        args![name, now_ms()],
+    )
+}
+
+const FIND_IDENTIFIER: &str = "SELECT id FROM identifiers WHERE set_id = ?1 AND name = ?2";
+
+/// Adds an identifier after the set's last one (`None` when it exists).
+const INSERT_IDENTIFIER: &str = "INSERT INTO identifiers (set_id, name, position) \
+     VALUES (?1, ?2, (SELECT COALESCE(MAX(position) + 1, 0) FROM identifiers WHERE set_id = ?1)) \
+     ON CONFLICT (set_id, name) DO NOTHING RETURNING id";
+
+/// The id of a test of the set, created after the set's last test when new;
+/// `Conflict` when it exists with another unit or direction.
+fn ensure_test(db: &mut dyn Sql, set_id: i64, set: &str, spec: &TestSpec) -> Res<i64> {
+    check_options(&spec.key)?;
+    let options = spec.key.options_text();
+    let key = &spec.key;
+    // Twice at most: the second time finds what another writer inserted.
+    for _ in 0..2 {
+        let mut found = None;
+        db.query(
+            "SELECT id, unit, direction FROM tests \
+             WHERE set_id = ?1 AND benchmark = ?2 AND options = ?3 AND metric = ?4",
+            args![set_id, &key.benchmark, &options, &key.metric],
+            &mut |row| {
+                found = Some((row.req_int(0)?, row.req_text(1)?, row.req_text(2)?));
+                Ok(())
+            },
+        )?;
+        if let Some((id, unit, direction)) = found {
+            let stored = read_direction(&direction, format_args!("test {key}"))?;
+            if unit != spec.unit || stored != spec.direction {
+                return Err(Fail::Store(StoreError::Conflict(format!(
+                    "test {key} is stored in result set \"{set}\" in {unit} ({}), but is now reported in {} ({}); \
+                     a test keeps its unit and direction: fix the benchmark or use a new result set",
+                    stored.phrase(),
+                    spec.unit,
+                    spec.direction.phrase()
+                ))));
+            }
+            return Ok(id);
+        }
+        let inserted = first_int(
+            db,
+            "INSERT INTO tests (set_id, benchmark, options, metric, unit, direction, position) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
+                     (SELECT COALESCE(MAX(position) + 1, 0) FROM tests WHERE set_id = ?1)) \
+             ON CONFLICT (set_id, benchmark, options, metric) DO NOTHING RETURNING id",
+            args![
+                set_id,
+                &key.benchmark,
+                &options,
+                &key.metric,
+                &spec.unit,
+                spec.direction.as_str()
+            ],
+        )?;
+        if let Some(id) = inserted {
+            return Ok(id);
+        }
+    }
+    Err(Fail::Damaged(format!(
+        "test {key} was inserted and is gone"
+    )))
+}
+
+fn insert_run(
+    db: &mut dyn Sql,
+    identifier_id: i64,
+    status: RunStatus,
+    info: &RunInfo,
+    ended_at_ms: Option<i64>,
+) -> Res<RunId> {
+    let host = info.host.as_ref().map(to_json).transpose()?;
+    let id = first_int(
+        db,
+        "INSERT INTO runs (identifier_id, status, started_at_ms, ended_at_ms, pid, wrapper, \
+                           tool_version, snapshot_json, host_json, notes_json) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
+        args![
+            identifier_id,
+            status.as_str(),
+            info.started_at_ms,
+            ended_at_ms,
+            info.pid,
+            info.wrapper.as_ref(),
+            &info.tool_version,
+            &to_json(&info.snapshot)?,
+            host.as_ref(),
+            &to_json(&info.notes)?
+        ],
+    )?;
+    id.map(RunId)
+        .ok_or_else(|| Fail::Damaged("a run was inserted without an id".into()))
+}
+
+/// NaN would be stored as NULL (SQLite) or compare oddly (PostgreSQL);
+/// refuse it with a readable message.
+fn check_value(run: RunId, sample: &Sample) -> Res<()> {
+    if sample.value.is_nan() {
+        return Err(Fail::Store(StoreError::Database(format!(
+            "a sample of run {} is not a number (NaN) and was not stored; the benchmark divided by zero",
+            run.0
+        ))));
+    }
+    Ok(())
+}
+
+/// Stores a sample only when its run and test belong to the same result
+/// set, so `load` never meets a sample of a foreign test.
+fn insert_sample(db: &mut dyn Sql, run: RunId, test: i64, sample: &Sample) -> Res<()> {
+    check_value(run, sample)?;
+    let stored = db.execute(
+        "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) \
+         SELECT r.id, t.id, CAST(?3 AS BIGINT), CAST(?4 AS DOUBLE PRECISION), \
+                CAST(?5 AS BIGINT), CAST(?6 AS BIGINT) \
+         FROM runs r \
+         JOIN identifiers i ON i.id = r.identifier_id \
+         JOIN tests t ON t.set_id = i.set_id \
+         WHERE r.id = ?1 AND t.id = ?2",
+        args![
+            run.0,
+            test,
+            sample.round,
+            sample.value,
+            to_i64("iteration count", sample.iterations)?,
+            sample.at_ms
+        ],
+    )?;
+    if stored == 0 {
+        return Err(Fail::Store(StoreError::NotFound(format!(
+            "run {} and test {test} are not both in {} within one result set; the sample was not stored",
+            run.0,
+            db.name()
+        ))));
+    }
+    Ok(())
+}
+
+/// Samples per multi-row INSERT of an import (6 parameters each, well
+/// under SQLite's 32766 and PostgreSQL's 65535).
+const BATCH: usize = 256;
+
+/// `INSERT INTO samples ... VALUES (..), (..)` for [`BATCH`] rows.
+fn batch_insert_sql() -> &'static str {
+    static SQL: OnceLock<String> = OnceLock::new();
+    SQL.get_or_init(|| {
+        let rows: Vec<String> = (0..BATCH)
+            .map(|i| {
+                let n = 6 * i;
+                format!(
+                    "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
+                    n + 1,
+                    n + 2,
+                    n + 3,
+                    n + 4,
+                    n + 5,
+                    n + 6
+                )
+            })
+            .collect();
+        format!(
+            "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) VALUES {}",
+            rows.join(", ")
+        )
+    })
+}
+
+/// Stores the samples of one test in one run, in order: whole batches in
+/// multi-row INSERTs, the rest one by one. The run and the test were made
+/// in the same transaction, so they are known to belong together.
+fn insert_samples(db: &mut dyn Sql, run: RunId, test: i64, samples: &[Sample]) -> Res<()> {
+    let mut chunks = samples.chunks_exact(BATCH);
+    let mut params = Vec::with_capacity(6 * BATCH);
+    for chunk in &mut chunks {
+        params.clear();
+        for sample in chunk {
+            check_value(run, sample)?;
+            params.extend_from_slice(args![
+                run.0,
+                test,
+                sample.round,
+                sample.value,
+                to_i64("iteration count", sample.iterations)?,
+                sample.at_ms
+            ]);
+        }
+        db.execute(batch_insert_sql(), &params)?;
+    }
+    for sample in chunks.remainder() {
+        insert_sample(db, run, test, sample)?;
+    }
+    Ok(())
+}
+
+fn upsert_outcome(db: &mut dyn Sql, run: RunId, test: i64, outcome: &TestOutcome) -> Res<()> {
+    db.execute(
+        "INSERT INTO test_outcomes (run_id, test_id, kind, detail) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (run_id, test_id) DO UPDATE SET kind = excluded.kind, detail = excluded.detail",
+        args![run.0, test, outcome.kind.as_str(), &outcome.detail],
+    )?;
+    Ok(())
+}
+
+/// `NotFound` for a missing run.
+fn require_run(db: &dyn Sql, changed: u64, run: RunId) -> Res<()> {
+    if changed == 0 {
+        return Err(Fail::Store(StoreError::NotFound(format!(
+            "there is no run {} in {}",
+            run.0,
+            db.name()
+        ))));
+    }
+    Ok(())
+}
+
+/// Samples carry no run id in [`IdentifierData`], so an imported sample goes
+/// to the newest run started at or before it (the first run if none).
+fn owning_run(runs: &[(i64, RunId)], at_ms: i64) -> RunId {
+    runs.iter()
+        .rev()
+        .find(|(started, _)| *started <= at_ms)
+        .unwrap_or(&runs[0])
+        .1
+}
+
+/// `NotFound` for a missing result set, naming those that exist.
+fn missing_set(db: &mut dyn Sql, set: &str) -> Res<Fail> {
+    let names = texts(
+        db,
+        "SELECT name FROM result_sets ORDER BY created_at_ms, id",
+        args![],
+    )?;
+    let known = if names.is_empty() {
+        "it holds no result sets yet".to_string()
+    } else {
+        format!(
+            "it holds: {}",
+            names
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    Ok(Fail::Store(StoreError::NotFound(format!(
+        "there is no result set \"{set}\" in {}; {known}",
+        db.name()
+    ))))
+}
+
+/// Reads a whole result set; inside a read transaction.
+fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
+    let Some(set_id) = first_int(db, "SELECT id FROM result_sets WHERE name = ?1", args![set])?
+    else {
+        return Err(missing_set(db, set)?);
+    };
+
+    let mut tests = Vec::new();
+    let mut keys = HashMap::new();
+    db.query(
+        "SELECT id, benchmark, options, metric, unit, direction FROM tests \
+         WHERE set_id = ?1 ORDER BY position, id",
+        args![set_id],
+        &mut |row| {
+            let key = read_key(row, 1)?;
+            let direction = read_direction(&row.req_text(5)?, "a test")?;
+            keys.insert(row.req_int(0)?, key.clone());
+            tests.push(TestSpec {
+                key,
+                unit: row.req_text(4)?,
+                direction,
+            });
+            Ok(())
+        },
+    )?;
+
+    let mut identifiers = Vec::new();
+    let mut index = HashMap::new();
+    db.query(
+        "SELECT id, name FROM identifiers WHERE set_id = ?1 ORDER BY position, id",
+        args![set_id],
+        &mut |row| {
+            index.insert(row.req_int(0)?, identifiers.len());
+            identifiers.push(IdentifierData {
+                name: row.req_text(1)?,
+                runs: Vec::new(),
+                samples: BTreeMap::new(),
+            });
+            Ok(())
+        },
+    )?;
+    let owner_of = |index: &HashMap<i64, usize>, id: i64| {
+        index
+            .get(&id)
+            .copied()
+            .ok_or_else(|| Fail::Damaged(format!("identifier {id} is not in result set \"{set}\"")))
+    };
+
+    let (mut owners, mut runs) = (Vec::new(), Vec::new());
+    db.query(
+        concat!(
+            "SELECT ",
+            run_columns!(),
+            ", r.identifier_id FROM runs r \
+             JOIN identifiers i ON i.id = r.identifier_id WHERE i.set_id = ?1 ORDER BY r.id"
+        ),
+        args![set_id],
+        &mut |row| {
+            owners.push(owner_of(&index, row.req_int(RUN_COLUMN_COUNT)?)?);
+            runs.push(read_run(row)?);
+            Ok(())
+        },
+    )?;
+    add_outcomes(db, &mut runs)?;
+    for (owner, run) in owners.into_iter().zip(runs) {
+        identifiers[owner].runs.push(run);
+    }
+
+    // Grouped by (identifier, test) first: one key clone per group, not
+    // per sample.
+    let mut groups: HashMap<(usize, i64), Vec<Sample>> = HashMap::new();
+    db.query(
+        "SELECT r.identifier_id, s.test_id, s.value, s.iterations, s.at_ms, s.round \
+         FROM samples s JOIN runs r ON r.id = s.run_id \
+         JOIN identifiers i ON i.id = r.identifier_id \
+         WHERE i.set_id = ?1 ORDER BY s.id",
+        args![set_id],
+        &mut |row| {
+            let owner = owner_of(&index, row.req_int(0)?)?;
+            let value = row
+                .real(2)?
+                .ok_or_else(|| Fail::Damaged("a sample has no value".into()))?;
+            groups
+                .entry((owner, row.req_int(1)?))
+                .or_default()
+                .push(Sample {
+                    value,
+                    iterations: narrow("iteration count", row.req_int(3)?)?,
+                    at_ms: row.req_int(4)?,
+                    round: narrow("round", row.req_int(5)?)?,
+                });
+            Ok(())
+        },
+    )?;
+    for ((owner, test), samples) in groups {
+        let key = keys.get(&test).ok_or_else(|| {
+            Fail::Damaged(format!(
+                "samples refer to test {test} of another result set"
+            ))
+        })?;
+        identifiers[owner].samples.insert(key.clone(), samples);
+    }
+
+    Ok(ResultSetData {
+        name: set.to_string(),
+        tests,
+        identifiers,
+    })
+}
+
+/// Writes a whole result set; inside a write transaction.
+fn import_set(db: &mut dyn Sql, data: &ResultSetData) -> Res<()> {
+    let set_id = ensure_set(db, &data.name)?;
+    let mut test_ids = HashMap::new();
+    for spec in &data.tests {
+        test_ids.insert(&spec.key, ensure_test(db, set_id, &data.name, spec)?);
+    }
+    let test_of = |key: &TestKey, identifier: &str| {
+        test_ids.get(key).copied().ok_or_else(|| {
+            Fail::Store(StoreError::NotFound(format!(
+                "identifier \"{identifier}\" has results of test {key}, which is not among the \
+                 result set's tests; nothing was imported"
+            )))
+        })
+    };
+    let db_name = db.name().to_string();
+    for identifier in &data.identifiers {
+        let name = &identifier.name;
+        let exists = || {
+            Fail::Store(StoreError::Conflict(format!(
+                "identifier \"{name}\" already exists in result set \"{}\" of {db_name}; nothing was \
+                 imported. Rename it in the import or import into another result set",
+                data.name,
+            )))
+        };
+        if first_int(db, FIND_IDENTIFIER, args![set_id, name])?.is_some() {
+            return Err(exists());
+        }
+        if identifier.runs.is_empty() && !identifier.samples.is_empty() {
+            return Err(Fail::Store(StoreError::Conflict(format!(
+                "identifier \"{name}\" has samples but no run to hold them; nothing was imported"
+            ))));
+        }
+        let identifier_id =
+            first_int(db, INSERT_IDENTIFIER, args![set_id, name])?.ok_or_else(exists)?;
+        let mut runs = Vec::new();
+        for run in &identifier.runs {
+            let id = insert_run(db, identifier_id, run.status, &run.info, run.ended_at_ms)?;
+            for outcome in &run.outcomes {
+                upsert_outcome(db, id, test_of(&outcome.test, name)?, outcome)?;
+            }
+            runs.push((run.info.started_at_ms, id));
+        }
+        for (key, samples) in &identifier.samples {
+            let test = test_of(key, name)?;
+            // Consecutive samples of the same run go in together.
+            let mut rest = &samples[..];
+            while let Some(first) = rest.first() {
+                let run = owning_run(&runs, first.at_ms);
+                let len = rest
+                    .iter()
+                    .position(|s| owning_run(&runs, s.at_ms) != run)
+                    .unwrap_or(rest.len());
+                insert_samples(db, run, test, &rest[..len])?;
+                rest = &rest[len..];
+            }
+        }
+    }
+    Ok(())
+}
+
+fn list_sets(db: &mut dyn Sql) -> Res<Vec<ResultSetSummary>> {
+    let mut sets = Vec::new();
+    let mut ids = HashMap::new();
+    db.query(
+        "SELECT id, name, created_at_ms, \
+           (SELECT COUNT(*) FROM tests t WHERE t.set_id = s.id), \
+           (SELECT COUNT(*) FROM samples x JOIN runs r ON r.id = x.run_id \
+              JOIN identifiers i ON i.id = r.identifier_id WHERE i.set_id = s.id) \
+         FROM result_sets s ORDER BY created_at_ms, id",
+        args![],
+        &mut |row| {
+            ids.insert(row.req_int(0)?, sets.len());
+            sets.push(ResultSetSummary {
+                name: row.req_text(1)?,
+                identifiers: Vec::new(),
+                tests: narrow("test count", row.req_int(3)?)?,
+                samples: narrow("sample count", row.req_int(4)?)?,
+                created_at_ms: row.req_int(2)?,
+            });
+            Ok(())
+        },
+    )?;
+    db.query(
+        "SELECT set_id, name FROM identifiers ORDER BY set_id, position, id",
+        args![],
+        &mut |row| {
+            if let Some(&set) = ids.get(&row.req_int(0)?) {
+                sets[set].identifiers.push(row.req_text(1)?);
+            }
+            Ok(())
+        },
+    )?;
+    Ok(sets)
+}
+
+impl<S: Sql> Store for S {
+    fn begin_run(&mut self, set: &str, identifier: &str, info: &RunInfo) -> Result<RunId> {
+        with(self, "starting a run", |db| {
+            check_name("result set", set)?;
+            check_name("identifier", identifier)?;
+            transaction(db, true, |db| {
+                let set_id = ensure_set(db, set)?;
+                let identifier_id = find_or_insert(
+                    db,
+                    FIND_IDENTIFIER,
+                    args![set_id, identifier],
+                    INSERT_IDENTIFIER,
+                    args![set_id, identifier],
+                )?;
+                insert_run(db, identifier_id, RunStatus::Running, info, None)
+            })
+        })
+    }
+
+    fn unfinished_run(&mut self, set: &str, identifier: &str) -> Result<Option<RunRecord>> {
+        with(self, "looking for a run to resume", |db| {
+            transaction(db, false, |db| {
+                let mut found = None;
+                db.query(
+                    concat!(
+                        "SELECT ",
+                        run_columns!(),
+                        " FROM runs r \
+                         JOIN identifiers i ON i.id = r.identifier_id \
+                         JOIN result_sets s ON s.id = i.set_id \
+                         WHERE s.name = ?1 AND i.name = ?2 ORDER BY r.id DESC LIMIT 1"
+                    ),
+                    args![set, identifier],
+                    &mut |row| {
+                        found = Some(read_run(row)?);
+                        Ok(())
+                    },
+                )?;
+                let Some(run) = found.filter(|run| {
+                    matches!(run.status, RunStatus::Running | RunStatus::Interrupted)
+                }) else {
+                    return Ok(None);
+                };
+                let mut runs = [run];
+                add_outcomes(db, &mut runs)?;
+                let [run] = runs;
+                Ok(Some(run))
+            })
+        })
+    }
+
+    fn resume_run(&mut self, run: RunId, pid: u32) -> Result<()> {
+        with(self, "resuming a run", |db| {
+            let changed = db.execute(
+                "UPDATE runs SET status = 'running', pid = ?2, ended_at_ms = NULL WHERE id = ?1",
+                args![run.0, pid],
+            )?;
+            require_run(db, changed, run)
+        })
+    }
+
+    fn test_id(&mut self, set: &str, spec: &TestSpec) -> Result<TestId> {
+        with(self, "registering a test", |db| {
+            check_name("result set", set)?;
+            transaction(db, true, |db| {
+                let set_id = ensure_set(db, set)?;
+                ensure_test(db, set_id, set, spec).map(TestId)
+            })
+        })
+    }
+
+    fn add_sample(&mut self, run: RunId, test: TestId, sample: &Sample) -> Result<()> {
+        with(self, "storing a sample", |db| {
+            insert_sample(db, run, test.0, sample)
+        })
+    }
+
+    /// Records how `test` ended in `run`; a second call for the same pair
+    /// replaces the first. `outcome.test` is not checked against `test`.
+    fn end_test(&mut self, run: RunId, test: TestId, outcome: &TestOutcome) -> Result<()> {
+        with(self, "recording how a test ended", |db| {
+            upsert_outcome(db, run, test.0, outcome)
+        })
+    }
+
+    fn end_run(&mut self, run: RunId, status: RunStatus, steal_percent: Option<f64>) -> Result<()> {
+        with(self, "ending a run", |db| {
+            let changed = db.execute(
+                "UPDATE runs SET status = ?2, ended_at_ms = ?3, \
+                 steal_percent = CAST(?4 AS DOUBLE PRECISION) WHERE id = ?1",
+                args![run.0, status.as_str(), now_ms(), steal_percent],
+            )?;
+            require_run(db, changed, run)
+        })
+    }
+
+    fn result_sets(&mut self) -> Result<Vec<ResultSetSummary>> {
+        with(self, "listing result sets", |db| {
+            transaction(db, false, list_sets)
+        })
+    }
+
+    fn load(&mut self, set: &str) -> Result<ResultSetData> {
+        with(self, "loading a result set", |db| {
+            transaction(db, false, |db| load_set(db, set))
+        })
+    }
+
+    fn import(&mut self, data: &ResultSetData) -> Result<()> {
+        with(self, "importing a result set", |db| {
+            check_name("result set", &data.name)?;
+            for identifier in &data.identifiers {
+                check_name("identifier", &identifier.name)?;
+            }
+            transaction(db, true, |db| import_set(db, data))
+        })
+    }
+
+    fn last_round(&mut self, set: &str, identifier: &str) -> Result<Option<u32>> {
+        with(self, "finding the last round", |db| {
+            let round = first_int(
+                db,
+                "SELECT MAX(x.round) FROM samples x \
+                 JOIN runs r ON r.id = x.run_id \
+                 JOIN identifiers i ON i.id = r.identifier_id \
+                 JOIN result_sets s ON s.id = i.set_id \
+                 WHERE s.name = ?1 AND i.name = ?2",
+                args![set, identifier],
+            )?;
+            round.map(|round| narrow("round", round)).transpose()
+        })
+    }
+
+    fn ended_tests(&mut self, run: RunId) -> Result<Vec<TestKey>> {
+        with(self, "listing a run's ended tests", |db| {
+            let mut keys = Vec::new();
+            db.query(
+                "SELECT t.benchmark, t.options, t.metric FROM test_outcomes o \
+                 JOIN tests t ON t.id = o.test_id WHERE o.run_id = ?1 ORDER BY t.position, t.id",
+                args![run.0],
+                &mut |row| {
+                    keys.push(read_key(row, 0)?);
+                    Ok(())
+                },
+            )?;
+            Ok(keys)
+        })
+    }
+
+    fn save_bisect(&mut self, name: &str, state_json: &str) -> Result<()> {
+        with(self, "saving the bisection state", |db| {
+            check_name("bisection", name)?;
+            db.execute(
+                "INSERT INTO bisects (name, state_json, updated_at_ms) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (name) DO UPDATE SET state_json = excluded.state_json, \
+                 updated_at_ms = excluded.updated_at_ms",
+                args![name, state_json, now_ms()],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn load_bisect(&mut self, name: &str) -> Result<Option<String>> {
+        with(self, "loading the bisection state", |db| {
+            Ok(texts(
+                db,
+                "SELECT state_json FROM bisects WHERE name = ?1",
+                args![name],
+            )?
+            .pop())
+        })
+    }
+
+    fn delete_bisect(&mut self, name: &str) -> Result<()> {
+        with(self, "forgetting the bisection state", |db| {
+            db.execute("DELETE FROM bisects WHERE name = ?1", args![name])?;
+            Ok(())
+        })
+    }
+}

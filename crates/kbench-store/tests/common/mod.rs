@@ -1,0 +1,254 @@
+//! What the store tests share: a throwaway database of either kind, and
+//! the records they write.
+//!
+//! PostgreSQL tests run when `KBENCH_TEST_POSTGRES_URL` names a database
+//! (`.ci/postgres.sh` starts one); each test gets a schema of its own there,
+//! chosen through the URL's search_path and dropped afterwards. Without the
+//! variable they are skipped, except under `CI=true`, where they fail: CI
+//! must exercise PostgreSQL.
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec};
+use kbench_store::{Location, RunInfo, Store, StoreError, TestOutcome, TestOutcomeKind};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+pub const POSTGRES_ENV: &str = "KBENCH_TEST_POSTGRES_URL";
+
+/// A database for one test, removed when dropped.
+pub struct TestDb {
+    /// What `--db` would be given: a path or a URL.
+    pub location: String,
+    kind: Kind,
+}
+
+enum Kind {
+    Sqlite {
+        path: PathBuf,
+        _dir: tempfile::TempDir,
+    },
+    Postgres {
+        /// The server's database, without this test's search_path.
+        base: String,
+        schema: String,
+    },
+}
+
+/// The server's URL, `None` (skip) outside CI when unset.
+pub fn postgres_url() -> Option<String> {
+    match std::env::var(POSTGRES_ENV) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CI").as_deref() == Ok("true") => panic!(
+            "CI=true but {POSTGRES_ENV} is unset: CI must test the PostgreSQL store; \
+             .ci/run starts a server with .ci/postgres.sh"
+        ),
+        _ => {
+            eprintln!(
+                "skipped: set {POSTGRES_ENV} (e.g. bash .ci/postgres.sh cargo test) to test PostgreSQL"
+            );
+            None
+        }
+    }
+}
+
+/// A plain client on `url`, to set up what the store would not write.
+pub fn client(url: &str) -> postgres::Client {
+    postgres::Client::connect(url, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", kbench_store::redact(url)))
+}
+
+/// A name no other test (in this or another process) uses.
+pub fn unique_name(prefix: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!(
+        "{prefix}_{}_{}_{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// `url` with `key=value` added to its query.
+pub fn with_param(url: &str, key: &str, value: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}{key}={value}")
+}
+
+impl TestDb {
+    pub fn sqlite() -> TestDb {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/dir/results.db");
+        TestDb {
+            location: path.display().to_string(),
+            kind: Kind::Sqlite { path, _dir: dir },
+        }
+    }
+
+    /// A fresh schema in the test server's database; `None` to skip.
+    pub fn postgres() -> Option<TestDb> {
+        let base = postgres_url()?;
+        let schema = unique_name("kbt");
+        client(&base)
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .unwrap();
+        Some(TestDb {
+            location: with_param(&base, "options", &format!("-csearch_path%3D{schema}")),
+            kind: Kind::Postgres { base, schema },
+        })
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.kind, Kind::Postgres { .. })
+    }
+
+    pub fn try_open(&self) -> Result<Box<dyn Store>, StoreError> {
+        Location::parse(&self.location)?.open()
+    }
+
+    /// Opens the store, as a new kbench process would.
+    pub fn open(&self) -> Box<dyn Store> {
+        self.try_open()
+            .unwrap_or_else(|e| panic!("cannot open {}: {e}", self.location))
+    }
+
+    /// Runs SQL on the database behind the store's back.
+    pub fn raw(&self, sql: &str) {
+        match &self.kind {
+            Kind::Sqlite { path, .. } => rusqlite::Connection::open(path)
+                .unwrap()
+                .execute_batch(sql)
+                .unwrap(),
+            Kind::Postgres { .. } => client(&self.location).batch_execute(sql).unwrap(),
+        }
+    }
+
+    /// The schema version the database records.
+    pub fn schema_version(&self) -> i64 {
+        match &self.kind {
+            Kind::Sqlite { path, .. } => rusqlite::Connection::open(path)
+                .unwrap()
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .unwrap(),
+            Kind::Postgres { .. } => client(&self.location)
+                .query_one(
+                    "SELECT COALESCE(MAX(version), 0)::bigint FROM kbench_schema_version",
+                    &[],
+                )
+                .unwrap()
+                .get(0),
+        }
+    }
+
+    /// Makes the database claim schema version `version`.
+    pub fn set_schema_version(&self, version: i64) {
+        match &self.kind {
+            Kind::Sqlite { path, .. } => rusqlite::Connection::open(path)
+                .unwrap()
+                .pragma_update(None, "user_version", version)
+                .unwrap(),
+            Kind::Postgres { .. } => self.raw(&format!(
+                "DELETE FROM kbench_schema_version WHERE version > {version}; \
+                 INSERT INTO kbench_schema_version VALUES ({version}, 0, 'test') \
+                 ON CONFLICT DO NOTHING"
+            )),
+        }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Kind::Postgres { base, schema } = &self.kind {
+            // Best effort: a leftover schema in a throwaway server is harmless.
+            if let Ok(mut client) = postgres::Client::connect(base, postgres::NoTls) {
+                let _ = client.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
+            }
+        }
+    }
+}
+
+/// Runs each named test function (taking `&TestDb`) once per backend, as
+/// `sqlite::NAME` and `postgres::NAME`.
+#[allow(unused_macros)]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(&crate::common::TestDb::sqlite());
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $name() {
+                    if let Some(db) = crate::common::TestDb::postgres() {
+                        super::$name(&db);
+                    }
+                }
+            )*
+        }
+    };
+}
+
+pub fn snapshot(kernel: &str) -> SystemSnapshot {
+    SystemSnapshot {
+        hostname: "bench1".into(),
+        kernel_release: kernel.into(),
+        kernel_cmdline: "quiet mitigations=auto".into(),
+        vulnerabilities: [(
+            "spectre_v2".to_string(),
+            "Mitigation: Retpolines".to_string(),
+        )]
+        .into(),
+        cpu_model: "AMD EPYC 7B13".into(),
+        cpus_online: 2,
+        threads_per_core: 2,
+        cpu_mhz: 2994.3720000001,
+        steal_percent: Some(0.1 + 0.2),
+        memory_total_kib: 24 * 1024 * 1024,
+        ..SystemSnapshot::default()
+    }
+}
+
+pub fn info(kernel: &str, started_at_ms: i64) -> RunInfo {
+    RunInfo {
+        snapshot: snapshot(kernel),
+        host: Some(snapshot("host-6.1")),
+        wrapper: Some("taskset -c 1".into()),
+        tool_version: "0.1.0".into(),
+        notes: vec!["emulated".into()],
+        started_at_ms,
+        pid: 4242,
+    }
+}
+
+pub fn spec(text: &str, unit: &str, direction: Direction) -> TestSpec {
+    TestSpec {
+        key: TestKey::parse(text).unwrap(),
+        unit: unit.into(),
+        direction,
+    }
+}
+
+pub fn sample(value: f64, at_ms: i64, round: u32) -> Sample {
+    Sample {
+        value,
+        iterations: 1000,
+        at_ms,
+        round,
+    }
+}
+
+pub fn outcome(spec: &TestSpec, kind: TestOutcomeKind) -> TestOutcome {
+    TestOutcome {
+        test: spec.key.clone(),
+        kind,
+        detail: format!("{} stopped", spec.key),
+    }
+}

@@ -1,0 +1,599 @@
+//! The store through the `Store` trait, as kbench uses it, on SQLite and
+//! on PostgreSQL (when `KBENCH_TEST_POSTGRES_URL` is set; see common/mod.rs):
+//! the same calls must give the same answers and the same errors.
+
+#[macro_use]
+mod common;
+
+use common::{TestDb, info, outcome, sample, spec};
+use kbench_model::{Direction, Sample, TestKey};
+use kbench_store::{Location, ResultSetData, RunId, RunStatus, Store, StoreError, TestOutcomeKind};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+on_both_backends!(
+    round_trip_returns_what_was_written,
+    unfinished_run_is_found_and_resumed,
+    samples_survive_a_store_that_is_never_closed,
+    samples_survive_sigkill,
+    newer_schema_is_too_new,
+    version_1_databases_are_migrated_keeping_their_data,
+    names_are_validated,
+    names_holding_sql_or_html_are_kept_as_text,
+    unit_or_direction_mismatch_is_a_conflict,
+    missing_set_names_the_existing_ones,
+    import_round_trips_and_is_all_or_nothing,
+    large_import_keeps_order_and_runs,
+    sample_of_another_sets_test_is_refused,
+    bisect_state_is_saved_replaced_and_forgotten,
+    concurrent_writers_share_sets_and_tests,
+);
+
+fn round_trip_returns_what_was_written(db: &TestDb) {
+    let mut store = db.open();
+    let lat = spec("pipe-lat[placement=cross]", "us", Direction::Lower);
+    let thr = spec(
+        "futex1[mode=thread,tasks=2]:per_task",
+        "ops/s",
+        Direction::Higher,
+    );
+
+    // Identifiers and tests in an order that is not alphabetical.
+    let mut expected_samples = Vec::new();
+    for (n, identifier) in ["6.18 stock", "6.17 patched"].into_iter().enumerate() {
+        let run = store
+            .begin_run("sched", identifier, &info(identifier, 1000 * n as i64))
+            .unwrap();
+        let mut per_test = Vec::new();
+        for test in [&lat, &thr] {
+            let id = store.test_id("sched", test).unwrap();
+            let samples: Vec<Sample> = (0..5)
+                .map(|i| sample(1.5 + i as f64 / 3.0, 1000 * n as i64 + i, 0))
+                .collect();
+            for s in &samples {
+                store.add_sample(run, id, s).unwrap();
+            }
+            store
+                .end_test(run, id, &outcome(test, TestOutcomeKind::TargetMet))
+                .unwrap();
+            per_test.push((test.key.clone(), samples));
+        }
+        store.end_run(run, RunStatus::Complete, None).unwrap();
+        expected_samples.push(per_test);
+    }
+
+    let data = store.load("sched").unwrap();
+    assert_eq!(data.name, "sched");
+    assert_eq!(data.tests, vec![lat.clone(), thr.clone()]);
+    let names: Vec<&str> = data.identifiers.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["6.18 stock", "6.17 patched"]);
+    for (identifier, expected) in data.identifiers.iter().zip(&expected_samples) {
+        assert_eq!(identifier.runs.len(), 1);
+        let run = &identifier.runs[0];
+        assert_eq!(run.status, RunStatus::Complete);
+        assert!(run.ended_at_ms.is_some());
+        assert_eq!(run.info, info(&identifier.name, run.info.started_at_ms));
+        assert_eq!(
+            run.outcomes,
+            vec![
+                outcome(&lat, TestOutcomeKind::TargetMet),
+                outcome(&thr, TestOutcomeKind::TargetMet)
+            ]
+        );
+        assert_eq!(identifier.samples.len(), 2);
+        for (key, samples) in expected {
+            assert_eq!(&identifier.samples[key], samples);
+        }
+    }
+
+    let sets = store.result_sets().unwrap();
+    assert_eq!(sets.len(), 1);
+    assert_eq!(sets[0].identifiers, ["6.18 stock", "6.17 patched"]);
+    assert_eq!((sets[0].tests, sets[0].samples), (2, 20));
+    assert_eq!(store.last_round("sched", "6.18 stock").unwrap(), Some(0));
+    assert_eq!(store.last_round("sched", "nobody").unwrap(), None);
+
+    // Reopening (a fresh process) sees the same.
+    drop(store);
+    assert_eq!(db.open().load("sched").unwrap(), data);
+}
+
+fn unfinished_run_is_found_and_resumed(db: &TestDb) {
+    let mut store = db.open();
+    let a = spec("a", "ns", Direction::Lower);
+    let b = spec("b", "ns", Direction::Lower);
+    let run = store.begin_run("set", "id", &info("k", 1)).unwrap();
+    let (ta, tb) = (
+        store.test_id("set", &a).unwrap(),
+        store.test_id("set", &b).unwrap(),
+    );
+    store.add_sample(run, ta, &sample(1.0, 2, 0)).unwrap();
+    store
+        .end_test(run, ta, &outcome(&a, TestOutcomeKind::BudgetHit))
+        .unwrap();
+    store.add_sample(run, tb, &sample(2.0, 3, 0)).unwrap();
+    drop(store); // killed: no end_test for b, no end_run
+
+    let mut store = db.open();
+    let found = store
+        .unfinished_run("set", "id")
+        .unwrap()
+        .expect("the killed run");
+    assert_eq!(
+        (found.id, found.status, found.ended_at_ms),
+        (run, RunStatus::Running, None)
+    );
+    assert_eq!(
+        found.outcomes,
+        vec![outcome(&a, TestOutcomeKind::BudgetHit)]
+    );
+    assert_eq!(store.ended_tests(run).unwrap(), vec![a.key.clone()]);
+    assert_eq!(store.unfinished_run("set", "other").unwrap(), None);
+
+    store.resume_run(run, 777).unwrap();
+    store.add_sample(run, tb, &sample(3.0, 4, 1)).unwrap();
+    store
+        .end_test(run, tb, &outcome(&b, TestOutcomeKind::TargetMet))
+        .unwrap();
+    store
+        .end_run(run, RunStatus::Interrupted, Some(1.5))
+        .unwrap();
+    // Interrupted is resumable too.
+    assert_eq!(
+        store.unfinished_run("set", "id").unwrap().map(|r| r.id),
+        Some(run)
+    );
+    store.resume_run(run, 778).unwrap();
+    store.end_run(run, RunStatus::Complete, None).unwrap();
+    assert_eq!(store.unfinished_run("set", "id").unwrap(), None);
+
+    let data = store.load("set").unwrap();
+    let identifier = &data.identifiers[0];
+    assert_eq!(
+        identifier.runs.len(),
+        1,
+        "resumed samples land in the same run"
+    );
+    assert_eq!(identifier.runs[0].info.pid, 778);
+    assert_eq!(
+        identifier.samples[&b.key],
+        vec![sample(2.0, 3, 0), sample(3.0, 4, 1)]
+    );
+    assert_eq!(store.last_round("set", "id").unwrap(), Some(1));
+    assert_eq!(
+        store.ended_tests(run).unwrap(),
+        vec![a.key.clone(), b.key.clone()]
+    );
+
+    // An older unfinished run is not offered once a newer run completed.
+    let old = store.begin_run("set", "id2", &info("k", 5)).unwrap();
+    store.end_run(old, RunStatus::Interrupted, None).unwrap();
+    let new = store.begin_run("set", "id2", &info("k", 6)).unwrap();
+    store.end_run(new, RunStatus::Complete, Some(2.5)).unwrap();
+    assert_eq!(store.unfinished_run("set", "id2").unwrap(), None);
+    let data = store.load("set").unwrap();
+    assert_eq!(
+        data.identifiers[1].runs[1].info.snapshot.steal_percent,
+        Some(2.5)
+    );
+
+    assert!(matches!(
+        store.resume_run(RunId(9999), 1),
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.end_run(RunId(9999), RunStatus::Complete, None),
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+fn samples_survive_a_store_that_is_never_closed(db: &TestDb) {
+    let mut store = db.open();
+    let t = spec("a", "ns", Direction::Lower);
+    let run = store.begin_run("set", "id", &info("k", 1)).unwrap();
+    let test = store.test_id("set", &t).unwrap();
+    for i in 0..100 {
+        store
+            .add_sample(run, test, &sample(i as f64, i, 0))
+            .unwrap();
+    }
+    std::mem::forget(store);
+
+    let data = db.open().load("set").unwrap();
+    assert_eq!(data.identifiers[0].samples[&t.key].len(), 100);
+}
+
+/// With `KBENCH_KILL_DB` set (a path or URL), stores samples forever,
+/// printing each count after its `add_sample` returned;
+/// `samples_survive_sigkill` kills it.
+#[test]
+#[ignore = "helper process of samples_survive_sigkill"]
+fn kill_child_writer() {
+    let Some(location) = std::env::var_os("KBENCH_KILL_DB") else {
+        return;
+    };
+    let mut store = Location::parse(location).unwrap().open().unwrap();
+    let run = store.begin_run("set", "id", &info("k", 1)).unwrap();
+    let test = store
+        .test_id("set", &spec("a", "ns", Direction::Lower))
+        .unwrap();
+    for i in 1.. {
+        store
+            .add_sample(run, test, &sample(i as f64, i, 0))
+            .unwrap();
+        println!("stored {i}");
+    }
+}
+
+fn samples_survive_sigkill(db: &TestDb) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "kill_child_writer",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("KBENCH_KILL_DB", &db.location)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut acknowledged = 0;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        if let Some(n) = line.unwrap().strip_prefix("stored ") {
+            acknowledged = n.parse().unwrap();
+            if acknowledged >= 300 {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(acknowledged >= 300, "the writer stopped at {acknowledged}");
+
+    let mut store = db.open();
+    let data = store.load("set").unwrap();
+    let stored = data.identifiers[0].samples[&TestKey::new("a")].len();
+    assert!(
+        stored >= acknowledged,
+        "{stored} samples stored, {acknowledged} acknowledged"
+    );
+    assert_eq!(
+        store.unfinished_run("set", "id").unwrap().map(|r| r.status),
+        Some(RunStatus::Running)
+    );
+}
+
+fn newer_schema_is_too_new(db: &TestDb) {
+    db.open().begin_run("kept", "id", &info("k", 1)).unwrap();
+    db.set_schema_version(99);
+    let err = db.try_open().err().expect("a newer schema must be refused");
+    assert!(
+        matches!(
+            err,
+            StoreError::TooNew {
+                found: 99,
+                supported: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("upgrade kbench"), "{err}");
+    assert_eq!(db.schema_version(), 99, "the version was changed");
+    db.set_schema_version(2);
+    assert_eq!(db.open().result_sets().unwrap()[0].name, "kept");
+}
+
+/// A version-1 database (no bisection table) is migrated in place, its
+/// data intact.
+fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
+    drop(db.open());
+    db.raw("DROP TABLE bisects; INSERT INTO result_sets (name, created_at_ms) VALUES ('old', 1)");
+    db.set_schema_version(1);
+    assert_eq!(db.schema_version(), 1);
+    let mut store = db.open();
+    assert_eq!(store.result_sets().unwrap()[0].name, "old");
+    store.save_bisect("old", "{}").unwrap();
+    drop(store);
+    assert_eq!(db.schema_version(), 2);
+}
+
+fn names_are_validated(db: &TestDb) {
+    let mut store = db.open();
+    let long = "x".repeat(129);
+    for (set, identifier) in [
+        ("", "id"),
+        ("set", ""),
+        ("  ", "id"),
+        (long.as_str(), "id"),
+        ("set", long.as_str()),
+        ("set", "tab\there"),
+    ] {
+        let err = store.begin_run(set, identifier, &info("k", 1)).unwrap_err();
+        assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+    }
+    let err = store
+        .test_id("", &spec("a", "ns", Direction::Lower))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+    let mut commas = spec("a", "ns", Direction::Lower);
+    commas.key.options.insert("cpus".into(), "0,1".into());
+    let err = store.test_id("set", &commas).unwrap_err();
+    assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+    store
+        .begin_run(&"x".repeat(128), "fine", &info("k", 1))
+        .unwrap();
+}
+
+fn names_holding_sql_or_html_are_kept_as_text(db: &TestDb) {
+    let mut store = db.open();
+    let set = "x'); DROP TABLE samples; --";
+    let identifier = "<script>alert(\"é ✓\")</script> ?1 $1";
+    let test = spec("b[k=v'v]:p\"99", "ops/s ' \\", Direction::Higher);
+    let run = store.begin_run(set, identifier, &info("k", 1)).unwrap();
+    let id = store.test_id(set, &test).unwrap();
+    store.add_sample(run, id, &sample(1.0, 1, 0)).unwrap();
+    let data = store.load(set).unwrap();
+    assert_eq!(data.name, set);
+    assert_eq!(data.identifiers[0].name, identifier);
+    assert_eq!(data.tests, vec![test.clone()]);
+    assert_eq!(store.last_round(set, identifier).unwrap(), Some(0));
+    assert_eq!(store.result_sets().unwrap()[0].samples, 1);
+}
+
+fn unit_or_direction_mismatch_is_a_conflict(db: &TestDb) {
+    let mut store = db.open();
+    let id = store
+        .test_id("set", &spec("a[x=1]", "ns", Direction::Lower))
+        .unwrap();
+    assert_eq!(
+        store
+            .test_id("set", &spec("a[x=1]", "ns", Direction::Lower))
+            .unwrap(),
+        id
+    );
+    let err = store
+        .test_id("set", &spec("a[x=1]", "us", Direction::Lower))
+        .unwrap_err();
+    let StoreError::Conflict(msg) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(msg.contains("ns") && msg.contains("us"), "{msg}");
+    let err = store
+        .test_id("set", &spec("a[x=1]", "ns", Direction::Higher))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    // Same test in another set, or another metric, is independent.
+    store
+        .test_id("other", &spec("a[x=1]", "us", Direction::Lower))
+        .unwrap();
+    store
+        .test_id("set", &spec("a[x=1]:p99", "us", Direction::Lower))
+        .unwrap();
+}
+
+fn missing_set_names_the_existing_ones(db: &TestDb) {
+    let mut store = db.open();
+    let err = store.load("gamma").unwrap_err();
+    assert!(
+        err.to_string().contains("holds no result sets yet"),
+        "{err}"
+    );
+    store.begin_run("alpha", "id", &info("k", 1)).unwrap();
+    store.begin_run("beta", "id", &info("k", 1)).unwrap();
+    let err = store.load("gamma").unwrap_err();
+    let StoreError::NotFound(msg) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        msg.contains("gamma") && msg.contains("\"alpha\", \"beta\""),
+        "{msg}"
+    );
+    assert!(msg.contains(&kbench_store::redact(&db.location)), "{msg}");
+}
+
+/// A set with two identifiers, one run each, written through the store.
+fn written_set(store: &mut dyn Store, set: &str) -> ResultSetData {
+    let t = spec("a", "ns", Direction::Lower);
+    let u = spec("b[k=v]", "MiB/s", Direction::Higher);
+    for (n, identifier) in ["one", "two"].into_iter().enumerate() {
+        let start = 1000 * (n as i64 + 1);
+        let run = store
+            .begin_run(set, identifier, &info(identifier, start))
+            .unwrap();
+        for test in [&t, &u] {
+            let id = store.test_id(set, test).unwrap();
+            for i in 0..3 {
+                store
+                    .add_sample(run, id, &sample(i as f64, start + i, 0))
+                    .unwrap();
+            }
+            store
+                .end_test(run, id, &outcome(test, TestOutcomeKind::Skipped))
+                .unwrap();
+        }
+        store.end_run(run, RunStatus::Complete, None).unwrap();
+    }
+    store.load(set).unwrap()
+}
+
+/// `loaded` with the run ids of `expected` (ids are the store's own).
+fn with_run_ids_of(mut loaded: ResultSetData, expected: &ResultSetData) -> ResultSetData {
+    for (got, want) in loaded.identifiers.iter_mut().zip(&expected.identifiers) {
+        for (run, want) in got.runs.iter_mut().zip(&want.runs) {
+            run.id = want.id;
+        }
+    }
+    loaded
+}
+
+fn import_round_trips_and_is_all_or_nothing(db: &TestDb) {
+    let mut store = db.open();
+    let original = written_set(store.as_mut(), "orig");
+
+    let mut copy = original.clone();
+    copy.name = "copy".into();
+    store.import(&copy).unwrap();
+    assert_eq!(with_run_ids_of(store.load("copy").unwrap(), &copy), copy);
+
+    // "fresh" is new, but "two" exists in "copy": nothing may be written.
+    let before = store.load("copy").unwrap();
+    let sets_before = store.result_sets().unwrap();
+    let mut clash = original.clone();
+    clash.name = "copy".into();
+    clash.identifiers[0].name = "fresh".into();
+    clash.tests.push(spec("new-test", "ns", Direction::Lower));
+    let err = store.import(&clash).unwrap_err();
+    let StoreError::Conflict(msg) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(msg.contains("\"two\""), "{msg}");
+    assert_eq!(store.load("copy").unwrap(), before);
+    assert_eq!(store.result_sets().unwrap(), sets_before);
+
+    // A whole new set that fails midway leaves no set behind.
+    let mut broken = original.clone();
+    broken.name = "broken".into();
+    broken.identifiers[1]
+        .samples
+        .insert(TestKey::new("unknown"), vec![sample(1.0, 1, 0)]);
+    assert!(matches!(
+        store.import(&broken),
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(store.load("broken"), Err(StoreError::NotFound(_))));
+
+    // A NaN late in a batch undoes the whole import.
+    let mut nan = original.clone();
+    nan.name = "nan".into();
+    let samples = nan.identifiers[1].samples.values_mut().next().unwrap();
+    samples.extend((0..600).map(|i| sample(1.0 + i as f64, 2000 + i, 0)));
+    samples[500].value = f64::NAN;
+    assert!(store.import(&nan).is_err());
+    assert!(matches!(store.load("nan"), Err(StoreError::NotFound(_))));
+
+    let mut bad_name = original;
+    bad_name.identifiers[0].name = String::new();
+    assert!(matches!(
+        store.import(&bad_name),
+        Err(StoreError::InvalidName(_))
+    ));
+}
+
+/// More samples than one multi-row INSERT holds, spread over two runs,
+/// come back in order and in their runs.
+fn large_import_keeps_order_and_runs(db: &TestDb) {
+    let mut store = db.open();
+    let mut data = written_set(store.as_mut(), "big");
+    data.name = "big-copy".into();
+    let identifier = &mut data.identifiers[0];
+    let mut second = identifier.runs[0].clone();
+    second.info.started_at_ms = 50_000;
+    identifier.runs.push(second);
+    let samples: Vec<Sample> = (0..1_000)
+        .map(|i| sample(1.0 + (i % 7) as f64, 1000 + 100 * i, (i / 400) as u32))
+        .collect();
+    identifier
+        .samples
+        .insert(TestKey::new("a"), samples.clone());
+    store.import(&data).unwrap();
+    let loaded = store.load("big-copy").unwrap();
+    assert_eq!(loaded.identifiers[0].samples[&TestKey::new("a")], samples);
+    assert_eq!(with_run_ids_of(loaded, &data), data);
+    assert_eq!(store.last_round("big-copy", "one").unwrap(), Some(2));
+    // The export puts each sample back in the run it was measured in.
+    let file = kbench_store::exchange::export(&store.load("big-copy").unwrap());
+    let runs = &file.identifiers[0].runs;
+    assert_eq!(runs.len(), 2);
+    let in_run = |run: usize| runs[run].samples.get("a").map_or(0, Vec::len);
+    assert_eq!(in_run(0) + in_run(1), 1000);
+    assert_eq!(
+        in_run(1),
+        (0..1000).filter(|i| 1000 + 100 * i >= 50_000).count()
+    );
+}
+
+fn sample_of_another_sets_test_is_refused(db: &TestDb) {
+    let mut store = db.open();
+    let run = store.begin_run("one", "id", &info("k", 1)).unwrap();
+    let foreign = store
+        .test_id("two", &spec("a", "ns", Direction::Lower))
+        .unwrap();
+    let err = store
+        .add_sample(run, foreign, &sample(1.0, 1, 0))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
+    let nan = sample(f64::NAN, 1, 0);
+    let own = store
+        .test_id("one", &spec("a", "ns", Direction::Lower))
+        .unwrap();
+    let err = store.add_sample(run, own, &nan).unwrap_err();
+    assert!(err.to_string().contains("NaN"), "{err}");
+    store
+        .add_sample(run, own, &sample(f64::INFINITY, 1, 0))
+        .unwrap();
+    let data = store.load("one").unwrap();
+    assert_eq!(
+        data.identifiers[0].samples[&TestKey::new("a")],
+        vec![sample(f64::INFINITY, 1, 0)]
+    );
+}
+
+fn bisect_state_is_saved_replaced_and_forgotten(db: &TestDb) {
+    let mut store = db.open();
+    assert_eq!(store.load_bisect("b").unwrap(), None);
+    store.save_bisect("b", r#"{"step":1}"#).unwrap();
+    store.save_bisect("b", r#"{"step":2}"#).unwrap();
+    store.save_bisect("other", "{}").unwrap();
+    drop(store);
+    let mut store = db.open();
+    assert_eq!(
+        store.load_bisect("b").unwrap().as_deref(),
+        Some(r#"{"step":2}"#)
+    );
+    store.delete_bisect("b").unwrap();
+    store.delete_bisect("never-there").unwrap();
+    assert_eq!(store.load_bisect("b").unwrap(), None);
+    assert_eq!(store.load_bisect("other").unwrap().as_deref(), Some("{}"));
+    assert!(store.save_bisect("", "{}").is_err());
+}
+
+/// Two processes' worth of writers on one database: each creates the same
+/// new result set and tests and its own identifiers; none fails, nothing is
+/// stored twice.
+fn concurrent_writers_share_sets_and_tests(db: &TestDb) {
+    drop(db.open()); // the schema, before the writers race
+    let tests = [
+        spec("a", "ns", Direction::Lower),
+        spec("b", "ns", Direction::Lower),
+    ];
+    std::thread::scope(|scope| {
+        for writer in 0..2 {
+            let tests = &tests;
+            scope.spawn(move || {
+                let mut store = db.open();
+                for n in 0..10 {
+                    let identifier = format!("w{writer}-{n}");
+                    let run = store
+                        .begin_run("shared", &identifier, &info("k", n))
+                        .unwrap();
+                    for test in tests {
+                        let id = store.test_id("shared", test).unwrap();
+                        store.add_sample(run, id, &sample(1.0, n, 0)).unwrap();
+                    }
+                    store.end_run(run, RunStatus::Complete, None).unwrap();
+                }
+            });
+        }
+    });
+    let mut store = db.open();
+    let sets = store.result_sets().unwrap();
+    assert_eq!(sets.len(), 1);
+    assert_eq!(
+        (sets[0].identifiers.len(), sets[0].tests, sets[0].samples),
+        (20, 2, 40)
+    );
+    let data = store.load("shared").unwrap();
+    assert_eq!(data.tests, tests);
+}

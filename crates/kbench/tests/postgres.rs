@@ -1,0 +1,149 @@
+//! kbench on PostgreSQL, end to end: runs stored through a postgres:// URL
+//! compare exactly as the same samples do from a SQLite file.
+//!
+//! Needs `KBENCH_TEST_POSTGRES_URL` (`bash .ci/postgres.sh cargo test`
+//! starts a throwaway server); skipped without it, failed without it under
+//! `CI=true`. Each test makes its own database and drops it.
+
+mod common;
+
+use common::{SHORT, json_of, kbench, temp_db};
+
+/// The test server's URL; `None` (skip) outside CI when unset.
+fn postgres_url() -> Option<String> {
+    const VAR: &str = "KBENCH_TEST_POSTGRES_URL";
+    match std::env::var(VAR) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true but {VAR} is unset: CI must test PostgreSQL (.ci/postgres.sh)")
+        }
+        _ => {
+            eprintln!("skipped: set {VAR} (bash .ci/postgres.sh cargo test) to test PostgreSQL");
+            None
+        }
+    }
+}
+
+/// A database of its own on the test server, dropped at the end.
+struct Database {
+    server: String,
+    name: String,
+    /// The URL kbench is given.
+    url: String,
+}
+
+impl Database {
+    fn create(server: &str) -> Database {
+        let name = format!(
+            "kbench_e2e_{}_{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
+        );
+        postgres::Client::connect(server, postgres::NoTls)
+            .unwrap()
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
+        // The server's URL with the database name replaced.
+        let (scheme, rest) = server.split_once("://").unwrap();
+        let host_end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let query = rest[host_end..]
+            .find('?')
+            .map_or("", |at| &rest[host_end + at..]);
+        let url = format!("{scheme}://{}/{name}{query}", &rest[..host_end]);
+        Database {
+            server: server.to_string(),
+            name,
+            url,
+        }
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        if let Ok(mut client) = postgres::Client::connect(&self.server, postgres::NoTls) {
+            let _ = client.batch_execute(&format!("DROP DATABASE {} WITH (FORCE)", self.name));
+        }
+    }
+}
+
+fn ok(command: &mut assert_cmd::Command) -> Vec<u8> {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{command:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn compare_is_the_same_from_postgres_and_from_sqlite() {
+    let Some(server) = postgres_url() else { return };
+    let pg = Database::create(&server);
+    for identifier in ["a", "b"] {
+        ok(kbench(&pg.url)
+            .args(["run", "syscall-null", "--as", identifier, "--into", "p"])
+            .args(SHORT));
+    }
+    // --db takes the URL as well as KBENCH_DB does.
+    let listed = json_of("", &["--db", &pg.url, "show", "--json"]);
+    assert_eq!(
+        listed["result_sets"][0]["identifiers"],
+        serde_json::json!(["a", "b"])
+    );
+
+    let exported = ok(kbench(&pg.url).args(["export", "p"]));
+    let (dir, sqlite) = temp_db();
+    let file = dir.path().join("p.json");
+    std::fs::write(&file, &exported).unwrap();
+    ok(kbench(&sqlite).arg("import").arg(&file));
+    assert_eq!(
+        ok(kbench(&sqlite).args(["export", "p"])),
+        exported,
+        "the export differs after a trip through SQLite"
+    );
+
+    let from_pg = json_of(&pg.url, &["compare", "p", "--format", "json"]);
+    let from_sqlite = json_of(&sqlite, &["compare", "p", "--format", "json"]);
+    assert_eq!(from_pg["schema"], "kbench.compare/1");
+    assert_eq!(from_pg["metrics"], from_sqlite["metrics"]);
+    assert_eq!(from_pg, from_sqlite);
+    for format in ["bars", "table", "regressions", "markdown", "csv"] {
+        let args = ["compare", "p", "--format", format, "--color", "never"];
+        assert_eq!(
+            String::from_utf8(ok(kbench(&pg.url).args(args))).unwrap(),
+            String::from_utf8(ok(kbench(&sqlite).args(args))).unwrap(),
+            "compare --format {format}"
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_server_is_named_without_its_password() {
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://kbench:s3cret@127.0.0.1:{port}/kbench");
+    let out = kbench(&url).args(["show", "p"]).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("postgres://kbench:***@127.0.0.1:{port}/kbench"))
+            && !stderr.contains("s3cret")
+            && stderr.contains("no PostgreSQL server answered"),
+        "{stderr}"
+    );
+    let out = kbench("mysql://root@h/db").args(["show"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("postgres:// URL"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
