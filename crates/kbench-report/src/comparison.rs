@@ -4,7 +4,7 @@
 //! system header. Built once from stored data; formats only lay it out.
 
 use crate::header::{self, Difference};
-use kbench_model::{Direction, SystemSnapshot, TestKey};
+use kbench_model::{Direction, SystemSnapshot, TestKey, TestSpec};
 use kbench_stats::{
     Better, CompareOptions, Comparison, MetricInput, Samples, Side, Summary, Verdict, compare_all,
     geomean,
@@ -109,29 +109,12 @@ impl ComparisonReport {
 /// report still holds its summaries (the `show --format` views).
 pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<ComparisonReport> {
     let order = identifier_order(data, request)?;
-    let chosen: Vec<&IdentifierData> = order
-        .iter()
-        .map(|name| {
-            data.identifiers
-                .iter()
-                .find(|i| &i.name == name)
-                .expect("checked")
-        })
-        .collect();
+    let chosen = chosen(data, &order);
     let options = CompareOptions {
         threshold: request.threshold,
         ..CompareOptions::default()
     };
-    let specs: Vec<_> = data
-        .tests
-        .iter()
-        .filter(|spec| {
-            request
-                .metric_filter
-                .as_ref()
-                .is_none_or(|f| spec.key.to_string().contains(f.as_str()))
-        })
-        .collect();
+    let specs = filtered_specs(data, request.metric_filter.as_deref());
     // Sides per metric and identifier; None where there is no usable sample.
     let sides: Vec<Vec<Option<Side>>> = specs
         .iter()
@@ -170,8 +153,8 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<C
                 .zip(side_row)
                 .map(|((id, comparison), side)| IdentifierResult {
                     identifier: id.name.clone(),
-                    summary: side.as_ref().map(|s| Summary::of(s.observations())),
-                    rounds: side.as_ref().map_or(0, Side::rounds),
+                    summary: summary_of(side.as_ref()),
+                    rounds: rounds_of(side.as_ref()),
                     comparison,
                     values: id
                         .samples
@@ -237,7 +220,41 @@ fn identifier_order(data: &ResultSetData, request: &CompareRequest) -> anyhow::R
     Ok(order)
 }
 
-fn better(direction: Direction) -> Better {
+/// The stored identifiers named in `order`, in that order (names checked).
+pub(crate) fn chosen<'a>(data: &'a ResultSetData, order: &[String]) -> Vec<&'a IdentifierData> {
+    order
+        .iter()
+        .map(|name| {
+            data.identifiers
+                .iter()
+                .find(|i| &i.name == name)
+                .expect("checked")
+        })
+        .collect()
+}
+
+/// The tests whose name contains `filter` (all without one).
+pub(crate) fn filtered_specs<'a>(
+    data: &'a ResultSetData,
+    filter: Option<&str>,
+) -> Vec<&'a TestSpec> {
+    data.tests
+        .iter()
+        .filter(|spec| filter.is_none_or(|f| spec.key.to_string().contains(f)))
+        .collect()
+}
+
+/// The summary of a side's observations.
+pub(crate) fn summary_of(side: Option<&Side>) -> Option<Summary> {
+    side.map(|s| Summary::of(s.observations()))
+}
+
+/// Rounds a side's observations come from; 0 without a side.
+pub(crate) fn rounds_of(side: Option<&Side>) -> usize {
+    side.map_or(0, Side::rounds)
+}
+
+pub(crate) fn better(direction: Direction) -> Better {
     match direction {
         Direction::Lower => Better::Lower,
         Direction::Higher => Better::Higher,

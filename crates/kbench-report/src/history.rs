@@ -18,11 +18,11 @@ pub use json::to_json;
 pub use markdown::to_markdown;
 pub use text::to_text;
 
-use crate::comparison::side_of;
+use crate::comparison::{better, chosen, filtered_specs, rounds_of, side_of, summary_of};
 use kbench_model::{Direction, TestKey};
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
-use kbench_stats::{Better, Estimate, Side, Summary, Verdict};
-use kbench_store::{IdentifierData, ResultSetData};
+use kbench_stats::{Estimate, Side, Summary, Verdict};
+use kbench_store::ResultSetData;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "kbench.history/1";
@@ -114,34 +114,16 @@ pub struct ChangeReport {
 /// that lists the known identifiers.
 pub fn build(data: &ResultSetData, request: &HistoryRequest) -> anyhow::Result<HistoryReport> {
     let order = identifier_order(data, &request.order)?;
-    let chosen: Vec<&IdentifierData> = order
-        .iter()
-        .map(|name| {
-            data.identifiers
-                .iter()
-                .find(|i| &i.name == name)
-                .expect("checked")
-        })
-        .collect();
+    let chosen = chosen(data, &order);
     let options = ChangePointOptions {
         threshold: request.threshold,
         ..ChangePointOptions::default()
     };
     let mut notes = Vec::new();
-    let metrics: Vec<MetricHistory> = data
-        .tests
-        .iter()
-        .filter(|spec| {
-            request
-                .metric_filter
-                .as_ref()
-                .is_none_or(|f| spec.key.to_string().contains(f.as_str()))
-        })
+    let metrics: Vec<MetricHistory> = filtered_specs(data, request.metric_filter.as_deref())
+        .into_iter()
         .map(|spec| {
-            let better = match spec.direction {
-                Direction::Lower => Better::Lower,
-                Direction::Higher => Better::Higher,
-            };
+            let better = better(spec.direction);
             let sides: Vec<Option<Side>> = chosen.iter().map(|id| side_of(id, &spec.key)).collect();
             // The versions that have samples, and where they sit.
             let present: Vec<usize> = (0..sides.len()).filter(|&i| sides[i].is_some()).collect();
@@ -191,8 +173,8 @@ pub fn build(data: &ResultSetData, request: &HistoryRequest) -> anyhow::Result<H
                     .enumerate()
                     .map(|(i, (id, side))| VersionPoint {
                         identifier: id.name.clone(),
-                        summary: side.as_ref().map(|s| Summary::of(s.observations())),
-                        rounds: side.as_ref().map_or(0, Side::rounds),
+                        summary: summary_of(side.as_ref()),
+                        rounds: rounds_of(side.as_ref()),
                         changed: changes.iter().any(|c| c.index == i),
                     })
                     .collect(),
@@ -241,6 +223,7 @@ fn identifier_order(data: &ResultSetData, order: &[String]) -> anyhow::Result<Ve
 pub(crate) mod tests {
     use super::*;
     use kbench_model::{Sample, TestSpec};
+    use kbench_store::IdentifierData;
 
     /// A result set with `pipe-lat` (lower is better) stepping +10 % at
     /// version 3 of 6, and `bw` (higher is better) flat; 8 samples per

@@ -15,23 +15,10 @@ const SERIES: usize = 10_000;
 const POINTS: usize = 500;
 const RUNS: usize = 3;
 
-/// SplitMix64 with Box-Muller normals: the same input every run.
-struct Rng(u64);
+#[path = "../tests/support/mod.rs"]
+mod support;
 
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (((z ^ (z >> 31)) >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
+use support::Rng;
 
 fn main() {
     let threads: usize = std::env::args()

@@ -30,8 +30,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Estimate;
-use crate::compare::{Better, Side, Verdict, Welch};
-use crate::dist::{t_quantile, t_two_sided};
+use crate::compare::{Better, Side, Verdict, Welch, welch_from};
 
 /// Knobs of the search.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -307,43 +306,11 @@ impl Series {
             return None;
         }
         let variance = a.variance.max(b.variance);
-        let (va, vb) = (variance, variance);
-        let (na, nb) = (a.n as f64, b.n as f64);
-        let diff = b.mean - a.mean;
-        let (wa, wb) = (va / na, vb / nb);
-        let se = (wa + wb).sqrt();
-        let n = a.n + b.n;
-        if se == 0.0 {
-            return Some(Welch {
-                diff: Estimate {
-                    point: diff,
-                    ci_low: diff,
-                    ci_high: diff,
-                    n,
-                },
-                t: if diff == 0.0 {
-                    0.0
-                } else {
-                    diff.signum() * f64::INFINITY
-                },
-                df: na + nb - 2.0,
-                p_value: if diff == 0.0 { 1.0 } else { 0.0 },
-            });
-        }
-        let df = (wa + wb).powi(2) / (wa * wa / (na - 1.0) + wb * wb / (nb - 1.0));
-        let t = diff / se;
-        let half = t_quantile(0.975, df) * se;
-        Some(Welch {
-            diff: Estimate {
-                point: diff,
-                ci_low: diff - half,
-                ci_high: diff + half,
-                n,
-            },
-            t,
-            df,
-            p_value: t_two_sided(t, df),
-        })
+        Some(welch_from(
+            (a.mean, variance, a.n),
+            (b.mean, variance, b.n),
+            0.95,
+        ))
     }
 
     /// Whether `after` differs from `before`: p below `level` and the ratio

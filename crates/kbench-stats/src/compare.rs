@@ -28,6 +28,7 @@ pub use power::{min_detectable_effect, samples_needed};
 pub use side::Side;
 pub use verdict::{Better, Verdict};
 pub use warning::{MIN_SAMPLES, Sides, Warning};
+pub(crate) use welch::welch_from;
 pub use welch::{Welch, welch};
 
 use serde::{Deserialize, Serialize};

@@ -11,32 +11,9 @@
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
 use kbench_stats::{Better, Samples, Side, Verdict};
 
-/// SplitMix64 (Steele, Lea and Flood, OOPSLA 2014) with Box-Muller normals.
-struct Rng(u64);
+mod support;
 
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// An integer in `range`.
-    fn pick(&mut self, range: std::ops::Range<usize>) -> usize {
-        range.start + (self.next_u64() % (range.end - range.start) as u64) as usize
-    }
-
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
+use support::Rng;
 
 /// A true change: the first version of the new level and its direction for
 /// a lower-is-better metric.

@@ -6,7 +6,7 @@ use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, I
 use crate::header::HEADLINE_FACTS;
 use crate::number;
 use kbench_model::{Direction, MAIN_METRIC, TestKey};
-use kbench_stats::Verdict;
+use kbench_stats::{Verdict, Warning};
 
 /// Width of a string in characters (names may hold any Unicode).
 pub(super) fn width(text: &str) -> usize {
@@ -242,6 +242,32 @@ pub(super) fn wrap(text: &str, limit: usize, indent: &str) -> Vec<String> {
         lines.push(line);
     }
     lines
+}
+
+/// A compared result's warnings (each through `warning`) except "one round"
+/// (a note), and for INCONCLUSIVE what would decide it; empty when not compared.
+pub(super) fn warning_texts(
+    result: &IdentifierResult,
+    warning: impl Fn(String) -> String,
+) -> Vec<String> {
+    let Some(c) = &result.comparison else {
+        return vec![];
+    };
+    let mut texts: Vec<String> = c
+        .warnings
+        .iter()
+        .filter(|w| !matches!(w, Warning::OneRound { .. }))
+        .map(|w| warning(w.to_string()))
+        .collect();
+    if c.verdict == Verdict::Inconclusive {
+        if let Some(mde) = c.mde_pct {
+            texts.push(format!("detectable change at these samples: {mde:.2} %"));
+        }
+        if let Some(n) = c.samples_needed {
+            texts.push(needed_text(result, n));
+        }
+    }
+    texts
 }
 
 /// "21 samples per side would decide", in rounds when measured in rounds

@@ -30,7 +30,7 @@ pub use page::{page, systems_section};
 use super::svg::{self, MAX_POINTS, verdict_class};
 use super::{Format, Style, common};
 use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, MetricReport};
-use kbench_stats::{Verdict, Warning};
+use kbench_stats::Verdict;
 use markup::{Markup, markup};
 
 const COMPARE: &str = include_str!("html/compare.html");
@@ -154,15 +154,22 @@ fn counts(s: &IdentifierSummary) -> Markup {
             "inconclusive",
         ),
     ];
-    Markup::concat(items.into_iter().map(|(verdict, n, one, many)| {
-        markup!(
-            "<li class=\"{{class}}{{some}}\"><b>{{n}}</b> {{word}}</li>",
-            class = verdict_class(Some(verdict)),
-            some = if n > 0 { " some" } else { "" },
-            n = n,
-            word = if n == 1 { one } else { many },
-        )
-    }))
+    Markup::concat(
+        items
+            .into_iter()
+            .map(|(verdict, n, one, many)| count_item(verdict, n, if n == 1 { one } else { many })),
+    )
+}
+
+/// "<b>2</b> regressions" as a list item in the verdict's colour.
+fn count_item(verdict: Verdict, n: usize, what: &str) -> Markup {
+    markup!(
+        "<li class=\"{{class}}{{some}}\"><b>{{n}}</b> {{what}}</li>",
+        class = verdict_class(Some(verdict)),
+        some = if n > 0 { " some" } else { "" },
+        n = n,
+        what = what,
+    )
 }
 
 fn table_head(report: &ComparisonReport) -> Markup {
@@ -232,7 +239,7 @@ fn table_row(i: usize, metric: &MetricReport) -> Markup {
         dir = metric.direction.as_str(),
         b = baseline.identifier,
         v = number_attr(baseline.summary.as_ref().map(|s| s.mean)),
-        mean = svg::mean_text(baseline),
+        mean = svg::mean_text(baseline.summary.as_ref()),
     );
     for result in &metric.results[1..] {
         cells.push(&change_cell(result));
@@ -253,7 +260,7 @@ fn change_cell(result: &IdentifierResult) -> Markup {
         return markup!(
             "<td class=\"num chg v-none\" data-label=\"{{id}}\"><div>{{mean}}<span class=\"ci\">not compared</span></div></td>",
             id = result.identifier,
-            mean = svg::mean_text(result),
+            mean = svg::mean_text(result.summary.as_ref()),
         );
     };
     let class = verdict_class(Some(c.verdict));
@@ -270,7 +277,7 @@ fn change_cell(result: &IdentifierResult) -> Markup {
         pct = svg::bound(c.change_pct.point, " %"),
         verdict = c.verdict.to_string(),
         ci = ci,
-        mean = svg::mean_text(result),
+        mean = svg::mean_text(result.summary.as_ref()),
     )
 }
 
@@ -301,23 +308,7 @@ fn chart_section(i: usize, metric: &MetricReport, report: &ComparisonReport) -> 
 fn warnings(metric: &MetricReport) -> Markup {
     let mut items = Markup::new();
     for result in &metric.results[1..] {
-        let Some(c) = &result.comparison else {
-            continue;
-        };
-        let mut texts: Vec<String> = c
-            .warnings
-            .iter()
-            .filter(|w| !matches!(w, Warning::OneRound { .. }))
-            .map(|w| w.to_string())
-            .collect();
-        if c.verdict == Verdict::Inconclusive {
-            if let Some(mde) = c.mde_pct {
-                texts.push(format!("detectable change at these samples: {mde:.2} %"));
-            }
-            if let Some(n) = c.samples_needed {
-                texts.push(common::needed_text(result, n));
-            }
-        }
+        let texts = common::warning_texts(result, |w| w);
         if !texts.is_empty() {
             items.push(&markup!(
                 "<li><b>{{id}}</b>: {{text}}</li>",

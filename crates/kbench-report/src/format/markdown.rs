@@ -11,7 +11,7 @@ use super::common;
 use super::{Format, Style};
 use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
 use crate::number;
-use kbench_stats::{Verdict, Warning};
+use kbench_stats::Verdict;
 use std::fmt::Write;
 
 pub struct Markdown;
@@ -260,23 +260,7 @@ fn warnings(out: &mut String, report: &ComparisonReport) {
     let mut lines = vec![];
     for metric in &report.metrics {
         for result in &metric.results[1..] {
-            let Some(c) = &result.comparison else {
-                continue;
-            };
-            let mut texts: Vec<String> = c
-                .warnings
-                .iter()
-                .filter(|w| !matches!(w, Warning::OneRound { .. }))
-                .map(|w| escape(&w.to_string()))
-                .collect();
-            if c.verdict == Verdict::Inconclusive {
-                if let Some(mde) = c.mde_pct {
-                    texts.push(format!("detectable change at these samples: {mde:.2} %"));
-                }
-                if let Some(n) = c.samples_needed {
-                    texts.push(common::needed_text(result, n));
-                }
-            }
+            let texts = common::warning_texts(result, |w| escape(&w));
             if !texts.is_empty() {
                 lines.push(format!(
                     "- {} ({}): {}",

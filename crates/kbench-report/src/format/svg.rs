@@ -22,9 +22,9 @@ pub use strip::{Distribution, MAX_POINTS, strip_chart};
 use super::common;
 use super::html::markup::{Markup, Px, markup};
 use super::{Format, Style};
-use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
+use crate::comparison::{ComparisonReport, MetricReport};
 use crate::number;
-use kbench_stats::{Comparison, Verdict};
+use kbench_stats::{Comparison, Summary, Verdict};
 
 /// Colours (light, and dark with `prefers-color-scheme`) as CSS variables.
 pub const THEME_CSS: &str = include_str!("svg/theme.css");
@@ -124,8 +124,8 @@ pub(super) fn bound(v: f64, suffix: &str) -> String {
 }
 
 /// "110.0 ±0.2 %", "110.0 (n = 1)"; "no samples".
-pub(super) fn mean_text(result: &IdentifierResult) -> String {
-    match &result.summary {
+pub(super) fn mean_text(summary: Option<&Summary>) -> String {
+    match summary {
         None => "no samples".to_string(),
         Some(s) => {
             let ci = s.ci.relative_half_width();
@@ -183,7 +183,7 @@ pub(super) fn metric_bars(metric: &MetricReport) -> Chart {
                 ci_low: r.summary.as_ref().map_or(f64::NAN, |s| s.ci.ci_low),
                 ci_high: r.summary.as_ref().map_or(f64::NAN, |s| s.ci.ci_high),
                 change,
-                value: mean_text(r),
+                value: mean_text(r.summary.as_ref()),
                 class: if i == 0 {
                     "base"
                 } else {

@@ -66,6 +66,17 @@ const fn col(
     }
 }
 
+/// A `ctxsw` column: "2p/16K" for `procs=2,size=16`.
+macro_rules! ctxsw {
+    ($procs:literal, $size:literal) => {
+        col(
+            [concat!($procs, "p/", $size, "K"), "ctxsw"],
+            "ctxsw",
+            &[("procs", $procs), ("size", $size)],
+        )
+    };
+}
+
 const SECTIONS: &[Section] = &[
     Section {
         title: "Processor, Processes - times in microseconds - smaller is better",
@@ -91,41 +102,13 @@ const SECTIONS: &[Section] = &[
         scale: Scale::Micros,
         mhz: false,
         columns: &[
-            col(
-                ["2p/0K", "ctxsw"],
-                "ctxsw",
-                &[("procs", "2"), ("size", "0")],
-            ),
-            col(
-                ["2p/16K", "ctxsw"],
-                "ctxsw",
-                &[("procs", "2"), ("size", "16")],
-            ),
-            col(
-                ["2p/64K", "ctxsw"],
-                "ctxsw",
-                &[("procs", "2"), ("size", "64")],
-            ),
-            col(
-                ["8p/16K", "ctxsw"],
-                "ctxsw",
-                &[("procs", "8"), ("size", "16")],
-            ),
-            col(
-                ["8p/64K", "ctxsw"],
-                "ctxsw",
-                &[("procs", "8"), ("size", "64")],
-            ),
-            col(
-                ["16p/16K", "ctxsw"],
-                "ctxsw",
-                &[("procs", "16"), ("size", "16")],
-            ),
-            col(
-                ["16p/64K", "ctxsw"],
-                "ctxsw",
-                &[("procs", "16"), ("size", "64")],
-            ),
+            ctxsw!("2", "0"),
+            ctxsw!("2", "16"),
+            ctxsw!("2", "64"),
+            ctxsw!("8", "16"),
+            ctxsw!("8", "64"),
+            ctxsw!("16", "16"),
+            ctxsw!("16", "64"),
         ],
     },
     Section {
@@ -133,11 +116,7 @@ const SECTIONS: &[Section] = &[
         scale: Scale::Micros,
         mhz: false,
         columns: &[
-            col(
-                ["2p/0K", "ctxsw"],
-                "ctxsw",
-                &[("procs", "2"), ("size", "0")],
-            ),
+            ctxsw!("2", "0"),
             col(["", "Pipe"], "pipe-lat", &[]),
             col(["AF", "UNIX"], "unix-lat", &[]),
             col(["", "UDP"], "udp-lat", &[]),

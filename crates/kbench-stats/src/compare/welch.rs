@@ -25,13 +25,26 @@ pub struct Welch {
 /// `level` is the confidence level of the interval, e.g. 0.95.
 pub fn welch(a: &Samples, b: &Samples, level: f64) -> Option<Welch> {
     let (va, vb) = (a.variance()?, b.variance()?);
-    let (na, nb) = (a.len() as f64, b.len() as f64);
-    let diff = b.mean() - a.mean();
-    let n = a.len() + b.len();
+    Some(welch_from(
+        (a.mean(), va, a.len()),
+        (b.mean(), vb, b.len()),
+        level,
+    ))
+}
+
+/// The test from each side's (mean, variance, count); counts at least 2.
+pub(crate) fn welch_from(
+    (mean_a, va, count_a): (f64, f64, usize),
+    (mean_b, vb, count_b): (f64, f64, usize),
+    level: f64,
+) -> Welch {
+    let (na, nb) = (count_a as f64, count_b as f64);
+    let diff = mean_b - mean_a;
+    let n = count_a + count_b;
     let (wa, wb) = (va / na, vb / nb);
     let se = (wa + wb).sqrt();
     if se == 0.0 {
-        return Some(Welch {
+        return Welch {
             diff: Estimate {
                 point: diff,
                 ci_low: diff,
@@ -45,12 +58,12 @@ pub fn welch(a: &Samples, b: &Samples, level: f64) -> Option<Welch> {
             },
             df: na + nb - 2.0,
             p_value: if diff == 0.0 { 1.0 } else { 0.0 },
-        });
+        };
     }
     let df = (wa + wb).powi(2) / (wa * wa / (na - 1.0) + wb * wb / (nb - 1.0));
     let t = diff / se;
     let half = t_quantile(0.5 + level / 2.0, df) * se;
-    Some(Welch {
+    Welch {
         diff: Estimate {
             point: diff,
             ci_low: diff - half,
@@ -60,7 +73,7 @@ pub fn welch(a: &Samples, b: &Samples, level: f64) -> Option<Welch> {
         t,
         df,
         p_value: t_two_sided(t, df),
-    })
+    }
 }
 
 #[cfg(test)]

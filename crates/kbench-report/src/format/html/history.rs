@@ -7,11 +7,11 @@
 //! The same skeleton, script and escaping as the compare page.
 
 use super::markup::{Markup, markup};
-use super::{number_attr, page};
+use super::page::notes_list;
+use super::{count_item, number_attr, page};
 use crate::format::common;
 use crate::format::svg::{self, ChangeMarker, LineChart, LinePoint, line_chart, verdict_class};
-use crate::history::{ChangeReport, HistoryReport, MetricHistory, VersionPoint};
-use crate::number;
+use crate::history::{ChangeReport, HistoryReport, MetricHistory};
 use kbench_stats::Verdict;
 
 const HISTORY: &str = include_str!("history.html");
@@ -34,7 +34,7 @@ pub fn history_page(report: &HistoryReport) -> String {
         set = report.result_set,
         lead = lead,
         counts = counts(report),
-        notes = notes(&report.notes),
+        notes = notes_list(&report.notes),
         last = report.identifiers.last().map_or("", String::as_str),
         rows = Markup::concat(report.metrics.iter().enumerate().map(|(i, m)| row(i, m))),
         charts = Markup::concat(
@@ -108,43 +108,9 @@ fn counts(report: &HistoryReport) -> Markup {
         (Verdict::NoChange, same, "without a change"),
     ];
     Markup::concat(items.into_iter().map(|(verdict, n, what)| {
-        markup!(
-            "<li class=\"{{class}}{{some}}\"><b>{{n}}</b> metric{{s}} {{what}}</li>",
-            class = verdict_class(Some(verdict)),
-            some = if n > 0 { " some" } else { "" },
-            n = n,
-            s = if n == 1 { "" } else { "s" },
-            what = what,
-        )
+        let s = if n == 1 { "" } else { "s" };
+        count_item(verdict, n, &format!("metric{s} {what}"))
     }))
-}
-
-fn notes(notes: &[String]) -> Markup {
-    if notes.is_empty() {
-        return Markup::new();
-    }
-    let items = Markup::concat(notes.iter().map(|n| markup!("<li>{{n}}</li>\n", n = n)));
-    markup!(
-        "<h3>Notes</h3>\n<ul class=\"notes\">\n{{items}}</ul>\n",
-        items = items
-    )
-}
-
-/// "110.0 ±0.2 %", "110.0 (n = 1)"; "no samples".
-fn mean_text(point: &VersionPoint) -> String {
-    match &point.summary {
-        None => "no samples".to_string(),
-        Some(s) => {
-            let ci = s.ci.relative_half_width();
-            if ci.is_finite() {
-                let pct = ci * 100.0;
-                let decimals = if pct < 1.0 { 2 } else { 1 };
-                format!("{} ±{pct:.decimals$} %", number::value(s.mean))
-            } else {
-                format!("{} (n = 1)", number::value(s.mean))
-            }
-        }
-    }
 }
 
 /// "+10.0 % [+9.8, +10.2]".
@@ -208,7 +174,7 @@ fn row(i: usize, metric: &MetricHistory) -> Markup {
         largest = largest,
         last_id = last.map_or("", |p| p.identifier.as_str()),
         last_v = number_attr(last.and_then(|p| p.summary.as_ref()).map(|s| s.mean)),
-        last = last.map_or_else(String::new, mean_text),
+        last = last.map_or_else(String::new, |p| svg::mean_text(p.summary.as_ref())),
     )
 }
 

@@ -154,18 +154,21 @@ pub fn systems_section(
             ));
         }
     }
-    if !notes.is_empty() {
-        let mut items = Markup::new();
-        for note in notes {
-            items.push(&markup!("<li>{{n}}</li>\n", n = note));
-        }
-        out.push(&markup!(
-            "<h3>Notes</h3>\n<ul class=\"notes\">\n{{items}}</ul>\n",
-            items = items,
-        ));
-    }
+    out.push(&notes_list(notes));
     out.push(&Markup::raw("</section>\n"));
     out
+}
+
+/// The notes under a heading; nothing without notes.
+pub(super) fn notes_list(notes: &[String]) -> Markup {
+    if notes.is_empty() {
+        return Markup::new();
+    }
+    let items = Markup::concat(notes.iter().map(|n| markup!("<li>{{n}}</li>\n", n = n)));
+    markup!(
+        "<h3>Notes</h3>\n<ul class=\"notes\">\n{{items}}</ul>\n",
+        items = items
+    )
 }
 
 #[cfg(test)]
