@@ -152,11 +152,7 @@ impl AgentStream for ProcessStream {
             .collect();
         anyhow::bail!(
             "the measuring process ended with {status}{}",
-            if tail.is_empty() {
-                String::new()
-            } else {
-                format!("; its last output:\n{}", tail.join("\n"))
-            }
+            last_output(&tail)
         )
     }
 }
@@ -165,10 +161,7 @@ impl Drop for ProcessStream {
     fn drop(&mut self) {
         // A stream dropped early (error in the parent) must not leave the
         // agent running or unreaped.
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        kill_unless_ended(&mut self.child);
     }
 }
 
@@ -202,11 +195,36 @@ pub fn next_line_event(
 }
 
 fn push_tail(tail: &Mutex<VecDeque<String>>, line: &str) {
-    let mut tail = tail.lock().expect("tail lock");
-    if tail.len() == TAIL_LINES {
+    push_bounded(
+        &mut tail.lock().expect("tail lock"),
+        line.to_string(),
+        TAIL_LINES,
+    );
+}
+
+/// Appends `line`, dropping the oldest to keep at most `max`.
+pub(crate) fn push_bounded(tail: &mut VecDeque<String>, line: String, max: usize) {
+    if tail.len() == max {
         tail.pop_front();
     }
-    tail.push_back(line.to_string());
+    tail.push_back(line);
+}
+
+/// "; its last output:\n..." after a failure, or nothing without output.
+pub(crate) fn last_output(tail: &[String]) -> String {
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; its last output:\n{}", tail.join("\n"))
+    }
+}
+
+/// Kills and reaps `child` unless it has ended.
+pub(crate) fn kill_unless_ended(child: &mut Child) {
+    if let Ok(None) = child.try_wait() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }
 
 fn collect_tail(

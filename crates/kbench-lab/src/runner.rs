@@ -546,3 +546,11 @@ fn builtin_spec(test: &TestKey) -> Option<TestSpec> {
         direction: info.direction,
     })
 }
+
+/// A store in a fresh temporary directory, for tests.
+#[cfg(test)]
+pub(crate) fn temp_store() -> (tempfile::TempDir, kbench_store::SqliteStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = kbench_store::SqliteStore::open(&dir.path().join("results.db")).unwrap();
+    (dir, store)
+}

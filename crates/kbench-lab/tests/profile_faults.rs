@@ -61,11 +61,11 @@ fn lab(profile: &dyn Fn(&Path) -> String) -> Lab {
     }
 }
 
-/// Three runs at least, two seconds at most: the user chose them.
-fn plan() -> SamplingPlan {
+/// `min_samples` runs at least, `max_time` at most: the user chose them.
+fn plan(min_samples: usize, max_time: Duration) -> SamplingPlan {
     SamplingPlan {
-        min_samples: 3,
-        max_time: Duration::from_secs(2),
+        min_samples,
+        max_time,
         min_samples_chosen: true,
         max_time_chosen: true,
         ..SamplingPlan::default()
@@ -73,12 +73,17 @@ fn plan() -> SamplingPlan {
 }
 
 impl Lab {
+    /// Three runs at least, two seconds at most.
     fn run(&self, test: &str) -> Vec<AgentEvent> {
+        self.run_with(test, &plan(3, Duration::from_secs(2)))
+    }
+
+    fn run_with(&self, test: &str, plan: &SamplingPlan) -> Vec<AgentEvent> {
         let mut events = Vec::new();
         run_test(
             &self.profiles,
             &TestKey::parse(test).unwrap(),
-            &plan(),
+            plan,
             &self.work,
             &mut |event| {
                 events.push(event);
@@ -397,26 +402,9 @@ fn slow_runs_stop_before_overrunning_the_budget() {
             "[[tests]]\nid = \"toy-slow\"\ncommand = \"sleep 0.4; echo rate: $(( $$ % 5 * 10 + 10 ))\"",
         )
     });
-    let mut events = Vec::new();
-    let plan = SamplingPlan {
-        min_samples: 2,
-        max_time: Duration::from_millis(1500),
-        min_samples_chosen: true,
-        max_time_chosen: true,
-        ..SamplingPlan::default()
-    };
+    let plan = plan(2, Duration::from_millis(1500));
     let started = Instant::now();
-    run_test(
-        &lab.profiles,
-        &TestKey::new("toy-slow"),
-        &plan,
-        &lab.work,
-        &mut |e| {
-            events.push(e);
-            Ok(())
-        },
-    )
-    .unwrap();
+    let events = lab.run_with("toy-slow", &plan);
     assert!(
         started.elapsed() < Duration::from_millis(1600),
         "{:?}",

@@ -8,6 +8,7 @@
 //! `outer.inner`); one run of it is one sample.
 
 use super::git::{Commit, Worktree};
+use crate::launcher::{last_output, push_bounded};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -120,10 +121,7 @@ pub(super) fn shell(
     let collector = std::thread::spawn(move || {
         let mut tail = VecDeque::new();
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tail.len() == TAIL {
-                tail.pop_front();
-            }
-            tail.push_back(line);
+            push_bounded(&mut tail, line, TAIL);
         }
         tail
     });
@@ -143,11 +141,7 @@ pub(super) fn shell(
     tail.extend(out_tail.into_iter().rev().map(str::to_string));
     Ok(Err(format!(
         "'{command}' ended with {status}{}",
-        if tail.is_empty() {
-            String::new()
-        } else {
-            format!("; its last output:\n{}", tail.join("\n"))
-        }
+        last_output(&tail)
     )))
 }
 

@@ -3,6 +3,7 @@
 //! flag raised after a given number of samples (a killed run).
 
 use super::*;
+use crate::runner::temp_store;
 use kbench_store::SqliteStore;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -143,12 +144,6 @@ fn bisect(
     };
     let session = Session::open(store, request(set), plan)?;
     session.run(bench, &mut |_| {}, stop)
-}
-
-fn temp_store() -> (tempfile::TempDir, SqliteStore) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("results.db")).unwrap();
-    (dir, store)
 }
 
 #[test]

@@ -305,10 +305,11 @@ pub fn describe(status: ExitStatus) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn shell(dir: &Path) -> Shell {
+    /// Scripts run in `dir`, their logs there too.
+    pub(crate) fn shell(dir: &Path) -> Shell {
         Shell {
             cwd: dir.to_path_buf(),
             path: std::env::var_os("PATH").unwrap_or_default(),

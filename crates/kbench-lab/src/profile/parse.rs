@@ -317,6 +317,16 @@ mod tests {
         }
     }
 
+    /// A parser of one metric, "rps", read with `regex`.
+    fn rps_parser(regex: &str, reject: Option<&str>) -> Parser {
+        Parser::new(
+            &[metric("rps", vec![SourceKind::Regex(regex.into())])],
+            reject,
+            &|_| None,
+        )
+        .unwrap()
+    }
+
     fn out(stdout: &str) -> RunOutput {
         RunOutput {
             stdout: stdout.into(),
@@ -346,15 +356,7 @@ mod tests {
 
     #[test]
     fn no_match_shows_the_lines_searched() {
-        let parser = Parser::new(
-            &[metric(
-                "rps",
-                vec![SourceKind::Regex(r"^Requests/sec:\s+([\d.]+)".into())],
-            )],
-            None,
-            &|_| None,
-        )
-        .unwrap();
+        let parser = rps_parser(r"^Requests/sec:\s+([\d.]+)", None);
         let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
         let error = parser.read(&out(&text)).unwrap_err();
         assert!(error.contains("metric 'rps'"), "{error}");
@@ -415,15 +417,10 @@ mod tests {
 
     #[test]
     fn reject_marks_a_failed_run() {
-        let parser = Parser::new(
-            &[metric(
-                "rps",
-                vec![SourceKind::Regex(r"Requests/sec:\s+([\d.]+)".into())],
-            )],
+        let parser = rps_parser(
+            r"Requests/sec:\s+([\d.]+)",
             Some("Non-2xx or 3xx responses"),
-            &|_| None,
-        )
-        .unwrap();
+        );
         let error = parser
             .read(&out(
                 "  Non-2xx or 3xx responses: 51646\nRequests/sec:  50976.47\n",

@@ -162,6 +162,16 @@ enum Halt {
     Interrupted,
 }
 
+impl Halt {
+    /// A failure's reason with `what` before it.
+    fn within(self, what: &str) -> Halt {
+        match self {
+            Halt::Failed(reason) => Halt::Failed(format!("{what}: {reason}")),
+            other => other,
+        }
+    }
+}
+
 impl From<StartError> for Halt {
     fn from(error: StartError) -> Halt {
         match error {
@@ -294,11 +304,8 @@ impl<'a> Session<'a> {
         }
         if let Some(setup) = &self.test.setup {
             let script = self.shell_text(setup).map_err(Halt::Failed)?;
-            self.run_step(&shell, &script, "setup")
-                .map_err(|halt| match halt {
-                    Halt::Failed(reason) => Halt::Failed(format!("the test's setup: {reason}")),
-                    other => other,
-                })?;
+            self.run_script(&shell, &script, "setup")
+                .map_err(|halt| halt.within("the test's setup"))?;
         }
         Ok(shell)
     }
@@ -353,13 +360,19 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// Runs an untimed step (setup, before_run) to its end.
-    fn run_step(&self, shell: &Shell, script: &str, label: &str) -> Result<(), Halt> {
+    /// Runs `script` (setup, before_run, the tool) to its end within the
+    /// test's timeout: its output and run time when it succeeded.
+    fn run_script(
+        &self,
+        shell: &Shell,
+        script: &str,
+        label: &str,
+    ) -> Result<(command::Output, Duration), Halt> {
         let (ended, output) = shell
             .run(script, label, None, self.test.timeout, &interrupted)
             .map_err(|e| Halt::Failed(format!("cannot run `{script}`: {e}")))?;
         match ended {
-            Ended::Exited { status, .. } if status.success() => Ok(()),
+            Ended::Exited { status, elapsed } if status.success() => Ok((output, elapsed)),
             Ended::Exited { status, .. } => Err(Halt::Failed(format!(
                 "`{script}` {}; its last output:\n{}",
                 command::describe(status),
@@ -410,13 +423,10 @@ impl<'a> Session<'a> {
             let run_started = Instant::now();
             runs += 1;
             let result = match &before_run {
-                Some(script) => {
-                    self.run_step(shell, script, "before-run")
-                        .map_err(|halt| match halt {
-                            Halt::Failed(reason) => Halt::Failed(format!("before_run: {reason}")),
-                            other => other,
-                        })
-                }
+                Some(script) => self
+                    .run_script(shell, script, "before-run")
+                    .map(drop)
+                    .map_err(|halt| halt.within("before_run")),
                 None => Ok(()),
             }
             .and_then(|()| self.one_run(shell, &command, &parser));
@@ -481,29 +491,14 @@ impl<'a> Session<'a> {
         command: &str,
         parser: &Parser,
     ) -> Result<Vec<(String, f64)>, Halt> {
-        let (ended, output) = shell
-            .run(command, "run", None, self.test.timeout, &interrupted)
-            .map_err(|e| Halt::Failed(format!("cannot run `{command}`: {e}")))?;
-        match ended {
-            Ended::Exited { status, elapsed } if status.success() => parser
-                .read(&RunOutput {
-                    stdout: output.stdout,
-                    stderr: output.stderr,
-                    elapsed,
-                })
-                .map_err(Halt::Failed),
-            Ended::Exited { status, .. } => Err(Halt::Failed(format!(
-                "`{command}` {}; its last output:\n{}",
-                command::describe(status),
-                output.tail(TAIL)
-            ))),
-            Ended::TimedOut => Err(Halt::Failed(format!(
-                "`{command}` was still running after the {:?} timeout and was killed; its last output:\n{}",
-                self.test.timeout,
-                output.tail(TAIL)
-            ))),
-            Ended::Interrupted => Err(Halt::Interrupted),
-        }
+        let (output, elapsed) = self.run_script(shell, command, "run")?;
+        parser
+            .read(&RunOutput {
+                stdout: output.stdout,
+                stderr: output.stderr,
+                elapsed,
+            })
+            .map_err(Halt::Failed)
     }
 
     /// Why the service is gone, when it ended while the test ran.

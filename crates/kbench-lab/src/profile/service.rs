@@ -221,6 +221,7 @@ fn launch(start: &Start, port: u16) -> Result<Launch, StartError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::command::tests::shell;
     use crate::profile::spec::StopSignal;
 
     fn spec(command: &str) -> ServiceSpec {
@@ -232,14 +233,6 @@ mod tests {
             port: None,
             ready_timeout: Duration::from_millis(800),
             stop_signal: StopSignal::Term,
-        }
-    }
-
-    fn shell(dir: &std::path::Path) -> Shell {
-        Shell {
-            cwd: dir.to_path_buf(),
-            path: std::env::var_os("PATH").unwrap_or_default(),
-            logs: dir.to_path_buf(),
         }
     }
 

@@ -12,7 +12,7 @@ use super::image::GuestImage;
 use super::kernel_image::KernelImage;
 use super::qemu::{Accel, Machine, kvm_failure};
 use crate::agent::AgentJob;
-use crate::launcher::{AgentStream, Launcher, TAIL_LINES};
+use crate::launcher::{AgentStream, Launcher, TAIL_LINES, kill_unless_ended};
 use crate::sampler::SamplingPlan;
 use anyhow::Context;
 use kbench_model::AgentEvent;
@@ -479,10 +479,7 @@ impl AgentStream for VmStream {
 impl Drop for VmStream {
     fn drop(&mut self) {
         // A stream dropped early must not leave qemu running or unreaped.
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        kill_unless_ended(&mut self.child);
     }
 }
 

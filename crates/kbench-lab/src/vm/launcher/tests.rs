@@ -3,7 +3,7 @@
 //! canned agent events on stdout, as a guest's results channel would.
 
 use super::*;
-use crate::runner::{self, RunRequest};
+use crate::runner::{self, RunRequest, temp_store};
 use crate::vm::qemu::Machine;
 use kbench_model::{Direction, SystemSnapshot, TestKey};
 use kbench_store::{RunStatus, SqliteStore, Store};
@@ -304,8 +304,7 @@ fn execute(
 
 #[test]
 fn a_batched_round_is_one_boot_with_the_guests_snapshot_and_the_hosts() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+    let (dir, mut store) = temp_store();
     let launcher = launcher("ok", dir.path(), Duration::from_secs(20));
     let summary = execute(&mut store, &launcher, "A").unwrap();
     assert_eq!(summary.samples, 5);
@@ -330,8 +329,7 @@ fn a_batched_round_is_one_boot_with_the_guests_snapshot_and_the_hosts() {
 
 #[test]
 fn a_guest_that_dies_mid_round_fails_the_run_and_keeps_its_samples() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+    let (dir, mut store) = temp_store();
     let dying = launcher("panic", dir.path(), Duration::from_secs(20));
     let error = format!("{:#}", execute(&mut store, &dying, "B").unwrap_err());
     assert!(error.contains("marked failed"), "{error}");
@@ -356,8 +354,7 @@ fn a_guest_that_dies_mid_round_fails_the_run_and_keeps_its_samples() {
 
 #[test]
 fn a_guest_that_never_reaches_the_agent_stores_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+    let (dir, mut store) = temp_store();
     let hung = launcher("hang", dir.path(), Duration::from_secs(1));
     let error = format!("{:#}", execute(&mut store, &hung, "C").unwrap_err());
     assert!(error.contains("nothing was measured"), "{error}");
@@ -367,8 +364,7 @@ fn a_guest_that_never_reaches_the_agent_stores_nothing() {
 
 #[test]
 fn an_interrupted_batched_round_resumes_with_the_tests_left() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
+    let (dir, mut store) = temp_store();
     let stop = AtomicBool::new(false);
     let summary = runner::execute(
         &mut store,
