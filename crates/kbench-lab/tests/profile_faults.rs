@@ -394,20 +394,23 @@ fn an_option_without_default_must_be_given() {
 
 #[test]
 fn slow_runs_stop_before_overrunning_the_budget() {
-    // 0.4 s per run, a 1.5 s budget, at least 2: the fourth run would end
-    // past the budget, so there are three.
+    // 1 s per run, a 3.5 s budget, at least 2: the fourth run would end at
+    // 4 s, past the budget, so there are three (the 0.5 s of slack absorbs
+    // the shell's start-up on a loaded machine).
     // Noisy values (the shell's pid), so the CI target does not end it.
     let lab = lab(&|_| {
         toy(
-            "[[tests]]\nid = \"toy-slow\"\ncommand = \"sleep 0.4; echo rate: $(( $$ % 5 * 10 + 10 ))\"",
+            "[[tests]]\nid = \"toy-slow\"\ncommand = \"sleep 1; echo rate: $(( $$ % 5 * 10 + 10 ))\"",
         )
     });
-    let plan = plan(2, Duration::from_millis(1500));
+    let plan = plan(2, Duration::from_millis(3500));
     let started = Instant::now();
     let events = lab.run_with("toy-slow", &plan);
+    // Three runs end by ~3.5 s; a fourth would end at >= 4 s (and the
+    // count below would be 4).
     assert!(
-        started.elapsed() < Duration::from_millis(1600),
-        "{:?}",
+        started.elapsed() < Duration::from_millis(4500),
+        "ran past the budget: {:?}",
         started.elapsed()
     );
     assert_eq!(samples(&events, MAIN_METRIC).len(), 3, "{events:#?}");
