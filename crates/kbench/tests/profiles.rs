@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{json, json_of, kbench, temp_db};
+use common::{have_programs, json, json_of, kbench, temp_db};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -13,18 +13,6 @@ use std::time::{Duration, Instant};
 
 /// Two runs per test, one round: behaviour, not precision.
 const BRIEF: [&str; 6] = ["--max-time", "1", "--min-samples", "2", "--rounds", "1"];
-
-fn need(programs: &[&str]) {
-    for program in programs {
-        let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-            .any(|dir| dir.join(program).is_file());
-        assert!(
-            found,
-            "this test needs {program}: run `kbench install redis fio stress-ng` as root \
-             (apt-get install redis-server redis-tools fio stress-ng)"
-        );
-    }
-}
 
 /// Scratch directories left in `dir`.
 fn scratch_left(dir: &Path) -> Vec<String> {
@@ -78,7 +66,12 @@ fn test_names(doc: &Value) -> Vec<String> {
 
 #[test]
 fn redis_fio_and_stress_ng_run_against_the_real_tools() {
-    need(&["redis-server", "redis-benchmark", "fio", "stress-ng"]);
+    if !have_programs(
+        &["redis-server", "redis-benchmark", "fio", "stress-ng"],
+        "kbench install redis fio stress-ng, as root",
+    ) {
+        return;
+    }
     let (_dir, db) = temp_db();
     let work = tempfile::tempdir().unwrap();
     let out = kbench(&db)
@@ -150,7 +143,12 @@ fn redis_fio_and_stress_ng_run_against_the_real_tools() {
 
 #[test]
 fn compare_shows_profiles_beside_a_built_in() {
-    need(&["redis-server", "redis-benchmark", "fio", "stress-ng"]);
+    if !have_programs(
+        &["redis-server", "redis-benchmark", "fio", "stress-ng"],
+        "kbench install redis fio stress-ng, as root",
+    ) {
+        return;
+    }
     let (_dir, db) = temp_db();
     let work = tempfile::tempdir().unwrap();
     let tests = [

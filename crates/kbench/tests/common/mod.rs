@@ -46,3 +46,29 @@ pub fn json_of(db: impl AsRef<OsStr>, args: &[&str]) -> Value {
     );
     json(&out.stdout)
 }
+
+/// Whether the programs a test drives are installed. Missing ones skip the
+/// test with a message on stderr (visible even when it passes), except in
+/// CI (`CI=true`), where .ci/run installs them and a missing one fails.
+pub fn have_programs(programs: &[&str], install: &str) -> bool {
+    let on_path = |program: &&str| {
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .any(|dir| dir.join(program).is_file())
+    };
+    let missing: Vec<&str> = programs.iter().filter(|p| !on_path(p)).copied().collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "missing {missing:?} in CI: {install}"
+    );
+    // Straight to stderr: the harness captures eprintln! of a passing test,
+    // and a skip must be seen.
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED: this test needs {missing:?} ({install})"
+    );
+    false
+}
