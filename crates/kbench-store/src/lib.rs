@@ -21,8 +21,8 @@ mod sqlite;
 pub use error::StoreError;
 pub use location::{Location, PostgresUrl, redact};
 pub use model::{
-    IdentifierData, ResultSetData, ResultSetSummary, RunId, RunInfo, RunRecord, RunStatus, TestId,
-    TestOutcome, TestOutcomeKind,
+    IdentifierData, Push, PushOutcome, ResultSetData, ResultSetSummary, RunId, RunInfo, RunRecord,
+    RunStatus, TestId, TestOutcome, TestOutcomeKind, TokenInfo,
 };
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
@@ -85,4 +85,24 @@ pub trait Store {
 
     /// Forgets the bisection `name` (its samples stay); no error when absent.
     fn delete_bisect(&mut self, name: &str) -> Result<()>;
+
+    /// Imports a pushed document (as [`Store::import`]) and records its
+    /// push id in the same transaction: a push id already recorded stores
+    /// nothing and returns `AlreadyStored` (the same id with another
+    /// digest is a `Conflict`). Two pushes of one id at once store it once.
+    fn push(&mut self, push: &Push, data: &ResultSetData) -> Result<PushOutcome>;
+
+    /// Adds an API token by the SHA-256 (hex) of its secret; a name in use,
+    /// even revoked, is a `Conflict`.
+    fn create_token(&mut self, name: &str, secret_sha256: &str) -> Result<()>;
+
+    /// Revokes the token `name`; `NotFound` when there is none. Revoking
+    /// a revoked token keeps its first revocation time.
+    fn revoke_token(&mut self, name: &str) -> Result<()>;
+
+    /// All API tokens, oldest first.
+    fn tokens(&mut self) -> Result<Vec<TokenInfo>>;
+
+    /// The name of the unrevoked token whose secret hashes to this.
+    fn token_by_hash(&mut self, secret_sha256: &str) -> Result<Option<String>>;
 }

@@ -86,6 +86,12 @@ impl Location {
 
     /// Opens (creating and migrating as needed) the store.
     pub fn open(&self) -> Result<Box<dyn Store>> {
+        Ok(self.open_send()?)
+    }
+
+    /// [`Location::open`] for a store handed between threads (`kbench
+    /// serve` runs store calls on tokio's blocking pool).
+    pub fn open_send(&self) -> Result<Box<dyn Store + Send>> {
         Ok(match self {
             Location::Sqlite(path) => Box::new(SqliteStore::open(path)?),
             Location::Postgres(url) => Box::new(PostgresStore::connect(url)?),

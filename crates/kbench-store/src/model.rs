@@ -143,3 +143,38 @@ pub struct ResultSetSummary {
     pub samples: u64,
     pub created_at_ms: i64,
 }
+
+/// A document pushed to `kbench serve`, identified by the client's push id
+/// so that a retry stores nothing twice ([`crate::Store::push`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Push<'a> {
+    /// The client's id for this push (1 to 128 of `A-Z a-z 0-9 - _ .`).
+    pub id: &'a str,
+    /// SHA-256 of the pushed document (hex): a push id reused for other
+    /// content is refused.
+    pub digest: &'a str,
+    /// The API token that pushed it.
+    pub token: &'a str,
+}
+
+/// What [`crate::Store::push`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum PushOutcome {
+    /// The samples were stored now.
+    Stored { samples: u64 },
+    /// This push id was stored before (a retry): nothing was written.
+    AlreadyStored {
+        result_set: String,
+        samples: u64,
+        pushed_at_ms: i64,
+    },
+}
+
+/// An API token as listed (its secret is never stored, only its hash).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenInfo {
+    pub name: String,
+    pub created_at_ms: i64,
+    pub revoked_at_ms: Option<i64>,
+}

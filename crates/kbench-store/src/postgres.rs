@@ -35,6 +35,7 @@ use std::collections::HashMap;
 const MIGRATIONS: &[&str] = &[
     include_str!("postgres/schema_v1.sql"),
     include_str!("postgres/schema_v2.sql"),
+    include_str!("postgres/schema_v3.sql"),
 ];
 
 const _: () = assert!(
@@ -417,7 +418,7 @@ fn migrate(client: &mut Client, db: &str) -> crate::Result<()> {
     } else {
         let ours: Vec<String> = TABLES
             .iter()
-            .chain(&["bisects"])
+            .chain(&["bisects", "api_tokens", "pushes"])
             .map(|t| format!("'{t}'"))
             .collect();
         let clash: Vec<String> = tx

@@ -1,5 +1,5 @@
 //! The embedded store: one SQLite file (WAL mode), schema in
-//! `sqlite/schema_v1.sql` and `schema_v2.sql` (bisection state), opening
+//! `sqlite/schema_v1.sql`, `schema_v2.sql` (bisection state) and `schema_v3.sql` (API tokens, push ids), opening
 //! and migrations in `sqlite/open.rs`. The store's logic is shared with
 //! PostgreSQL (`engine/store.rs`); this file only runs its SQL.
 //!

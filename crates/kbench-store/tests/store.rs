@@ -27,6 +27,8 @@ on_both_backends!(
     sample_of_another_sets_test_is_refused,
     bisect_state_is_saved_replaced_and_forgotten,
     concurrent_writers_share_sets_and_tests,
+    a_push_id_stores_its_samples_once,
+    tokens_are_created_found_by_hash_and_revoked,
 );
 
 fn round_trip_returns_what_was_written(db: &TestDb) {
@@ -273,7 +275,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
             err,
             StoreError::TooNew {
                 found: 99,
-                supported: 2,
+                supported: 3,
                 ..
             }
         ),
@@ -281,7 +283,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
     );
     assert!(err.to_string().contains("upgrade kbench"), "{err}");
     assert_eq!(db.schema_version(), 99, "the version was changed");
-    db.set_schema_version(2);
+    db.set_schema_version(3);
     assert_eq!(db.open().result_sets().unwrap()[0].name, "kept");
 }
 
@@ -289,14 +291,14 @@ fn newer_schema_is_too_new(db: &TestDb) {
 /// data intact.
 fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     drop(db.open());
-    db.raw("DROP TABLE bisects; INSERT INTO result_sets (name, created_at_ms) VALUES ('old', 1)");
+    db.raw("DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; INSERT INTO result_sets (name, created_at_ms) VALUES ('old', 1)");
     db.set_schema_version(1);
     assert_eq!(db.schema_version(), 1);
     let mut store = db.open();
     assert_eq!(store.result_sets().unwrap()[0].name, "old");
     store.save_bisect("old", "{}").unwrap();
     drop(store);
-    assert_eq!(db.schema_version(), 2);
+    assert_eq!(db.schema_version(), 3);
 }
 
 fn names_are_validated(db: &TestDb) {
@@ -596,4 +598,77 @@ fn concurrent_writers_share_sets_and_tests(db: &TestDb) {
     );
     let data = store.load("shared").unwrap();
     assert_eq!(data.tests, tests);
+}
+
+fn pushed(set: &str, identifier: &str) -> ResultSetData {
+    let text = format!(
+        r#"{{"schema": "kbench.samples/1", "result_set": "{set}",
+            "tests": [{{"test": "app", "unit": "ops/s", "direction": "higher"}}],
+            "identifiers": [{{"name": "{identifier}", "samples": {{"app": [{{"value": 1.0}}, {{"value": 2.0}}]}}}}]}}"#
+    );
+    kbench_store::exchange::parse(&text, None).unwrap()
+}
+
+fn a_push_id_stores_its_samples_once(db: &TestDb) {
+    let mut store = db.open();
+    let push = |id, digest| kbench_store::Push {
+        id,
+        digest,
+        token: "runner-1",
+    };
+    let data = pushed("lab", "6.18");
+    assert_eq!(
+        store.push(&push("p-1", "d1"), &data).unwrap(),
+        kbench_store::PushOutcome::Stored { samples: 2 }
+    );
+    // A retry: nothing written, the first push described.
+    let again = store.push(&push("p-1", "d1"), &data).unwrap();
+    assert!(
+        matches!(&again, kbench_store::PushOutcome::AlreadyStored { result_set, samples: 2, .. } if result_set == "lab"),
+        "{again:?}"
+    );
+    // The same id for other content is refused.
+    let err = store
+        .push(&push("p-1", "d2"), &pushed("lab", "6.19"))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    // A failed import claims no id: the id is free for the fixed document.
+    let err = store.push(&push("p-2", "d3"), &data).unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    store
+        .push(&push("p-2", "d4"), &pushed("lab", "6.19"))
+        .unwrap();
+    assert!(store.push(&push("bad id!", "d"), &data).is_err());
+    assert_eq!(store.result_sets().unwrap()[0].samples, 4);
+}
+
+fn tokens_are_created_found_by_hash_and_revoked(db: &TestDb) {
+    let mut store = db.open();
+    store.create_token("runner-1", "aa").unwrap();
+    store.create_token("<b>'; --", "bb").unwrap();
+    assert!(matches!(
+        store.create_token("runner-1", "cc"),
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        store.token_by_hash("aa").unwrap().as_deref(),
+        Some("runner-1")
+    );
+    assert_eq!(store.token_by_hash("zz").unwrap(), None);
+    store.revoke_token("runner-1").unwrap();
+    assert_eq!(store.token_by_hash("aa").unwrap(), None);
+    assert!(matches!(
+        store.revoke_token("nobody"),
+        Err(StoreError::NotFound(_))
+    ));
+    let tokens = store.tokens().unwrap();
+    assert_eq!(tokens.len(), 2);
+    let revoked = |name: &str| {
+        tokens
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.revoked_at_ms.is_some())
+    };
+    assert_eq!(revoked("runner-1"), Some(true));
+    assert_eq!(revoked("<b>'; --"), Some(false), "{tokens:?}");
 }

@@ -58,6 +58,13 @@ pub enum Command {
     /// Fetch and list kernels for `kbench vm`
     #[command(subcommand)]
     Kernel(crate::commands::kernel::KernelCommand),
+    /// Serve the shared lab's JSON HTTP API: push samples, read comparisons and history
+    Serve(crate::commands::serve::ServeArgs),
+    /// Create, list and revoke API tokens for `kbench serve`
+    #[command(subcommand)]
+    Token(crate::commands::token::TokenCommand),
+    /// Send a local result set to a `kbench serve` server
+    Push(crate::commands::push::PushArgs),
     /// Install the Debian packages that external benchmark profiles need
     Install(crate::commands::install::InstallArgs),
     /// List built-in benchmarks, suites and external profiles with their units and direction

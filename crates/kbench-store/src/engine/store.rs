@@ -9,8 +9,8 @@
 
 use super::{Fail, Param, Res, Row, Sql, args, first_int, parse_options, texts, transaction, with};
 use crate::{
-    IdentifierData, Result, ResultSetData, ResultSetSummary, RunId, RunInfo, RunRecord, RunStatus,
-    Store, StoreError, TestId, TestOutcome, TestOutcomeKind,
+    IdentifierData, Push, PushOutcome, Result, ResultSetData, ResultSetSummary, RunId, RunInfo,
+    RunRecord, RunStatus, Store, StoreError, TestId, TestOutcome, TestOutcomeKind, TokenInfo,
 };
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms, validate_name};
 use std::collections::{BTreeMap, HashMap};
@@ -591,6 +591,77 @@ fn import_set(db: &mut dyn Sql, data: &ResultSetData) -> Res<()> {
     Ok(())
 }
 
+/// A push id: 1 to 128 of `A-Z a-z 0-9 - _ .` (a UUID, a hash, a counter).
+fn check_push_id(id: &str) -> Res<()> {
+    let fine = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if id.is_empty() || id.len() > 128 || !id.chars().all(fine) {
+        return Err(Fail::Store(StoreError::InvalidName(format!(
+            "push id {id:?} must be 1 to 128 letters, digits, '-', '_' or '.'"
+        ))));
+    }
+    Ok(())
+}
+
+fn sample_count(data: &ResultSetData) -> u64 {
+    data.identifiers
+        .iter()
+        .flat_map(|i| i.samples.values())
+        .map(|s| s.len() as u64)
+        .sum()
+}
+
+/// Claims the push id, then imports; inside a write transaction. On
+/// PostgreSQL a second push of the same id at once waits on the first's
+/// row lock in the INSERT, then finds it committed (or rolled back, and
+/// claims it itself).
+fn push_set(db: &mut dyn Sql, push: &Push, data: &ResultSetData) -> Res<PushOutcome> {
+    let samples = sample_count(data);
+    let claimed = db.execute(
+        "INSERT INTO pushes (id, set_name, digest, samples, token_name, pushed_at_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING",
+        args![
+            push.id,
+            &data.name,
+            push.digest,
+            to_i64("sample count", samples)?,
+            push.token,
+            now_ms()
+        ],
+    )?;
+    if claimed == 0 {
+        let mut found = None;
+        db.query(
+            "SELECT set_name, digest, samples, pushed_at_ms FROM pushes WHERE id = ?1",
+            args![push.id],
+            &mut |row| {
+                found = Some((
+                    row.req_text(0)?,
+                    row.req_text(1)?,
+                    row.req_int(2)?,
+                    row.req_int(3)?,
+                ));
+                Ok(())
+            },
+        )?;
+        let (result_set, digest, samples, pushed_at_ms) =
+            found.ok_or_else(|| Fail::Damaged(format!("push {} vanished", push.id)))?;
+        if digest != push.digest {
+            return Err(Fail::Store(StoreError::Conflict(format!(
+                "push id {} was already used for another document (into result set \"{result_set}\"); \
+                 nothing was stored. Give every new document a new push id",
+                push.id
+            ))));
+        }
+        return Ok(PushOutcome::AlreadyStored {
+            result_set,
+            samples: narrow("sample count", samples)?,
+            pushed_at_ms,
+        });
+    }
+    import_set(db, data)?;
+    Ok(PushOutcome::Stored { samples })
+}
+
 fn list_sets(db: &mut dyn Sql) -> Res<Vec<ResultSetSummary>> {
     let mut sets = Vec::new();
     let mut ids = HashMap::new();
@@ -803,6 +874,89 @@ impl<S: Sql> Store for S {
         with(self, "forgetting the bisection state", |db| {
             db.execute("DELETE FROM bisects WHERE name = ?1", args![name])?;
             Ok(())
+        })
+    }
+
+    fn push(&mut self, push: &Push, data: &ResultSetData) -> Result<PushOutcome> {
+        with(self, "storing pushed samples", |db| {
+            check_push_id(push.id)?;
+            check_name("result set", &data.name)?;
+            for identifier in &data.identifiers {
+                check_name("identifier", &identifier.name)?;
+            }
+            transaction(db, true, |db| push_set(db, push, data))
+        })
+    }
+
+    fn create_token(&mut self, name: &str, secret_sha256: &str) -> Result<()> {
+        with(self, "creating an API token", |db| {
+            check_name("token", name)?;
+            let added = db.execute(
+                "INSERT INTO api_tokens (name, secret_sha256, created_at_ms) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT DO NOTHING",
+                args![name, secret_sha256, now_ms()],
+            )?;
+            if added == 0 {
+                return Err(Fail::Store(StoreError::Conflict(format!(
+                    "a token named \"{name}\" exists in {} (revoked tokens keep their name); \
+                     choose another name",
+                    db.name()
+                ))));
+            }
+            Ok(())
+        })
+    }
+
+    fn revoke_token(&mut self, name: &str) -> Result<()> {
+        with(self, "revoking an API token", |db| {
+            db.execute(
+                "UPDATE api_tokens SET revoked_at_ms = ?2 WHERE name = ?1 AND revoked_at_ms IS NULL",
+                args![name, now_ms()],
+            )?;
+            if first_int(
+                db,
+                "SELECT created_at_ms FROM api_tokens WHERE name = ?1",
+                args![name],
+            )?
+            .is_none()
+            {
+                return Err(Fail::Store(StoreError::NotFound(format!(
+                    "there is no token \"{name}\" in {}; `kbench token list` shows them",
+                    db.name()
+                ))));
+            }
+            Ok(())
+        })
+    }
+
+    fn tokens(&mut self) -> Result<Vec<TokenInfo>> {
+        with(self, "listing API tokens", |db| {
+            let mut all = Vec::new();
+            db.query(
+                "SELECT name, created_at_ms, revoked_at_ms FROM api_tokens \
+                 ORDER BY created_at_ms, name",
+                args![],
+                &mut |row| {
+                    all.push(TokenInfo {
+                        name: row.req_text(0)?,
+                        created_at_ms: row.req_int(1)?,
+                        revoked_at_ms: row.int(2)?,
+                    });
+                    Ok(())
+                },
+            )?;
+            Ok(all)
+        })
+    }
+
+    fn token_by_hash(&mut self, secret_sha256: &str) -> Result<Option<String>> {
+        with(self, "checking an API token", |db| {
+            Ok(texts(
+                db,
+                "SELECT name FROM api_tokens WHERE secret_sha256 = ?1 AND revoked_at_ms IS NULL",
+                args![secret_sha256],
+            )?
+            .pop())
         })
     }
 }

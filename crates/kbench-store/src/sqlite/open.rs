@@ -19,8 +19,11 @@ use std::time::Duration;
 /// Scripts that bring the schema from version `i` to `i + 1`, in order.
 /// Append new versions; never edit one that has shipped. PostgreSQL has the
 /// same scripts in its dialect (`postgres/schema_v*.sql`).
-pub(crate) const MIGRATIONS: &[&str] =
-    &[include_str!("schema_v1.sql"), include_str!("schema_v2.sql")];
+pub(crate) const MIGRATIONS: &[&str] = &[
+    include_str!("schema_v1.sql"),
+    include_str!("schema_v2.sql"),
+    include_str!("schema_v3.sql"),
+];
 
 /// The schema version this build writes (`PRAGMA user_version`).
 const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

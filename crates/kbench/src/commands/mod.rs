@@ -8,9 +8,12 @@ pub mod history;
 pub mod install;
 pub mod kernel;
 mod list;
+pub mod push;
 mod run;
+pub mod serve;
 mod show;
 mod sysinfo;
+pub mod token;
 pub mod vm;
 
 use crate::cli::{Cli, Command};
@@ -31,6 +34,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bisect(args) => bisect::bisect(args, &db),
         Command::Vm(command) => vm::vm(command, &db),
         Command::Kernel(command) => kernel::kernel(command, &db),
+        Command::Serve(args) => serve::serve(args, &db),
+        Command::Token(command) => token::token(command, &db),
+        Command::Push(args) => push::push(args, &db),
         Command::Install(args) => install::install(args, &profiles),
         Command::List(args) => list::list(args.json, &profiles),
         Command::Sysinfo(args) => sysinfo::sysinfo(args.json),

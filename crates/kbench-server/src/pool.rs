@@ -1,0 +1,59 @@
+//! Stores for requests: the `Store` trait is synchronous, so each request's
+//! store calls run in `tokio::task::spawn_blocking` on a store of its own,
+//! taken from a pool of idle open stores (opened when none is idle, kept
+//! up to [`MAX_IDLE`]). One store per request rather than one behind a
+//! Mutex: PostgreSQL serves requests in parallel, and a slow comparison
+//! does not hold up pushes; SQLite serialises writers itself (WAL, one
+//! writer at a time with readers beside it).
+
+use crate::error::ApiError;
+use kbench_store::{Location, Store};
+use std::sync::Mutex;
+
+/// Idle stores kept open between requests.
+pub const MAX_IDLE: usize = 8;
+
+pub struct Stores {
+    location: Location,
+    idle: Mutex<Vec<Box<dyn Store + Send>>>,
+}
+
+impl Stores {
+    pub fn new(location: Location) -> Stores {
+        Stores {
+            location,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn take(&self) -> Result<Box<dyn Store + Send>, ApiError> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        match idle {
+            Some(store) => Ok(store),
+            None => Ok(self.location.open_send()?),
+        }
+    }
+
+    fn put(&self, store: Box<dyn Store + Send>) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < MAX_IDLE {
+            idle.push(store);
+        }
+    }
+
+    /// Runs `f` with a store on the blocking pool.
+    pub async fn with<T: Send + 'static>(
+        self: &std::sync::Arc<Self>,
+        f: impl FnOnce(&mut dyn Store) -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let stores = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut store = stores.take()?;
+            let result = f(store.as_mut());
+            stores.put(store);
+            result
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("a store task failed: {e}")))?
+    }
+}
