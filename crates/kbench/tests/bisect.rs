@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{json, kbench, temp_db};
+use common::{assert_success, json, kbench, temp_db};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -60,11 +60,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .args(args)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, &format!("git {args:?}: "));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

@@ -4,7 +4,10 @@
 
 mod common;
 
-use common::{SHORT, json, kbench, temp_db};
+use common::{
+    SHORT, assert_success, ctrl_c_group, json, json_stdout, kbench, run_short, temp_db,
+    wait_for_samples,
+};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -13,8 +16,9 @@ use std::time::{Duration, Instant};
 fn two_identifiers_show_side_by_side() {
     let (_dir, db) = temp_db();
     for identifier in ["stock", "patched"] {
-        kbench(&db)
-            .args([
+        run_short(
+            &db,
+            &[
                 "run",
                 "syscall-null",
                 "pipe-lat",
@@ -22,10 +26,8 @@ fn two_identifiers_show_side_by_side() {
                 identifier,
                 "--into",
                 "t",
-            ])
-            .args(SHORT)
-            .assert()
-            .success();
+            ],
+        );
     }
     let out = kbench(&db).args(["show", "t", "--json"]).output().unwrap();
     assert!(out.status.success());
@@ -95,19 +97,9 @@ fn two_identifiers_show_side_by_side() {
 fn run_again_adds_a_round_to_the_same_identifier() {
     let (_dir, db) = temp_db();
     for _ in 0..2 {
-        kbench(&db)
-            .args(["run", "syscall-null", "--as", "a", "--into", "r"])
-            .args(SHORT)
-            .assert()
-            .success();
+        run_short(&db, &["run", "syscall-null", "--as", "a", "--into", "r"]);
     }
-    let doc = json(
-        &kbench(&db)
-            .args(["show", "r", "--json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let doc = json_stdout(&db, &["show", "r", "--json"]);
     assert_eq!(doc["identifiers"].as_array().unwrap().len(), 1);
     assert_eq!(doc["identifiers"][0]["runs"].as_array().unwrap().len(), 2);
     assert_eq!(doc["tests"][0]["results"][0]["rounds"], 2);
@@ -132,8 +124,9 @@ fn run_json_is_the_only_stdout() {
 #[test]
 fn wrapper_is_used_and_recorded() {
     let (_dir, db) = temp_db();
-    kbench(&db)
-        .args([
+    run_short(
+        &db,
+        &[
             "run",
             "syscall-null",
             "--as",
@@ -142,17 +135,9 @@ fn wrapper_is_used_and_recorded() {
             "w",
             "--wrap",
             "taskset -c 0",
-        ])
-        .args(SHORT)
-        .assert()
-        .success();
-    let doc = json(
-        &kbench(&db)
-            .args(["show", "w", "--json"])
-            .output()
-            .unwrap()
-            .stdout,
+        ],
     );
+    let doc = json_stdout(&db, &["show", "w", "--json"]);
     let run = &doc["identifiers"][0]["runs"][0];
     assert_eq!(run["info"]["wrapper"], "taskset -c 0");
 }
@@ -261,13 +246,7 @@ fn sigint_keeps_samples_exits_130_and_resumes() {
     ];
     let temp = tempfile::tempdir().unwrap();
     interrupt_once_sampling(&db, temp.path(), &args, "i", "sigint-test-1");
-    let doc = json(
-        &kbench(&db)
-            .args(["show", "i", "--json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let doc = json_stdout(&db, &["show", "i", "--json"]);
     let run = &doc["identifiers"][0]["runs"][0];
     assert_eq!(run["status"], "interrupted");
     let kept = doc["identifiers"][0]["samples"].as_u64().unwrap();
@@ -278,13 +257,7 @@ fn sigint_keeps_samples_exits_130_and_resumes() {
     assert!(resumed.status.success());
     let err = String::from_utf8_lossy(&resumed.stderr);
     assert!(err.contains("resuming"), "{err}");
-    let doc = json(
-        &kbench(&db)
-            .args(["show", "i", "--json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let doc = json_stdout(&db, &["show", "i", "--json"]);
     let runs = doc["identifiers"][0]["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 1, "resumed into the same run");
     assert_eq!(runs[0]["status"], "complete");
@@ -296,7 +269,7 @@ fn sigint_keeps_samples_exits_130_and_resumes() {
 /// checks the exit status 130 and that no process of the run is left.
 fn interrupt_once_sampling(db: &Path, tmpdir: &Path, args: &[&str], set: &str, marker: &str) {
     let exe = assert_cmd::cargo::cargo_bin("kbench");
-    let mut child = std::process::Command::new(&exe)
+    let child = std::process::Command::new(&exe)
         .args(args)
         .args(["--max-time", "2", "--target-ci", "0.0001", "--rounds", "1"])
         .env("KBENCH_DB", db)
@@ -307,31 +280,12 @@ fn interrupt_once_sampling(db: &Path, tmpdir: &Path, args: &[&str], set: &str, m
         .process_group(0)
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let shown = kbench(db).args(["show", set, "--json"]).output().unwrap();
-        if shown.status.success()
-            && json(&shown.stdout)["identifiers"][0]["samples"].as_u64() > Some(3)
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no samples stored within a minute"
-        );
-    }
-    // SAFETY: kill with a negative pid signals the child's process group.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
-    // Partners and workers get the same SIGINT; give them a moment to go.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mark = format!("KBENCH_TEST_MARK={marker}");
-    while !processes_marked(&mark).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert_eq!(processes_marked(&mark), Vec::<String>::new());
+    wait_for_samples(db, set, 3);
+    ctrl_c_group(
+        child,
+        &format!("KBENCH_TEST_MARK={marker}"),
+        Duration::from_secs(5),
+    );
 }
 
 #[test]
@@ -363,30 +317,10 @@ fn sigint_leaves_no_partner_process_or_temp_file() {
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
 
-/// Processes still alive whose environment holds `marker` (inherited from
-/// the kbench the test started): there must be none after a run ends.
-fn processes_marked(marker: &str) -> Vec<String> {
-    let mut left = vec![];
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
-        if String::from_utf8_lossy(&environ).contains(marker) {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            left.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
-        }
-    }
-    left
-}
-
 #[test]
 fn list_shows_benchmarks_with_unit_and_direction() {
     let (_dir, db) = temp_db();
-    let doc = json(
-        &kbench(&db)
-            .args(["list", "--json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let doc = json_stdout(&db, &["list", "--json"]);
     let benchmarks = doc["benchmarks"].as_array().unwrap();
     let quick = doc["suites"]
         .as_array()
@@ -408,13 +342,7 @@ fn list_shows_benchmarks_with_unit_and_direction() {
 #[test]
 fn sysinfo_json_names_the_kernel() {
     let (_dir, db) = temp_db();
-    let doc = json(
-        &kbench(&db)
-            .args(["sysinfo", "--json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let doc = json_stdout(&db, &["sysinfo", "--json"]);
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     assert_eq!(doc["kernel_release"], release.trim());
     assert!(doc["cpus_online"].as_u64().unwrap() >= 1);
@@ -439,20 +367,10 @@ fn a_benchmark_that_cannot_run_is_skipped_and_the_run_goes_on() {
         .args(SHORT)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("SKIPPED") && err.contains("2 CPUs"), "{err}");
-    let doc = json(
-        &kbench(&db)
-            .args(["show", "s", "--json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let doc = json_stdout(&db, &["show", "s", "--json"]);
     let tests = doc["tests"].as_array().unwrap();
     let pipe = tests.iter().find(|t| t["benchmark"] == "pipe-lat").unwrap();
     assert_eq!(pipe["results"][0]["outcome"], "skipped");
@@ -475,20 +393,7 @@ fn sigterm_to_kbench_alone_stops_its_agent_soon() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let shown = kbench(&db).args(["show", "t", "--json"]).output().unwrap();
-        if shown.status.success()
-            && json(&shown.stdout)["identifiers"][0]["samples"].as_u64() > Some(3)
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no samples stored within a minute"
-        );
-    }
+    wait_for_samples(&db, "t", 3);
     let signalled = Instant::now();
     // SAFETY: signals the kbench process we started, not its agent.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
@@ -499,12 +404,6 @@ fn sigterm_to_kbench_alone_stops_its_agent_soon() {
         "took {:?} to stop (the test's budget is 30 s)",
         signalled.elapsed()
     );
-    let doc = json(
-        &kbench(&db)
-            .args(["show", "t", "--json"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let doc = json_stdout(&db, &["show", "t", "--json"]);
     assert_eq!(doc["identifiers"][0]["runs"][0]["status"], "interrupted");
 }

@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::{have_programs, json, json_of, kbench, temp_db};
+use common::{
+    assert_success, have_programs, json, json_of, json_stdout, kbench, succeeds, temp_db,
+};
 use serde_json::Value;
 use std::path::Path;
 
@@ -26,11 +28,7 @@ fn run(db: &Path, set: &str, identifier: &str, tests: &[&str], extra: &[&str]) {
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "run failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "run failed: ");
 }
 
 /// The verdict of `identifier` for the metric whose test name starts with `test`.
@@ -150,10 +148,7 @@ fn imported_known_data_gets_the_known_verdicts_and_round_trips() {
     let (dir, db) = temp_db();
     let file = dir.path().join("known.json");
     std::fs::write(&file, known_samples()).unwrap();
-    kbench(&db)
-        .args(["import", file.to_str().unwrap()])
-        .assert()
-        .success();
+    succeeds(&db, &["import", file.to_str().unwrap()]);
 
     let report = json_of(&db, &["compare", "known", "--format", "json"]);
     assert_eq!(verdict(&report, "lat", "slow")["verdict"], "regression");
@@ -168,19 +163,10 @@ fn imported_known_data_gets_the_known_verdicts_and_round_trips() {
     assert!(exported.status.success());
     let copy = dir.path().join("copy.json");
     std::fs::write(&copy, &exported.stdout).unwrap();
-    kbench(&db)
-        .args(["import", copy.to_str().unwrap(), "--into", "copy"])
-        .assert()
-        .success();
+    succeeds(&db, &["import", copy.to_str().unwrap(), "--into", "copy"]);
     let again = json_of(&db, &["compare", "copy", "--format", "json"]);
     assert_eq!(again["metrics"], report["metrics"]);
-    let exported_again = json(
-        &kbench(&db)
-            .args(["export", "copy"])
-            .output()
-            .unwrap()
-            .stdout,
-    );
+    let exported_again = json_stdout(&db, &["export", "copy"]);
     assert_eq!(
         exported_again["identifiers"],
         json(&exported.stdout)["identifiers"]
@@ -210,10 +196,7 @@ fn invalid_import_writes_nothing_and_says_where() {
 
     // Importing the same identifiers twice: the second is refused whole.
     std::fs::write(&file, known_samples()).unwrap();
-    kbench(&db)
-        .args(["import", file.to_str().unwrap()])
-        .assert()
-        .success();
+    succeeds(&db, &["import", file.to_str().unwrap()]);
     let out = kbench(&db)
         .args(["import", file.to_str().unwrap()])
         .output()
@@ -227,20 +210,13 @@ fn every_format_renders_and_usage_errors_exit_2() {
     let (dir, db) = temp_db();
     let file = dir.path().join("known.json");
     std::fs::write(&file, known_samples()).unwrap();
-    kbench(&db)
-        .args(["import", file.to_str().unwrap()])
-        .assert()
-        .success();
+    succeeds(&db, &["import", file.to_str().unwrap()]);
     for format in ["bars", "table", "regressions", "markdown", "json", "csv"] {
         let out = kbench(&db)
             .args(["compare", "known", "--format", format])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{format}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out, &format!("{format}: "));
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(
             text.contains("slow"),

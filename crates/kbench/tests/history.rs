@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{json, json_of, kbench, temp_db};
+use common::{assert_success, json, json_of, kbench, temp_db};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -54,11 +54,7 @@ fn import(db: &Path) {
     let file = db.with_file_name("series.json");
     std::fs::write(&file, document.to_string()).unwrap();
     let out = kbench(db).arg("import").arg(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "");
 }
 
 fn changes(report: &Value, test: &str) -> Vec<(String, String)> {
@@ -207,11 +203,7 @@ fn output_goes_to_a_file_in_every_format() {
             .arg(&file)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{format}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out, &format!("{format}: "));
         assert!(out.stdout.is_empty(), "{format}: stdout not empty");
         let written = std::fs::read_to_string(&file).unwrap();
         let stdout = kbench(&db)

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{kbench, temp_db};
+use common::{assert_success, kbench, succeeds, temp_db};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -203,19 +203,12 @@ fn samples_file(
 fn import(db: &Path, dir: &Path, file: &str) {
     let path = dir.join("samples.json");
     std::fs::write(&path, file).unwrap();
-    kbench(db)
-        .args(["import", path.to_str().unwrap()])
-        .assert()
-        .success();
+    succeeds(db, &["import", path.to_str().unwrap()]);
 }
 
 fn compare(db: &Path, args: &[&str]) {
     let out = kbench(db).arg("compare").args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "kbench compare {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, &format!("kbench compare {args:?} failed: "));
 }
 
 /// The `<tr ...>` start tags of the metrics table's body, in DOM order.
@@ -285,6 +278,48 @@ fn assert_picture(path: &Path, width: u32, colours: &[([u8; 3], usize, &str)]) {
             "{}: {n} pixels of {what} {colour:02x?}, expected at least {at_least}",
             path.display()
         );
+    }
+}
+
+/// A 1280-wide screenshot of `url` into `dir/file`, checked: the browser
+/// quiet (`what` names it), the regression row tinted and at least `red`
+/// pixels of regression red (badge, bar).
+fn desktop_screenshot(
+    browser: &Path,
+    dir: &Path,
+    url: &str,
+    file: &str,
+    what: &str,
+    red: usize,
+) -> PathBuf {
+    let shot = dir.join(file);
+    let desk = visit(
+        browser,
+        dir,
+        url,
+        &[
+            "--window-size=1280,2000",
+            &format!("--screenshot={}", shot.display()),
+        ],
+    );
+    assert_quiet(&desk, what);
+    assert_picture(
+        &shot,
+        1280,
+        &[
+            (REGRESSION_ROW_BG, 5_000, "regression row background"),
+            (REGRESSION_RED, red, "regression red"),
+        ],
+    );
+    shot
+}
+
+/// Copies `files` into the directory $KBENCH_KEEP_SCREENSHOTS names, if any.
+fn keep_screenshots(files: &[&Path]) {
+    if let Some(keep) = std::env::var_os("KBENCH_KEEP_SCREENSHOTS") {
+        for file in files {
+            std::fs::copy(file, Path::new(&keep).join(file.file_name().unwrap())).unwrap();
+        }
     }
 }
 
@@ -421,25 +456,7 @@ fn the_page_opens_quietly_and_shows_what_it_should() {
 
     // Screenshots, desktop and phone: not blank; the regression row tinted
     // and the regression red (badge, bar) visible on the desktop one.
-    let shot = dir.join("page.png");
-    let desk = visit(
-        &browser,
-        dir,
-        &url,
-        &[
-            "--window-size=1280,2000",
-            &format!("--screenshot={}", shot.display()),
-        ],
-    );
-    assert_quiet(&desk, "desktop screenshot");
-    assert_picture(
-        &shot,
-        1280,
-        &[
-            (REGRESSION_ROW_BG, 5_000, "regression row background"),
-            (REGRESSION_RED, 300, "regression red"),
-        ],
-    );
+    let shot = desktop_screenshot(&browser, dir, &url, "page.png", "desktop screenshot", 300);
     let phone_shot = dir.join("phone.png");
     visit(
         &browser,
@@ -451,11 +468,7 @@ fn the_page_opens_quietly_and_shows_what_it_should() {
         ],
     );
     assert_picture(&phone_shot, 390, &[]);
-    if let Some(keep) = std::env::var_os("KBENCH_KEEP_SCREENSHOTS") {
-        for file in [&shot, &phone_shot, &page] {
-            std::fs::copy(file, Path::new(&keep).join(file.file_name().unwrap())).unwrap();
-        }
-    }
+    keep_screenshots(&[&shot, &phone_shot, &page]);
 }
 
 #[test]
@@ -620,11 +633,7 @@ fn the_history_page_draws_a_line_per_metric_with_its_change_points() {
         .arg(&page)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "kbench history failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "kbench history failed: ");
     assert!(out.stdout.is_empty(), "-o: nothing on stdout");
     let html = std::fs::read_to_string(&page).unwrap();
     for needle in ["http://", "https://", "src=\"", "@import", "url("] {
@@ -686,28 +695,13 @@ fn the_history_page_draws_a_line_per_metric_with_its_change_points() {
     assert_eq!(shown.len(), 1, "{rows:#?}");
     assert!(shown[0].contains("data-name=\"syscall-null\""));
 
-    let shot = dir.join("history.png");
-    let desk = visit(
+    let shot = desktop_screenshot(
         &browser,
         dir,
         &url,
-        &[
-            "--window-size=1280,2000",
-            &format!("--screenshot={}", shot.display()),
-        ],
+        "history.png",
+        "history screenshot",
+        100,
     );
-    assert_quiet(&desk, "history screenshot");
-    assert_picture(
-        &shot,
-        1280,
-        &[
-            (REGRESSION_ROW_BG, 5_000, "regression row background"),
-            (REGRESSION_RED, 100, "regression red"),
-        ],
-    );
-    if let Some(keep) = std::env::var_os("KBENCH_KEEP_SCREENSHOTS") {
-        for file in [&shot, &page] {
-            std::fs::copy(file, Path::new(&keep).join(file.file_name().unwrap())).unwrap();
-        }
-    }
+    keep_screenshots(&[&shot, &page]);
 }

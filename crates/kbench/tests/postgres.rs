@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{SHORT, json_of, kbench, temp_db};
+use common::{SHORT, assert_success, json_of, kbench, temp_db};
 
 /// The test server's URL; `None` (skip) outside CI when unset.
 fn postgres_url() -> Option<String> {
@@ -71,11 +71,7 @@ impl Drop for Database {
 
 fn ok(command: &mut assert_cmd::Command) -> Vec<u8> {
     let out = command.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{command:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, &format!("{command:?} failed: "));
     out.stdout
 }
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{have_programs, json, json_of, kbench, temp_db};
+use common::{assert_success, ctrl_c_group, have_programs, json, json_of, kbench, temp_db};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -13,6 +13,14 @@ use std::time::{Duration, Instant};
 
 /// Two runs per test, one round: behaviour, not precision.
 const BRIEF: [&str; 6] = ["--max-time", "1", "--min-samples", "2", "--rounds", "1"];
+
+/// Whether redis, fio and stress-ng are installed (see [`have_programs`]).
+fn have_real_tools() -> bool {
+    have_programs(
+        &["redis-server", "redis-benchmark", "fio", "stress-ng"],
+        "kbench install redis fio stress-ng, as root",
+    )
+}
 
 /// Scratch directories left in `dir`.
 fn scratch_left(dir: &Path) -> Vec<String> {
@@ -66,10 +74,7 @@ fn test_names(doc: &Value) -> Vec<String> {
 
 #[test]
 fn redis_fio_and_stress_ng_run_against_the_real_tools() {
-    if !have_programs(
-        &["redis-server", "redis-benchmark", "fio", "stress-ng"],
-        "kbench install redis fio stress-ng, as root",
-    ) {
+    if !have_real_tools() {
         return;
     }
     let (_dir, db) = temp_db();
@@ -90,11 +95,7 @@ fn redis_fio_and_stress_ng_run_against_the_real_tools() {
         .args(BRIEF)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "run failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "run failed: ");
     let doc = json(&out.stdout);
     let ended = outcomes(&doc);
     // 5 redis commands, 2 engines x buffered/direct, 18 stressors.
@@ -143,10 +144,7 @@ fn redis_fio_and_stress_ng_run_against_the_real_tools() {
 
 #[test]
 fn compare_shows_profiles_beside_a_built_in() {
-    if !have_programs(
-        &["redis-server", "redis-benchmark", "fio", "stress-ng"],
-        "kbench install redis fio stress-ng, as root",
-    ) {
+    if !have_real_tools() {
         return;
     }
     let (_dir, db) = temp_db();
@@ -166,11 +164,7 @@ fn compare_shows_profiles_beside_a_built_in() {
             .args(BRIEF)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "run failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out, "run failed: ");
     }
     let report = json_of(&db, &["compare", "mixed", "--format", "json"]);
     let metrics: Vec<String> = report["metrics"]
@@ -297,11 +291,7 @@ fn a_hung_tool_is_killed_at_its_timeout_and_the_run_goes_on() {
         .args(["--max-time", "0.3", "--rounds", "1"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "");
     assert!(started.elapsed() < Duration::from_secs(30));
     let ended = outcomes(&json(&out.stdout));
     assert_eq!(ended[0].0, "toy-hang");
@@ -316,18 +306,6 @@ fn a_hung_tool_is_killed_at_its_timeout_and_the_run_goes_on() {
     assert_eq!(ended[1].0, "syscall-null");
     assert!(ended[1].1 == "target_met" || ended[1].1 == "budget_hit");
     assert_eq!(scratch_left(work.path()), Vec::<String>::new());
-}
-
-fn processes_marked(marker: &str) -> Vec<String> {
-    let mut left = vec![];
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
-        if String::from_utf8_lossy(&environ).contains(marker) {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            left.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
-        }
-    }
-    left
 }
 
 #[test]
@@ -350,7 +328,7 @@ id = "toy-sigint"
 "#
     ));
     let marker = "KBENCH_TEST_MARK=profile-sigint";
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kbench"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kbench"))
         .current_dir(work.path())
         .args([
             "run",
@@ -380,16 +358,7 @@ id = "toy-sigint"
         !scratch_left(work.path()).is_empty(),
         "the scratch directory is in the work directory"
     );
-    // SAFETY: kill with a negative pid signals the child's process group,
-    // as a terminal's Ctrl-C does.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !processes_marked(marker).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert_eq!(processes_marked(marker), Vec::<String>::new());
+    ctrl_c_group(child, marker, Duration::from_secs(10));
     assert_eq!(scratch_left(work.path()), Vec::<String>::new());
 }
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{kbench, temp_db};
+use common::{assert_success, kbench, succeeds, temp_db};
 use kbench_server::client;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -78,11 +78,7 @@ fn create_token(db: &Path, name: &str) -> String {
         .args(["token", "create", "--name", name])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "");
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -99,10 +95,7 @@ fn push_to_a_served_database_is_stored_once_and_compared() {
     let (dir, server_db) = temp_db();
     let local = dir.path().join("local.db");
     let file = samples_file(dir.path());
-    kbench(&local)
-        .args(["import", file.to_str().unwrap(), "--into", "plu"])
-        .assert()
-        .success();
+    succeeds(&local, &["import", file.to_str().unwrap(), "--into", "plu"]);
     let token = create_token(&server_db, "runner-1");
     assert!(token.starts_with("kbt_") && token.len() == 68, "{token}");
     let server = Server::start(&server_db, "127.0.0.1:0");
@@ -125,10 +118,7 @@ fn push_to_a_served_database_is_stored_once_and_compared() {
     let wrong = push(&local, &url, "kbt_wrong", &["--into", "other"]);
     assert!(!wrong.status.success());
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("401"));
-    kbench(&server_db)
-        .args(["token", "revoke", "runner-1"])
-        .assert()
-        .success();
+    succeeds(&server_db, &["token", "revoke", "runner-1"]);
     let revoked = push(&local, &url, &token, &["--into", "other"]);
     assert!(String::from_utf8_lossy(&revoked.stderr).contains("revoked"));
     let listed = kbench(&server_db).args(["token", "list"]).output().unwrap();
@@ -147,10 +137,7 @@ fn a_push_retries_until_the_server_is_up() {
     let (dir, server_db) = temp_db();
     let local = dir.path().join("local.db");
     let file = samples_file(dir.path());
-    kbench(&local)
-        .args(["import", file.to_str().unwrap(), "--into", "plu"])
-        .assert()
-        .success();
+    succeeds(&local, &["import", file.to_str().unwrap(), "--into", "plu"]);
     let token = create_token(&server_db, "runner-1");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

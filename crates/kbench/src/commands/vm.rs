@@ -152,15 +152,15 @@ pub fn vm(command: VmCommand, db: &super::Db) -> anyhow::Result<ExitCode> {
     match command {
         VmCommand::Run(args) => {
             let kernels = [(args.kernel.clone(), args.identifier.clone())];
-            let mut lab = Lab::prepare(
+            let (lab, mut done) = Lab::prepare(
                 &kernels,
                 &args.names,
                 &args.into,
                 &args.sampling,
                 &args.vm,
                 db,
-            )?;
-            let mut done = lab.measure(args.rounds)?;
+            )?
+            .measured(args.rounds)?;
             let (request, summary) = done.pop().expect("one kernel");
             let mut store = lab.store;
             super::run::report(store.as_mut(), &request, &summary, args.json)
@@ -188,15 +188,15 @@ fn compare(args: VmCompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
         .enumerate()
         .map(|(i, kernel)| (kernel.clone(), args.identifiers.get(i).cloned()))
         .collect();
-    let mut lab = Lab::prepare(
+    let (lab, done) = Lab::prepare(
         &kernels,
         &args.names,
         &args.into,
         &args.sampling,
         &args.vm,
         db,
-    )?;
-    let done = lab.measure(args.rounds)?;
+    )?
+    .measured(args.rounds)?;
     drop(lab);
     if done.iter().any(|(_, summary)| summary.interrupted) {
         return Ok(ExitCode::from(super::run::EXIT_INTERRUPTED));
@@ -364,6 +364,12 @@ impl Lab {
             stop,
             accel: decision.accel,
         })
+    }
+
+    /// [`Lab::measure`], keeping the lab (its store) for what comes after.
+    fn measured(mut self, rounds: u32) -> anyhow::Result<(Lab, Vec<(RunRequest, RunSummary)>)> {
+        let done = self.measure(rounds)?;
+        Ok((self, done))
     }
 
     /// Boots every kernel once per round, in order, storing as it goes.

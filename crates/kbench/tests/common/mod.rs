@@ -7,6 +7,8 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::ffi::OsStr;
 use std::path::PathBuf;
+use std::process::{Child, Output};
+use std::time::{Duration, Instant};
 
 /// Short sampling for tests: behaviour, not precision.
 pub const SHORT: [&str; 6] = ["--max-time", "0.2", "--max-samples", "20", "--rounds", "1"];
@@ -33,6 +35,23 @@ pub fn json(output: &[u8]) -> Value {
             String::from_utf8_lossy(output)
         )
     })
+}
+
+/// Runs kbench with `args` and returns what it did, whatever its status.
+pub fn output(db: impl AsRef<OsStr>, args: &[&str]) -> Output {
+    kbench(db).args(args).output().unwrap()
+}
+
+/// Runs kbench with `args`, failing the test (with its output) unless it
+/// succeeds.
+pub fn succeeds(db: impl AsRef<OsStr>, args: &[&str]) {
+    kbench(db).args(args).assert().success();
+}
+
+/// Runs kbench with `args` and returns its stdout as JSON, whatever its
+/// status.
+pub fn json_stdout(db: impl AsRef<OsStr>, args: &[&str]) -> Value {
+    json(&output(db, args).stdout)
 }
 
 /// Runs kbench with `args` and returns its stdout as JSON, failing the test
@@ -71,4 +90,69 @@ pub fn have_programs(programs: &[&str], install: &str) -> bool {
         "SKIPPED: this test needs {missing:?} ({install})"
     );
     false
+}
+
+/// Processes still alive whose environment holds `marker` (inherited from
+/// the kbench the test started): there must be none after a run ends.
+pub fn processes_marked(marker: &str) -> Vec<String> {
+    let mut left = vec![];
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if String::from_utf8_lossy(&environ).contains(marker) {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            left.push(String::from_utf8_lossy(&cmdline).replace('\0', " "));
+        }
+    }
+    left
+}
+
+/// Ctrl-Cs the process group of `child` as a terminal would, checks its exit
+/// status 130, and that within `grace` no process whose environment holds
+/// `marker` is left.
+pub fn ctrl_c_group(mut child: Child, marker: &str, grace: Duration) {
+    // SAFETY: kill with a negative pid signals the child's process group.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    // Partners and workers get the same SIGINT; give them a moment to go.
+    let deadline = Instant::now() + grace;
+    while !processes_marked(marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(processes_marked(marker), Vec::<String>::new());
+}
+
+/// Waits (up to a minute) until the first identifier of result set `set`
+/// has stored more than `samples` samples.
+pub fn wait_for_samples(db: impl AsRef<OsStr>, set: &str, samples: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let shown = output(&db, &["show", set, "--json"]);
+        if shown.status.success()
+            && json(&shown.stdout)["identifiers"][0]["samples"].as_u64() > Some(samples)
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no samples stored within a minute"
+        );
+    }
+}
+
+/// Runs kbench with `args` and the short sampling of [`SHORT`], failing the
+/// test (with its output) unless it succeeds.
+pub fn run_short(db: impl AsRef<OsStr>, args: &[&str]) {
+    kbench(db).args(args).args(SHORT).assert().success();
+}
+
+/// Fails the test unless `out` is a success, with `context` and then its
+/// stderr as the message.
+pub fn assert_success(out: &Output, context: &str) {
+    assert!(
+        out.status.success(),
+        "{context}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
