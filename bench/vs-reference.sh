@@ -4,7 +4,7 @@
 # time of each over ROUNDS invocations (default 5). Installs the tools from
 # Debian's packages when run as root.
 #
-# Usage: bench/vs-reference.sh            ROUNDS=10 bench/vs-reference.sh
+# Usage: bench/vs-reference.sh            ROUNDS=10 MAX_TIME=3 bench/vs-reference.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
