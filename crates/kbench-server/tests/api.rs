@@ -4,63 +4,9 @@
 
 use kbench_server::client::{self, Response};
 use kbench_server::{Config, Running, auth};
+use kbench_store::testing::{ThrowawayDatabase, postgres_server};
 use kbench_store::{Location, Store};
 use serde_json::Value;
-
-fn postgres_url() -> Option<String> {
-    const VAR: &str = "KBENCH_TEST_POSTGRES_URL";
-    match std::env::var(VAR) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true but {VAR} is unset: CI must test PostgreSQL (.ci/postgres.sh)")
-        }
-        _ => {
-            eprintln!("skipped: set {VAR} (bash .ci/postgres.sh cargo test) to test PostgreSQL");
-            None
-        }
-    }
-}
-
-/// A database of its own on the test server, dropped at the end.
-struct PgDatabase {
-    server: String,
-    name: String,
-    url: String,
-}
-
-impl PgDatabase {
-    fn create(server: &str, tag: &str) -> PgDatabase {
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("kbench_api_{tag}_{}_{n}", std::process::id());
-        let mut admin = postgres::Client::connect(server, postgres::NoTls).unwrap();
-        admin
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-            .unwrap();
-        admin
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .unwrap();
-        let (scheme, rest) = server.split_once("://").unwrap();
-        let host_end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let query = rest[host_end..]
-            .find('?')
-            .map_or("", |at| &rest[host_end + at..]);
-        let url = format!("{scheme}://{}/{name}{query}", &rest[..host_end]);
-        PgDatabase {
-            server: server.to_string(),
-            name,
-            url,
-        }
-    }
-}
-
-impl Drop for PgDatabase {
-    fn drop(&mut self) {
-        if let Ok(mut client) = postgres::Client::connect(&self.server, postgres::NoTls) {
-            let _ = client.batch_execute(&format!("DROP DATABASE {} WITH (FORCE)", self.name));
-        }
-    }
-}
 
 /// A running server with a token "runner-1".
 struct Lab {
@@ -174,8 +120,8 @@ fn json(response: &Response) -> Value {
 fn on_both(test: fn(Location)) {
     let dir = tempfile::tempdir().unwrap();
     test(Location::Sqlite(dir.path().join("results.db")));
-    if let Some(server) = postgres_url() {
-        let db = PgDatabase::create(&server, "t");
+    if let Some(server) = postgres_server() {
+        let db = ThrowawayDatabase::create(&server, "api");
         test(Location::parse(&db.url).unwrap());
     }
 }

@@ -17,6 +17,8 @@ mod location;
 mod model;
 mod postgres;
 mod sqlite;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use error::StoreError;
 pub use location::{Location, PostgresUrl, redact};

@@ -8,66 +8,7 @@
 mod common;
 
 use common::{SHORT, assert_success, json_of, kbench, temp_db};
-
-/// The test server's URL; `None` (skip) outside CI when unset.
-fn postgres_url() -> Option<String> {
-    const VAR: &str = "KBENCH_TEST_POSTGRES_URL";
-    match std::env::var(VAR) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true but {VAR} is unset: CI must test PostgreSQL (.ci/postgres.sh)")
-        }
-        _ => {
-            eprintln!("skipped: set {VAR} (bash .ci/postgres.sh cargo test) to test PostgreSQL");
-            None
-        }
-    }
-}
-
-/// A database of its own on the test server, dropped at the end.
-struct Database {
-    server: String,
-    name: String,
-    /// The URL kbench is given.
-    url: String,
-}
-
-impl Database {
-    fn create(server: &str) -> Database {
-        let name = format!(
-            "kbench_e2e_{}_{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .subsec_nanos()
-        );
-        postgres::Client::connect(server, postgres::NoTls)
-            .unwrap()
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .unwrap();
-        // The server's URL with the database name replaced.
-        let (scheme, rest) = server.split_once("://").unwrap();
-        let host_end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let query = rest[host_end..]
-            .find('?')
-            .map_or("", |at| &rest[host_end + at..]);
-        let url = format!("{scheme}://{}/{name}{query}", &rest[..host_end]);
-        Database {
-            server: server.to_string(),
-            name,
-            url,
-        }
-    }
-}
-
-impl Drop for Database {
-    fn drop(&mut self) {
-        if let Ok(mut client) = postgres::Client::connect(&self.server, postgres::NoTls) {
-            let _ = client.batch_execute(&format!("DROP DATABASE {} WITH (FORCE)", self.name));
-        }
-    }
-}
+use kbench_store::testing::{ThrowawayDatabase, postgres_server};
 
 fn ok(command: &mut assert_cmd::Command) -> Vec<u8> {
     let out = command.output().unwrap();
@@ -77,8 +18,10 @@ fn ok(command: &mut assert_cmd::Command) -> Vec<u8> {
 
 #[test]
 fn compare_is_the_same_from_postgres_and_from_sqlite() {
-    let Some(server) = postgres_url() else { return };
-    let pg = Database::create(&server);
+    let Some(server) = postgres_server() else {
+        return;
+    };
+    let pg = ThrowawayDatabase::create(&server, "e2e");
     for identifier in ["a", "b"] {
         ok(kbench(&pg.url)
             .args(["run", "syscall-null", "--as", identifier, "--into", "p"])
