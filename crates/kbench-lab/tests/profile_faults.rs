@@ -397,11 +397,13 @@ fn slow_runs_stop_before_overrunning_the_budget() {
     // 1 s per run, a 3.5 s budget, at least 2: the fourth run would end at
     // 4 s, past the budget, so there are three (the 0.5 s of slack absorbs
     // the shell's start-up on a loaded machine).
-    // Noisy values (the shell's pid), so the CI target does not end it.
-    let lab = lab(&|_| {
-        toy(
-            "[[tests]]\nid = \"toy-slow\"\ncommand = \"sleep 1; echo rate: $(( $$ % 5 * 10 + 10 ))\"",
-        )
+    // Values alternate 10, 20, 10... (a counter kept outside the scratch
+    // directory), so the CI target never ends it.
+    let lab = lab(&|outside| {
+        toy(&format!(
+            "[[tests]]\nid = \"toy-slow\"\ncommand = \"n=$(cat {o}/n 2>/dev/null || echo 0); echo $((n + 1)) > {o}/n; sleep 1; echo rate: $((n % 2 * 10 + 10))\"",
+            o = outside.display()
+        ))
     });
     let plan = plan(2, Duration::from_millis(3500));
     let started = Instant::now();
