@@ -279,7 +279,7 @@ fn run_info(
     }
     finished.context("taking the system snapshot")?;
     let snapshot = snapshot.context("the measuring process sent no system snapshot")?;
-    Ok(new_run_info(snapshot, request))
+    new_run_info(snapshot, request)
 }
 
 /// Starts a batched round: one job with the snapshot and every test, and
@@ -298,7 +298,7 @@ fn start_batch(
     let mut stream = launcher.launch(&job)?;
     match stream.next_event() {
         Some(Ok(AgentEvent::Snapshot { snapshot })) => {
-            Ok((stream, new_run_info(*snapshot, request)))
+            Ok((stream, new_run_info(*snapshot, request)?))
         }
         Some(Ok(other)) => bail!("the measuring system sent {other:?} before its snapshot"),
         Some(Err(error)) => Err(error),
@@ -318,8 +318,8 @@ fn start_batch(
     }
 }
 
-fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> RunInfo {
-    RunInfo {
+fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> anyhow::Result<RunInfo> {
+    Ok(RunInfo {
         tool_version: snapshot.kbench_version.clone(),
         snapshot,
         host: request.host.clone(),
@@ -327,7 +327,8 @@ fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> RunInfo {
         notes: request.notes.clone(),
         started_at_ms: kbench_model::now_ms(),
         pid: std::process::id(),
-    }
+        uid: Some(kbench_model::random_id().context("making the run's uid")?),
+    })
 }
 
 /// One round's run: where its samples go.

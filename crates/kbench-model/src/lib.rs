@@ -76,6 +76,14 @@ pub struct Sample {
     pub round: u32,
 }
 
+/// 32 random hex digits from the kernel's generator: push ids, run uids.
+pub fn random_id() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()

@@ -13,12 +13,7 @@ pub fn new_secret() -> std::io::Result<String> {
     Ok(format!("{PREFIX}{}", hex(&bytes)))
 }
 
-/// A random id (16 bytes in hex), e.g. for a push.
-pub fn random_id() -> std::io::Result<String> {
-    let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(hex(&bytes))
-}
+pub use kbench_model::random_id;
 
 /// SHA-256 of `data`, in hex.
 pub fn sha256_hex(data: &[u8]) -> String {

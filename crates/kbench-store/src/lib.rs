@@ -23,8 +23,9 @@ pub mod testing;
 pub use error::StoreError;
 pub use location::{Location, PostgresUrl, redact};
 pub use model::{
-    IdentifierData, Push, PushOutcome, ResultSetData, ResultSetSummary, RunId, RunInfo, RunRecord,
-    RunStatus, TestId, TestOutcome, TestOutcomeKind, TokenInfo,
+    BisectInfo, IdentifierData, Job, JobSpec, JobState, LiveBatch, LiveOutcome, LiveSamples, Push,
+    PushOutcome, ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord,
+    RunStatus, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
 };
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
@@ -107,4 +108,50 @@ pub trait Store {
 
     /// The name of the unrevoked token whose secret hashes to this.
     fn token_by_hash(&mut self, secret_sha256: &str) -> Result<Option<String>>;
+
+    /// Every saved bisection, by name.
+    fn bisects(&mut self) -> Result<Vec<BisectInfo>>;
+
+    /// One run with its set, identifier, tests and samples; `NotFound`
+    /// when there is no such run.
+    fn run_contents(&mut self, run: RunId) -> Result<RunContents>;
+
+    /// Stores a part of a live-uploaded run into `set` in one transaction
+    /// (creating the set, identifier, run and tests as needed): samples
+    /// past those stored for the run and test, the outcomes (replacing),
+    /// and the run's status, end time and steal. Samples that would leave
+    /// a gap, a uid already used by a run of another set or identifier,
+    /// or a test with another unit are a `Conflict`; nothing is written.
+    fn append_live(&mut self, set: &str, batch: &LiveBatch) -> Result<LiveOutcome>;
+
+    /// Queues a job; its id.
+    fn submit_job(&mut self, spec: &JobSpec) -> Result<i64>;
+
+    /// Leases the oldest job `worker` can take (every job tag among
+    /// `tags`) for `lease_ms`: a queued one, or a running one whose lease
+    /// expired (its worker is presumed dead; `attempts` grows). A job whose
+    /// lease expired [`MAX_JOB_ATTEMPTS`] times is failed instead of leased
+    /// again. Two workers never hold one job (PostgreSQL: `FOR UPDATE SKIP
+    /// LOCKED`; SQLite: one writer). Records the worker as seen.
+    fn lease_job(&mut self, worker: &str, tags: &[String], lease_ms: i64) -> Result<Option<Job>>;
+
+    /// Extends `worker`'s lease on `job`; false when it no longer holds it
+    /// (expired and taken by another, or finished). Records the worker as seen.
+    fn renew_lease(&mut self, job: i64, worker: &str, lease_ms: i64) -> Result<bool>;
+
+    /// Ends `worker`'s job as done or failed with its message; false when
+    /// it no longer holds the lease (nothing changed).
+    fn finish_job(&mut self, job: i64, worker: &str, ok: bool, message: &str) -> Result<bool>;
+
+    /// All jobs, newest first.
+    fn jobs(&mut self) -> Result<Vec<Job>>;
+
+    /// One job; `NotFound` when there is none.
+    fn job(&mut self, id: i64) -> Result<Job>;
+
+    /// Every worker seen, most recently seen first.
+    fn workers(&mut self) -> Result<Vec<WorkerInfo>>;
 }
+
+/// Leases a job may lose (its worker dying) before it is failed.
+pub const MAX_JOB_ATTEMPTS: u32 = 3;

@@ -61,6 +61,10 @@ pub struct RunInfo {
     pub started_at_ms: i64,
     /// The process writing the run, to tell a live run from a killed one.
     pub pid: u32,
+    /// A run's id across stores (random, given by `kbench run --upload`):
+    /// the server finds a live-uploaded or resumed run by it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
 }
 
 /// A run as stored.
@@ -177,4 +181,158 @@ pub struct TokenInfo {
     pub name: String,
     pub created_at_ms: i64,
     pub revoked_at_ms: Option<i64>,
+}
+
+/// Everything stored of one run, to upload it again (`kbench run --upload`
+/// resuming a run re-sends it; the server keeps what it already has).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunContents {
+    pub set: String,
+    pub identifier: String,
+    pub record: RunRecord,
+    /// The specs of the tests with samples or outcomes in this run.
+    pub tests: Vec<TestSpec>,
+    /// This run's samples per test, in measurement order.
+    pub samples: BTreeMap<TestKey, Vec<Sample>>,
+}
+
+/// A part of a run uploaded while it goes on (`POST .../live`), found on
+/// the server by `run_uid` (created from `info` the first time). Idempotent:
+/// each test's samples say where they start in the run (`first`), and the
+/// server stores only those past what it has.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiveBatch {
+    pub identifier: String,
+    pub run_uid: String,
+    /// The run as it started (its snapshot); used when the run is new.
+    pub info: RunInfo,
+    /// The run's state now: status, end time and steal once ended.
+    pub status: RunStatus,
+    #[serde(default)]
+    pub ended_at_ms: Option<i64>,
+    #[serde(default)]
+    pub steal_percent: Option<f64>,
+    /// Specs of every test named in `samples` and `outcomes`.
+    #[serde(default)]
+    pub tests: Vec<TestSpec>,
+    #[serde(default)]
+    pub samples: Vec<LiveSamples>,
+    #[serde(default)]
+    pub outcomes: Vec<TestOutcome>,
+}
+
+/// Consecutive samples of one test in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiveSamples {
+    pub test: TestKey,
+    /// Index of the first of `samples` among this run's samples of `test`
+    /// (0-based). Past what is stored is a `Conflict` (a gap).
+    pub first: u64,
+    pub samples: Vec<Sample>,
+}
+
+/// What [`crate::Store::append_live`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveOutcome {
+    /// Samples stored now.
+    pub stored: u64,
+    /// Samples the store had already (a retry or a resumed upload).
+    pub skipped: u64,
+}
+
+/// A job for the lab's workers (`kbench job submit`): one `kbench run` (or
+/// `kbench vm run` when `kernel` is given) into `set` as `identifier`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    pub set: String,
+    pub identifier: String,
+    /// Suites, benchmark ids or tests, as `kbench run` takes them.
+    pub names: Vec<String>,
+    /// A kernel to boot in a VM: `debian:VERSION` or a cached release.
+    #[serde(default)]
+    pub kernel: Option<String>,
+    #[serde(default = "three")]
+    pub rounds: u32,
+    /// Seconds per test and round (`--max-time`), when not the default.
+    #[serde(default)]
+    pub max_time: Option<f64>,
+    /// A worker takes the job only if it has every one of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+fn three() -> u32 {
+    3
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    /// Waiting for a worker (or again, after its worker's lease expired).
+    Queued,
+    /// Leased by a worker until `lease_expires_at_ms`.
+    Running,
+    Done,
+    Failed,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<JobState> {
+        [
+            JobState::Queued,
+            JobState::Running,
+            JobState::Done,
+            JobState::Failed,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// A job as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub id: i64,
+    pub spec: JobSpec,
+    pub state: JobState,
+    /// Leases taken so far (a job whose worker died is leased again).
+    pub attempts: u32,
+    /// The worker holding or last holding the lease.
+    pub worker: Option<String>,
+    pub lease_expires_at_ms: Option<i64>,
+    pub submitted_at_ms: i64,
+    pub started_at_ms: Option<i64>,
+    pub finished_at_ms: Option<i64>,
+    /// How it ended (the worker's message), or why it was failed.
+    pub message: Option<String>,
+}
+
+/// A worker as the server last saw it (it asks for jobs and renews leases).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerInfo {
+    pub name: String,
+    pub tags: Vec<String>,
+    pub last_seen_ms: i64,
+    /// The job it holds a lease on, if any.
+    pub job: Option<i64>,
+}
+
+/// A saved bisection (its state is the JSON `kbench bisect` keeps).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BisectInfo {
+    pub name: String,
+    pub state_json: String,
+    pub updated_at_ms: i64,
 }

@@ -401,6 +401,7 @@ impl<'a> Session<'a> {
             notes: vec![format!("kbench bisect: commit {}", commit.hash)],
             started_at_ms: kbench_model::now_ms(),
             pid: std::process::id(),
+            uid: Some(kbench_model::random_id()?),
         };
         let run = self
             .store

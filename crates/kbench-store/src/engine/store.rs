@@ -9,8 +9,9 @@
 
 use super::{Fail, Param, Res, Row, Sql, args, first_int, parse_options, texts, transaction, with};
 use crate::{
-    IdentifierData, Push, PushOutcome, Result, ResultSetData, ResultSetSummary, RunId, RunInfo,
-    RunRecord, RunStatus, Store, StoreError, TestId, TestOutcome, TestOutcomeKind, TokenInfo,
+    BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
+    ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Store,
+    StoreError, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
 };
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms, validate_name};
 use std::collections::{BTreeMap, HashMap};
@@ -112,6 +113,7 @@ fn read_run(row: &dyn Row) -> Res<RunRecord> {
             notes: from_json("notes", &row.req_text(9)?)?,
             started_at_ms: row.req_int(2)?,
             pid: narrow("pid", row.req_int(4)?)?,
+            uid: None, // TODO(store v4): read the uid column
         },
         ended_at_ms: row.int(3)?,
         outcomes: Vec::new(),
@@ -958,5 +960,50 @@ impl<S: Sql> Store for S {
             )?
             .pop())
         })
+    }
+
+    fn bisects(&mut self) -> Result<Vec<BisectInfo>> {
+        todo!()
+    }
+
+    fn run_contents(&mut self, _run: RunId) -> Result<RunContents> {
+        todo!()
+    }
+
+    fn append_live(&mut self, _set: &str, _batch: &LiveBatch) -> Result<LiveOutcome> {
+        todo!()
+    }
+
+    fn submit_job(&mut self, _spec: &JobSpec) -> Result<i64> {
+        todo!()
+    }
+
+    fn lease_job(
+        &mut self,
+        _worker: &str,
+        _tags: &[String],
+        _lease_ms: i64,
+    ) -> Result<Option<Job>> {
+        todo!()
+    }
+
+    fn renew_lease(&mut self, _job: i64, _worker: &str, _lease_ms: i64) -> Result<bool> {
+        todo!()
+    }
+
+    fn finish_job(&mut self, _job: i64, _worker: &str, _ok: bool, _message: &str) -> Result<bool> {
+        todo!()
+    }
+
+    fn jobs(&mut self) -> Result<Vec<Job>> {
+        todo!()
+    }
+
+    fn job(&mut self, _id: i64) -> Result<Job> {
+        todo!()
+    }
+
+    fn workers(&mut self) -> Result<Vec<WorkerInfo>> {
+        todo!()
     }
 }
