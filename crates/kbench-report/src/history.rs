@@ -266,6 +266,7 @@ pub(crate) mod tests {
                         map.insert(bw.clone(), samples(1000.0));
                     }
                     IdentifierData {
+                        sample_runs: Default::default(),
                         name: format!("v{v}"),
                         runs: vec![],
                         samples: map,

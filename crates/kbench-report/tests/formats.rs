@@ -70,6 +70,7 @@ fn identifier(
     tests: Vec<(&str, Vec<f64>)>,
 ) -> IdentifierData {
     IdentifierData {
+        sample_runs: Default::default(),
         name: name.to_string(),
         runs: vec![RunRecord {
             id: RunId(id),

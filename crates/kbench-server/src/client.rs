@@ -5,8 +5,27 @@
 //! extra dependency; an `https://` URL is refused with a message.
 
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
+
+/// How long a request may wait: for the connection, and for each read or
+/// write on it (a server that stops answering is then an `Err`, worth
+/// retrying, instead of a client that hangs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    pub io: Duration,
+}
+
+impl Default for Timeouts {
+    /// Generous: a large push may take the server a while to store.
+    fn default() -> Timeouts {
+        Timeouts {
+            connect: Duration::from_secs(30),
+            io: Duration::from_secs(300),
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
@@ -49,9 +68,9 @@ pub fn encode_segment(text: &str) -> String {
     out
 }
 
-/// Sends one request to `addr` (`host:port`) and reads the whole answer.
-/// An `Err` is a connection failure (worth retrying); any HTTP status is
-/// an `Ok`.
+/// Sends one request to `addr` (`host:port`) and reads the whole answer,
+/// with the default [`Timeouts`]. An `Err` is a connection failure (worth
+/// retrying); any HTTP status is an `Ok`.
 pub fn request(
     addr: &str,
     method: &str,
@@ -59,8 +78,21 @@ pub fn request(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> io::Result<Response> {
-    let mut stream = TcpStream::connect(addr)?;
-    stream.set_read_timeout(Some(Duration::from_secs(300)))?;
+    request_with_timeouts(addr, method, path, headers, body, Timeouts::default())
+}
+
+/// [`request`] with the given timeouts.
+pub fn request_with_timeouts(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    timeouts: Timeouts,
+) -> io::Result<Response> {
+    let mut stream = connect(addr, timeouts.connect)?;
+    stream.set_read_timeout(Some(timeouts.io))?;
+    stream.set_write_timeout(Some(timeouts.io))?;
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -85,6 +117,20 @@ pub fn request(
         ));
     }
     parse_response(&raw)
+}
+
+/// Connects to the first address of `addr` that answers within `timeout`.
+fn connect(addr: &str, timeout: Duration) -> io::Result<TcpStream> {
+    let mut last = None;
+    for resolved in addr.to_socket_addrs()? {
+        match TcpStream::connect_timeout(&resolved, timeout) {
+            Ok(stream) => return Ok(stream),
+            Err(error) => last = Some(error),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        io::Error::new(io::ErrorKind::NotFound, format!("{addr}: no address found"))
+    }))
 }
 
 fn parse_response(raw: &[u8]) -> io::Result<Response> {

@@ -1,4 +1,5 @@
-//! API errors: a status and a JSON body `{"error": "..."}`.
+//! API errors: a status and a JSON body `{"error": "..."}`, and how store
+//! errors map to statuses.
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -23,18 +24,54 @@ impl ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, message)
     }
 
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, message)
+    }
+
+    pub fn conflict(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::CONFLICT, message)
+    }
+
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+
+    /// Whether the database could not be reached (503): the request may
+    /// be retried as it was, and the store that met it is not reused.
+    pub fn is_unreachable(&self) -> bool {
+        self.status == StatusCode::SERVICE_UNAVAILABLE
+    }
+}
+
+/// The hint kbench-store's PostgreSQL backend appends to a `Database`
+/// error whose connection was lost (a server restart or shutdown).
+/// `StoreError` has no variant of its own for it, so it is recognised by
+/// this text; `tests/faults.rs` fails if the text changes.
+const CONNECTION_LOST: &str = "the connection to the server was lost";
+
+/// Whether a store error means the database is unreachable now (it cannot
+/// be connected to, or the connection broke) rather than that the request
+/// is wrong: such a request is worth retrying unchanged.
+pub fn unreachable(err: &StoreError) -> bool {
+    match err {
+        StoreError::Open { .. } => true,
+        StoreError::Database(text) => text.contains(CONNECTION_LOST),
+        _ => false,
     }
 }
 
 impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> ApiError {
+        if unreachable(&err) {
+            return ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("the database is unreachable; retry: {err}"),
+            );
+        }
         let status = match &err {
             StoreError::InvalidName(_) => StatusCode::BAD_REQUEST,
             StoreError::NotFound(_) => StatusCode::NOT_FOUND,
             StoreError::Conflict(_) => StatusCode::CONFLICT,
-            StoreError::Open { .. } => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, err.to_string())
@@ -48,5 +85,35 @@ impl IntoResponse for ApiError {
             Json(serde_json::json!({ "error": self.message })),
         )
             .into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unreachable_databases_are_503_and_the_rest_keep_their_status() {
+        let lost = StoreError::Database(format!(
+            "storing a sample in postgres://x/db: db error; {CONNECTION_LOST} (kbench reconnects)"
+        ));
+        assert_eq!(ApiError::from(lost).status, StatusCode::SERVICE_UNAVAILABLE);
+        let down = StoreError::Open {
+            db: "postgres://x/db".into(),
+            reason: "connection refused".into(),
+        };
+        let down = ApiError::from(down);
+        assert!(down.is_unreachable());
+        assert!(
+            down.message
+                .starts_with("the database is unreachable; retry")
+        );
+        let other = StoreError::Database("syntax error".into());
+        assert_eq!(
+            ApiError::from(other).status,
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
+        let gap = ApiError::from(StoreError::Conflict("gap".into()));
+        assert_eq!(gap.status, StatusCode::CONFLICT);
     }
 }

@@ -1,20 +1,26 @@
 //! `kbench serve`: the shared lab's JSON HTTP API over a result store
-//! (SQLite file or PostgreSQL), on axum and tokio.
+//! (SQLite file or PostgreSQL), on axum and tokio. docs/api.md describes
+//! the routes ([`ROUTES`]) and openapi.json (served at
+//! `/api/v1/openapi.json`) describes them for machines:
 //!
-//! - `POST /api/v1/result-sets/{set}/samples`: a kbench.samples/1 document,
-//!   with `Authorization: Bearer TOKEN` and `Idempotency-Key: PUSH-ID`;
-//!   a push id already stored answers 200 "already stored" and writes
-//!   nothing, so a client retries safely.
-//! - `GET /api/v1/result-sets`, `GET /api/v1/result-sets/{set}/compare`,
-//!   `GET /api/v1/result-sets/{set}/history`: open reads.
+//! - result sets: pushes of whole `kbench.samples/1` documents (once per
+//!   `Idempotency-Key`, so a client retries safely), live uploads of runs
+//!   going on, comparisons, histories and exports;
+//! - the job queue: submitting, leasing (with renewals and expiry),
+//!   finishing, and the workers seen;
+//! - saved bisections, read only.
+//!
+//! Reading is open; writing needs `Authorization: Bearer TOKEN`.
 //!
 //! The store is synchronous: every store call runs on tokio's blocking pool
 //! ([`pool::Stores`]), one store per request taken from a small pool of open
 //! connections, so requests run in parallel on PostgreSQL and the async
-//! threads never wait on the database.
+//! threads never wait on the database. A database that cannot be reached
+//! answers 503: the client retries.
 
 pub mod auth;
 pub mod client;
+mod dashboard;
 mod error;
 mod handlers;
 mod pool;
@@ -23,7 +29,6 @@ pub use error::ApiError;
 pub use pool::Stores;
 
 use axum::Router;
-use axum::routing::{get, post};
 use kbench_store::Location;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -46,6 +51,40 @@ pub(crate) struct AppState {
     pub max_body: usize,
 }
 
+/// Declares the API's routes once: [`ROUTES`], which the OpenAPI test
+/// checks openapi.json against, and the router built from the same list.
+macro_rules! api_routes {
+    ($($method:ident $path:literal => $handler:path;)*) => {
+        /// Every API route as (method, path): what the router serves and
+        /// openapi.json documents (tests/api.rs checks both ways).
+        pub const ROUTES: &[(&str, &str)] = &[$((stringify!($method), $path)),*];
+
+        fn api_router() -> Router<AppState> {
+            Router::new()$(.route($path, axum::routing::$method($handler)))*
+        }
+    };
+}
+
+api_routes! {
+    get "/api/v1/token" => handlers::token;
+    get "/api/v1/openapi.json" => handlers::openapi;
+    get "/api/v1/result-sets" => handlers::sets::list_sets;
+    post "/api/v1/result-sets/{set}/samples" => handlers::sets::push_samples;
+    post "/api/v1/result-sets/{set}/live" => handlers::live::append;
+    get "/api/v1/result-sets/{set}/compare" => handlers::sets::compare;
+    get "/api/v1/result-sets/{set}/history" => handlers::sets::history;
+    get "/api/v1/result-sets/{set}/export" => handlers::sets::export;
+    get "/api/v1/bisects" => handlers::bisects::list;
+    get "/api/v1/bisects/{name}" => handlers::bisects::one;
+    post "/api/v1/jobs" => handlers::jobs::submit;
+    get "/api/v1/jobs" => handlers::jobs::list;
+    get "/api/v1/jobs/{id}" => handlers::jobs::one;
+    post "/api/v1/jobs/lease" => handlers::jobs::lease;
+    post "/api/v1/jobs/{id}/renew" => handlers::jobs::renew;
+    post "/api/v1/jobs/{id}/finish" => handlers::jobs::finish;
+    get "/api/v1/workers" => handlers::jobs::workers;
+}
+
 /// The API's routes over `stores`.
 ///
 /// Keep a clone of `stores` outside the runtime and drop it after the
@@ -53,14 +92,8 @@ pub(crate) struct AppState {
 /// when dropped, which panics inside an async task.
 pub fn router(stores: Arc<Stores>, max_body: usize) -> Router {
     let state = AppState { stores, max_body };
-    Router::new()
-        .route("/api/v1/result-sets", get(handlers::list_sets))
-        .route(
-            "/api/v1/result-sets/{set}/samples",
-            post(handlers::push_samples),
-        )
-        .route("/api/v1/result-sets/{set}/compare", get(handlers::compare))
-        .route("/api/v1/result-sets/{set}/history", get(handlers::history))
+    api_router()
+        .merge(dashboard::routes())
         .fallback(handlers::not_found)
         .with_state(state)
 }

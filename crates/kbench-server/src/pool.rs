@@ -5,10 +5,17 @@
 //! Mutex: PostgreSQL serves requests in parallel, and a slow comparison
 //! does not hold up pushes; SQLite serialises writers itself (WAL, one
 //! writer at a time with readers beside it).
+//!
+//! A database restart: the requests in flight fail with 503 (the client
+//! retries them), and no later request fails for it. A store whose call
+//! met an unreachable database is dropped rather than pooled; an idle
+//! PostgreSQL store is checked with a cheap query before use, since its
+//! connection may have been closed by the server while it was idle (the
+//! check marks it lost and the store reconnects on its next operation).
 
 use crate::error::ApiError;
 use kbench_store::{Location, Store};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Idle stores kept open between requests.
 pub const MAX_IDLE: usize = 8;
@@ -29,7 +36,14 @@ impl Stores {
     fn take(&self) -> Result<Box<dyn Store + Send>, ApiError> {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         match idle {
-            Some(store) => Ok(store),
+            Some(mut store) => {
+                if matches!(self.location, Location::Postgres(_)) {
+                    // The answer does not matter: a broken connection is
+                    // marked lost by this call and reopened by the next.
+                    let _ = store.token_by_hash("");
+                }
+                Ok(store)
+            }
             None => Ok(self.location.open_send()?),
         }
     }
@@ -43,14 +57,16 @@ impl Stores {
 
     /// Runs `f` with a store on the blocking pool.
     pub async fn with<T: Send + 'static>(
-        self: &std::sync::Arc<Self>,
+        self: &Arc<Self>,
         f: impl FnOnce(&mut dyn Store) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
         let stores = self.clone();
         tokio::task::spawn_blocking(move || {
             let mut store = stores.take()?;
             let result = f(store.as_mut());
-            stores.put(store);
+            if !result.as_ref().is_err_and(ApiError::is_unreachable) {
+                stores.put(store);
+            }
             result
         })
         .await

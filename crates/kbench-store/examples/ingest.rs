@@ -7,11 +7,15 @@
 //! fresh SQLite database in DIR (default: the temp directory; ext4 and
 //! tmpfs differ), or into the PostgreSQL database at URL (result sets
 //! `ingest-*` are added to it). Prints the median, least and greatest rate,
-//! then `import` of 20 x N samples in one transaction (multi-row INSERTs)
-//! and `load` of them back.
+//! then `import` of 20 x N samples in one transaction (multi-row INSERTs),
+//! `load` of them back, and `append_live` of 20 x N samples in batches of
+//! 1,000 (as `kbench serve` stores a live upload).
 
 use kbench_model::{Direction, Sample, TestKey, TestSpec, now_ms};
-use kbench_store::{IdentifierData, Location, ResultSetData, RunInfo, RunRecord, RunStatus, Store};
+use kbench_store::{
+    IdentifierData, LiveBatch, LiveSamples, Location, ResultSetData, RunInfo, RunRecord, RunStatus,
+    Store,
+};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -61,6 +65,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         started_at_ms: tag,
         ..RunInfo::default()
     };
+    let live_info = info.clone();
 
     let mut rates = Vec::new();
     for n in 0..RUNS {
@@ -92,6 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         name: format!("ingest-import-{tag}"),
         tests: vec![spec.clone()],
         identifiers: vec![IdentifierData {
+            sample_runs: Default::default(),
             name: "imported".into(),
             runs: vec![RunRecord {
                 id: kbench_store::RunId(0),
@@ -118,6 +124,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "load: {read} samples in {seconds:.2} s = {:.0} samples/s",
         read as f64 / seconds
+    );
+
+    const LIVE_BATCH: usize = 1000;
+    let uid = format!("ingest-{tag}");
+    let started = Instant::now();
+    for first in (0..bulk).step_by(LIVE_BATCH) {
+        let batch = LiveBatch {
+            identifier: "live".into(),
+            run_uid: uid.clone(),
+            info: live_info.clone(),
+            status: RunStatus::Running,
+            ended_at_ms: None,
+            steal_percent: None,
+            tests: vec![spec.clone()],
+            samples: vec![LiveSamples {
+                test: spec.key.clone(),
+                first: first as u64,
+                samples: (first..bulk.min(first + LIVE_BATCH)).map(sample).collect(),
+            }],
+            outcomes: vec![],
+        };
+        store.append_live(&format!("ingest-live-{tag}"), &batch)?;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "append_live, batches of {LIVE_BATCH}: {bulk} samples in {seconds:.2} s = {:.0} samples/s",
+        bulk as f64 / seconds
     );
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! What both databases share: the store's logic, its SQL and its messages
-//! are written once here (`engine/store.rs`), over the small [`Sql`] trait
-//! that `sqlite.rs` and `postgres.rs` implement.
+//! are written once here (`engine/store.rs`, with live uploads in
+//! `engine/live.rs` and the job queue in `engine/jobs.rs`), over the small
+//! [`Sql`] trait that `sqlite.rs` and `postgres.rs` implement.
 //!
 //! The SQL is the common subset of SQLite and PostgreSQL, with SQLite's
 //! numbered parameters `?1`, `?2`...; the PostgreSQL side rewrites them to
@@ -10,6 +11,8 @@
 //! This module is private: its `pub` items are reachable from the backends
 //! but not from outside the crate, so [`Sql`] is sealed.
 
+mod jobs;
+mod live;
 mod store;
 
 use crate::{Result, StoreError};
@@ -135,6 +138,13 @@ pub trait Sql {
     fn commit(&mut self) -> Res<()>;
 
     fn rollback(&mut self) -> Res<()>;
+
+    /// What ends a `SELECT` of rows a write transaction claims: PostgreSQL
+    /// locks them and passes over rows another transaction holds
+    /// (` FOR UPDATE SKIP LOCKED`), so workers leasing at once neither wait
+    /// for each other nor take the same job; SQLite lets one writer in at a
+    /// time anyway (`begin_write`), and has no such clause (empty).
+    fn skip_locked(&self) -> &'static str;
 
     /// A database error naming the database, what was being done and, where
     /// there is one, what to do about it.

@@ -115,18 +115,15 @@ fn export_identifier(identifier: &IdentifierData) -> IdentifierEntry {
         .collect();
     let mut loose: BTreeMap<String, Vec<SampleEntry>> = BTreeMap::new();
     for (key, samples) in &identifier.samples {
-        for sample in samples {
+        let owners = identifier.runs_of_samples(key);
+        for (sample, owner) in samples.iter().zip(owners) {
             let entry = SampleEntry {
                 value: sample.value,
                 iterations: sample.iterations,
                 at_ms: sample.at_ms,
                 round: sample.round,
             };
-            let owner = runs
-                .iter_mut()
-                .rev()
-                .find(|run| run.info.started_at_ms <= sample.at_ms);
-            let target = match owner {
+            let target = match runs.get_mut(owner) {
                 Some(run) => &mut run.samples,
                 None => &mut loose,
             };
@@ -215,27 +212,33 @@ fn identifier_data(
 ) -> Result<IdentifierData, ExchangeError> {
     let mut runs = Vec::new();
     let mut samples: BTreeMap<TestKey, Vec<Sample>> = BTreeMap::new();
-    let mut add =
-        |group: &BTreeMap<String, Vec<SampleEntry>>, at: &str| -> Result<(), ExchangeError> {
-            for (test, list) in group {
-                let key = declared(test, tests, &format!("{at}.samples[{test:?}]"))?;
-                if list.is_empty() {
-                    return Err(ExchangeError(format!(
-                        "{at}.samples[{test:?}]: the sample list is empty"
-                    )));
-                }
-                for (k, s) in list.iter().enumerate() {
-                    check_sample(s, &format!("{at}.samples[{test:?}][{k}]"))?;
-                    samples.entry(key.clone()).or_default().push(Sample {
-                        value: s.value,
-                        iterations: s.iterations,
-                        at_ms: s.at_ms,
-                        round: s.round,
-                    });
-                }
+    let mut sample_runs: BTreeMap<TestKey, Vec<usize>> = BTreeMap::new();
+    // Samples without a run get a run of their own, first (see below).
+    let offset = usize::from(!entry.samples.is_empty());
+    let mut add = |group: &BTreeMap<String, Vec<SampleEntry>>,
+                   at: &str,
+                   run: usize|
+     -> Result<(), ExchangeError> {
+        for (test, list) in group {
+            let key = declared(test, tests, &format!("{at}.samples[{test:?}]"))?;
+            if list.is_empty() {
+                return Err(ExchangeError(format!(
+                    "{at}.samples[{test:?}]: the sample list is empty"
+                )));
             }
-            Ok(())
-        };
+            for (k, s) in list.iter().enumerate() {
+                check_sample(s, &format!("{at}.samples[{test:?}][{k}]"))?;
+                samples.entry(key.clone()).or_default().push(Sample {
+                    value: s.value,
+                    iterations: s.iterations,
+                    at_ms: s.at_ms,
+                    round: s.round,
+                });
+                sample_runs.entry(key.clone()).or_default().push(run);
+            }
+        }
+        Ok(())
+    };
     for (r, run) in entry.runs.iter().enumerate() {
         let at = format!("{path}.runs[{r}]");
         if run.info.started_at_ms < 0 || run.ended_at_ms.is_some_and(|t| t < run.info.started_at_ms)
@@ -252,7 +255,7 @@ fn identifier_data(
                 )));
             }
         }
-        add(&run.samples, &at)?;
+        add(&run.samples, &at, r + offset)?;
         runs.push(RunRecord {
             id: RunId(0),
             status: run.status,
@@ -261,7 +264,7 @@ fn identifier_data(
             outcomes: run.outcomes.clone(),
         });
     }
-    add(&entry.samples, path)?;
+    add(&entry.samples, path, 0)?;
     if !entry.samples.is_empty() {
         // Samples without a run: one imported run holds them, started at
         // (or before) the first of them so every sample falls inside it.
@@ -291,6 +294,7 @@ fn identifier_data(
         name: entry.name.clone(),
         runs,
         samples,
+        sample_runs,
     })
 }
 

@@ -37,7 +37,8 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 /// Where results are kept. Every write is durable when the call returns.
 pub trait Store {
     /// Starts a new run of `identifier` in result set `set`, creating both
-    /// when new. Names are checked with `kbench_model::validate_name`.
+    /// when new. Names are checked with `kbench_model::validate_name`; a
+    /// `info.uid` another run has is a `Conflict`.
     fn begin_run(&mut self, set: &str, identifier: &str, info: &RunInfo) -> Result<RunId>;
 
     /// The newest run of this identifier that never ended (killed) or was
@@ -70,7 +71,8 @@ pub trait Store {
     fn load(&mut self, set: &str) -> Result<ResultSetData>;
 
     /// Writes a whole result set (import) in one transaction: all or nothing.
-    /// Identifiers that already exist in `data.name` are a `Conflict`.
+    /// Identifiers that already exist in `data.name`, and runs whose uid a
+    /// stored run has (imported or uploaded before), are a `Conflict`.
     fn import(&mut self, data: &ResultSetData) -> Result<()>;
 
     /// The largest round number stored for this identifier, if any sample.
@@ -119,12 +121,16 @@ pub trait Store {
     /// Stores a part of a live-uploaded run into `set` in one transaction
     /// (creating the set, identifier, run and tests as needed): samples
     /// past those stored for the run and test, the outcomes (replacing),
-    /// and the run's status, end time and steal. Samples that would leave
-    /// a gap, a uid already used by a run of another set or identifier,
-    /// or a test with another unit are a `Conflict`; nothing is written.
+    /// and the run's status, end time, steal and pid. Samples that would
+    /// leave a gap, a uid already used by a run of another set or
+    /// identifier, or a test with another unit are a `Conflict`; a test
+    /// neither in `batch.tests` nor stored in the set, a bad name or uid
+    /// are `InvalidName`; nothing is written then.
     fn append_live(&mut self, set: &str, batch: &LiveBatch) -> Result<LiveOutcome>;
 
-    /// Queues a job; its id.
+    /// Queues a job; its id. A spec without names to run, with rounds
+    /// outside 1..=100, a max_time that is not a positive number, or a tag
+    /// not of letters, digits, '-', '_' and '.' is `InvalidName`.
     fn submit_job(&mut self, spec: &JobSpec) -> Result<i64>;
 
     /// Leases the oldest job `worker` can take (every job tag among
@@ -132,7 +138,8 @@ pub trait Store {
     /// expired (its worker is presumed dead; `attempts` grows). A job whose
     /// lease expired [`MAX_JOB_ATTEMPTS`] times is failed instead of leased
     /// again. Two workers never hold one job (PostgreSQL: `FOR UPDATE SKIP
-    /// LOCKED`; SQLite: one writer). Records the worker as seen.
+    /// LOCKED`; SQLite: one writer). Records the worker as seen. A
+    /// `lease_ms` that is not positive is `InvalidName`.
     fn lease_job(&mut self, worker: &str, tags: &[String], lease_ms: i64) -> Result<Option<Job>>;
 
     /// Extends `worker`'s lease on `job`; false when it no longer holds it

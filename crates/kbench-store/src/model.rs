@@ -126,6 +126,32 @@ pub struct IdentifierData {
     pub runs: Vec<RunRecord>,
     /// Raw samples per test, in measurement order, all runs together.
     pub samples: BTreeMap<TestKey, Vec<Sample>>,
+    /// Per test, the index in `runs` of the run each sample was measured
+    /// in (parallel to `samples`). Empty for a test when unknown (data
+    /// built by hand): its samples then go with the newest run started at
+    /// or before them, which a guest clock behind the host's gets wrong.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sample_runs: BTreeMap<TestKey, Vec<usize>>,
+}
+
+impl IdentifierData {
+    /// The index in `runs` of each sample of `key`: the recorded one, or
+    /// by time when none is recorded.
+    pub fn runs_of_samples(&self, key: &TestKey) -> Vec<usize> {
+        let samples = self.samples.get(key).map_or(&[][..], Vec::as_slice);
+        match self.sample_runs.get(key) {
+            Some(runs) if runs.len() == samples.len() => runs.clone(),
+            _ => samples
+                .iter()
+                .map(|sample| {
+                    self.runs
+                        .iter()
+                        .rposition(|run| run.info.started_at_ms <= sample.at_ms)
+                        .unwrap_or(0)
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A whole result set.

@@ -36,6 +36,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("postgres/schema_v1.sql"),
     include_str!("postgres/schema_v2.sql"),
     include_str!("postgres/schema_v3.sql"),
+    include_str!("postgres/schema_v4.sql"),
 ];
 
 const _: () = assert!(
@@ -292,6 +293,10 @@ impl Sql for PostgresStore {
         self.batch("ROLLBACK")
     }
 
+    fn skip_locked(&self) -> &'static str {
+        " FOR UPDATE SKIP LOCKED"
+    }
+
     fn describe(&self, doing: &str, err: DbError) -> StoreError {
         let text = match err {
             DbError::Postgres(err) => format!("{}{}", pg_text(&err), hint(&err)),
@@ -418,7 +423,7 @@ fn migrate(client: &mut Client, db: &str) -> crate::Result<()> {
     } else {
         let ours: Vec<String> = TABLES
             .iter()
-            .chain(&["bisects", "api_tokens", "pushes"])
+            .chain(&["bisects", "api_tokens", "pushes", "jobs", "workers"])
             .map(|t| format!("'{t}'"))
             .collect();
         let clash: Vec<String> = tx

@@ -1,6 +1,7 @@
 //! The embedded store: one SQLite file (WAL mode), schema in
-//! `sqlite/schema_v1.sql`, `schema_v2.sql` (bisection state) and `schema_v3.sql` (API tokens, push ids), opening
-//! and migrations in `sqlite/open.rs`. The store's logic is shared with
+//! `sqlite/schema_v1.sql`, `schema_v2.sql` (bisection state),
+//! `schema_v3.sql` (API tokens, push ids) and `schema_v4.sql` (run uids,
+//! jobs, workers), opening and migrations in `sqlite/open.rs`. The store's logic is shared with
 //! PostgreSQL (`engine/store.rs`); this file only runs its SQL.
 //!
 //! Every write method commits before it returns (autocommit for single
@@ -114,6 +115,10 @@ impl Sql for SqliteStore {
 
     fn rollback(&mut self) -> Res<()> {
         Ok(self.conn.execute_batch("ROLLBACK")?)
+    }
+
+    fn skip_locked(&self) -> &'static str {
+        ""
     }
 
     fn describe(&self, doing: &str, err: DbError) -> StoreError {

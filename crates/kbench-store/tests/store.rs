@@ -18,12 +18,14 @@ on_both_backends!(
     samples_survive_sigkill,
     newer_schema_is_too_new,
     version_1_databases_are_migrated_keeping_their_data,
+    version_3_databases_are_migrated_keeping_their_data,
     names_are_validated,
     names_holding_sql_or_html_are_kept_as_text,
     unit_or_direction_mismatch_is_a_conflict,
     missing_set_names_the_existing_ones,
     import_round_trips_and_is_all_or_nothing,
     large_import_keeps_order_and_runs,
+    samples_stay_in_their_run_whatever_their_clock,
     sample_of_another_sets_test_is_refused,
     bisect_state_is_saved_replaced_and_forgotten,
     concurrent_writers_share_sets_and_tests,
@@ -275,7 +277,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
             err,
             StoreError::TooNew {
                 found: 99,
-                supported: 3,
+                supported: 4,
                 ..
             }
         ),
@@ -283,7 +285,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
     );
     assert!(err.to_string().contains("upgrade kbench"), "{err}");
     assert_eq!(db.schema_version(), 99, "the version was changed");
-    db.set_schema_version(3);
+    db.set_schema_version(4);
     assert_eq!(db.open().result_sets().unwrap()[0].name, "kept");
 }
 
@@ -291,14 +293,63 @@ fn newer_schema_is_too_new(db: &TestDb) {
 /// data intact.
 fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     drop(db.open());
-    db.raw("DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; INSERT INTO result_sets (name, created_at_ms) VALUES ('old', 1)");
+    db.raw(&format!(
+        "{UNDO_V4} DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; \
+         INSERT INTO result_sets (name, created_at_ms) VALUES ('old', 1)"
+    ));
     db.set_schema_version(1);
     assert_eq!(db.schema_version(), 1);
     let mut store = db.open();
     assert_eq!(store.result_sets().unwrap()[0].name, "old");
     store.save_bisect("old", "{}").unwrap();
     drop(store);
-    assert_eq!(db.schema_version(), 3);
+    assert_eq!(db.schema_version(), 4);
+}
+
+/// What schema version 4 added, dropped again: a database as version 3
+/// left it.
+const UNDO_V4: &str = "DROP TABLE workers; DROP TABLE jobs; DROP INDEX runs_by_uid; \
+                       ALTER TABLE runs DROP COLUMN uid;";
+
+/// A version-3 database (runs without uids, no jobs) is migrated in place:
+/// its runs keep their samples and have no uid, and what version 4 brings
+/// works on it.
+fn version_3_databases_are_migrated_keeping_their_data(db: &TestDb) {
+    let mut store = db.open();
+    let t = spec("a", "ns", Direction::Lower);
+    let run = store.begin_run("old", "id", &info("k", 1)).unwrap();
+    let test = store.test_id("old", &t).unwrap();
+    for i in 0..3 {
+        store.add_sample(run, test, &sample(1.0, i, 0)).unwrap();
+    }
+    store.end_run(run, RunStatus::Complete, None).unwrap();
+    drop(store);
+    db.raw(UNDO_V4);
+    db.set_schema_version(3);
+
+    let mut store = db.open();
+    assert_eq!(db.schema_version(), 4);
+    let data = store.load("old").unwrap();
+    assert_eq!(data.identifiers[0].runs[0].info.uid, None);
+    assert_eq!(data.identifiers[0].samples[&t.key].len(), 3);
+    // Runs without a uid do not collide with each other; runs with one do.
+    let mut with_uid = info("k", 2);
+    with_uid.uid = Some("after-upgrade".into());
+    store.begin_run("old", "id", &info("k", 2)).unwrap();
+    store.begin_run("old", "id", &with_uid).unwrap();
+    let err = store.begin_run("old", "id", &with_uid).unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    let job = kbench_store::JobSpec {
+        set: "old".into(),
+        identifier: "next".into(),
+        names: vec!["quick".into()],
+        kernel: None,
+        rounds: 3,
+        max_time: None,
+        tags: vec![],
+    };
+    let id = store.submit_job(&job).unwrap();
+    assert_eq!(store.job(id).unwrap().spec, job);
 }
 
 fn names_are_validated(db: &TestDb) {
@@ -499,9 +550,16 @@ fn large_import_keeps_order_and_runs(db: &TestDb) {
     identifier
         .samples
         .insert(TestKey::new("a"), samples.clone());
+    // No runs recorded for them: they go by time.
+    identifier.sample_runs.remove(&TestKey::new("a"));
     store.import(&data).unwrap();
     let loaded = store.load("big-copy").unwrap();
     assert_eq!(loaded.identifiers[0].samples[&TestKey::new("a")], samples);
+    let by_time = data.identifiers[0].runs_of_samples(&TestKey::new("a"));
+    assert!(by_time.contains(&0) && by_time.contains(&1));
+    data.identifiers[0]
+        .sample_runs
+        .insert(TestKey::new("a"), by_time);
     assert_eq!(with_run_ids_of(loaded, &data), data);
     assert_eq!(store.last_round("big-copy", "one").unwrap(), Some(2));
     // The export puts each sample back in the run it was measured in.
@@ -514,6 +572,44 @@ fn large_import_keeps_order_and_runs(db: &TestDb) {
         in_run(1),
         (0..1000).filter(|i| 1000 + 100 * i >= 50_000).count()
     );
+}
+
+/// A VM guest's clock may be behind the host's: samples timed before their
+/// run started still export, import and load in that run.
+fn samples_stay_in_their_run_whatever_their_clock(db: &TestDb) {
+    let mut store = db.open();
+    let test = spec("a", "ns", Direction::Lower);
+    for (n, started) in [10_000, 20_000].into_iter().enumerate() {
+        let run = store
+            .begin_run("clock", "guest", &info("k", started))
+            .unwrap();
+        let id = store.test_id("clock", &test).unwrap();
+        // Timed 9 s before the run began (round n).
+        for i in 0..3 {
+            let at = started - 9_000 + i;
+            store
+                .add_sample(run, id, &sample(1.0 + n as f64, at, n as u32))
+                .unwrap();
+        }
+        store.end_run(run, RunStatus::Complete, None).unwrap();
+    }
+    let file = kbench_store::exchange::export(&store.load("clock").unwrap());
+    let runs = &file.identifiers[0].runs;
+    let values =
+        |run: usize| -> Vec<f64> { runs[run].samples["a"].iter().map(|s| s.value).collect() };
+    assert_eq!((values(0), values(1)), (vec![1.0; 3], vec![2.0; 3]));
+    assert!(file.identifiers[0].samples.is_empty());
+
+    let text = serde_json::to_string(&file).unwrap();
+    let mut copy = kbench_store::exchange::parse(&text, Some("clock-copy")).unwrap();
+    for run in &mut copy.identifiers[0].runs {
+        run.info.uid = None;
+    }
+    store.import(&copy).unwrap();
+    let again = kbench_store::exchange::export(&store.load("clock-copy").unwrap());
+    let runs = &again.identifiers[0].runs;
+    assert_eq!(runs[0].samples["a"].len(), 3);
+    assert!(runs[1].samples["a"].iter().all(|s| s.value == 2.0));
 }
 
 fn sample_of_another_sets_test_is_refused(db: &TestDb) {
@@ -559,6 +655,20 @@ fn bisect_state_is_saved_replaced_and_forgotten(db: &TestDb) {
     assert_eq!(store.load_bisect("b").unwrap(), None);
     assert_eq!(store.load_bisect("other").unwrap().as_deref(), Some("{}"));
     assert!(store.save_bisect("", "{}").is_err());
+    store.save_bisect("a-first", r#"{"step":3}"#).unwrap();
+    let listed: Vec<(String, String)> = store
+        .bisects()
+        .unwrap()
+        .into_iter()
+        .map(|b| (b.name, b.state_json))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("a-first".to_string(), r#"{"step":3}"#.to_string()),
+            ("other".to_string(), "{}".to_string())
+        ]
+    );
 }
 
 /// Two processes' worth of writers on one database: each creates the same

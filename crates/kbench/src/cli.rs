@@ -65,6 +65,11 @@ pub enum Command {
     Token(crate::commands::token::TokenCommand),
     /// Send a local result set to a `kbench serve` server
     Push(crate::commands::push::PushArgs),
+    /// Submit jobs to a lab server for its workers, and list them
+    #[command(subcommand)]
+    Job(crate::commands::job::JobCommand),
+    /// Run the lab server's jobs: lease one, measure it, upload its samples, repeat
+    Worker(crate::commands::worker::WorkerArgs),
     /// Install the Debian packages that external benchmark profiles need
     Install(crate::commands::install::InstallArgs),
     /// List built-in benchmarks, suites and external profiles with their units and direction
@@ -80,7 +85,12 @@ pub enum Command {
 #[command(
     after_help = "Running again under the same identifier adds samples (a new round); \
 a run that was interrupted or killed is resumed where it stopped. Ctrl-C keeps every sample \
-so far and exits with status 130."
+so far and exits with status 130.\n\n\
+With --upload, every sample also goes to a `kbench serve` server while the run goes on (batched \
+about once a second; retried while the server is unreachable). The local --db still stores \
+everything first. A server that refuses the upload (bad token, conflict) stops the upload, not \
+the run, which then exits with status 1; `kbench push` can send the samples later.\n\n\
+Example:\n  kbench run quick --as 6.18 --into lab --upload http://lab:8080 --token $T"
 )]
 pub struct RunArgs {
     /// Suites, benchmark ids or tests with options, e.g. quick, pipe-lat, 'ctxsw[procs=8,size=16]'
@@ -107,9 +117,24 @@ pub struct RunArgs {
     #[command(flatten)]
     pub sampling: SamplingArgs,
 
+    #[command(flatten)]
+    pub upload: UploadArgs,
+
     /// Print the run's result as JSON on stdout (schema kbench.run/1)
     #[arg(long)]
     pub json: bool,
+}
+
+/// Uploading a run to the lab's server as it goes (shared by `run` and `vm run`).
+#[derive(Debug, Args)]
+pub struct UploadArgs {
+    /// Also send every sample to this kbench server (http://HOST:PORT) while the run goes on
+    #[arg(long, value_name = "URL")]
+    pub upload: Option<String>,
+
+    /// API token for --upload (`kbench token create` on the server's database)
+    #[arg(long, env = "KBENCH_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
 }
 
 /// When to stop sampling a test (shared by `run` and `vm`).

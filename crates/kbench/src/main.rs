@@ -5,6 +5,7 @@
 
 mod cli;
 mod commands;
+mod fleet;
 mod progress;
 
 use clap::Parser;

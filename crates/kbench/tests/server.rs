@@ -6,57 +6,8 @@
 
 mod common;
 
-use common::{assert_success, kbench, succeeds, temp_db};
-use kbench_server::client;
-use serde_json::Value;
-use std::io::{BufRead, BufReader};
+use common::{Server, create_token, kbench, succeeds, temp_db};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-
-/// A `kbench serve` process, stopped with SIGTERM when dropped.
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Server {
-    fn start(db: &Path, listen: &str) -> Server {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("kbench"))
-            .env("KBENCH_DB", db)
-            .args(["serve", "--listen", listen])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let addr = line
-            .split("http://")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .to_string();
-        // Keep reading stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in stderr.lines() {});
-        Server { child, addr }
-    }
-
-    fn get(&self, path: &str) -> Value {
-        let answer = client::request(&self.addr, "GET", path, &[], b"").unwrap();
-        assert_eq!(answer.status, 200, "{answer:?}");
-        serde_json::from_str(&answer.body).unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let status = self.child.wait().unwrap();
-        assert!(status.success(), "kbench serve exited with {status}");
-    }
-}
 
 fn samples_file(dir: &Path) -> std::path::PathBuf {
     let sample = |v: f64| serde_json::json!({"value": v});
@@ -71,15 +22,6 @@ fn samples_file(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("samples.json");
     std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
     path
-}
-
-fn create_token(db: &Path, name: &str) -> String {
-    let out = kbench(db)
-        .args(["token", "create", "--name", name])
-        .output()
-        .unwrap();
-    assert_success(&out, "");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 fn push(local: &Path, to: &str, token: &str, extra: &[&str]) -> std::process::Output {

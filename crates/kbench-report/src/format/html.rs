@@ -358,6 +358,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, name)| IdentifierData {
+                sample_runs: Default::default(),
                 name: name.to_string(),
                 runs: vec![],
                 samples: tests

@@ -7,7 +7,10 @@
 //! result set, identifier or test at once (possible on PostgreSQL) both end
 //! up with the one row.
 
-use super::{Fail, Param, Res, Row, Sql, args, first_int, parse_options, texts, transaction, with};
+use super::{
+    Fail, Param, Res, Row, Sql, args, first_int, jobs, live, parse_options, texts, transaction,
+    with,
+};
 use crate::{
     BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
     ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Store,
@@ -17,7 +20,7 @@ use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms,
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
-fn check_name(what: &str, name: &str) -> Res<()> {
+pub(super) fn check_name(what: &str, name: &str) -> Res<()> {
     validate_name(what, name).map_err(|msg| Fail::Store(StoreError::InvalidName(msg)))
 }
 
@@ -50,17 +53,19 @@ fn read_direction(text: &str, what: impl std::fmt::Display) -> Res<Direction> {
         .ok_or_else(|| Fail::Damaged(format!("{what} has an unknown direction {text:?}")))
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Res<String> {
+/// `what` as JSON; `what` names it in the message ("run details").
+pub(super) fn to_json<T: serde::Serialize>(what: &str, value: &T) -> Res<String> {
     serde_json::to_string(value).map_err(|err| {
         Fail::Store(StoreError::Database(format!(
-            "cannot encode run details as JSON: {err}"
+            "cannot encode {what} as JSON: {err}"
         )))
     })
 }
 
-fn from_json<T: serde::de::DeserializeOwned>(column: &str, text: &str) -> Res<T> {
+/// Stored JSON read back; `what` names it in the message ("a run's notes").
+pub(super) fn from_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Res<T> {
     serde_json::from_str(text)
-        .map_err(|err| Fail::Damaged(format!("a run's {column} is not readable: {err}")))
+        .map_err(|err| Fail::Damaged(format!("{what} is not readable: {err}")))
 }
 
 fn to_i64(what: &str, value: u64) -> Res<i64> {
@@ -73,18 +78,18 @@ fn to_i64(what: &str, value: u64) -> Res<i64> {
 }
 
 /// Reads a stored integer into a narrower or unsigned type.
-fn narrow<T: TryFrom<i64>>(what: &str, value: i64) -> Res<T> {
+pub(super) fn narrow<T: TryFrom<i64>>(what: &str, value: i64) -> Res<T> {
     T::try_from(value).map_err(|_| Fail::Damaged(format!("{what} {value} is out of range")))
 }
 
 /// How many columns [`RUN_COLUMNS`] has; a query's own columns follow them.
-const RUN_COLUMN_COUNT: usize = 11;
+const RUN_COLUMN_COUNT: usize = 12;
 
 /// The columns [`read_run`] reads, after `r.`.
 macro_rules! run_columns {
     () => {
         "r.id, r.status, r.started_at_ms, r.ended_at_ms, r.pid, r.wrapper, r.tool_version, \
-         r.snapshot_json, r.host_json, r.notes_json, r.steal_percent"
+         r.snapshot_json, r.host_json, r.notes_json, r.steal_percent, r.uid"
     };
 }
 
@@ -93,7 +98,7 @@ macro_rules! run_columns {
 fn read_run(row: &dyn Row) -> Res<RunRecord> {
     let id = RunId(row.req_int(0)?);
     let status = row.req_text(1)?;
-    let mut snapshot = from_json::<SystemSnapshot>("snapshot", &row.req_text(7)?)?;
+    let mut snapshot = from_json::<SystemSnapshot>("a run's snapshot", &row.req_text(7)?)?;
     if let Some(steal) = row.real(10)? {
         snapshot.steal_percent = Some(steal);
     }
@@ -106,14 +111,14 @@ fn read_run(row: &dyn Row) -> Res<RunRecord> {
             snapshot,
             host: row
                 .text(8)?
-                .map(|text| from_json("host snapshot", &text))
+                .map(|text| from_json("a run's host snapshot", &text))
                 .transpose()?,
             wrapper: row.text(5)?,
             tool_version: row.req_text(6)?,
-            notes: from_json("notes", &row.req_text(9)?)?,
+            notes: from_json("a run's notes", &row.req_text(9)?)?,
             started_at_ms: row.req_int(2)?,
             pid: narrow("pid", row.req_int(4)?)?,
-            uid: None, // TODO(store v4): read the uid column
+            uid: row.text(11)?,
         },
         ended_at_ms: row.int(3)?,
         outcomes: Vec::new(),
@@ -164,7 +169,7 @@ fn find_or_insert(
 }
 
 /// The id of result set `name`, created when new.
-fn ensure_set(db: &mut dyn Sql, name: &str) -> Res<i64> {
+pub(super) fn ensure_set(db: &mut dyn Sql, name: &str) -> Res<i64> {
     find_or_insert(
         db,
         "SELECT id FROM result_sets WHERE name = ?1",
@@ -182,26 +187,61 @@ const INSERT_IDENTIFIER: &str = "INSERT INTO identifiers (set_id, name, position
      VALUES (?1, ?2, (SELECT COALESCE(MAX(position) + 1, 0) FROM identifiers WHERE set_id = ?1)) \
      ON CONFLICT (set_id, name) DO NOTHING RETURNING id";
 
+/// The id of identifier `name` of the set, created after its last when new.
+pub(super) fn ensure_identifier(db: &mut dyn Sql, set_id: i64, name: &str) -> Res<i64> {
+    find_or_insert(
+        db,
+        FIND_IDENTIFIER,
+        args![set_id, name],
+        INSERT_IDENTIFIER,
+        args![set_id, name],
+    )
+}
+
+/// A test of a set as stored: its id, unit and direction.
+pub(super) struct StoredTest {
+    pub id: i64,
+    unit: String,
+    direction: Direction,
+}
+
+/// The test `key` of the set, if stored.
+pub(super) fn find_test(db: &mut dyn Sql, set_id: i64, key: &TestKey) -> Res<Option<StoredTest>> {
+    let mut found = None;
+    db.query(
+        "SELECT id, unit, direction FROM tests \
+         WHERE set_id = ?1 AND benchmark = ?2 AND options = ?3 AND metric = ?4",
+        args![set_id, &key.benchmark, &key.options_text(), &key.metric],
+        &mut |row| {
+            found = Some((row.req_int(0)?, row.req_text(1)?, row.req_text(2)?));
+            Ok(())
+        },
+    )?;
+    found
+        .map(|(id, unit, direction)| {
+            Ok(StoredTest {
+                id,
+                unit,
+                direction: read_direction(&direction, format_args!("test {key}"))?,
+            })
+        })
+        .transpose()
+}
+
 /// The id of a test of the set, created after the set's last test when new;
 /// `Conflict` when it exists with another unit or direction.
-fn ensure_test(db: &mut dyn Sql, set_id: i64, set: &str, spec: &TestSpec) -> Res<i64> {
+pub(super) fn ensure_test(db: &mut dyn Sql, set_id: i64, set: &str, spec: &TestSpec) -> Res<i64> {
     check_options(&spec.key)?;
     let options = spec.key.options_text();
     let key = &spec.key;
     // Twice at most: the second time finds what another writer inserted.
     for _ in 0..2 {
-        let mut found = None;
-        db.query(
-            "SELECT id, unit, direction FROM tests \
-             WHERE set_id = ?1 AND benchmark = ?2 AND options = ?3 AND metric = ?4",
-            args![set_id, &key.benchmark, &options, &key.metric],
-            &mut |row| {
-                found = Some((row.req_int(0)?, row.req_text(1)?, row.req_text(2)?));
-                Ok(())
-            },
-        )?;
-        if let Some((id, unit, direction)) = found {
-            let stored = read_direction(&direction, format_args!("test {key}"))?;
+        if let Some(StoredTest {
+            id,
+            unit,
+            direction: stored,
+        }) = find_test(db, set_id, key)?
+        {
             if unit != spec.unit || stored != spec.direction {
                 return Err(Fail::Store(StoreError::Conflict(format!(
                     "test {key} is stored in result set \"{set}\" in {unit} ({}), but is now reported in {} ({}); \
@@ -237,19 +277,25 @@ fn ensure_test(db: &mut dyn Sql, set_id: i64, set: &str, spec: &TestSpec) -> Res
     )))
 }
 
-fn insert_run(
+/// Stores a new run; `None` when a run with its uid is stored already.
+pub(super) fn insert_run(
     db: &mut dyn Sql,
     identifier_id: i64,
     status: RunStatus,
     info: &RunInfo,
     ended_at_ms: Option<i64>,
-) -> Res<RunId> {
-    let host = info.host.as_ref().map(to_json).transpose()?;
+) -> Res<Option<RunId>> {
+    let host = info
+        .host
+        .as_ref()
+        .map(|host| to_json("the host snapshot", host))
+        .transpose()?;
     let id = first_int(
         db,
         "INSERT INTO runs (identifier_id, status, started_at_ms, ended_at_ms, pid, wrapper, \
-                           tool_version, snapshot_json, host_json, notes_json) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
+                           tool_version, snapshot_json, host_json, notes_json, uid) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+         ON CONFLICT (uid) DO NOTHING RETURNING id",
         args![
             identifier_id,
             status.as_str(),
@@ -258,13 +304,75 @@ fn insert_run(
             info.pid,
             info.wrapper.as_ref(),
             &info.tool_version,
-            &to_json(&info.snapshot)?,
+            &to_json("the system snapshot", &info.snapshot)?,
             host.as_ref(),
-            &to_json(&info.notes)?
+            &to_json("the run's notes", &info.notes)?,
+            info.uid.as_ref()
         ],
     )?;
-    id.map(RunId)
-        .ok_or_else(|| Fail::Damaged("a run was inserted without an id".into()))
+    Ok(id.map(RunId))
+}
+
+/// Where a stored run is, found by its uid.
+pub(super) struct RunOwner {
+    pub run: RunId,
+    pub identifier_id: i64,
+    set: String,
+    identifier: String,
+}
+
+impl RunOwner {
+    /// "run UID is run N of identifier "I" in result set "S" of DB", for
+    /// messages.
+    pub fn describe(&self, uid: &str, db: &str) -> String {
+        format!(
+            "run {uid} is run {} of identifier \"{}\" in result set \"{}\" of {db}",
+            self.run.0, self.identifier, self.set
+        )
+    }
+}
+
+/// The run with this uid, if stored.
+pub(super) fn run_by_uid(db: &mut dyn Sql, uid: &str) -> Res<Option<RunOwner>> {
+    let mut found = None;
+    db.query(
+        "SELECT r.id, r.identifier_id, s.name, i.name FROM runs r \
+         JOIN identifiers i ON i.id = r.identifier_id \
+         JOIN result_sets s ON s.id = i.set_id WHERE r.uid = ?1",
+        args![uid],
+        &mut |row| {
+            found = Some(RunOwner {
+                run: RunId(row.req_int(0)?),
+                identifier_id: row.req_int(1)?,
+                set: row.req_text(2)?,
+                identifier: row.req_text(3)?,
+            });
+            Ok(())
+        },
+    )?;
+    Ok(found)
+}
+
+/// Stores a new run; a uid stored already is a `Conflict` saying where that
+/// run is, then `instead` (what was not done and what to do).
+fn insert_new_run(
+    db: &mut dyn Sql,
+    identifier_id: i64,
+    status: RunStatus,
+    info: &RunInfo,
+    ended_at_ms: Option<i64>,
+    instead: &str,
+) -> Res<RunId> {
+    if let Some(id) = insert_run(db, identifier_id, status, info, ended_at_ms)? {
+        return Ok(id);
+    }
+    let uid = info.uid.as_deref().unwrap_or_default();
+    let owner = run_by_uid(db, uid)?
+        .ok_or_else(|| Fail::Damaged(format!("run {uid} was refused as stored and is gone")))?;
+    Err(Fail::Store(StoreError::Conflict(format!(
+        "{}; {instead}",
+        owner.describe(uid, db.name())
+    ))))
 }
 
 /// NaN would be stored as NULL (SQLite) or compare oddly (PostgreSQL);
@@ -310,42 +418,64 @@ fn insert_sample(db: &mut dyn Sql, run: RunId, test: i64, sample: &Sample) -> Re
     Ok(())
 }
 
-/// Samples per multi-row INSERT of an import (6 parameters each, well
+/// The most samples one multi-row INSERT holds (6 parameters each, well
 /// under SQLite's 32766 and PostgreSQL's 65535).
 const BATCH: usize = 256;
 
-/// `INSERT INTO samples ... VALUES (..), (..)` for [`BATCH`] rows.
-fn batch_insert_sql() -> &'static str {
-    static SQL: OnceLock<String> = OnceLock::new();
-    SQL.get_or_init(|| {
-        let rows: Vec<String> = (0..BATCH)
-            .map(|i| {
-                let n = 6 * i;
+const _: () = assert!(
+    BATCH.is_power_of_two(),
+    "insert_samples splits by powers of two"
+);
+
+/// `INSERT INTO samples ... VALUES (..), (..)` for `rows` rows, a power of
+/// two up to [`BATCH`].
+fn batch_insert_sql(rows: usize) -> &'static str {
+    static SQL: OnceLock<Vec<String>> = OnceLock::new();
+    let all = SQL.get_or_init(|| {
+        (0..=BATCH.ilog2())
+            .map(|log| {
+                let rows: Vec<String> = (0..1usize << log)
+                    .map(|i| {
+                        let n = 6 * i;
+                        format!(
+                            "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
+                            n + 1,
+                            n + 2,
+                            n + 3,
+                            n + 4,
+                            n + 5,
+                            n + 6
+                        )
+                    })
+                    .collect();
                 format!(
-                    "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
-                    n + 1,
-                    n + 2,
-                    n + 3,
-                    n + 4,
-                    n + 5,
-                    n + 6
+                    "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) VALUES {}",
+                    rows.join(", ")
                 )
             })
-            .collect();
-        format!(
-            "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) VALUES {}",
-            rows.join(", ")
-        )
-    })
+            .collect()
+    });
+    &all[rows.ilog2() as usize]
 }
 
-/// Stores the samples of one test in one run, in order: whole batches in
-/// multi-row INSERTs, the rest one by one. The run and the test were made
-/// in the same transaction, so they are known to belong together.
-fn insert_samples(db: &mut dyn Sql, run: RunId, test: i64, samples: &[Sample]) -> Res<()> {
-    let mut chunks = samples.chunks_exact(BATCH);
+/// Stores the samples of one test in one run, in order, in multi-row
+/// INSERTs: [`BATCH`] rows at a time, then the rest in the powers of two it
+/// adds up to (13 samples: 8, 4 and 1), so that a few prepared statements
+/// serve every count in a few round trips. The caller knows that the run
+/// and the test belong to one result set (it made or checked both in the
+/// same transaction).
+pub(super) fn insert_samples(
+    db: &mut dyn Sql,
+    run: RunId,
+    test: i64,
+    samples: &[Sample],
+) -> Res<()> {
     let mut params = Vec::with_capacity(6 * BATCH);
-    for chunk in &mut chunks {
+    let mut rest = samples;
+    while !rest.is_empty() {
+        let rows = BATCH.min(1 << rest.len().ilog2());
+        let (chunk, after) = rest.split_at(rows);
+        rest = after;
         params.clear();
         for sample in chunk {
             check_value(run, sample)?;
@@ -358,15 +488,17 @@ fn insert_samples(db: &mut dyn Sql, run: RunId, test: i64, samples: &[Sample]) -
                 sample.at_ms
             ]);
         }
-        db.execute(batch_insert_sql(), &params)?;
-    }
-    for sample in chunks.remainder() {
-        insert_sample(db, run, test, sample)?;
+        db.execute(batch_insert_sql(rows), &params)?;
     }
     Ok(())
 }
 
-fn upsert_outcome(db: &mut dyn Sql, run: RunId, test: i64, outcome: &TestOutcome) -> Res<()> {
+pub(super) fn upsert_outcome(
+    db: &mut dyn Sql,
+    run: RunId,
+    test: i64,
+    outcome: &TestOutcome,
+) -> Res<()> {
     db.execute(
         "INSERT INTO test_outcomes (run_id, test_id, kind, detail) VALUES (?1, ?2, ?3, ?4) \
          ON CONFLICT (run_id, test_id) DO UPDATE SET kind = excluded.kind, detail = excluded.detail",
@@ -376,25 +508,20 @@ fn upsert_outcome(db: &mut dyn Sql, run: RunId, test: i64, outcome: &TestOutcome
 }
 
 /// `NotFound` for a missing run.
-fn require_run(db: &dyn Sql, changed: u64, run: RunId) -> Res<()> {
-    if changed == 0 {
-        return Err(Fail::Store(StoreError::NotFound(format!(
-            "there is no run {} in {}",
-            run.0,
-            db.name()
-        ))));
-    }
-    Ok(())
+fn no_run(db: &dyn Sql, run: RunId) -> Fail {
+    Fail::Store(StoreError::NotFound(format!(
+        "there is no run {} in {}",
+        run.0,
+        db.name()
+    )))
 }
 
-/// Samples carry no run id in [`IdentifierData`], so an imported sample goes
-/// to the newest run started at or before it (the first run if none).
-fn owning_run(runs: &[(i64, RunId)], at_ms: i64) -> RunId {
-    runs.iter()
-        .rev()
-        .find(|(started, _)| *started <= at_ms)
-        .unwrap_or(&runs[0])
-        .1
+/// `NotFound` when a statement on a run changed nothing.
+fn require_run(db: &dyn Sql, changed: u64, run: RunId) -> Res<()> {
+    if changed == 0 {
+        return Err(no_run(db, run));
+    }
+    Ok(())
 }
 
 /// `NotFound` for a missing result set, naming those that exist.
@@ -422,6 +549,41 @@ fn missing_set(db: &mut dyn Sql, set: &str) -> Res<Fail> {
     ))))
 }
 
+/// The tests a query of `id, benchmark, options, metric, unit, direction`
+/// finds, in its order, and their keys by id.
+fn read_tests(
+    db: &mut dyn Sql,
+    sql: &str,
+    args: &[Param],
+) -> Res<(Vec<TestSpec>, HashMap<i64, TestKey>)> {
+    let mut tests = Vec::new();
+    let mut keys = HashMap::new();
+    db.query(sql, args, &mut |row| {
+        let key = read_key(row, 1)?;
+        let direction = read_direction(&row.req_text(5)?, "a test")?;
+        keys.insert(row.req_int(0)?, key.clone());
+        tests.push(TestSpec {
+            key,
+            unit: row.req_text(4)?,
+            direction,
+        });
+        Ok(())
+    })?;
+    Ok((tests, keys))
+}
+
+/// A sample from its `value, iterations, at_ms, round` columns at `first`.
+fn read_sample(row: &dyn Row, first: usize) -> Res<Sample> {
+    Ok(Sample {
+        value: row
+            .real(first)?
+            .ok_or_else(|| Fail::Damaged("a sample has no value".into()))?,
+        iterations: narrow("iteration count", row.req_int(first + 1)?)?,
+        at_ms: row.req_int(first + 2)?,
+        round: narrow("round", row.req_int(first + 3)?)?,
+    })
+}
+
 /// Reads a whole result set; inside a read transaction.
 fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
     let Some(set_id) = first_int(db, "SELECT id FROM result_sets WHERE name = ?1", args![set])?
@@ -429,23 +591,11 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
         return Err(missing_set(db, set)?);
     };
 
-    let mut tests = Vec::new();
-    let mut keys = HashMap::new();
-    db.query(
+    let (tests, keys) = read_tests(
+        db,
         "SELECT id, benchmark, options, metric, unit, direction FROM tests \
          WHERE set_id = ?1 ORDER BY position, id",
         args![set_id],
-        &mut |row| {
-            let key = read_key(row, 1)?;
-            let direction = read_direction(&row.req_text(5)?, "a test")?;
-            keys.insert(row.req_int(0)?, key.clone());
-            tests.push(TestSpec {
-                key,
-                unit: row.req_text(4)?,
-                direction,
-            });
-            Ok(())
-        },
     )?;
 
     let mut identifiers = Vec::new();
@@ -459,6 +609,7 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
                 name: row.req_text(1)?,
                 runs: Vec::new(),
                 samples: BTreeMap::new(),
+                sample_runs: BTreeMap::new(),
             });
             Ok(())
         },
@@ -486,49 +637,116 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
         },
     )?;
     add_outcomes(db, &mut runs)?;
+    // Each run's position among its identifier's runs.
+    let mut run_position = HashMap::new();
     for (owner, run) in owners.into_iter().zip(runs) {
+        run_position.insert(run.id.0, identifiers[owner].runs.len());
         identifiers[owner].runs.push(run);
     }
 
     // Grouped by (identifier, test) first: one key clone per group, not
     // per sample.
-    let mut groups: HashMap<(usize, i64), Vec<Sample>> = HashMap::new();
+    let mut groups: HashMap<(usize, i64), (Vec<Sample>, Vec<usize>)> = HashMap::new();
     db.query(
-        "SELECT r.identifier_id, s.test_id, s.value, s.iterations, s.at_ms, s.round \
+        "SELECT r.identifier_id, s.run_id, s.test_id, s.value, s.iterations, s.at_ms, s.round \
          FROM samples s JOIN runs r ON r.id = s.run_id \
          JOIN identifiers i ON i.id = r.identifier_id \
          WHERE i.set_id = ?1 ORDER BY s.id",
         args![set_id],
         &mut |row| {
             let owner = owner_of(&index, row.req_int(0)?)?;
-            let value = row
-                .real(2)?
-                .ok_or_else(|| Fail::Damaged("a sample has no value".into()))?;
-            groups
-                .entry((owner, row.req_int(1)?))
-                .or_default()
-                .push(Sample {
-                    value,
-                    iterations: narrow("iteration count", row.req_int(3)?)?,
-                    at_ms: row.req_int(4)?,
-                    round: narrow("round", row.req_int(5)?)?,
-                });
+            let run = row.req_int(1)?;
+            let position = *run_position.get(&run).ok_or_else(|| {
+                Fail::Damaged(format!(
+                    "a sample's run {run} is not in result set \"{set}\""
+                ))
+            })?;
+            let (samples, runs) = groups.entry((owner, row.req_int(2)?)).or_default();
+            samples.push(read_sample(row, 3)?);
+            runs.push(position);
             Ok(())
         },
     )?;
-    for ((owner, test), samples) in groups {
+    for ((owner, test), (samples, runs)) in groups {
         let key = keys.get(&test).ok_or_else(|| {
             Fail::Damaged(format!(
                 "samples refer to test {test} of another result set"
             ))
         })?;
         identifiers[owner].samples.insert(key.clone(), samples);
+        identifiers[owner].sample_runs.insert(key.clone(), runs);
     }
 
     Ok(ResultSetData {
         name: set.to_string(),
         tests,
         identifiers,
+    })
+}
+
+/// One run with its set, identifier, tests and samples; inside a read
+/// transaction.
+fn read_run_contents(db: &mut dyn Sql, run: RunId) -> Res<RunContents> {
+    let mut found = None;
+    db.query(
+        concat!(
+            "SELECT ",
+            run_columns!(),
+            ", s.name, i.name FROM runs r \
+             JOIN identifiers i ON i.id = r.identifier_id \
+             JOIN result_sets s ON s.id = i.set_id WHERE r.id = ?1"
+        ),
+        args![run.0],
+        &mut |row| {
+            found = Some((
+                read_run(row)?,
+                row.req_text(RUN_COLUMN_COUNT)?,
+                row.req_text(RUN_COLUMN_COUNT + 1)?,
+            ));
+            Ok(())
+        },
+    )?;
+    let Some((record, set, identifier)) = found else {
+        return Err(no_run(db, run));
+    };
+    let mut runs = [record];
+    add_outcomes(db, &mut runs)?;
+    let [record] = runs;
+    let (tests, keys) = read_tests(
+        db,
+        "SELECT id, benchmark, options, metric, unit, direction FROM tests \
+         WHERE id IN (SELECT test_id FROM samples WHERE run_id = ?1) \
+            OR id IN (SELECT test_id FROM test_outcomes WHERE run_id = ?1) \
+         ORDER BY position, id",
+        args![run.0],
+    )?;
+    let mut samples: BTreeMap<TestKey, Vec<Sample>> = BTreeMap::new();
+    db.query(
+        "SELECT test_id, value, iterations, at_ms, round FROM samples \
+         WHERE run_id = ?1 ORDER BY id",
+        args![run.0],
+        &mut |row| {
+            let test = row.req_int(0)?;
+            let key = keys.get(&test).ok_or_else(|| {
+                Fail::Damaged(format!("a sample of run {} has no test {test}", run.0))
+            })?;
+            // The samples of a test mostly come in a row: clone its key
+            // only when it is new.
+            match samples.get_mut(key) {
+                Some(list) => list.push(read_sample(row, 1)?),
+                None => {
+                    samples.insert(key.clone(), vec![read_sample(row, 1)?]);
+                }
+            }
+            Ok(())
+        },
+    )?;
+    Ok(RunContents {
+        set,
+        identifier,
+        record,
+        tests,
+        samples,
     })
 }
 
@@ -569,37 +787,65 @@ fn import_set(db: &mut dyn Sql, data: &ResultSetData) -> Res<()> {
             first_int(db, INSERT_IDENTIFIER, args![set_id, name])?.ok_or_else(exists)?;
         let mut runs = Vec::new();
         for run in &identifier.runs {
-            let id = insert_run(db, identifier_id, run.status, &run.info, run.ended_at_ms)?;
+            let id = insert_new_run(
+                db,
+                identifier_id,
+                run.status,
+                &run.info,
+                run.ended_at_ms,
+                "nothing was imported. That run was imported or uploaded before: store each run once",
+            )?;
             for outcome in &run.outcomes {
                 upsert_outcome(db, id, test_of(&outcome.test, name)?, outcome)?;
             }
-            runs.push((run.info.started_at_ms, id));
+            runs.push(id);
         }
         for (key, samples) in &identifier.samples {
             let test = test_of(key, name)?;
+            let owners = identifier.runs_of_samples(key);
             // Consecutive samples of the same run go in together.
-            let mut rest = &samples[..];
-            while let Some(first) = rest.first() {
-                let run = owning_run(&runs, first.at_ms);
-                let len = rest
+            let mut start = 0;
+            while start < samples.len() {
+                let run = owners[start];
+                let len = owners[start..]
                     .iter()
-                    .position(|s| owning_run(&runs, s.at_ms) != run)
-                    .unwrap_or(rest.len());
-                insert_samples(db, run, test, &rest[..len])?;
-                rest = &rest[len..];
+                    .position(|&owner| owner != run)
+                    .unwrap_or(samples.len() - start);
+                insert_samples(db, runs[run], test, &samples[start..start + len])?;
+                start += len;
             }
         }
     }
     Ok(())
 }
 
-/// A push id: 1 to 128 of `A-Z a-z 0-9 - _ .` (a UUID, a hash, a counter).
-fn check_push_id(id: &str) -> Res<()> {
+/// A push id, run uid or job tag: 1 to 128 of `A-Z a-z 0-9 - _ .` (a
+/// UUID, a hash, a counter, a word), safe in URLs, lists and messages.
+pub(super) fn check_id(what: &str, id: &str) -> Res<()> {
     let fine = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if id.is_empty() || id.len() > 128 || !id.chars().all(fine) {
         return Err(Fail::Store(StoreError::InvalidName(format!(
-            "push id {id:?} must be 1 to 128 letters, digits, '-', '_' or '.'"
+            "{what} {id:?} must be 1 to 128 letters, digits, '-', '_' or '.'"
         ))));
+    }
+    Ok(())
+}
+
+/// A run uid, when the run has one.
+pub(super) fn check_uid(info: &RunInfo) -> Res<()> {
+    info.uid
+        .as_deref()
+        .map_or(Ok(()), |uid| check_id("run uid", uid))
+}
+
+/// The names and run uids of a result set to import.
+fn check_set_data(data: &ResultSetData) -> Res<()> {
+    check_name("result set", &data.name)?;
+    for identifier in &data.identifiers {
+        check_name("identifier", &identifier.name)?;
+        for run in &identifier.runs {
+            check_uid(&run.info)?;
+        }
     }
     Ok(())
 }
@@ -704,16 +950,18 @@ impl<S: Sql> Store for S {
         with(self, "starting a run", |db| {
             check_name("result set", set)?;
             check_name("identifier", identifier)?;
+            check_uid(info)?;
             transaction(db, true, |db| {
                 let set_id = ensure_set(db, set)?;
-                let identifier_id = find_or_insert(
+                let identifier_id = ensure_identifier(db, set_id, identifier)?;
+                insert_new_run(
                     db,
-                    FIND_IDENTIFIER,
-                    args![set_id, identifier],
-                    INSERT_IDENTIFIER,
-                    args![set_id, identifier],
-                )?;
-                insert_run(db, identifier_id, RunStatus::Running, info, None)
+                    identifier_id,
+                    RunStatus::Running,
+                    info,
+                    None,
+                    "no run was started. Give every run a new random uid",
+                )
             })
         })
     }
@@ -809,10 +1057,7 @@ impl<S: Sql> Store for S {
 
     fn import(&mut self, data: &ResultSetData) -> Result<()> {
         with(self, "importing a result set", |db| {
-            check_name("result set", &data.name)?;
-            for identifier in &data.identifiers {
-                check_name("identifier", &identifier.name)?;
-            }
+            check_set_data(data)?;
             transaction(db, true, |db| import_set(db, data))
         })
     }
@@ -881,11 +1126,8 @@ impl<S: Sql> Store for S {
 
     fn push(&mut self, push: &Push, data: &ResultSetData) -> Result<PushOutcome> {
         with(self, "storing pushed samples", |db| {
-            check_push_id(push.id)?;
-            check_name("result set", &data.name)?;
-            for identifier in &data.identifiers {
-                check_name("identifier", &identifier.name)?;
-            }
+            check_id("push id", push.id)?;
+            check_set_data(data)?;
             transaction(db, true, |db| push_set(db, push, data))
         })
     }
@@ -963,47 +1205,74 @@ impl<S: Sql> Store for S {
     }
 
     fn bisects(&mut self) -> Result<Vec<BisectInfo>> {
-        todo!()
+        with(self, "listing bisections", |db| {
+            let mut all = Vec::new();
+            db.query(
+                "SELECT name, state_json, updated_at_ms FROM bisects ORDER BY name",
+                args![],
+                &mut |row| {
+                    all.push(BisectInfo {
+                        name: row.req_text(0)?,
+                        state_json: row.req_text(1)?,
+                        updated_at_ms: row.req_int(2)?,
+                    });
+                    Ok(())
+                },
+            )?;
+            Ok(all)
+        })
     }
 
-    fn run_contents(&mut self, _run: RunId) -> Result<RunContents> {
-        todo!()
+    fn run_contents(&mut self, run: RunId) -> Result<RunContents> {
+        with(self, "reading a run", |db| {
+            transaction(db, false, |db| read_run_contents(db, run))
+        })
     }
 
-    fn append_live(&mut self, _set: &str, _batch: &LiveBatch) -> Result<LiveOutcome> {
-        todo!()
+    fn append_live(&mut self, set: &str, batch: &LiveBatch) -> Result<LiveOutcome> {
+        with(self, "storing live samples", |db| {
+            live::check(set, batch)?;
+            transaction(db, true, |db| live::append(db, set, batch))
+        })
     }
 
-    fn submit_job(&mut self, _spec: &JobSpec) -> Result<i64> {
-        todo!()
+    fn submit_job(&mut self, spec: &JobSpec) -> Result<i64> {
+        with(self, "submitting a job", |db| {
+            jobs::check_spec(spec)?;
+            jobs::submit(db, spec)
+        })
     }
 
-    fn lease_job(
-        &mut self,
-        _worker: &str,
-        _tags: &[String],
-        _lease_ms: i64,
-    ) -> Result<Option<Job>> {
-        todo!()
+    fn lease_job(&mut self, worker: &str, tags: &[String], lease_ms: i64) -> Result<Option<Job>> {
+        with(self, "leasing a job", |db| {
+            jobs::check_worker(worker, tags)?;
+            jobs::check_lease(lease_ms)?;
+            transaction(db, true, |db| jobs::lease(db, worker, tags, lease_ms))
+        })
     }
 
-    fn renew_lease(&mut self, _job: i64, _worker: &str, _lease_ms: i64) -> Result<bool> {
-        todo!()
+    fn renew_lease(&mut self, job: i64, worker: &str, lease_ms: i64) -> Result<bool> {
+        with(self, "renewing a job's lease", |db| {
+            jobs::check_lease(lease_ms)?;
+            transaction(db, true, |db| jobs::renew(db, job, worker, lease_ms))
+        })
     }
 
-    fn finish_job(&mut self, _job: i64, _worker: &str, _ok: bool, _message: &str) -> Result<bool> {
-        todo!()
+    fn finish_job(&mut self, job: i64, worker: &str, ok: bool, message: &str) -> Result<bool> {
+        with(self, "finishing a job", |db| {
+            transaction(db, true, |db| jobs::finish(db, job, worker, ok, message))
+        })
     }
 
     fn jobs(&mut self) -> Result<Vec<Job>> {
-        todo!()
+        with(self, "listing jobs", jobs::list)
     }
 
-    fn job(&mut self, _id: i64) -> Result<Job> {
-        todo!()
+    fn job(&mut self, id: i64) -> Result<Job> {
+        with(self, "reading a job", |db| jobs::get(db, id))
     }
 
     fn workers(&mut self) -> Result<Vec<WorkerInfo>> {
-        todo!()
+        with(self, "listing workers", jobs::workers)
     }
 }

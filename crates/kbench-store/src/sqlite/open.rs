@@ -23,6 +23,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("schema_v1.sql"),
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
+    include_str!("schema_v4.sql"),
 ];
 
 /// The schema version this build writes (`PRAGMA user_version`).
@@ -61,9 +62,10 @@ pub(super) fn open(path: &Path) -> Result<Connection> {
     let mut conn = Connection::open_with_flags(path, flags).map_err(|e| opening_failed(path, e))?;
     configure(&conn, path)?;
     migrate(&mut conn, path)?;
-    // Room for every statement the store prepares, so add_sample's INSERT
-    // stays compiled however the calls interleave.
-    conn.set_prepared_statement_cache_capacity(32);
+    // Room for every statement the store prepares (with the sample INSERTs
+    // of 1, 2, 4 ... 256 rows), so add_sample's INSERT stays compiled
+    // however the calls interleave.
+    conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }
 

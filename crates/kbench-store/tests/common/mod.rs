@@ -101,6 +101,14 @@ impl TestDb {
         })
     }
 
+    /// Another empty database of the same kind; `None` to skip.
+    pub fn another(&self) -> Option<TestDb> {
+        match self.kind {
+            Kind::Sqlite { .. } => Some(TestDb::sqlite()),
+            Kind::Postgres { .. } => TestDb::postgres(),
+        }
+    }
+
     pub fn is_postgres(&self) -> bool {
         matches!(self.kind, Kind::Postgres { .. })
     }
@@ -225,6 +233,7 @@ pub fn info(kernel: &str, started_at_ms: i64) -> RunInfo {
         notes: vec!["emulated".into()],
         started_at_ms,
         pid: 4242,
+        uid: None,
     }
 }
 

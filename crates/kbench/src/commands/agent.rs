@@ -9,6 +9,10 @@ const EXIT_INTERRUPTED: u8 = 130;
 pub fn agent(job: &str) -> anyhow::Result<ExitCode> {
     let job: AgentJob = serde_json::from_str(job)?;
     stop_on_signals()?;
+    // The kbench that stores the samples died (killed with its worker, or
+    // by hand): stop as on SIGTERM instead of measuring for no one.
+    // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag of this process.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
     let stdout = std::io::stdout();
     match run_job(&job, &mut stdout.lock()) {
         Ok(()) => Ok(ExitCode::SUCCESS),

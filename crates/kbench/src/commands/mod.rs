@@ -6,6 +6,7 @@ mod compare;
 mod exchange;
 pub mod history;
 pub mod install;
+pub mod job;
 pub mod kernel;
 mod list;
 pub mod push;
@@ -15,6 +16,7 @@ mod show;
 mod sysinfo;
 pub mod token;
 pub mod vm;
+pub mod worker;
 
 use crate::cli::{Cli, Command};
 use kbench_store::{Location, Store};
@@ -37,6 +39,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::serve(args, &db),
         Command::Token(command) => token::token(command, &db),
         Command::Push(args) => push::push(args, &db),
+        Command::Job(command) => job::job(command, &profiles),
+        Command::Worker(args) => worker::worker(args, &profiles),
         Command::Install(args) => install::install(args, &profiles),
         Command::List(args) => list::list(args.json, &profiles),
         Command::Sysinfo(args) => sysinfo::sysinfo(args.json),

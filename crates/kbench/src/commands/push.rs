@@ -1,12 +1,12 @@
 //! `kbench push`: sends a local result set to `kbench serve`, as one
 //! kbench.samples/1 document with a push id; retried on connection errors
-//! with the same id, so the server stores it once.
+//! and 503 with the same id, so the server stores it once.
 
-use anyhow::{Context, bail};
+use crate::fleet::api::{Api, message, retry};
+use anyhow::bail;
 use kbench_server::{auth, client};
 use kbench_store::exchange;
 use std::process::ExitCode;
-use std::time::Duration;
 
 /// Send a local result set's samples to a kbench server
 #[derive(Debug, clap::Args)]
@@ -35,13 +35,13 @@ pub struct PushArgs {
     #[arg(long, value_name = "ID")]
     pub push_id: Option<String>,
 
-    /// Attempts when the connection fails
+    /// Attempts when the connection fails (or the server answers 503)
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub tries: u32,
 }
 
 pub fn push(args: PushArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
-    let (addr, base) = client::parse_base(&args.to).map_err(anyhow::Error::msg)?;
+    let api = Api::new(&args.to, Some(&args.token))?;
     let data = db.open()?.load(&args.set)?;
     let target = args.into.clone().unwrap_or_else(|| args.set.clone());
     let body = serde_json::to_vec(&exchange::export(&data))?;
@@ -49,49 +49,33 @@ pub fn push(args: PushArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
         Some(id) => id.clone(),
         None => auth::random_id()?,
     };
-    let path = format!(
-        "{base}/api/v1/result-sets/{}/samples",
-        client::encode_segment(&target)
-    );
-    let authorization = format!("Bearer {}", args.token);
+    let path = format!("/result-sets/{}/samples", client::encode_segment(&target));
     let headers = [
-        ("Authorization", authorization.as_str()),
         ("Idempotency-Key", push_id.as_str()),
         ("Content-Type", "application/json"),
     ];
-    let mut wait = Duration::from_millis(200);
-    let mut attempt = 1;
-    let response = loop {
-        match client::request(&addr, "POST", &path, &headers, &body) {
-            Ok(response) => break response,
-            Err(err) if attempt < args.tries => {
-                eprintln!(
-                    "kbench push: {addr}: {err}; retrying in {} ms with the same push id ({attempt}/{})",
-                    wait.as_millis(),
-                    args.tries
-                );
-                std::thread::sleep(wait);
-                wait = (wait * 2).min(Duration::from_secs(5));
-                attempt += 1;
+    let response = retry(
+        || api.send("POST", &path, &headers, &body),
+        |attempt, failure, wait| {
+            if attempt >= args.tries {
+                return false;
             }
-            Err(err) => {
-                return Err(err).with_context(|| {
-                    format!("cannot reach {} after {attempt} attempt(s)", args.to)
-                });
-            }
-        }
-    };
-    let answer: serde_json::Value = serde_json::from_str(&response.body).unwrap_or_default();
-    let message = answer
-        .get("message")
-        .or_else(|| answer.get("error"))
-        .and_then(|m| m.as_str())
-        .unwrap_or(response.body.as_str());
+            eprintln!(
+                "kbench push: {}: {failure}; retrying in {} ms with the same push id ({attempt}/{})",
+                api.url,
+                wait.as_millis(),
+                args.tries
+            );
+            true
+        },
+    )
+    .map_err(|gave_up| anyhow::anyhow!("cannot reach {}: {gave_up}", args.to))?;
+    let answer = message(&response);
     match response.status {
         200 | 201 => {
-            eprintln!("kbench push: {message} (push id {push_id})");
+            eprintln!("kbench push: {answer} (push id {push_id})");
             Ok(ExitCode::SUCCESS)
         }
-        status => bail!("the server answered {status}: {message}"),
+        status => bail!("the server answered {status}: {answer}"),
     }
 }

@@ -2,6 +2,7 @@
 //! the summary of what was run.
 
 use crate::cli::{RunArgs, SamplingArgs};
+use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use kbench_lab::launcher::ProcessLauncher;
@@ -55,16 +56,33 @@ pub fn run(
         notes: vec![],
         host: None,
     };
+    let upload = fleet::upload_target(&args.upload)?;
     let mut progress = Progress::new(request.tests.len() * request.rounds as usize);
-    let summary = runner::execute(
-        store,
-        &launcher,
-        &request,
-        &mut |e| progress.observe(e),
-        &stop,
-    );
+    let (summary, uploaded) = fleet::mirror::mirrored(store, upload.as_ref(), |store| {
+        runner::execute(
+            store,
+            &launcher,
+            &request,
+            &mut |e| progress.observe(e),
+            &stop,
+        )
+    });
     progress.finish();
-    report(store, &request, &summary?, args.json)
+    let ended = summary.and_then(|summary| report(store, &request, &summary, args.json));
+    with_upload(ended, uploaded.as_ref())
+}
+
+/// Tells how the upload (if any) went, after the command's own ending:
+/// an upload that fell short fails a command that would have succeeded.
+pub(crate) fn with_upload(
+    ended: anyhow::Result<ExitCode>,
+    uploaded: Option<&fleet::mirror::Uploaded>,
+) -> anyhow::Result<ExitCode> {
+    let complete = uploaded.is_none_or(fleet::mirror::Uploaded::tell);
+    match ended? {
+        code if code == ExitCode::SUCCESS && !complete => Ok(ExitCode::FAILURE),
+        code => Ok(code),
+    }
 }
 
 /// Prints what a run stored (its identifier's summary, or the

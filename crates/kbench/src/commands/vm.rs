@@ -3,7 +3,8 @@
 //! comparison.
 
 use super::kernel::CacheArg;
-use crate::cli::{CompareArgs, SamplingArgs};
+use crate::cli::{CompareArgs, SamplingArgs, UploadArgs};
+use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use kbench_lab::runner::{self, RunRequest, RunSummary};
@@ -68,6 +69,9 @@ pub struct VmRunArgs {
 
     #[command(flatten)]
     pub vm: VmOptions,
+
+    #[command(flatten)]
+    pub upload: UploadArgs,
 
     /// Print the run's result as JSON on stdout (schema kbench.run/1)
     #[arg(long)]
@@ -152,18 +156,24 @@ pub fn vm(command: VmCommand, db: &super::Db) -> anyhow::Result<ExitCode> {
     match command {
         VmCommand::Run(args) => {
             let kernels = [(args.kernel.clone(), args.identifier.clone())];
-            let (lab, mut done) = Lab::prepare(
+            let upload = fleet::upload_target(&args.upload)?;
+            let (lab, mut store) = Lab::prepare(
                 &kernels,
                 &args.names,
                 &args.into,
                 &args.sampling,
                 &args.vm,
                 db,
-            )?
-            .measured(args.rounds)?;
-            let (request, summary) = done.pop().expect("one kernel");
-            let mut store = lab.store;
-            super::run::report(store.as_mut(), &request, &summary, args.json)
+            )?;
+            let (done, uploaded) =
+                fleet::mirror::mirrored(store.as_mut(), upload.as_ref(), |store| {
+                    lab.measure(store, args.rounds)
+                });
+            let ended = done.and_then(|mut done| {
+                let (request, summary) = done.pop().expect("one kernel");
+                super::run::report(store.as_mut(), &request, &summary, args.json)
+            });
+            super::run::with_upload(ended, uploaded.as_ref())
         }
         VmCommand::Compare(args) => compare(args, db),
     }
@@ -188,16 +198,16 @@ fn compare(args: VmCompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
         .enumerate()
         .map(|(i, kernel)| (kernel.clone(), args.identifiers.get(i).cloned()))
         .collect();
-    let (lab, done) = Lab::prepare(
+    let (lab, mut store) = Lab::prepare(
         &kernels,
         &args.names,
         &args.into,
         &args.sampling,
         &args.vm,
         db,
-    )?
-    .measured(args.rounds)?;
-    drop(lab);
+    )?;
+    let done = lab.measure(store.as_mut(), args.rounds)?;
+    drop((lab, store));
     if done.iter().any(|(_, summary)| summary.interrupted) {
         return Ok(ExitCode::from(super::run::EXIT_INTERRUPTED));
     }
@@ -236,14 +246,14 @@ struct Guest {
 struct Lab {
     guests: Vec<Guest>,
     request: RunRequest,
-    store: Box<dyn Store>,
     stop: Arc<AtomicBool>,
     accel: Accel,
 }
 
 impl Lab {
     /// Checks every input (names, kernels, qemu, the initramfs), opens the
-    /// store and decides KVM or TCG, before anything is measured.
+    /// store (returned with the lab) and decides KVM or TCG, before
+    /// anything is measured.
     fn prepare(
         kernels: &[(String, Option<String>)],
         names: &[String],
@@ -251,7 +261,7 @@ impl Lab {
         sampling: &SamplingArgs,
         vm: &VmOptions,
         db: &super::Db,
-    ) -> anyhow::Result<Lab> {
+    ) -> anyhow::Result<(Lab, Box<dyn Store>)> {
         let plan = super::run::sampling_plan(sampling)?;
         let tests = suite::expand(names)?;
         kbench_model::validate_name("result set", set).map_err(anyhow::Error::msg)?;
@@ -357,25 +367,23 @@ impl Lab {
             notes: decision.notes.clone(),
             host: Some(kbench_lab::sysinfo::snapshot(Path::new("."))),
         };
-        Ok(Lab {
+        let lab = Lab {
             guests,
             request,
-            store,
             stop,
             accel: decision.accel,
-        })
-    }
-
-    /// [`Lab::measure`], keeping the lab (its store) for what comes after.
-    fn measured(mut self, rounds: u32) -> anyhow::Result<(Lab, Vec<(RunRequest, RunSummary)>)> {
-        let done = self.measure(rounds)?;
-        Ok((self, done))
+        };
+        Ok((lab, store))
     }
 
     /// Boots every kernel once per round, in order, storing as it goes.
     /// Returns each kernel's request and what its runs did; stops at an
     /// interruption (the summaries say so) or a failed boot (the error).
-    fn measure(&mut self, rounds: u32) -> anyhow::Result<Vec<(RunRequest, RunSummary)>> {
+    fn measure(
+        &self,
+        store: &mut dyn Store,
+        rounds: u32,
+    ) -> anyhow::Result<Vec<(RunRequest, RunSummary)>> {
         let mut done: Vec<(RunRequest, RunSummary)> = self
             .guests
             .iter()
@@ -401,7 +409,7 @@ impl Lab {
                 );
                 let mut progress = Progress::new(request.tests.len());
                 let summary = runner::execute(
-                    self.store.as_mut(),
+                    store,
                     &guest.launcher,
                     request,
                     &mut |e| progress.observe(e),
@@ -437,7 +445,7 @@ impl Lab {
                     );
                     return Ok(done);
                 }
-                warn_if_release_differs(self.store.as_mut(), request, &guest.kernel)?;
+                warn_if_release_differs(store, request, &guest.kernel)?;
             }
         }
         Ok(done)

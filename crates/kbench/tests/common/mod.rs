@@ -156,3 +156,97 @@ pub fn assert_success(out: &Output, context: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A `kbench serve` process over a SQLite file, stopped with SIGTERM when
+/// dropped; it can be stopped and started again on the same address.
+pub struct Server {
+    child: Option<Child>,
+    db: PathBuf,
+    /// `127.0.0.1:PORT`, as the server printed it.
+    pub addr: String,
+}
+
+impl Server {
+    /// Starts one on `listen` (port 0: any free port).
+    pub fn start(db: &std::path::Path, listen: &str) -> Server {
+        let mut server = Server {
+            child: None,
+            db: db.to_path_buf(),
+            addr: listen.to_string(),
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        use std::io::{BufRead, BufReader};
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kbench"))
+            .env("KBENCH_DB", &self.db)
+            .args(["serve", "--listen", &self.addr])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        self.addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        // Keep reading stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in stderr.lines() {});
+        self.child = Some(child);
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops it (SIGTERM), checking that it exits cleanly.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SAFETY: signals our own child, not yet reaped.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let status = child.wait().unwrap();
+            assert!(status.success(), "kbench serve exited with {status}");
+        }
+    }
+
+    /// Starts it again on the same address and database.
+    pub fn restart(&mut self) {
+        assert!(self.child.is_none(), "stop the server first");
+        self.spawn();
+    }
+
+    /// `GET path` answered 200 with JSON.
+    pub fn get(&self, path: &str) -> Value {
+        let answer = kbench_server::client::request(&self.addr, "GET", path, &[], b"").unwrap();
+        assert_eq!(answer.status, 200, "GET {path}: {answer:?}");
+        serde_json::from_str(&answer.body).unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.stop();
+        } else if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A new API token named `name` in the database `db`: its secret.
+pub fn create_token(db: impl AsRef<OsStr>, name: &str) -> String {
+    let out = kbench(db)
+        .args(["token", "create", "--name", name])
+        .output()
+        .unwrap();
+    assert_success(&out, "kbench token create: ");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}

@@ -180,6 +180,8 @@ pub fn fill(template: &'static str, values: &[(&str, &dyn Render)]) -> Markup {
 }
 
 /// `markup!("<b>{{name}}</b>", name = value)`: [`fill`] with named values.
+/// Exported for the pages of `kbench serve`'s dashboard.
+#[macro_export]
 macro_rules! markup {
     ($template:expr $(, $name:ident = $value:expr)* $(,)?) => {
         $crate::format::html::markup::fill(
@@ -188,7 +190,7 @@ macro_rules! markup {
         )
     };
 }
-pub(crate) use markup;
+pub use markup;
 
 #[cfg(test)]
 mod tests {

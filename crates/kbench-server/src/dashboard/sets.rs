@@ -1,0 +1,351 @@
+//! The result set pages: the overview (sets, jobs, workers), a set's
+//! identifiers and runs, and its live comparison and history: kbench-report's
+//! HTML pages built from the store's current data by the API's own path
+//! ([`handlers::from_set`]), dressed with the navigation bar and a form
+//! for the query.
+
+use super::lab;
+use super::layout::{
+    self, Failure, Page, Place, SetView, document, dress, field, query_form, query_value, respond,
+    select, set_path, utc,
+};
+use crate::AppState;
+use crate::error::ApiError;
+use crate::handlers::{self, CompareQuery, HistoryQuery};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use kbench_report::comparison;
+use kbench_report::format::html::compare_page;
+use kbench_report::format::html::history_page;
+use kbench_report::format::html::markup::Markup;
+use kbench_report::history;
+use kbench_report::markup;
+use kbench_store::{IdentifierData, ResultSetData, ResultSetSummary, RunRecord};
+
+/// `/`: the result sets, the jobs' states with the newest jobs, the workers.
+pub async fn overview(State(state): State<AppState>) -> Page {
+    let (sets, jobs, workers) = state
+        .stores
+        .with(|store| Ok((store.result_sets()?, store.jobs()?, store.workers()?)))
+        .await?;
+    let now = layout::now_ms();
+    let main = markup!(
+        "<section id=\"sets\">\n<h2>Result sets</h2>\n{{sets}}</section>\n\
+         <section id=\"jobs\">\n<h2>Jobs</h2>\n{{counts}}{{jobs}}<p><a href=\"/jobs\">Every job</a></p>\n</section>\n\
+         <section id=\"workers\">\n<h2>Workers</h2>\n{{workers}}</section>\n",
+        sets = sets_table(&sets),
+        counts = lab::state_counts(&jobs),
+        jobs = lab::jobs_table(&jobs[..jobs.len().min(RECENT_JOBS)], now),
+        workers = lab::workers_table(&workers, now),
+    );
+    let lead = format!(
+        "{} result set{}, {} job{}, {} worker{}",
+        sets.len(),
+        plural(sets.len()),
+        jobs.len(),
+        plural(jobs.len()),
+        workers.len(),
+        plural(workers.len())
+    );
+    let html = document("kbench lab", &lead, &main, Place::Overview, &Markup::new());
+    Ok(respond(StatusCode::OK, html))
+}
+
+/// Jobs the overview lists (the newest).
+const RECENT_JOBS: usize = 10;
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn sets_table(sets: &[ResultSetSummary]) -> Markup {
+    if sets.is_empty() {
+        return Markup::raw(
+            "<p class=\"empty\">No result set yet: <code>kbench push</code> or <code>kbench run --upload</code> stores one.</p>\n",
+        );
+    }
+    let rows = Markup::concat(sets.iter().map(|s| {
+        markup!(
+            "<tr><td><a href=\"{{href}}\">{{name}}</a></td><td>{{ids}}</td><td class=\"num\">{{tests}}</td>\
+             <td class=\"num\">{{samples}}</td><td class=\"when\">{{created}}</td>\
+             <td><a href=\"{{compare}}\">compare</a> · <a href=\"{{history}}\">history</a></td></tr>\n",
+            href = set_path(&s.name, ""),
+            name = s.name,
+            ids = s.identifiers.join(", "),
+            tests = s.tests,
+            samples = s.samples.to_string(),
+            created = utc(s.created_at_ms),
+            compare = set_path(&s.name, "/compare"),
+            history = set_path(&s.name, "/history"),
+        )
+    }));
+    markup!(
+        "<div class=\"table-wrap\"><table class=\"list\" id=\"sets-table\">\n<thead><tr><th scope=\"col\">Result set</th>\
+         <th scope=\"col\">Identifiers</th><th scope=\"col\" class=\"num\">Tests</th><th scope=\"col\" class=\"num\">Samples</th>\
+         <th scope=\"col\">Created</th><th scope=\"col\">Reports</th></tr></thead>\n<tbody>\n{{rows}}</tbody></table></div>\n",
+        rows = rows,
+    )
+}
+
+/// [`handlers::from_set`], with an unknown set answered by a 404 page that
+/// lists the sets there are.
+async fn from_set<T: Send + 'static>(
+    state: &AppState,
+    set: &str,
+    build: impl FnOnce(ResultSetData) -> anyhow::Result<T> + Send + 'static,
+) -> Result<T, Failure> {
+    match handlers::from_set(state, set.to_string(), build).await {
+        Err(err) if err.status == StatusCode::NOT_FOUND => Err(unknown_set(state, set).await),
+        other => Ok(other?),
+    }
+}
+
+async fn unknown_set(state: &AppState, set: &str) -> Failure {
+    let sets = state.stores.with(|store| Ok(store.result_sets()?)).await;
+    let known = match sets {
+        Ok(sets) if sets.is_empty() => Markup::raw("<p>The store holds no result set yet.</p>\n"),
+        Ok(sets) => markup!(
+            "<p>The result sets there are:</p>\n<ul>\n{{items}}</ul>\n",
+            items = Markup::concat(sets.iter().map(|s| markup!(
+                "<li><a href=\"{{href}}\">{{name}}</a></li>\n",
+                href = set_path(&s.name, ""),
+                name = s.name,
+            ))),
+        ),
+        Err(err) => markup!(
+            "<p>The result sets cannot be listed: {{e}}</p>\n",
+            e = err.message
+        ),
+    };
+    Failure {
+        status: StatusCode::NOT_FOUND,
+        title: "404 No such result set".into(),
+        main: markup!(
+            "<p>There is no result set <b>{{set}}</b>.</p>\n{{known}}",
+            set = set,
+            known = known,
+        ),
+    }
+}
+
+/// `/sets/{set}`: the identifiers with their runs, the tests, the links.
+pub async fn set_page(State(state): State<AppState>, Path(set): Path<String>) -> Page {
+    let html = from_set(&state, &set, |data| Ok(set_document(&data))).await?;
+    Ok(respond(StatusCode::OK, html))
+}
+
+fn set_document(data: &ResultSetData) -> String {
+    let samples: usize = data
+        .identifiers
+        .iter()
+        .flat_map(|i| i.samples.values())
+        .map(Vec::len)
+        .sum();
+    let lead = format!(
+        "{} identifier{}, {} test{}, {} sample{}",
+        data.identifiers.len(),
+        plural(data.identifiers.len()),
+        data.tests.len(),
+        plural(data.tests.len()),
+        samples,
+        plural(samples)
+    );
+    let tests = Markup::concat(data.tests.iter().map(|t| {
+        markup!(
+            "<tr><td><code>{{key}}</code></td><td>{{unit}}</td><td>{{dir}}</td></tr>\n",
+            key = t.key.to_string(),
+            unit = t.unit,
+            dir = t.direction.phrase(),
+        )
+    }));
+    let main = markup!(
+        "<section id=\"identifiers\">\n<h2>Identifiers</h2>\n{{ids}}</section>\n\
+         <section id=\"tests\">\n<h2>Tests</h2>\n<details><summary>{{n}} test{{s}}</summary>\n\
+         <div class=\"table-wrap\"><table class=\"list\">\n<thead><tr><th scope=\"col\">Test</th><th scope=\"col\">Unit</th>\
+         <th scope=\"col\">Direction</th></tr></thead>\n<tbody>\n{{tests}}</tbody></table></div>\n</details>\n</section>\n",
+        ids = Markup::concat(
+            data.identifiers
+                .iter()
+                .map(|i| identifier_section(&data.name, i))
+        ),
+        n = data.tests.len(),
+        s = plural(data.tests.len()),
+        tests = tests,
+    );
+    document(
+        &format!("Result set {}", data.name),
+        &lead,
+        &main,
+        Place::Set(&data.name, SetView::Runs),
+        &Markup::new(),
+    )
+}
+
+fn identifier_section(set: &str, id: &IdentifierData) -> Markup {
+    let samples: usize = id.samples.values().map(Vec::len).sum();
+    let runs = if id.runs.is_empty() {
+        Markup::raw("<p class=\"empty\">No run recorded.</p>\n")
+    } else {
+        markup!(
+            "<div class=\"table-wrap\"><table class=\"list\">\n<thead><tr><th scope=\"col\">Run</th><th scope=\"col\">Status</th>\
+             <th scope=\"col\">Started</th><th scope=\"col\">Ended</th><th scope=\"col\">Kernel</th><th scope=\"col\">Host</th>\
+             <th scope=\"col\">Tests ended</th><th scope=\"col\">Notes</th></tr></thead>\n<tbody>\n{{rows}}</tbody></table></div>\n",
+            rows = Markup::concat(id.runs.iter().map(run_row)),
+        )
+    };
+    markup!(
+        "<section class=\"identifier\">\n<h3>{{name}}</h3>\n<p class=\"note\">{{samples}} sample{{s}} of {{tests}} test{{ts}} · \
+         <a href=\"{{compare}}\">compare against it</a></p>\n{{runs}}</section>\n",
+        name = id.name,
+        samples = samples,
+        s = plural(samples),
+        tests = id.samples.len(),
+        ts = plural(id.samples.len()),
+        compare = format!(
+            "{}?baseline={}",
+            set_path(set, "/compare"),
+            query_value(&id.name)
+        ),
+        runs = runs,
+    )
+}
+
+fn run_row(run: &RunRecord) -> Markup {
+    let snapshot = &run.info.snapshot;
+    let mut outcomes: Vec<(&str, usize)> = vec![];
+    for outcome in &run.outcomes {
+        let kind = outcome.kind.as_str();
+        match outcomes.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => outcomes.push((kind, 1)),
+        }
+    }
+    let outcomes: Vec<String> = outcomes.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    markup!(
+        "<tr><td class=\"num\">{{id}}</td><td><span class=\"state {{status}}\">{{status}}</span></td><td class=\"when\">{{started}}</td>\
+         <td class=\"when\">{{ended}}</td><td>{{kernel}}</td><td>{{host}}</td><td>{{outcomes}}</td><td>{{notes}}</td></tr>\n",
+        id = run.id.0.to_string(),
+        status = run.status.as_str(),
+        // An imported run's start is unknown (0).
+        started = layout::utc_or_dash(Some(run.info.started_at_ms).filter(|&ms| ms > 0)),
+        ended = layout::utc_or_dash(run.ended_at_ms),
+        kernel = snapshot.kernel_release,
+        host = snapshot.hostname,
+        outcomes = outcomes.join(", "),
+        notes = run.info.notes.join("; "),
+    )
+}
+
+/// `/sets/{set}/compare`: the live HTML comparison, with a form for the
+/// baseline, the compared identifiers, the threshold and a metric filter.
+/// A set of one identifier gets a page that says so.
+pub async fn compare(
+    State(state): State<AppState>,
+    Path(set): Path<String>,
+    query: Result<Query<CompareQuery>, QueryRejection>,
+) -> Page {
+    let Query(query) = query.map_err(bad_query)?;
+    let request = query.request()?;
+    let html = from_set(&state, &set, move |data| {
+        let report = comparison::build(&data, &request)?;
+        let names: Vec<String> = data.identifiers.iter().map(|i| i.name.clone()).collect();
+        let form = query_form(
+            &[
+                select("Baseline", "baseline", &names, &report.baseline),
+                field(
+                    "Compared (comma-separated)",
+                    "identifiers",
+                    "search",
+                    query.identifiers.as_deref().unwrap_or(""),
+                    "all the others",
+                ),
+                field(
+                    "Threshold %",
+                    "threshold",
+                    "number",
+                    &report.threshold_pct.to_string(),
+                    "1",
+                ),
+                metric_field(query.metric.as_deref()),
+            ],
+            "Compare",
+        );
+        let place = Place::Set(&data.name, SetView::Compare);
+        Ok(if report.identifiers.len() < 2 {
+            let main = markup!(
+                "<p>Result set <b>{{set}}</b> has one identifier, <b>{{id}}</b>: there is nothing to compare it with yet. \
+                 Push a second identifier (<code>kbench push</code>, <code>kbench run --upload</code>), then come back.</p>\n",
+                set = data.name,
+                id = report.baseline,
+            );
+            document(
+                &format!("kbench compare: {}", data.name),
+                "One identifier",
+                &main,
+                place,
+                &form,
+            )
+        } else {
+            dress(compare_page(&report), place, &form)
+        })
+    })
+    .await?;
+    Ok(respond(StatusCode::OK, html))
+}
+
+/// A query that does not parse (`threshold=abc`), as a 400 page.
+fn bad_query(rejection: QueryRejection) -> Failure {
+    ApiError::bad_request(rejection.body_text()).into()
+}
+
+fn metric_field(metric: Option<&str>) -> Markup {
+    field(
+        "Metric",
+        "metric",
+        "search",
+        metric.unwrap_or(""),
+        "tests whose name holds",
+    )
+}
+
+/// `/sets/{set}/history`: the history page with its change points, with a
+/// form for the version order, the threshold and a metric filter.
+pub async fn history(
+    State(state): State<AppState>,
+    Path(set): Path<String>,
+    query: Result<Query<HistoryQuery>, QueryRejection>,
+) -> Page {
+    let Query(query) = query.map_err(bad_query)?;
+    let request = query.request()?;
+    let html = from_set(&state, &set, move |data| {
+        let report = history::build(&data, &request)?;
+        let form = query_form(
+            &[
+                field(
+                    "Order (comma-separated)",
+                    "order",
+                    "search",
+                    query.order.as_deref().unwrap_or(""),
+                    "as stored",
+                ),
+                field(
+                    "Threshold %",
+                    "threshold",
+                    "number",
+                    &report.threshold_pct.to_string(),
+                    "1",
+                ),
+                metric_field(query.metric.as_deref()),
+            ],
+            "Show",
+        );
+        Ok(dress(
+            history_page(&report),
+            Place::Set(&data.name, SetView::History),
+            &form,
+        ))
+    })
+    .await?;
+    Ok(respond(StatusCode::OK, html))
+}

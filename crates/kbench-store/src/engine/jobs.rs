@@ -1,0 +1,307 @@
+//! The lab's job queue: jobs submitted for workers, leased by one worker
+//! at a time for a while and renewed while it works, leased again when a
+//! lease runs out (the worker died) and failed after
+//! [`MAX_JOB_ATTEMPTS`] such losses; and the workers as last seen.
+//!
+//! Tags (of jobs and workers) are stored comma-separated: [`check_id`]
+//! keeps commas out of them.
+
+use super::store::{check_id, check_name, from_json, narrow, to_json};
+use super::{Fail, Res, Row, Sql, args, first_int};
+use crate::{Job, JobSpec, JobState, MAX_JOB_ATTEMPTS, StoreError, WorkerInfo};
+use kbench_model::now_ms;
+
+/// The most rounds a job may ask for.
+const MAX_ROUNDS: u32 = 100;
+
+/// What a valid job asks for: names for its set and identifier, something
+/// to run, 1 to [`MAX_ROUNDS`] rounds, a positive time limit, plain tags.
+pub(super) fn check_spec(spec: &JobSpec) -> Res<()> {
+    let invalid = |msg: String| Err(Fail::Store(StoreError::InvalidName(msg)));
+    check_name("result set", &spec.set)?;
+    check_name("identifier", &spec.identifier)?;
+    if spec.names.is_empty() || spec.names.iter().any(|name| name.trim().is_empty()) {
+        return invalid(format!(
+            "the job's names are {:?}; give the suites, benchmark ids or tests to run, as \
+             `kbench run` takes them (e.g. [\"quick\"])",
+            spec.names
+        ));
+    }
+    if !(1..=MAX_ROUNDS).contains(&spec.rounds) {
+        return invalid(format!(
+            "the job asks for {} rounds; give 1 to {MAX_ROUNDS}",
+            spec.rounds
+        ));
+    }
+    if let Some(max_time) = spec.max_time.filter(|t| !(t.is_finite() && *t > 0.0)) {
+        return invalid(format!(
+            "the job's max_time {max_time} is not a positive number of seconds; give one, or \
+             leave it out for kbench run's default"
+        ));
+    }
+    check_tags(&spec.tags)
+}
+
+fn check_tags(tags: &[String]) -> Res<()> {
+    tags.iter().try_for_each(|tag| check_id("tag", tag))
+}
+
+/// A worker's name (as a result set's) and its tags (as a job's).
+pub(super) fn check_worker(worker: &str, tags: &[String]) -> Res<()> {
+    check_name("worker", worker)?;
+    check_tags(tags)
+}
+
+/// A lease must last: `lease_ms` must be positive.
+pub(super) fn check_lease(lease_ms: i64) -> Res<()> {
+    if lease_ms <= 0 {
+        return Err(Fail::Store(StoreError::InvalidName(format!(
+            "a lease of {lease_ms} ms ends before it starts; give the time a worker may stay \
+             silent before its job is given to another (e.g. 60 s)"
+        ))));
+    }
+    Ok(())
+}
+
+fn tags_text(tags: &[String]) -> String {
+    tags.join(",")
+}
+
+fn read_tags(text: &str) -> impl Iterator<Item = &str> {
+    text.split(',').filter(|tag| !tag.is_empty())
+}
+
+pub(super) fn submit(db: &mut dyn Sql, spec: &JobSpec) -> Res<i64> {
+    first_int(
+        db,
+        "INSERT INTO jobs (spec_json, tags, set_name, identifier, state, attempts, \
+                           submitted_at_ms) \
+         VALUES (?1, ?2, ?3, ?4, 'queued', 0, ?5) RETURNING id",
+        args![
+            &to_json("the job", spec)?,
+            &tags_text(&spec.tags),
+            &spec.set,
+            &spec.identifier,
+            now_ms()
+        ],
+    )?
+    .ok_or_else(|| Fail::Damaged("a job was inserted without an id".into()))
+}
+
+/// The columns [`read_job`] reads.
+const JOB_COLUMNS: &str = "id, spec_json, state, attempts, worker, lease_expires_at_ms, \
+                           submitted_at_ms, started_at_ms, finished_at_ms, message";
+
+fn read_job(row: &dyn Row) -> Res<Job> {
+    let id = row.req_int(0)?;
+    let state = row.req_text(2)?;
+    Ok(Job {
+        id,
+        spec: from_json(&format!("job {id}'s spec"), &row.req_text(1)?)?,
+        state: JobState::parse(&state)
+            .ok_or_else(|| Fail::Damaged(format!("job {id} has an unknown state {state:?}")))?,
+        attempts: narrow("attempts", row.req_int(3)?)?,
+        worker: row.text(4)?,
+        lease_expires_at_ms: row.int(5)?,
+        submitted_at_ms: row.req_int(6)?,
+        started_at_ms: row.int(7)?,
+        finished_at_ms: row.int(8)?,
+        message: row.text(9)?,
+    })
+}
+
+/// Every job, newest first.
+pub(super) fn list(db: &mut dyn Sql) -> Res<Vec<Job>> {
+    let mut jobs = Vec::new();
+    db.query(
+        &format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY id DESC"),
+        args![],
+        &mut |row| {
+            jobs.push(read_job(row)?);
+            Ok(())
+        },
+    )?;
+    Ok(jobs)
+}
+
+/// Job `id`; `NotFound` saying which ids exist.
+pub(super) fn get(db: &mut dyn Sql, id: i64) -> Res<Job> {
+    let mut found = None;
+    db.query(
+        &format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1"),
+        args![id],
+        &mut |row| {
+            found = Some(read_job(row)?);
+            Ok(())
+        },
+    )?;
+    if let Some(job) = found {
+        return Ok(job);
+    }
+    let mut range = None;
+    db.query("SELECT MIN(id), MAX(id) FROM jobs", args![], &mut |row| {
+        range = row.int(0)?.zip(row.int(1)?);
+        Ok(())
+    })?;
+    let known = match range {
+        Some((first, last)) => format!("its jobs are numbered {first} to {last}"),
+        None => "it holds no jobs yet".to_string(),
+    };
+    Err(Fail::Store(StoreError::NotFound(format!(
+        "there is no job {id} in {}; {known}",
+        db.name()
+    ))))
+}
+
+/// A job a worker may lease at `?1` (now): queued, or running with its
+/// lease expired and fewer than `?2` ([`MAX_JOB_ATTEMPTS`]) leases so far.
+const LEASABLE: &str = "(state = 'queued' OR (state = 'running' AND lease_expires_at_ms < ?1 \
+                        AND attempts < ?2))";
+
+/// Leases the oldest job `worker` may take (its tags all among `tags`),
+/// after failing the jobs that lost too many workers; inside a write
+/// transaction. Records the worker as seen, holding the job or none.
+pub(super) fn lease(
+    db: &mut dyn Sql,
+    worker: &str,
+    tags: &[String],
+    lease_ms: i64,
+) -> Res<Option<Job>> {
+    let now = now_ms();
+    fail_abandoned(db, now)?;
+    let mut candidates = Vec::new();
+    db.query(
+        &format!("SELECT id, tags FROM jobs WHERE {LEASABLE} ORDER BY id"),
+        args![now, MAX_JOB_ATTEMPTS],
+        &mut |row| {
+            if read_tags(&row.req_text(1)?).all(|tag| tags.iter().any(|have| have == tag)) {
+                candidates.push(row.req_int(0)?);
+            }
+            Ok(())
+        },
+    )?;
+    // Read without locks, so another worker may have taken a candidate
+    // since (it is no longer leasable) or be taking it now (it is locked,
+    // and skipped on PostgreSQL).
+    let claim = format!(
+        "SELECT id FROM jobs WHERE id = ?3 AND {LEASABLE}{}",
+        db.skip_locked()
+    );
+    let mut leased = None;
+    for id in candidates {
+        if first_int(db, &claim, args![now, MAX_JOB_ATTEMPTS, id])?.is_some() {
+            leased = Some(id);
+            break;
+        }
+    }
+    if let Some(id) = leased {
+        db.execute(
+            "UPDATE jobs SET state = 'running', worker = ?2, attempts = attempts + 1, \
+             lease_expires_at_ms = ?3, started_at_ms = ?4 WHERE id = ?1",
+            args![id, worker, now.saturating_add(lease_ms), now],
+        )?;
+        // The worker that lost the job (its lease expired) holds it no more.
+        db.execute(
+            "UPDATE workers SET job_id = NULL WHERE job_id = ?1 AND name <> ?2",
+            args![id, worker],
+        )?;
+    }
+    db.execute(
+        "INSERT INTO workers (name, tags, last_seen_ms, job_id) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (name) DO UPDATE SET tags = excluded.tags, \
+         last_seen_ms = excluded.last_seen_ms, job_id = excluded.job_id",
+        args![worker, &tags_text(tags), now, leased],
+    )?;
+    leased.map(|id| get(db, id)).transpose()
+}
+
+/// Fails the running jobs whose lease expired after [`MAX_JOB_ATTEMPTS`]
+/// leases (each of their workers died), and frees their last worker.
+fn fail_abandoned(db: &mut dyn Sql, now: i64) -> Res<()> {
+    let mut failed = Vec::new();
+    db.query(
+        &format!(
+            "UPDATE jobs SET state = 'failed', finished_at_ms = ?1, lease_expires_at_ms = NULL, \
+             message = 'lost its worker ' || CAST(attempts AS TEXT) || ' times; last worker ' \
+                       || COALESCE(worker, 'unknown') \
+             WHERE id IN (SELECT id FROM jobs WHERE state = 'running' \
+                          AND lease_expires_at_ms < ?1 AND attempts >= ?2{}) \
+             RETURNING id",
+            db.skip_locked()
+        ),
+        args![now, MAX_JOB_ATTEMPTS],
+        &mut |row| {
+            failed.push(row.req_int(0)?);
+            Ok(())
+        },
+    )?;
+    for id in failed {
+        db.execute(
+            "UPDATE workers SET job_id = NULL WHERE job_id = ?1",
+            args![id],
+        )?;
+    }
+    Ok(())
+}
+
+/// Records `worker` as seen now and, when it held the `released` job, as
+/// holding none.
+fn seen(db: &mut dyn Sql, worker: &str, now: i64, released: Option<i64>) -> Res<()> {
+    db.execute(
+        "UPDATE workers SET last_seen_ms = ?2, \
+         job_id = CASE WHEN job_id = ?3 THEN NULL ELSE job_id END WHERE name = ?1",
+        args![worker, now, released],
+    )?;
+    Ok(())
+}
+
+/// Extends `worker`'s lease of running `job` (even expired: no other worker
+/// took it); inside a write transaction.
+pub(super) fn renew(db: &mut dyn Sql, job: i64, worker: &str, lease_ms: i64) -> Res<bool> {
+    let now = now_ms();
+    let renewed = db.execute(
+        "UPDATE jobs SET lease_expires_at_ms = ?3 \
+         WHERE id = ?1 AND worker = ?2 AND state = 'running'",
+        args![job, worker, now.saturating_add(lease_ms)],
+    )?;
+    seen(db, worker, now, None)?;
+    Ok(renewed == 1)
+}
+
+/// Ends `worker`'s running `job`; inside a write transaction.
+pub(super) fn finish(
+    db: &mut dyn Sql,
+    job: i64,
+    worker: &str,
+    ok: bool,
+    message: &str,
+) -> Res<bool> {
+    let now = now_ms();
+    let state = if ok { JobState::Done } else { JobState::Failed };
+    let finished = db.execute(
+        "UPDATE jobs SET state = ?3, finished_at_ms = ?4, message = ?5, \
+         lease_expires_at_ms = NULL WHERE id = ?1 AND worker = ?2 AND state = 'running'",
+        args![job, worker, state.as_str(), now, message],
+    )?;
+    seen(db, worker, now, Some(job))?;
+    Ok(finished == 1)
+}
+
+/// Every worker, most recently seen first.
+pub(super) fn workers(db: &mut dyn Sql) -> Res<Vec<WorkerInfo>> {
+    let mut all = Vec::new();
+    db.query(
+        "SELECT name, tags, last_seen_ms, job_id FROM workers ORDER BY last_seen_ms DESC, name",
+        args![],
+        &mut |row| {
+            all.push(WorkerInfo {
+                name: row.req_text(0)?,
+                tags: read_tags(&row.req_text(1)?).map(str::to_string).collect(),
+                last_seen_ms: row.req_int(2)?,
+                job: row.int(3)?,
+            });
+            Ok(())
+        },
+    )?;
+    Ok(all)
+}

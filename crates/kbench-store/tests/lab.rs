@@ -1,0 +1,760 @@
+//! What the shared lab needs of the store, on SQLite and on PostgreSQL
+//! (see common/mod.rs): runs uploaded while they go on and found by uid,
+//! uids across export and import, and the job queue with its workers.
+
+#[macro_use]
+mod common;
+
+use common::{TestDb, info, outcome, sample, spec};
+use kbench_model::{Direction, Sample, TestSpec};
+use kbench_store::{
+    Job, JobSpec, JobState, LiveBatch, LiveOutcome, LiveSamples, MAX_JOB_ATTEMPTS, Push,
+    PushOutcome, RunId, RunInfo, RunStatus, Store, StoreError, TestOutcomeKind,
+};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+on_both_backends!(
+    live_batches_store_each_sample_once,
+    a_gap_is_a_conflict_and_writes_nothing,
+    a_resumed_run_is_running_again,
+    a_uid_belongs_to_one_identifier,
+    live_batches_name_known_tests_only,
+    run_contents_round_trip,
+    uids_ride_along_export_and_import,
+    jobs_are_submitted_leased_renewed_and_finished,
+    job_specs_and_leases_are_validated,
+    jobs_go_to_workers_with_their_tags,
+    expired_leases_are_leased_again_then_failed,
+    an_expired_lease_not_taken_is_still_renewed,
+    concurrent_workers_never_share_a_job,
+);
+
+fn lat() -> TestSpec {
+    spec("pipe-lat[placement=cross]", "us", Direction::Lower)
+}
+
+fn thr() -> TestSpec {
+    spec("futex1:per_task", "ops/s", Direction::Higher)
+}
+
+fn run_info(uid: &str) -> RunInfo {
+    RunInfo {
+        uid: Some(uid.into()),
+        ..info("6.18", 1000)
+    }
+}
+
+/// Samples `from..to` of a test, as the runner measured them.
+fn samples(from: u64, to: u64) -> Vec<Sample> {
+    (from..to)
+        .map(|i| sample(10.0 + i as f64, 1000 + i as i64, (i / 4) as u32))
+        .collect()
+}
+
+fn part(test: &TestSpec, from: u64, to: u64) -> LiveSamples {
+    LiveSamples {
+        test: test.key.clone(),
+        first: from,
+        samples: samples(from, to),
+    }
+}
+
+/// A batch of run `uid` of identifier "6.18" declaring both tests.
+fn batch(uid: &str, parts: Vec<LiveSamples>) -> LiveBatch {
+    LiveBatch {
+        identifier: "6.18".into(),
+        run_uid: uid.into(),
+        info: run_info(uid),
+        status: RunStatus::Running,
+        ended_at_ms: None,
+        steal_percent: None,
+        tests: vec![lat(), thr()],
+        samples: parts,
+        outcomes: vec![],
+    }
+}
+
+fn live(stored: u64, skipped: u64) -> LiveOutcome {
+    LiveOutcome { stored, skipped }
+}
+
+/// The id of the only run of the set's first identifier.
+fn only_run(store: &mut dyn Store, set: &str) -> RunId {
+    let data = store.load(set).unwrap();
+    assert_eq!(data.identifiers[0].runs.len(), 1);
+    data.identifiers[0].runs[0].id
+}
+
+fn live_batches_store_each_sample_once(db: &TestDb) {
+    let mut store = db.open();
+    let first = batch("u1", vec![part(&lat(), 0, 5), part(&thr(), 0, 3)]);
+    assert_eq!(store.append_live("lab", &first).unwrap(), live(8, 0));
+    // The same batch again (a retry after a lost answer) stores nothing.
+    assert_eq!(store.append_live("lab", &first).unwrap(), live(0, 8));
+    // Overlapping the stored samples: only those past them go in.
+    let next = batch("u1", vec![part(&lat(), 3, 9)]);
+    assert_eq!(store.append_live("lab", &next).unwrap(), live(4, 2));
+    // A batch without samples, only the tests' outcomes and the run's end.
+    let mut end = batch("u1", vec![]);
+    end.tests.clear();
+    end.outcomes = vec![
+        outcome(&lat(), TestOutcomeKind::TargetMet),
+        outcome(&thr(), TestOutcomeKind::BudgetHit),
+    ];
+    end.status = RunStatus::Complete;
+    end.ended_at_ms = Some(5000);
+    end.steal_percent = Some(0.5);
+    assert_eq!(store.append_live("lab", &end).unwrap(), live(0, 0));
+
+    let data = store.load("lab").unwrap();
+    assert_eq!(data.tests, vec![lat(), thr()]);
+    assert_eq!(data.identifiers.len(), 1);
+    let identifier = &data.identifiers[0];
+    assert_eq!(identifier.name, "6.18");
+    assert_eq!(identifier.samples[&lat().key], samples(0, 9));
+    assert_eq!(identifier.samples[&thr().key], samples(0, 3));
+    let run = &identifier.runs[0];
+    assert_eq!(identifier.runs.len(), 1);
+    assert_eq!(run.info.uid.as_deref(), Some("u1"));
+    assert_eq!(
+        (run.status, run.ended_at_ms, run.info.snapshot.steal_percent),
+        (RunStatus::Complete, Some(5000), Some(0.5))
+    );
+    assert_eq!(run.outcomes, end.outcomes);
+    assert_eq!(store.result_sets().unwrap()[0].samples, 12);
+}
+
+fn a_gap_is_a_conflict_and_writes_nothing(db: &TestDb) {
+    let mut store = db.open();
+    store
+        .append_live("lab", &batch("u1", vec![part(&lat(), 0, 5)]))
+        .unwrap();
+    let before = store.load("lab").unwrap();
+    // lat continues where it stopped, but thr starts at 2 of 0 stored; the
+    // run would end and a new test appear: none of it may be written.
+    let mut gap = batch("u1", vec![part(&lat(), 5, 8), part(&thr(), 2, 4)]);
+    let extra = spec("new-test", "ns", Direction::Lower);
+    gap.tests.push(extra.clone());
+    gap.outcomes = vec![outcome(&lat(), TestOutcomeKind::TargetMet)];
+    gap.status = RunStatus::Complete;
+    gap.ended_at_ms = Some(9000);
+    let err = store.append_live("lab", &gap).unwrap_err();
+    let StoreError::Conflict(msg) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        msg.contains("gap") && msg.contains(&thr().key.to_string()) && msg.contains("u1"),
+        "{msg}"
+    );
+    assert!(msg.contains("Resend from sample 0"), "{msg}");
+    assert_eq!(store.load("lab").unwrap(), before);
+
+    // A gap in a new run of a new set leaves no set behind.
+    let err = store
+        .append_live("fresh", &batch("u2", vec![part(&lat(), 1, 3)]))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    assert!(matches!(store.load("fresh"), Err(StoreError::NotFound(_))));
+}
+
+fn a_resumed_run_is_running_again(db: &TestDb) {
+    let mut store = db.open();
+    let mut interrupted = batch("u1", vec![part(&lat(), 0, 4)]);
+    interrupted.status = RunStatus::Interrupted;
+    interrupted.ended_at_ms = Some(2000);
+    interrupted.steal_percent = Some(1.5);
+    store.append_live("lab", &interrupted).unwrap();
+    let run = only_run(store.as_mut(), "lab");
+    let record = store.run_contents(run).unwrap().record;
+    assert_eq!(
+        (record.status, record.ended_at_ms, record.info.pid),
+        (RunStatus::Interrupted, Some(2000), 4242)
+    );
+
+    // The runner resumes it in a new process: running, not ended, its pid.
+    let mut resumed = batch("u1", vec![part(&lat(), 4, 6)]);
+    resumed.info.pid = 777;
+    assert_eq!(store.append_live("lab", &resumed).unwrap(), live(2, 0));
+    let record = store.run_contents(run).unwrap().record;
+    assert_eq!(
+        (record.status, record.ended_at_ms, record.info.pid),
+        (RunStatus::Running, None, 777)
+    );
+    assert_eq!(
+        store.unfinished_run("lab", "6.18").unwrap().map(|r| r.id),
+        Some(run)
+    );
+    assert_eq!(
+        store.load("lab").unwrap().identifiers[0].samples[&lat().key],
+        samples(0, 6)
+    );
+}
+
+fn a_uid_belongs_to_one_identifier(db: &TestDb) {
+    let mut store = db.open();
+    store
+        .append_live("lab", &batch("u1", vec![part(&lat(), 0, 2)]))
+        .unwrap();
+    let before = store.load("lab").unwrap();
+
+    let mut elsewhere = batch("u1", vec![part(&lat(), 2, 4)]);
+    elsewhere.identifier = "6.19".into();
+    let err = store.append_live("lab", &elsewhere).unwrap_err();
+    let StoreError::Conflict(msg) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        msg.contains("u1") && msg.contains("\"6.18\"") && msg.contains("\"6.19\""),
+        "{msg}"
+    );
+    assert_eq!(store.load("lab").unwrap(), before, "6.19 was created");
+
+    // The same identifier name in another set is another identifier.
+    let err = store
+        .append_live("other", &batch("u1", vec![part(&lat(), 2, 4)]))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    assert!(matches!(store.load("other"), Err(StoreError::NotFound(_))));
+    assert_eq!(store.result_sets().unwrap().len(), 1);
+}
+
+fn live_batches_name_known_tests_only(db: &TestDb) {
+    let mut store = db.open();
+    store
+        .append_live("lab", &batch("u1", vec![part(&lat(), 0, 2)]))
+        .unwrap();
+    // Tests stored in the set need not be declared again.
+    let mut undeclared = batch("u1", vec![part(&lat(), 2, 3)]);
+    undeclared.tests.clear();
+    assert_eq!(store.append_live("lab", &undeclared).unwrap(), live(1, 0));
+
+    // A test neither declared nor stored.
+    let unknown = spec("unknown", "ns", Direction::Lower);
+    let mut bad = batch("u1", vec![part(&unknown, 0, 1)]);
+    bad.tests.clear();
+    let err = store.append_live("lab", &bad).unwrap_err();
+    let StoreError::InvalidName(msg) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(msg.contains("unknown") && msg.contains("tests"), "{msg}");
+    bad.samples.clear();
+    bad.outcomes = vec![outcome(&unknown, TestOutcomeKind::Skipped)];
+    assert!(matches!(
+        store.append_live("lab", &bad),
+        Err(StoreError::InvalidName(_))
+    ));
+
+    // A stored test in another unit.
+    let mut other_unit = batch("u1", vec![]);
+    other_unit.tests = vec![spec("pipe-lat[placement=cross]", "ns", Direction::Lower)];
+    assert!(matches!(
+        store.append_live("lab", &other_unit),
+        Err(StoreError::Conflict(_))
+    ));
+
+    // The run info naming another run, a uid that is not an id, bad names.
+    let mut mismatch = batch("u1", vec![]);
+    mismatch.info.uid = Some("u2".into());
+    let mut spaced = batch("a b", vec![]);
+    spaced.info.uid = None;
+    let mut unnamed = batch("u1", vec![]);
+    unnamed.identifier = String::new();
+    for wrong in [mismatch, spaced, unnamed] {
+        let err = store.append_live("lab", &wrong).unwrap_err();
+        assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+    }
+    assert!(matches!(
+        store.append_live("", &batch("u9", vec![])),
+        Err(StoreError::InvalidName(_))
+    ));
+    assert_eq!(
+        store.load("lab").unwrap().identifiers[0].samples[&lat().key],
+        samples(0, 3)
+    );
+}
+
+fn run_contents_round_trip(db: &TestDb) {
+    let mut store = db.open();
+    let unused = spec("unused", "ns", Direction::Lower);
+    store.test_id("lab", &unused).unwrap();
+    // Another run of the same identifier, whose samples must not show.
+    let earlier = store.begin_run("lab", "6.18", &info("k", 1)).unwrap();
+    let lat_id = store.test_id("lab", &lat()).unwrap();
+    store
+        .add_sample(earlier, lat_id, &sample(99.0, 1, 0))
+        .unwrap();
+
+    let run = store.begin_run("lab", "6.18", &run_info("u1")).unwrap();
+    let thr_id = store.test_id("lab", &thr()).unwrap();
+    for s in samples(0, 4) {
+        store.add_sample(run, thr_id, &s).unwrap();
+        store.add_sample(run, lat_id, &s).unwrap();
+    }
+    // A test with an outcome and no sample is listed too.
+    let skipped = spec("skipped", "ns", Direction::Lower);
+    let skipped_id = store.test_id("lab", &skipped).unwrap();
+    store
+        .end_test(
+            run,
+            skipped_id,
+            &outcome(&skipped, TestOutcomeKind::Skipped),
+        )
+        .unwrap();
+    store
+        .end_test(run, lat_id, &outcome(&lat(), TestOutcomeKind::TargetMet))
+        .unwrap();
+
+    let contents = store.run_contents(run).unwrap();
+    assert_eq!(
+        (contents.set.as_str(), contents.identifier.as_str()),
+        ("lab", "6.18")
+    );
+    assert_eq!(contents.record.id, run);
+    assert_eq!(contents.record.info, run_info("u1"));
+    assert_eq!(contents.record.status, RunStatus::Running);
+    assert_eq!(
+        contents.record.outcomes,
+        vec![
+            outcome(&lat(), TestOutcomeKind::TargetMet),
+            outcome(&skipped, TestOutcomeKind::Skipped)
+        ]
+    );
+    // In the set's order: lat was stored before thr and skipped.
+    assert_eq!(contents.tests, vec![lat(), thr(), skipped.clone()]);
+    assert_eq!(contents.samples.len(), 2);
+    assert_eq!(contents.samples[&lat().key], samples(0, 4));
+    assert_eq!(contents.samples[&thr().key], samples(0, 4));
+
+    // Re-sent as one batch (a resumed upload) into another database, it
+    // is the same run there.
+    let Some(server_db) = db.another() else {
+        return;
+    };
+    let mut server = server_db.open();
+    let resend = LiveBatch {
+        identifier: contents.identifier.clone(),
+        run_uid: "u1".into(),
+        info: contents.record.info.clone(),
+        status: contents.record.status,
+        ended_at_ms: contents.record.ended_at_ms,
+        steal_percent: None,
+        tests: contents.tests.clone(),
+        samples: contents
+            .samples
+            .iter()
+            .map(|(key, list)| LiveSamples {
+                test: key.clone(),
+                first: 0,
+                samples: list.clone(),
+            })
+            .collect(),
+        outcomes: contents.record.outcomes.clone(),
+    };
+    assert_eq!(server.append_live("lab", &resend).unwrap(), live(8, 0));
+    let copied_run = only_run(server.as_mut(), "lab");
+    let copied = server.run_contents(copied_run).unwrap();
+    assert_eq!(
+        (&copied.tests, &copied.samples, &copied.record.outcomes),
+        (
+            &contents.tests,
+            &contents.samples,
+            &contents.record.outcomes
+        )
+    );
+    assert_eq!(copied.record.info, contents.record.info);
+
+    assert!(matches!(
+        store.run_contents(RunId(9999)),
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+fn uids_ride_along_export_and_import(db: &TestDb) {
+    let mut store = db.open();
+    let run = store.begin_run("lab", "6.18", &run_info("u1")).unwrap();
+    let test = store.test_id("lab", &lat()).unwrap();
+    for s in samples(0, 3) {
+        store.add_sample(run, test, &s).unwrap();
+    }
+    store.end_run(run, RunStatus::Complete, None).unwrap();
+    let text = serde_json::to_string(&kbench_store::exchange::export(&store.load("lab").unwrap()))
+        .unwrap();
+    assert!(text.contains("\"uid\":\"u1\""), "{text}");
+
+    // Into another database: the run keeps its uid.
+    if let Some(other_db) = db.another() {
+        let mut other = other_db.open();
+        other
+            .import(&kbench_store::exchange::parse(&text, None).unwrap())
+            .unwrap();
+        let data = other.load("lab").unwrap();
+        assert_eq!(data.identifiers[0].runs[0].info.uid.as_deref(), Some("u1"));
+        assert_eq!(data.identifiers[0].samples[&lat().key], samples(0, 3));
+    }
+
+    // Into the same database, under another set name: the run is there.
+    let sets = store.result_sets().unwrap();
+    let copy = kbench_store::exchange::parse(&text, Some("copy")).unwrap();
+    let err = store.import(&copy).unwrap_err();
+    let StoreError::Conflict(msg) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        msg.contains("u1") && msg.contains("\"lab\"") && msg.contains("nothing was imported"),
+        "{msg}"
+    );
+    for leak in ["UNIQUE", "unique", "duplicate", "constraint"] {
+        assert!(!msg.contains(leak), "{msg}");
+    }
+    let push = |id| Push {
+        id,
+        digest: "d1",
+        token: "runner-1",
+    };
+    let err = store.push(&push("p-1"), &copy).unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    assert_eq!(store.result_sets().unwrap(), sets);
+    // The refused push claimed no id.
+    let mut fixed = copy.clone();
+    fixed.identifiers[0].runs[0].info.uid = Some("u2".into());
+    assert!(matches!(
+        store.push(&push("p-1"), &fixed).unwrap(),
+        PushOutcome::Stored { samples: 3 }
+    ));
+
+    // A new run may not take a stored uid either, nor an odd one.
+    let err = store.begin_run("lab", "6.19", &run_info("u1")).unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    let err = store
+        .begin_run("lab", "6.19", &run_info("no/slash"))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+}
+
+fn job(set: &str, tags: &[&str]) -> JobSpec {
+    JobSpec {
+        set: set.into(),
+        identifier: "6.18 stock".into(),
+        names: vec!["quick".into()],
+        kernel: Some("debian:6.12".into()),
+        rounds: 3,
+        max_time: Some(0.5),
+        tags: tags.iter().map(|t| t.to_string()).collect(),
+    }
+}
+
+fn tags(list: &[&str]) -> Vec<String> {
+    list.iter().map(|t| t.to_string()).collect()
+}
+
+const MINUTE: i64 = 60_000;
+
+fn jobs_are_submitted_leased_renewed_and_finished(db: &TestDb) {
+    let mut store = db.open();
+    let before = kbench_model::now_ms();
+    let first = store.submit_job(&job("a", &[])).unwrap();
+    let second = store.submit_job(&job("b", &[])).unwrap();
+    let listed: Vec<(i64, JobState)> = store
+        .jobs()
+        .unwrap()
+        .iter()
+        .map(|j| (j.id, j.state))
+        .collect();
+    assert_eq!(
+        listed,
+        [(second, JobState::Queued), (first, JobState::Queued)]
+    );
+    let queued = store.job(first).unwrap();
+    assert_eq!(
+        (
+            &queued.spec,
+            queued.attempts,
+            &queued.worker,
+            queued.started_at_ms
+        ),
+        (&job("a", &[]), 0, &None, None)
+    );
+    assert!(queued.submitted_at_ms >= before);
+    let err = store.job(second + 100).unwrap_err();
+    let StoreError::NotFound(msg) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        msg.contains(&format!("no job {}", second + 100)) && msg.contains("numbered"),
+        "{msg}"
+    );
+
+    // The oldest job goes first.
+    let leased = store.lease_job("w1", &[], MINUTE).unwrap().unwrap();
+    assert_eq!(
+        (
+            leased.id,
+            leased.state,
+            leased.attempts,
+            leased.worker.as_deref()
+        ),
+        (first, JobState::Running, 1, Some("w1"))
+    );
+    let expires = leased.lease_expires_at_ms.unwrap();
+    assert!(expires >= before + MINUTE, "{leased:?}");
+    assert!(leased.started_at_ms.is_some());
+    let workers = store.workers().unwrap();
+    assert_eq!(workers.len(), 1);
+    assert_eq!(
+        (workers[0].name.as_str(), workers[0].job),
+        ("w1", Some(first))
+    );
+
+    // Only its worker renews or finishes it.
+    assert!(!store.renew_lease(first, "w2", MINUTE).unwrap());
+    assert!(!store.finish_job(first, "w2", true, "stolen").unwrap());
+    std::thread::sleep(Duration::from_millis(5));
+    assert!(store.renew_lease(first, "w1", 2 * MINUTE).unwrap());
+    let renewed = store.job(first).unwrap();
+    assert!(
+        renewed.lease_expires_at_ms.unwrap() > expires,
+        "{renewed:?}"
+    );
+    assert!(store.workers().unwrap()[0].last_seen_ms > workers[0].last_seen_ms);
+
+    assert!(
+        store
+            .finish_job(first, "w1", true, "stored 42 samples")
+            .unwrap()
+    );
+    let done = store.job(first).unwrap();
+    assert_eq!(
+        (done.state, done.message.as_deref(), done.worker.as_deref()),
+        (JobState::Done, Some("stored 42 samples"), Some("w1"))
+    );
+    assert!(done.finished_at_ms.is_some());
+    assert_eq!(store.workers().unwrap()[0].job, None);
+    // Over: no renewal, no second end.
+    assert!(!store.renew_lease(first, "w1", MINUTE).unwrap());
+    assert!(!store.finish_job(first, "w1", false, "again").unwrap());
+
+    // A failed job says why.
+    let next = store.lease_job("w2", &[], MINUTE).unwrap().unwrap();
+    assert_eq!(next.id, second);
+    assert!(
+        store
+            .finish_job(second, "w2", false, "build failed")
+            .unwrap()
+    );
+    let failed = store.job(second).unwrap();
+    assert_eq!(
+        (failed.state, failed.message.as_deref()),
+        (JobState::Failed, Some("build failed"))
+    );
+    // Most recently seen first (not by name).
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(store.lease_job("w2", &[], MINUTE).unwrap(), None);
+    let names: Vec<String> = store
+        .workers()
+        .unwrap()
+        .into_iter()
+        .map(|w| w.name)
+        .collect();
+    assert_eq!(names, ["w2", "w1"]);
+}
+
+fn job_specs_and_leases_are_validated(db: &TestDb) {
+    let mut store = db.open();
+    let mut cases = Vec::new();
+    let mut no_names = job("a", &[]);
+    no_names.names.clear();
+    cases.push((no_names, "names"));
+    let mut blank_name = job("a", &[]);
+    blank_name.names.push(" ".into());
+    cases.push((blank_name, "names"));
+    for rounds in [0, 101] {
+        let mut wrong = job("a", &[]);
+        wrong.rounds = rounds;
+        cases.push((wrong, "rounds"));
+    }
+    for max_time in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let mut wrong = job("a", &[]);
+        wrong.max_time = Some(max_time);
+        cases.push((wrong, "max_time"));
+    }
+    for tag in ["", "a,b", "x y"] {
+        cases.push((job("a", &[tag]), "tag"));
+    }
+    cases.push((job("", &[]), "result set"));
+    let mut no_identifier = job("a", &[]);
+    no_identifier.identifier = "\t".into();
+    cases.push((no_identifier, "identifier"));
+    for (spec, needle) in cases {
+        let err = store.submit_job(&spec).unwrap_err();
+        let StoreError::InvalidName(msg) = &err else {
+            panic!("{spec:?}: {err:?}")
+        };
+        assert!(msg.contains(needle), "{needle:?} not in {msg:?}");
+    }
+    assert_eq!(store.jobs().unwrap(), vec![]);
+    let mut fine = job("a", &["tcg", "x86_64", "v1.2-rc"]);
+    fine.kernel = None;
+    fine.max_time = None;
+    fine.rounds = 100;
+    store.submit_job(&fine).unwrap();
+
+    for (worker, worker_tags, lease_ms) in [
+        ("w1", tags(&[]), 0),
+        ("w1", tags(&[]), -5),
+        ("", tags(&[]), MINUTE),
+        ("w1", tags(&["a,b"]), MINUTE),
+    ] {
+        let err = store.lease_job(worker, &worker_tags, lease_ms).unwrap_err();
+        assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+    }
+    assert!(matches!(
+        store.renew_lease(1, "w1", 0),
+        Err(StoreError::InvalidName(_))
+    ));
+    assert_eq!(store.workers().unwrap(), vec![]);
+}
+
+fn jobs_go_to_workers_with_their_tags(db: &TestDb) {
+    let mut store = db.open();
+    let tcg = store.submit_job(&job("a", &["tcg"])).unwrap();
+    let any = store.submit_job(&job("b", &[])).unwrap();
+    let both = store.submit_job(&job("c", &["kvm", "x86"])).unwrap();
+    let leased = |store: &mut Box<dyn Store>, worker: &str, have: &[&str]| {
+        store
+            .lease_job(worker, &tags(have), MINUTE)
+            .unwrap()
+            .map(|j| j.id)
+    };
+    // Untagged workers take untagged jobs only, even when older ones wait.
+    assert_eq!(leased(&mut store, "plain", &[]), Some(any));
+    assert_eq!(leased(&mut store, "half", &["kvm"]), None);
+    assert_eq!(leased(&mut store, "tcg-box", &["other", "tcg"]), Some(tcg));
+    assert_eq!(
+        leased(&mut store, "kvm-box", &["x86", "kvm", "big"]),
+        Some(both)
+    );
+    assert_eq!(leased(&mut store, "late", &["tcg", "kvm", "x86"]), None);
+    let workers = store.workers().unwrap();
+    let of = |name: &str| workers.iter().find(|w| w.name == name).unwrap();
+    assert_eq!(of("kvm-box").tags, ["x86", "kvm", "big"]);
+    assert_eq!((of("half").job, of("tcg-box").job), (None, Some(tcg)));
+}
+
+/// Lets leases of 1 ms run out.
+fn outlive_leases() {
+    std::thread::sleep(Duration::from_millis(10));
+}
+
+fn expired_leases_are_leased_again_then_failed(db: &TestDb) {
+    let mut store = db.open();
+    let id = store.submit_job(&job("a", &[])).unwrap();
+    let mut holders = Vec::new();
+    for attempt in 1..=MAX_JOB_ATTEMPTS {
+        let worker = format!("w{attempt}");
+        let leased: Job = store.lease_job(&worker, &[], 1).unwrap().unwrap();
+        assert_eq!((leased.id, leased.attempts), (id, attempt));
+        holders.push(worker);
+        outlive_leases();
+    }
+    // The first workers lost the job to the next: they can neither renew
+    // nor finish it, and hold nothing.
+    assert!(!store.renew_lease(id, "w1", MINUTE).unwrap());
+    assert!(!store.finish_job(id, "w2", true, "late").unwrap());
+    let mut holding: Vec<(String, Option<i64>)> = store
+        .workers()
+        .unwrap()
+        .into_iter()
+        .map(|w| (w.name, w.job))
+        .collect();
+    holding.sort();
+    assert_eq!(
+        holding,
+        [
+            ("w1".to_string(), None),
+            ("w2".to_string(), None),
+            ("w3".to_string(), Some(id))
+        ]
+    );
+
+    // The last lease ran out too: the job fails instead of going out again.
+    assert_eq!(store.lease_job("w4", &[], MINUTE).unwrap(), None);
+    let failed = store.job(id).unwrap();
+    assert_eq!(failed.state, JobState::Failed);
+    assert_eq!(
+        failed.message.as_deref(),
+        Some(format!("lost its worker {MAX_JOB_ATTEMPTS} times; last worker w3").as_str())
+    );
+    assert!(failed.finished_at_ms.is_some());
+    assert!(
+        store.workers().unwrap().iter().all(|w| w.job.is_none()),
+        "a worker still holds the failed job"
+    );
+    assert!(!store.finish_job(id, "w3", true, "too late").unwrap());
+}
+
+fn an_expired_lease_not_taken_is_still_renewed(db: &TestDb) {
+    let mut store = db.open();
+    let id = store.submit_job(&job("a", &[])).unwrap();
+    store.lease_job("w1", &[], 1).unwrap().unwrap();
+    outlive_leases();
+    // Nobody took it meanwhile: w1 was only slow, the job is still its own.
+    assert!(store.renew_lease(id, "w1", MINUTE).unwrap());
+    assert_eq!(store.lease_job("w2", &[], MINUTE).unwrap(), None);
+    assert!(store.finish_job(id, "w1", true, "ok").unwrap());
+    assert_eq!(store.job(id).unwrap().attempts, 1);
+}
+
+/// Workers leasing at once, each through its own connection, take every
+/// job exactly once. On PostgreSQL a job another transaction has locked is
+/// passed over, not waited for.
+fn concurrent_workers_never_share_a_job(db: &TestDb) {
+    let mut store = db.open();
+    let submitted: BTreeSet<i64> = (0..20)
+        .map(|n| store.submit_job(&job(&format!("s{n}"), &[])).unwrap())
+        .collect();
+    let taken: Vec<Vec<i64>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                scope.spawn(move || {
+                    let mut store = db.open();
+                    let mut mine = Vec::new();
+                    while let Some(job) = store.lease_job(&format!("w{w}"), &[], MINUTE).unwrap() {
+                        assert_eq!(job.worker.as_deref(), Some(format!("w{w}").as_str()));
+                        mine.push(job.id);
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let all: Vec<i64> = taken.iter().flatten().copied().collect();
+    assert_eq!(all.len(), 20, "a job was leased twice: {taken:?}");
+    assert_eq!(all.iter().copied().collect::<BTreeSet<_>>(), submitted);
+    assert!(store.jobs().unwrap().iter().all(|j| j.attempts == 1));
+
+    if db.is_postgres() {
+        // Another transaction holds the oldest queued job's row: a lease
+        // passes over it at once rather than waiting for that transaction.
+        let old = store.submit_job(&job("locked", &[])).unwrap();
+        let free = store.submit_job(&job("free", &[])).unwrap();
+        let mut holder = common::client(&db.location);
+        let mut tx = holder.transaction().unwrap();
+        tx.execute("SELECT id FROM jobs WHERE id = $1 FOR UPDATE", &[&old])
+            .unwrap();
+        let (done, answer) = std::sync::mpsc::channel();
+        let location = db.location.clone();
+        std::thread::spawn(move || {
+            let mut store = kbench_store::Location::parse(&location)
+                .unwrap()
+                .open()
+                .unwrap();
+            let _ = done.send(store.lease_job("w9", &[], MINUTE).unwrap().map(|j| j.id));
+        });
+        let leased = answer.recv_timeout(Duration::from_secs(10));
+        tx.rollback().unwrap();
+        assert_eq!(leased, Ok(Some(free)), "the lease waited for the lock");
+        assert_eq!(store.job(old).unwrap().state, JobState::Queued);
+    }
+}

@@ -1,0 +1,281 @@
+//! `kbench job`: submit jobs to the lab's server for its workers
+//! (`kbench worker`), and list them.
+
+use crate::fleet::api::{Api, message, retry};
+use anyhow::{Context, bail};
+use kbench_lab::profile::Profiles;
+use kbench_lab::suite;
+use kbench_store::{Job, JobSpec};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Submit jobs to a lab server for its workers, and list them
+#[derive(Debug, clap::Subcommand)]
+pub enum JobCommand {
+    /// Queue a run for the lab's workers: prints its job id
+    #[command(
+        after_help = "A worker (`kbench worker`) whose tags include all of the job's runs \
+`kbench run NAMES --as ID --into SET` (or, with --kernel, `kbench vm run` on that kernel) and \
+uploads its samples to the server as they come. A job whose worker dies is leased again and \
+resumes the unfinished run.\n\n\
+Examples:\n  kbench job submit --server http://lab:8080 --token $T quick --as 6.18 --into lab\n  \
+kbench job submit --server http://lab:8080 --suite quick --kernel debian:6.12 --as deb-6.12 --into lab --tags tcg"
+    )]
+    Submit(SubmitArgs),
+    /// List the server's jobs, newest first
+    #[command(after_help = "Example:\n  kbench job list --server http://lab:8080")]
+    List(ListArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SubmitArgs {
+    /// The lab's server, http://HOST:PORT
+    #[arg(long, value_name = "URL")]
+    pub server: String,
+
+    /// API token (`kbench token create` on the server's database)
+    #[arg(long, env = "KBENCH_TOKEN", hide_env_values = true)]
+    pub token: String,
+
+    /// Suites, benchmark ids or tests with options, as for `kbench run` [default: quick]
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+
+    /// A suite to run (the same as naming it)
+    #[arg(long = "suite", value_name = "SUITE")]
+    pub suites: Vec<String>,
+
+    /// Boot this kernel in a VM: debian:VERSION (fetched by the worker) or a release in the
+    /// worker's kernel cache
+    #[arg(long, value_name = "KERNEL")]
+    pub kernel: Option<String>,
+
+    /// Identifier to store the run under
+    #[arg(long = "as", value_name = "IDENTIFIER")]
+    pub identifier: String,
+
+    /// Result set on the server
+    #[arg(long, value_name = "SET")]
+    pub into: String,
+
+    /// Only workers with every one of these tags take the job (comma-separated)
+    #[arg(long, value_name = "TAG,...", value_delimiter = ',')]
+    pub tags: Vec<String>,
+
+    /// Rounds, as for `kbench run`
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: u32,
+
+    /// Time budget per test and round in seconds, as for `kbench run`
+    #[arg(long, value_name = "SECONDS")]
+    pub max_time: Option<f64>,
+
+    /// Print the submitted job as JSON on stdout instead of its id
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// The lab's server, http://HOST:PORT
+    #[arg(long, value_name = "URL")]
+    pub server: String,
+
+    /// Print the server's kbench.jobs/1 document on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn job(command: JobCommand, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    match command {
+        JobCommand::Submit(args) => submit(args, profile_dirs),
+        JobCommand::List(args) => list(args),
+    }
+}
+
+fn submit(args: SubmitArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let mut names = args.names.clone();
+    names.extend(args.suites.iter().cloned());
+    if names.is_empty() {
+        names.push("quick".to_string());
+    }
+    // A typo fails here rather than on a worker, later.
+    suite::expand_with(&names, &Profiles::load(profile_dirs)?).context(
+        "checking the job's names against this machine's suites, benchmarks and profiles",
+    )?;
+    kbench_model::validate_name("identifier", &args.identifier).map_err(anyhow::Error::msg)?;
+    kbench_model::validate_name("result set", &args.into).map_err(anyhow::Error::msg)?;
+    if let Some(max_time) = args.max_time
+        && !(max_time.is_finite() && max_time > 0.0 && max_time <= 86_400.0)
+    {
+        bail!("--max-time {max_time} must be a number of seconds above 0 (at most a day)");
+    }
+    let spec = JobSpec {
+        set: args.into.clone(),
+        identifier: args.identifier.clone(),
+        names,
+        kernel: args.kernel.clone(),
+        rounds: args.rounds,
+        max_time: args.max_time,
+        tags: args.tags.clone(),
+    };
+    let api = Api::new(&args.server, Some(&args.token))?;
+    // Not retried: a lost answer after the job was queued would queue it twice.
+    let response = api
+        .post_json("/jobs", &spec)
+        .with_context(|| format!("cannot reach the kbench server at {}", api.url))?;
+    if response.status != 201 {
+        bail!(
+            "the server at {} did not queue the job ({}: {})",
+            api.url,
+            response.status,
+            message(&response)
+        );
+    }
+    let job: Job = serde_json::from_str(&response.body)
+        .with_context(|| format!("{}: POST /api/v1/jobs answered no Job", api.url))?;
+    if args.json {
+        super::print_json(&job)?;
+    } else {
+        println!("{}", job.id);
+        eprintln!(
+            "Queued job {} ({} as '{}' into '{}'); `kbench job list --server {}` follows it.",
+            job.id,
+            job.spec.names.join(" "),
+            job.spec.identifier,
+            job.spec.set,
+            api.url
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
+    let api = Api::new(&args.server, None)?;
+    let response =
+        retry(|| api.get("/jobs"), |attempts, _, _| attempts < 3).map_err(|gave_up| {
+            anyhow::anyhow!("cannot reach the kbench server at {}: {gave_up}", api.url)
+        })?;
+    if response.status != 200 {
+        bail!(
+            "the server at {} answered {} to GET /api/v1/jobs: {}",
+            api.url,
+            response.status,
+            message(&response)
+        );
+    }
+    let document: serde_json::Value = serde_json::from_str(&response.body)
+        .with_context(|| format!("{}: GET /api/v1/jobs answered no JSON", api.url))?;
+    if args.json {
+        super::print_json(&document)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let jobs: Vec<Job> = serde_json::from_value(document["jobs"].clone())
+        .with_context(|| format!("{}: GET /api/v1/jobs answered no kbench.jobs/1", api.url))?;
+    if jobs.is_empty() {
+        eprintln!("No jobs on {}; `kbench job submit` queues one.", api.url);
+    } else {
+        print!("{}", table(&jobs));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The jobs as an aligned table (the message last, on one line).
+fn table(jobs: &[Job]) -> String {
+    let header = [
+        "ID",
+        "STATE",
+        "SET",
+        "IDENTIFIER",
+        "NAMES",
+        "KERNEL",
+        "ATTEMPTS",
+        "WORKER",
+        "MESSAGE",
+    ];
+    let rows: Vec<[String; 9]> = jobs
+        .iter()
+        .map(|job| {
+            [
+                job.id.to_string(),
+                job.state.as_str().to_string(),
+                job.spec.set.clone(),
+                job.spec.identifier.clone(),
+                job.spec.names.join(" "),
+                job.spec.kernel.clone().unwrap_or_else(|| "-".into()),
+                job.attempts.to_string(),
+                job.worker.clone().unwrap_or_else(|| "-".into()),
+                job.message
+                    .as_deref()
+                    .unwrap_or("")
+                    .lines()
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut text = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                text.push_str(cell);
+            } else {
+                text.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        text.trim_end().to_string() + "\n"
+    };
+    let mut out = line(header.to_vec());
+    for row in &rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_store::JobState;
+
+    #[test]
+    fn the_table_aligns_columns_and_keeps_messages_on_one_line() {
+        let job = Job {
+            id: 7,
+            spec: JobSpec {
+                set: "lab".into(),
+                identifier: "6.18".into(),
+                names: vec!["syscall-null".into(), "pipe-lat".into()],
+                kernel: None,
+                rounds: 2,
+                max_time: None,
+                tags: vec![],
+            },
+            state: JobState::Failed,
+            attempts: 2,
+            worker: Some("w1".into()),
+            lease_expires_at_ms: None,
+            submitted_at_ms: 0,
+            started_at_ms: None,
+            finished_at_ms: None,
+            message: Some("exit status: 1\nno such test".into()),
+        };
+        let text = table(&[job]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[0].starts_with("ID  STATE   SET  IDENTIFIER"),
+            "{text}"
+        );
+        assert!(lines[1].starts_with("7   failed  lab  6.18"), "{text}");
+        assert!(
+            lines[1].ends_with("w1      exit status: 1 | no such test"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,507 @@
+//! `kbench worker`: leases jobs from the server and runs each as a child
+//! process of this binary, `kbench run ... --upload` (or `kbench kernel
+//! fetch` then `kbench vm run ... --upload` for a kernel job), on a fresh
+//! local store per job.
+//!
+//! That store is first seeded with what the server has of the job's
+//! identifier, so a job leased again after its worker died finds the dead
+//! worker's unfinished run and resumes it (ended tests are not measured
+//! again, rounds go on) instead of starting over; the resumed upload sends
+//! the run again from its start and the server skips what it has.
+//!
+//! While the child runs, the lease is renewed every third of its length;
+//! a lost lease (another worker has the job) kills the child. The child
+//! dies with the worker (parent-death signal), so a worker that is killed
+//! leaves no measurement going on; its job is leased again once the lease
+//! expires.
+
+use super::api::{Api, message, retry};
+use anyhow::{Context, bail};
+use kbench_server::client::encode_segment;
+use kbench_store::{Job, Store, exchange};
+use serde_json::json;
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Lines of a child's stderr kept for the job's message.
+const TAIL_LINES: usize = 12;
+
+/// What a worker needs.
+pub struct Worker {
+    pub api: Api,
+    pub name: String,
+    pub tags: Vec<String>,
+    pub lease: Duration,
+    pub exit_when_idle: bool,
+    /// Time between asking for a job while none is waiting.
+    pub poll: Duration,
+    /// Where the per-job stores go.
+    pub work_dir: PathBuf,
+    /// Whether the store of a failed job stays (else it is removed too).
+    pub keep_failed: bool,
+    /// This binary, which runs the jobs.
+    pub exe: PathBuf,
+    /// Options given to every child before its command (`--profiles`).
+    pub child_options: Vec<OsString>,
+    /// Set by SIGINT / SIGTERM.
+    pub stop: Arc<AtomicBool>,
+}
+
+/// How a child process ended.
+enum Ended {
+    /// On its own (or after the worker was stopped and passed it a SIGINT).
+    Exited {
+        status: ExitStatus,
+        stdout: String,
+        tail: Vec<String>,
+    },
+    /// The lease was lost; the child was killed.
+    LeaseLost,
+}
+
+impl Worker {
+    /// Takes and runs jobs until stopped (or idle, with `exit_when_idle`).
+    /// An error is one the worker cannot go on after (a refused token).
+    pub fn work(&self) -> anyhow::Result<()> {
+        self.log(format!(
+            "asking {} for jobs (tags: {}; lease {} s)",
+            self.api.url,
+            if self.tags.is_empty() {
+                "none".to_string()
+            } else {
+                self.tags.join(",")
+            },
+            self.lease.as_secs()
+        ));
+        while !self.stopped() {
+            match self.lease_job()? {
+                Some(job) => self.run(&job)?,
+                None if self.exit_when_idle => {
+                    self.log("no job waiting; exiting (--exit-when-idle)".to_string());
+                    return Ok(());
+                }
+                None => self.sleep(self.poll),
+            }
+        }
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    fn log(&self, text: String) {
+        eprintln!("kbench worker {}: {text}", self.name);
+    }
+
+    /// Sleeps `time`, waking early when stopped.
+    fn sleep(&self, time: Duration) {
+        let end = Instant::now() + time;
+        while !self.stopped() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Retries `request` while the server is unreachable (saying so
+    /// once), until it answers or the worker is stopped.
+    fn patiently(
+        &self,
+        what: &str,
+        request: impl FnMut() -> std::io::Result<kbench_server::client::Response>,
+    ) -> anyhow::Result<kbench_server::client::Response> {
+        let mut told = false;
+        let response = retry(request, |_, failure, _| {
+            if !told {
+                self.log(format!(
+                    "{what}: {} {failure}; retrying until it answers",
+                    self.api.url
+                ));
+                told = true;
+            }
+            !self.stopped()
+        })
+        .map_err(|gave_up| anyhow::anyhow!("{what}: {gave_up}; stopped"))?;
+        if told {
+            self.log(format!("{what}: {} answers again", self.api.url));
+        }
+        Ok(response)
+    }
+
+    /// A job leased to this worker, or `None` when none is waiting.
+    fn lease_job(&self) -> anyhow::Result<Option<Job>> {
+        let body = json!({
+            "worker": self.name,
+            "tags": self.tags,
+            "lease_seconds": self.lease.as_secs(),
+        });
+        let response = match self.patiently("asking for a job", || {
+            self.api.post_json("/jobs/lease", &body)
+        }) {
+            Ok(response) => response,
+            Err(_) if self.stopped() => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        match response.status {
+            200 => Ok(Some(serde_json::from_str(&response.body).with_context(
+                || format!("{}: POST /api/v1/jobs/lease answered no Job", self.api.url),
+            )?)),
+            204 => Ok(None),
+            status => bail!(
+                "{} refused to lease a job ({status}: {})",
+                self.api.url,
+                message(&response)
+            ),
+        }
+    }
+
+    /// Runs one leased job and reports how it ended.
+    fn run(&self, job: &Job) -> anyhow::Result<()> {
+        let spec = &job.spec;
+        self.log(format!(
+            "job {} (attempt {}): {} as '{}' into '{}'{}, {} round(s)",
+            job.id,
+            job.attempts,
+            spec.names.join(" "),
+            spec.identifier,
+            spec.set,
+            spec.kernel
+                .as_ref()
+                .map_or(String::new(), |k| format!(" on kernel {k}")),
+            spec.rounds
+        ));
+        let dir = self
+            .work_dir
+            .join(format!("job-{}-{}", job.id, job.attempts));
+        let ended = self.measure(job, &dir);
+        let (ok, text) = match ended {
+            Ok(Ended::LeaseLost) => {
+                self.log(format!(
+                    "job {}: the lease was lost (another worker has the job); its child was killed",
+                    job.id
+                ));
+                return Ok(());
+            }
+            Ok(Ended::Exited { status, tail, .. }) if status.success() => {
+                let last: Vec<&str> = tail
+                    .iter()
+                    .rev()
+                    .take(2)
+                    .rev()
+                    .map(String::as_str)
+                    .collect();
+                (true, last.join(" "))
+            }
+            Ok(Ended::Exited { .. }) if self.stopped() => (false, "worker stopped".to_string()),
+            Ok(Ended::Exited { status, tail, .. }) => {
+                (false, format!("kbench {status}: {}", tail.join("\n")))
+            }
+            Err(error) => (false, format!("{error:#}")),
+        };
+        self.finish(job, ok, &text)?;
+        if ok || !self.keep_failed {
+            let _ = std::fs::remove_dir_all(&dir);
+        } else {
+            self.log(format!(
+                "job {}: its local store is kept in {}",
+                job.id,
+                dir.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Seeds the job's store and runs the job's children in turn.
+    fn measure(&self, job: &Job, dir: &Path) -> anyhow::Result<Ended> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot make the job's directory {}", dir.display()))?;
+        let db = dir.join("results.db");
+        self.seed(job, &db)?;
+        let spec = &job.spec;
+        let mut command: Vec<OsString> = vec![];
+        if let Some(kernel) = &spec.kernel {
+            let release = if kernel.starts_with("debian:") {
+                match self.supervise(
+                    job,
+                    &["kernel".into(), "fetch".into(), kernel.into()],
+                    true,
+                )? {
+                    Ended::Exited { status, stdout, .. } if status.success() => stdout
+                        .split_whitespace()
+                        .next()
+                        .with_context(|| format!("`kbench kernel fetch {kernel}` named no kernel"))?
+                        .to_string(),
+                    other => return Ok(other),
+                }
+            } else {
+                kernel.clone()
+            };
+            command.extend(["vm".into(), "run".into(), "--kernel".into(), release.into()]);
+        } else {
+            command.push("run".into());
+        }
+        command.extend(spec.names.iter().map(OsString::from));
+        command.extend([
+            "--as".into(),
+            spec.identifier.clone().into(),
+            "--into".into(),
+            spec.set.clone().into(),
+            "--rounds".into(),
+            spec.rounds.to_string().into(),
+            "--db".into(),
+            db.into_os_string(),
+            "--upload".into(),
+            self.api.url.clone().into(),
+        ]);
+        if let Some(max_time) = spec.max_time {
+            command.extend(["--max-time".into(), max_time.to_string().into()]);
+        }
+        self.supervise(job, &command, false)
+    }
+
+    /// Imports what the server has of the job's identifier into the job's
+    /// store (an earlier attempt's runs, its unfinished one to resume).
+    fn seed(&self, job: &Job, db: &Path) -> anyhow::Result<()> {
+        let spec = &job.spec;
+        let path = format!(
+            "/result-sets/{}/export?identifier={}",
+            encode_segment(&spec.set),
+            encode_segment(&spec.identifier)
+        );
+        let response =
+            self.patiently("reading the job's earlier samples", || self.api.get(&path))?;
+        let text = match response.status {
+            200 => response.body,
+            404 => return Ok(()), // no such result set yet
+            status => bail!(
+                "{} answered {status} to GET {path}: {}",
+                self.api.url,
+                message(&response)
+            ),
+        };
+        let data = exchange::parse(&text, Some(&spec.set)).map_err(|e| {
+            anyhow::anyhow!("the server's export of '{}' cannot be read: {e}", spec.set)
+        })?;
+        if data.identifiers.is_empty() {
+            return Ok(());
+        }
+        let runs: usize = data.identifiers.iter().map(|i| i.runs.len()).sum();
+        kbench_store::SqliteStore::open(db)?
+            .import(&data)
+            .context("importing the server's samples of the job into its local store")?;
+        self.log(format!(
+            "job {}: the server has {runs} run(s) of '{}' already; an unfinished one is resumed",
+            job.id, spec.identifier
+        ));
+        Ok(())
+    }
+
+    /// Runs `kbench ARGS` as a child that dies with this worker, renewing
+    /// the lease while it runs, passing it a SIGINT when the worker is
+    /// stopped, and killing it when the lease is lost. Its output goes to
+    /// this worker's stderr (stdout kept instead when `keep_stdout`).
+    fn supervise(&self, job: &Job, args: &[OsString], keep_stdout: bool) -> anyhow::Result<Ended> {
+        let mut command = Command::new(&self.exe);
+        command
+            .args(&self.child_options)
+            .args(args)
+            .env("KBENCH_TOKEN", self.api.token().unwrap_or_default())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        die_with_parent(&mut command);
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("cannot start {} for job {}", self.exe.display(), job.id))?;
+        let prefix = format!("[job {}] ", job.id);
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr = read_lines(
+            child.stderr.take().expect("piped"),
+            &prefix,
+            false,
+            Some(tail.clone()),
+        );
+        let stdout = read_lines(
+            child.stdout.take().expect("piped"),
+            &prefix,
+            keep_stdout,
+            None,
+        );
+        let renew_every = self.lease / 3;
+        let mut next_renewal = Instant::now() + renew_every;
+        let mut interrupted = false;
+        let mut told_unreachable = false;
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if self.stopped() && !interrupted {
+                self.log(format!("stopping job {} (SIGINT to its kbench)", job.id));
+                // SAFETY: signals our own child, not yet reaped.
+                unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+                interrupted = true;
+            }
+            if Instant::now() >= next_renewal {
+                match self.renew(job) {
+                    Renewal::Renewed => {
+                        next_renewal = Instant::now() + renew_every;
+                        told_unreachable = false;
+                    }
+                    Renewal::Lost => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return Ok(Ended::LeaseLost);
+                    }
+                    Renewal::Failed(why) => {
+                        if !told_unreachable {
+                            self.log(format!(
+                                "job {}: cannot renew the lease ({why}); retrying",
+                                job.id
+                            ));
+                            told_unreachable = true;
+                        }
+                        next_renewal = Instant::now() + Duration::from_secs(1).min(renew_every);
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let _ = stderr.join();
+        let stdout = stdout.join().unwrap_or_default();
+        let tail = tail.lock().expect("tail lock").iter().cloned().collect();
+        Ok(Ended::Exited {
+            status,
+            stdout,
+            tail,
+        })
+    }
+
+    fn renew(&self, job: &Job) -> Renewal {
+        let body = json!({"worker": self.name, "lease_seconds": self.lease.as_secs()});
+        match self
+            .api
+            .post_json(&format!("/jobs/{}/renew", job.id), &body)
+        {
+            Ok(response) if response.status == 200 => Renewal::Renewed,
+            Ok(response) if matches!(response.status, 404 | 409) => Renewal::Lost,
+            Ok(response) => Renewal::Failed(format!("{}: {}", response.status, message(&response))),
+            Err(error) => Renewal::Failed(error.to_string()),
+        }
+    }
+
+    /// Reports the job's end (retried while the server is unreachable).
+    fn finish(&self, job: &Job, ok: bool, text: &str) -> anyhow::Result<()> {
+        let body = json!({"worker": self.name, "ok": ok, "message": text});
+        let path = format!("/jobs/{}/finish", job.id);
+        let mut told = false;
+        // Even once stopped, the end is worth a few attempts.
+        let answer = retry(
+            || self.api.post_json(&path, &body),
+            |attempts, failure, _| {
+                if !told {
+                    self.log(format!(
+                        "job {}: reporting its end: {failure}; retrying",
+                        job.id
+                    ));
+                    told = true;
+                }
+                !self.stopped() || attempts < 5
+            },
+        );
+        let how = if ok { "done" } else { "FAILED" };
+        match answer {
+            Ok(response) if response.status == 200 => {
+                self.log(format!("job {} {how}: {}", job.id, first_line(text)));
+            }
+            Ok(response) if response.status == 409 => self.log(format!(
+                "job {} ended ({how}) after its lease was lost; the server keeps the other worker's result",
+                job.id
+            )),
+            Ok(response) => bail!(
+                "{} refused the end of job {} ({}: {})",
+                self.api.url,
+                job.id,
+                response.status,
+                message(&response)
+            ),
+            Err(gave_up) => self.log(format!(
+                "job {} ended ({how}) but the server was not told ({gave_up}); its lease will expire",
+                job.id
+            )),
+        }
+        Ok(())
+    }
+}
+
+/// What a lease renewal said.
+enum Renewal {
+    Renewed,
+    /// 409 (or 404): the job is no longer this worker's.
+    Lost,
+    /// No answer, or an unexpected one: try again soon.
+    Failed(String),
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// Makes the child die (SIGKILL) when this process dies, killed included:
+/// a dead worker's job must not go on measuring (and uploading) while the
+/// job is leased again. (The measuring agent under the child dies with it
+/// in turn: `kbench agent` sets its own parent-death signal.)
+fn die_with_parent(command: &mut Command) {
+    let parent = std::process::id();
+    // SAFETY: prctl and getppid are async-signal-safe; nothing allocates.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The worker died between fork and prctl: do not start.
+            if libc::getppid() as u32 != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Reads the lines of `from`: kept and returned when `keep`, else copied
+/// to stderr after `prefix`; the last ones also go to `tail` when given.
+fn read_lines(
+    from: impl Read + Send + 'static,
+    prefix: &str,
+    keep: bool,
+    tail: Option<Arc<Mutex<VecDeque<String>>>>,
+) -> JoinHandle<String> {
+    let prefix = prefix.to_string();
+    std::thread::spawn(move || {
+        let mut kept = String::new();
+        for line in BufReader::new(from).lines().map_while(Result::ok) {
+            if keep {
+                kept.push_str(&line);
+                kept.push('\n');
+            } else {
+                eprintln!("{prefix}{line}");
+            }
+            if let Some(tail) = &tail
+                && !line.trim().is_empty()
+            {
+                let mut tail = tail.lock().expect("tail lock");
+                if tail.len() == TAIL_LINES {
+                    tail.pop_front();
+                }
+                tail.push_back(line);
+            }
+        }
+        kept
+    })
+}
