@@ -8,3 +8,5 @@ pub mod header;
 pub mod history;
 pub mod number;
 pub mod show;
+#[cfg(feature = "testing")]
+pub mod testing;

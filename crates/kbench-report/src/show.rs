@@ -61,7 +61,7 @@ pub fn document(data: &ResultSetData) -> ShowDocument {
             .iter()
             .map(|id| IdentifierEntry {
                 name: id.name.clone(),
-                samples: id.samples.values().map(Vec::len).sum(),
+                samples: id.sample_count(),
                 runs: id.runs.clone(),
             })
             .collect(),

@@ -114,14 +114,8 @@ fn data(metrics: usize) -> ResultSetData {
             },
         })
         .collect();
-    // A fixed scatter of +-0.5 % (a linear congruential generator).
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut noise = move || {
-        seed = seed
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    };
+    // A fixed scatter of +-0.5 %.
+    let mut noise = kbench_report::testing::scatter();
     let identifiers = ["base", "next"]
         .iter()
         .enumerate()

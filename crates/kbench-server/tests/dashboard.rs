@@ -11,13 +11,11 @@
 //! (CI=true), where it fails.
 
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec};
+use kbench_report::testing::{chromium, visit};
 use kbench_server::{Config, Running};
 use kbench_store::{JobSpec, Location, RunInfo, RunStatus};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 const SET: &str = "kernels";
 const BASE: &str = "6.18.0";
@@ -389,147 +387,28 @@ fn one_identifier_or_a_bad_query_is_a_page_that_says_so() {
     }
 }
 
-/// Chromium's path, or `None` (with a message) when it is missing outside CI.
-fn chromium() -> Option<PathBuf> {
-    let found = ["chromium", "chromium-browser"].iter().find_map(|name| {
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-            .map(|dir| dir.join(name))
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "chromium is missing in CI: .ci/run installs Debian's chromium package"
-        );
-        // Straight to stderr: the harness captures eprintln! of a passing test.
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: the dashboard's Chromium checks need chromium (apt-get install chromium)"
-        );
-    }
-    found
-}
-
-/// What one headless Chromium run left: the DOM, the console lines (CSP
-/// refusals, script errors) and the URLs the page asked for.
-struct Visit {
-    dom: String,
-    console: Vec<String>,
-    requests: Vec<String>,
-}
-
-/// Headless Chromium on `url` in a fresh profile, with `--dump-dom`, its
-/// console on stderr and its network in a NetLog. No host name resolves
-/// but loopback's, so nothing leaves the machine whatever is asked.
-fn visit(browser: &Path, url: &str) -> Visit {
-    let profile = tempfile::tempdir().unwrap();
-    let netlog = profile.path().join("netlog.json");
-    let mut child = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("--log-net-log={}", netlog.display()))
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("chromium starts");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        out.read_to_string(&mut s).map(|_| s)
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).map(|_| s)
-    });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish {url} within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let dom = out.join().unwrap().unwrap();
-    let stderr = err.join().unwrap().unwrap();
-    assert!(
-        status.success(),
-        "chromium failed on {url}: {status}\n{stderr}"
-    );
-    Visit {
-        dom,
-        console: stderr
-            .lines()
-            .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught") || l.contains("Refused"))
-            .map(String::from)
-            .collect(),
-        requests: page_requests(&netlog, url),
-    }
-}
-
-/// URLs of the requests a page made, from a Chromium NetLog: URL requests
-/// with an initiator (Chromium's own background requests have none: "not
-/// an origin"), other than the page itself.
-fn page_requests(netlog: &Path, page: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(netlog).expect("chromium wrote its NetLog");
-    let log: serde_json::Value = serde_json::from_str(&text).expect("the NetLog is JSON");
-    let start_job = &log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"];
-    assert!(
-        start_job.is_number(),
-        "NetLog without URL_REQUEST_START_JOB"
-    );
-    log["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| &e["type"] == start_job)
-        .filter(|e| e["params"]["initiator"] != "not an origin")
-        .filter_map(|e| e["params"]["url"].as_str())
-        .filter(|u| *u != page)
-        .map(String::from)
-        .collect()
-}
-
 #[test]
 fn chromium_renders_the_pages_without_any_request_elsewhere() {
-    let Some(browser) = chromium() else {
+    let Some(browser) = chromium("the dashboard's Chromium checks") else {
         return;
     };
     // The NetLog shows what a page asks for: an image of another host.
     let control = visit(
         &browser,
         "data:text/html,<img src=\"http://kbench-trap.invalid/x.png\">",
+        &["--dump-dom"],
     );
     assert_eq!(control.requests, ["http://kbench-trap.invalid/x.png"]);
 
     let lab = lab();
     let url = |path: &str| format!("http://{}{path}", lab.addr);
-    let compare = visit(&browser, &url("/sets/kernels/compare"));
+    let compare = visit(&browser, &url("/sets/kernels/compare"), &["--dump-dom"]);
     assert_eq!(
         compare.console,
         Vec::<String>::new(),
         "console of the compare page"
     );
-    let dom = &compare.dom;
+    let dom = &compare.stdout;
     assert!(dom.contains("<h1>kbench compare: kernels</h1>"));
     assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(dom.contains("REGRESSION"));
@@ -543,13 +422,13 @@ fn chromium_renders_the_pages_without_any_request_elsewhere() {
     assert!(dom.contains("<button type=\"button\">Test</button>"));
     assert!(dom.contains("<nav class=\"dash\""));
 
-    let overview = visit(&browser, &url("/"));
+    let overview = visit(&browser, &url("/"), &["--dump-dom"]);
     assert_eq!(
         overview.console,
         Vec::<String>::new(),
         "console of the overview"
     );
-    let dom = &overview.dom;
+    let dom = &overview.stdout;
     assert!(dom.contains("<a href=\"/sets/kernels\">kernels</a>"));
     assert!(dom.contains("<tr id=\"job-1\">"));
     assert!(dom.contains("rack-&lt;i&gt;7&lt;/i&gt;"));

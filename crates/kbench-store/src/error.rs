@@ -39,4 +39,10 @@ pub enum StoreError {
 
     #[error("database error: {0}")]
     Database(String),
+
+    /// The connection to the database broke during the operation (a server
+    /// restart or shutdown): nothing of it was committed, and the same call
+    /// may be retried (the PostgreSQL store reconnects on its next call).
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
 }

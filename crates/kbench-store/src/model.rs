@@ -135,6 +135,11 @@ pub struct IdentifierData {
 }
 
 impl IdentifierData {
+    /// How many samples it has, of all tests.
+    pub fn sample_count(&self) -> usize {
+        self.samples.values().map(Vec::len).sum()
+    }
+
     /// The index in `runs` of each sample of `key`: the recorded one, or
     /// by time when none is recorded.
     pub fn runs_of_samples(&self, key: &TestKey) -> Vec<usize> {
@@ -162,6 +167,16 @@ pub struct ResultSetData {
     pub tests: Vec<TestSpec>,
     /// Identifiers in the order they were first stored.
     pub identifiers: Vec<IdentifierData>,
+}
+
+impl ResultSetData {
+    /// How many samples it has, of all identifiers and tests.
+    pub fn sample_count(&self) -> usize {
+        self.identifiers
+            .iter()
+            .map(IdentifierData::sample_count)
+            .sum()
+    }
 }
 
 /// A line of the result set listing.

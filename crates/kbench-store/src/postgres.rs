@@ -298,11 +298,19 @@ impl Sql for PostgresStore {
     }
 
     fn describe(&self, doing: &str, err: DbError) -> StoreError {
-        let text = match err {
-            DbError::Postgres(err) => format!("{}{}", pg_text(&err), hint(&err)),
-            DbError::Sqlite(err) => err.to_string(),
+        let (lost, text) = match err {
+            DbError::Postgres(err) => (
+                connection_lost(&err),
+                format!("{}{}", pg_text(&err), hint(&err)),
+            ),
+            DbError::Sqlite(err) => (false, err.to_string()),
         };
-        StoreError::Database(format!("{doing} in {}: {text}", self.name()))
+        let message = format!("{doing} in {}: {text}", self.name());
+        if lost {
+            StoreError::Unavailable(message)
+        } else {
+            StoreError::Database(message)
+        }
     }
 }
 

@@ -11,11 +11,9 @@
 mod common;
 
 use common::{assert_success, kbench, succeeds, temp_db};
+use kbench_report::testing::{Visit, scatter, visit};
 use serde_json::{Value, json};
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 const EVIL_ID: &str = "<script>alert(1)</script>";
 const EVIL_TEST: &str = "<img src=x onerror=alert(2)>";
@@ -25,129 +23,7 @@ const REGRESSION_RED: [u8; 3] = [0xcf, 0x22, 0x2e];
 
 /// Chromium's path, or `None` (with a message) when it is missing outside CI.
 fn chromium() -> Option<PathBuf> {
-    let found = ["chromium", "chromium-browser"].iter().find_map(|name| {
-        std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|dir| dir.join(name))
-                .find(|p| p.is_file())
-        })
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "chromium is missing in CI: .ci/run installs Debian's chromium package"
-        );
-        // Straight to stderr: the test harness captures eprintln! of a
-        // passing test, and a skip must be seen.
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: headless Chromium checks of the html report need chromium \
-             (apt-get install chromium)"
-        );
-    }
-    found
-}
-
-/// What one headless Chromium run left: stdout, its console messages and
-/// the URLs the page asked for (from a NetLog).
-struct Visit {
-    stdout: String,
-    console: Vec<String>,
-    page_requests: Vec<String>,
-}
-
-/// Runs headless Chromium on `url` with `extra` flags (`--dump-dom`,
-/// `--screenshot=...`) in a fresh profile, logging the console to stderr
-/// and the network to a NetLog.
-fn visit(browser: &Path, work: &Path, url: &str, extra: &[&str]) -> Visit {
-    let profile = tempfile::tempdir_in(work).unwrap();
-    let netlog = profile.path().join("netlog.json");
-    let mut child = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("--log-net-log={}", netlog.display()))
-        .args(extra)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("chromium starts");
-    // Read both pipes on threads so that a full pipe cannot stall Chromium.
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        out.read_to_string(&mut s).map(|_| s)
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).map(|_| s)
-    });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish {url} within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let stdout = out.join().unwrap().unwrap();
-    let stderr = err.join().unwrap().unwrap();
-    assert!(
-        status.success(),
-        "chromium failed on {url}: {status}\n{stderr}"
-    );
-    let console = stderr
-        .lines()
-        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
-        .map(String::from)
-        .collect();
-    Visit {
-        stdout,
-        console,
-        page_requests: page_requests(&netlog, url),
-    }
-}
-
-/// URLs of the requests a page made, from a Chromium NetLog: URL requests
-/// with an initiator (Chromium's own background requests have none: "not
-/// an origin"), other than the page itself.
-fn page_requests(netlog: &Path, page: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(netlog).expect("chromium wrote its NetLog");
-    let log: Value = serde_json::from_str(&text).expect("the NetLog is JSON");
-    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"].clone();
-    assert!(
-        start_job.is_number(),
-        "NetLog without URL_REQUEST_START_JOB"
-    );
-    let page = page.split('#').next().unwrap();
-    log["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["type"] == start_job)
-        .filter(|e| e["params"]["initiator"] != "not an origin")
-        .filter_map(|e| e["params"]["url"].as_str())
-        .filter(|u| *u != page)
-        .map(String::from)
-        .collect()
+    kbench_report::testing::chromium("headless Chromium checks of the html report")
 }
 
 /// `metrics` as (test, unit, direction, level) measured by `identifiers`
@@ -158,13 +34,7 @@ fn samples_file(
     identifiers: &[(&str, Vec<f64>)],
     per_side: usize,
 ) -> String {
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut noise = move || {
-        seed = seed
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    };
+    let mut noise = scatter();
     let ids: Vec<Value> = identifiers
         .iter()
         .map(|(name, factors)| {
@@ -231,9 +101,9 @@ fn assert_quiet(visit: &Visit, what: &str) {
         visit.console.join("\n")
     );
     assert!(
-        visit.page_requests.is_empty(),
+        visit.requests.is_empty(),
         "{what}: the page made requests: {:?}",
-        visit.page_requests
+        visit.requests
     );
 }
 
@@ -295,7 +165,6 @@ fn desktop_screenshot(
     let shot = dir.join(file);
     let desk = visit(
         browser,
-        dir,
         url,
         &[
             "--window-size=1280,2000",
@@ -334,19 +203,16 @@ fn check_the_checks(browser: &Path, dir: &Path) {
     )
     .unwrap();
     let url = format!("file://{}", canary.display());
-    let visit = visit(browser, dir, &url, &["--dump-dom"]);
+    let visit = visit(browser, &url, &["--dump-dom"]);
     assert!(
         visit.console.iter().any(|l| l.contains("canary")),
         "console messages are not seen: {:?}",
         visit.console
     );
     assert!(
-        visit
-            .page_requests
-            .iter()
-            .any(|u| u.contains("example.invalid")),
+        visit.requests.iter().any(|u| u.contains("example.invalid")),
         "a page's requests are not seen: {:?}",
-        visit.page_requests
+        visit.requests
     );
 }
 
@@ -391,7 +257,7 @@ fn the_page_opens_quietly_and_shows_what_it_should() {
     let url = format!("file://{}", page.display());
 
     // As loaded: quiet, the script ran, a row per metric, one regression.
-    let loaded = visit(&browser, dir, &url, &["--dump-dom"]);
+    let loaded = visit(&browser, &url, &["--dump-dom"]);
     assert_quiet(&loaded, "page");
     let dom = &loaded.stdout;
     assert!(
@@ -418,12 +284,7 @@ fn the_page_opens_quietly_and_shows_what_it_should() {
     assert!(dom.contains("&lt;img src=x onerror=alert(2)&gt;"));
 
     // The filter and sort, through the address's fragment.
-    let filtered = visit(
-        &browser,
-        dir,
-        &format!("{url}#v=regression"),
-        &["--dump-dom"],
-    );
+    let filtered = visit(&browser, &format!("{url}#v=regression"), &["--dump-dom"]);
     assert_quiet(&filtered, "filtered page");
     let rows = self::rows(&filtered.stdout);
     let shown: Vec<&&str> = rows.iter().filter(|r| !r.contains(" hidden")).collect();
@@ -443,12 +304,7 @@ fn the_page_opens_quietly_and_shows_what_it_should() {
         [&"<section class=\"metric\" id=\"m0\""],
         "{sections:#?}"
     );
-    let sorted = visit(
-        &browser,
-        dir,
-        &format!("{url}#sort=c1-desc"),
-        &["--dump-dom"],
-    );
+    let sorted = visit(&browser, &format!("{url}#sort=c1-desc"), &["--dump-dom"]);
     assert_quiet(&sorted, "sorted page");
     let rows = self::rows(&sorted.stdout);
     assert!(rows[0].contains("data-name=\"syscall-null\""), "{rows:#?}");
@@ -460,7 +316,6 @@ fn the_page_opens_quietly_and_shows_what_it_should() {
     let phone_shot = dir.join("phone.png");
     visit(
         &browser,
-        dir,
         &url,
         &[
             "--window-size=390,1600",
@@ -519,7 +374,7 @@ fn one_metric_as_svg_for_a_mail() {
     assert!(!text.contains("<script"));
 
     let url = format!("file://{}", svg.display());
-    let loaded = visit(&browser, dir, &url, &["--dump-dom"]);
+    let loaded = visit(&browser, &url, &["--dump-dom"]);
     assert_quiet(&loaded, "svg");
     // An XML error would replace the document with a parser error page.
     assert!(!loaded.stdout.contains("parsererror"), "{}", loaded.stdout);
@@ -531,7 +386,6 @@ fn one_metric_as_svg_for_a_mail() {
     let shot = dir.join("svg.png");
     visit(
         &browser,
-        dir,
         &url,
         &[
             "--window-size=520,700",
@@ -591,7 +445,7 @@ fn two_hundred_metrics_of_five_identifiers_under_2_mb() {
         return;
     };
     let url = format!("file://{}", page.display());
-    let loaded = visit(&browser, dir, &url, &["--dump-dom"]);
+    let loaded = visit(&browser, &url, &["--dump-dom"]);
     assert_quiet(&loaded, "large page");
     assert_eq!(rows(&loaded.stdout).len(), 200);
     assert_eq!(loaded.stdout.matches("<svg class=\"chart\"").count(), 400);
@@ -641,7 +495,7 @@ fn the_history_page_draws_a_line_per_metric_with_its_change_points() {
     }
     let url = format!("file://{}", page.display());
 
-    let loaded = visit(&browser, dir, &url, &["--dump-dom"]);
+    let loaded = visit(&browser, &url, &["--dump-dom"]);
     assert_quiet(&loaded, "history page");
     let dom = &loaded.stdout;
     assert!(
@@ -683,12 +537,7 @@ fn the_history_page_draws_a_line_per_metric_with_its_change_points() {
     ));
 
     // The verdict filter of the compare page works here too.
-    let filtered = visit(
-        &browser,
-        dir,
-        &format!("{url}#v=regression"),
-        &["--dump-dom"],
-    );
+    let filtered = visit(&browser, &format!("{url}#v=regression"), &["--dump-dom"]);
     assert_quiet(&filtered, "filtered history page");
     let rows = self::rows(&filtered.stdout);
     let shown: Vec<&&str> = rows.iter().filter(|r| !r.contains(" hidden")).collect();

@@ -136,12 +136,7 @@ pub async fn set_page(State(state): State<AppState>, Path(set): Path<String>) ->
 }
 
 fn set_document(data: &ResultSetData) -> String {
-    let samples: usize = data
-        .identifiers
-        .iter()
-        .flat_map(|i| i.samples.values())
-        .map(Vec::len)
-        .sum();
+    let samples = data.sample_count();
     let lead = format!(
         "{} identifier{}, {} test{}, {} sample{}",
         data.identifiers.len(),
@@ -183,7 +178,7 @@ fn set_document(data: &ResultSetData) -> String {
 }
 
 fn identifier_section(set: &str, id: &IdentifierData) -> Markup {
-    let samples: usize = id.samples.values().map(Vec::len).sum();
+    let samples = id.sample_count();
     let runs = if id.runs.is_empty() {
         Markup::raw("<p class=\"empty\">No run recorded.</p>\n")
     } else {
@@ -260,13 +255,7 @@ pub async fn compare(
                     query.identifiers.as_deref().unwrap_or(""),
                     "all the others",
                 ),
-                field(
-                    "Threshold %",
-                    "threshold",
-                    "number",
-                    &report.threshold_pct.to_string(),
-                    "1",
-                ),
+                threshold_field(report.threshold_pct),
                 metric_field(query.metric.as_deref()),
             ],
             "Compare",
@@ -299,6 +288,17 @@ fn bad_query(rejection: QueryRejection) -> Failure {
     ApiError::bad_request(rejection.body_text()).into()
 }
 
+/// The threshold the report used, in percent.
+fn threshold_field(threshold_pct: f64) -> Markup {
+    field(
+        "Threshold %",
+        "threshold",
+        "number",
+        &threshold_pct.to_string(),
+        "1",
+    )
+}
+
 fn metric_field(metric: Option<&str>) -> Markup {
     field(
         "Metric",
@@ -329,13 +329,7 @@ pub async fn history(
                     query.order.as_deref().unwrap_or(""),
                     "as stored",
                 ),
-                field(
-                    "Threshold %",
-                    "threshold",
-                    "number",
-                    &report.threshold_pct.to_string(),
-                    "1",
-                ),
+                threshold_field(report.threshold_pct),
                 metric_field(query.metric.as_deref()),
             ],
             "Show",

@@ -850,20 +850,12 @@ fn check_set_data(data: &ResultSetData) -> Res<()> {
     Ok(())
 }
 
-fn sample_count(data: &ResultSetData) -> u64 {
-    data.identifiers
-        .iter()
-        .flat_map(|i| i.samples.values())
-        .map(|s| s.len() as u64)
-        .sum()
-}
-
 /// Claims the push id, then imports; inside a write transaction. On
 /// PostgreSQL a second push of the same id at once waits on the first's
 /// row lock in the INSERT, then finds it committed (or rolled back, and
 /// claims it itself).
 fn push_set(db: &mut dyn Sql, push: &Push, data: &ResultSetData) -> Res<PushOutcome> {
-    let samples = sample_count(data);
+    let samples = data.sample_count() as u64;
     let claimed = db.execute(
         "INSERT INTO pushes (id, set_name, digest, samples, token_name, pushed_at_ms) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING",

@@ -21,12 +21,7 @@ pub fn import(args: ImportArgs, store: &mut dyn Store) -> anyhow::Result<ExitCod
     let data = exchange::parse(&text, args.into.as_deref())
         .map_err(|e| anyhow::anyhow!("{source}: {e}; nothing was imported"))?;
     store.import(&data)?;
-    let samples: usize = data
-        .identifiers
-        .iter()
-        .flat_map(|i| i.samples.values())
-        .map(Vec::len)
-        .sum();
+    let samples = data.sample_count();
     eprintln!(
         "Imported {} identifier(s), {} test(s), {samples} sample(s) into result set '{}'.",
         data.identifiers.len(),
