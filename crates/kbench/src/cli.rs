@@ -58,7 +58,7 @@ pub enum Command {
     /// Fetch and list kernels for `kbench vm`
     #[command(subcommand)]
     Kernel(crate::commands::kernel::KernelCommand),
-    /// Serve the shared lab's JSON HTTP API: push samples, read comparisons and history
+    /// Serve the shared lab: JSON HTTP API, dashboard pages and the job queue
     Serve(crate::commands::serve::ServeArgs),
     /// Create, list and revoke API tokens for `kbench serve`
     #[command(subcommand)]

@@ -1,13 +1,17 @@
-//! `kbench serve`: the shared lab's JSON HTTP API (crates/kbench-server).
+//! `kbench serve`: the shared lab's API, dashboard and job queue
+//! (crates/kbench-server).
 
 use std::process::ExitCode;
 
-/// Serve the JSON HTTP API for pushing samples and reading comparisons
+/// Serve the shared lab: the JSON HTTP API, the dashboard and the job queue
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Reading is open; every write needs `Authorization: Bearer TOKEN` (kbench token create). \
-Routes: GET /api/v1/result-sets, POST /api/v1/result-sets/SET/samples (kbench push), \
-GET /api/v1/result-sets/SET/compare?format=json|html, GET /api/v1/result-sets/SET/history?format=json.\n\n\
+    after_help = "Dashboard (HTML, no external requests): / (result sets, jobs, workers), /sets/SET, \
+/sets/SET/compare (the live comparison report), /sets/SET/history (change points), /jobs, /workers, /bisects.\n\n\
+API under /api/v1 (described in /api/v1/openapi.json and docs/api.md): result sets, compare, history, \
+export; pushes (kbench push) and live uploads (kbench run --upload); jobs and leases (kbench job, \
+kbench worker); workers; bisections. Reading is open; every write needs `Authorization: Bearer TOKEN` \
+(kbench token create).\n\n\
 Example:\n  kbench serve --db postgres://kbench@localhost/kbench --listen 127.0.0.1:8080"
 )]
 pub struct ServeArgs {
