@@ -113,9 +113,10 @@ fn a_lost_connection_is_reopened() {
         .unwrap()
         .get(0);
     assert_eq!(killed, 1);
-    // The first call may meet the dead connection; the next one reconnects.
+    // The first call may meet the dead connection (Unavailable: retry);
+    // the next one reconnects.
     if let Err(err) = store.result_sets() {
-        assert!(matches!(err, StoreError::Database(_)), "{err:?}");
+        assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
     }
     assert_eq!(store.result_sets().unwrap()[0].name, "set");
 }
