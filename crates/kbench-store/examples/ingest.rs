@@ -144,6 +144,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 samples: (first..bulk.min(first + LIVE_BATCH)).map(sample).collect(),
             }],
             outcomes: vec![],
+            lease: None,
         };
         store.append_live(&format!("ingest-live-{tag}"), &batch)?;
     }

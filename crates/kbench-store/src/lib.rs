@@ -23,9 +23,9 @@ pub mod testing;
 pub use error::StoreError;
 pub use location::{Location, PostgresUrl, redact};
 pub use model::{
-    BisectInfo, IdentifierData, Job, JobSpec, JobState, LiveBatch, LiveOutcome, LiveSamples, Push,
-    PushOutcome, ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord,
-    RunStatus, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
+    BisectInfo, IdentifierData, Job, JobLease, JobSpec, JobState, LiveBatch, LiveOutcome,
+    LiveSamples, Push, PushOutcome, ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo,
+    RunRecord, RunStatus, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
 };
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
@@ -123,7 +123,9 @@ pub trait Store {
     /// past those stored for the run and test, the outcomes (replacing),
     /// and the run's status, end time, steal and pid. Samples that would
     /// leave a gap, a uid already used by a run of another set or
-    /// identifier, or a test with another unit are a `Conflict`; a test
+    /// identifier, or a test with another unit are a `Conflict`, and so
+    /// is a `batch.lease` whose worker no longer holds the job (checked
+    /// first, the job's row then locked until the batch is stored); a test
     /// neither in `batch.tests` nor stored in the set, a bad name or uid
     /// are `InvalidName`; nothing is written then.
     fn append_live(&mut self, set: &str, batch: &LiveBatch) -> Result<LiveOutcome>;

@@ -240,7 +240,8 @@ pub struct RunContents {
 /// A part of a run uploaded while it goes on (`POST .../live`), found on
 /// the server by `run_uid` (created from `info` the first time). Idempotent:
 /// each test's samples say where they start in the run (`first`), and the
-/// server stores only those past what it has.
+/// server stores only those past what it has. That holds for one writer
+/// per run; `lease` keeps it so when a lab job's run changes workers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LiveBatch {
@@ -261,6 +262,23 @@ pub struct LiveBatch {
     pub samples: Vec<LiveSamples>,
     #[serde(default)]
     pub outcomes: Vec<TestOutcome>,
+    /// The lab job this run is measured for, when a worker runs it: the
+    /// batch is stored only while that worker still holds the job's lease.
+    /// A worker cut off from the server past its lease loses the job to
+    /// another, which resumes the same run; without this, the first
+    /// worker's uploader, reconnecting before its renewal is refused, would
+    /// interleave its samples with the new worker's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<JobLease>,
+}
+
+/// Who uploads a lab job's run ([`LiveBatch::lease`]): the job and the
+/// worker its lease was given to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobLease {
+    pub job: i64,
+    pub worker: String,
 }
 
 /// Consecutive samples of one test in one run.

@@ -8,7 +8,7 @@ mod common;
 use common::{TestDb, info, outcome, sample, spec};
 use kbench_model::{Direction, Sample, TestSpec};
 use kbench_store::{
-    Job, JobSpec, JobState, LiveBatch, LiveOutcome, LiveSamples, MAX_JOB_ATTEMPTS, Push,
+    Job, JobLease, JobSpec, JobState, LiveBatch, LiveOutcome, LiveSamples, MAX_JOB_ATTEMPTS, Push,
     PushOutcome, RunId, RunInfo, RunStatus, Store, StoreError, TestOutcomeKind,
 };
 use std::collections::BTreeSet;
@@ -28,6 +28,7 @@ on_both_backends!(
     expired_leases_are_leased_again_then_failed,
     an_expired_lease_not_taken_is_still_renewed,
     concurrent_workers_never_share_a_job,
+    a_jobs_live_batches_are_stored_only_for_its_worker,
 );
 
 fn lat() -> TestSpec {
@@ -72,6 +73,7 @@ fn batch(uid: &str, parts: Vec<LiveSamples>) -> LiveBatch {
         tests: vec![lat(), thr()],
         samples: parts,
         outcomes: vec![],
+        lease: None,
     }
 }
 
@@ -350,6 +352,7 @@ fn run_contents_round_trip(db: &TestDb) {
             })
             .collect(),
         outcomes: contents.record.outcomes.clone(),
+        lease: None,
     };
     assert_eq!(server.append_live("lab", &resend).unwrap(), live(8, 0));
     let copied_run = only_run(server.as_mut(), "lab");
@@ -756,5 +759,89 @@ fn concurrent_workers_never_share_a_job(db: &TestDb) {
         tx.rollback().unwrap();
         assert_eq!(leased, Ok(Some(free)), "the lease waited for the lock");
         assert_eq!(store.job(old).unwrap().state, JobState::Queued);
+    }
+}
+
+/// A batch of run "u1" with samples `from..to` of `lat`, sent for `job`
+/// by `worker`.
+fn leased_batch(job: i64, worker: &str, from: u64, to: u64) -> LiveBatch {
+    LiveBatch {
+        lease: Some(JobLease {
+            job,
+            worker: worker.into(),
+        }),
+        ..batch("u1", vec![part(&lat(), from, to)])
+    }
+}
+
+/// A run measured for a job changes workers when the job does (its lease
+/// expired): from then on only the new worker's batches are stored, so the
+/// run never has two writers.
+fn a_jobs_live_batches_are_stored_only_for_its_worker(db: &TestDb) {
+    let mut store = db.open();
+    let id = store.submit_job(&job("a", &[])).unwrap();
+    store.lease_job("w1", &[], 1).unwrap().unwrap();
+    outlive_leases();
+    // Expired but taken by no one: the job, and its run, are still w1's.
+    let first = leased_batch(id, "w1", 0, 3);
+    assert_eq!(store.append_live("lab", &first).unwrap(), live(3, 0));
+    // A batch without a lease is stored as before.
+    let unleased = batch("u1", vec![part(&lat(), 3, 5)]);
+    assert_eq!(store.append_live("lab", &unleased).unwrap(), live(2, 0));
+
+    // w2 takes the job over and resumes the run; w1 comes back.
+    store.lease_job("w2", &[], MINUTE).unwrap().unwrap();
+    let before = store.load("lab").unwrap();
+    let mut late = leased_batch(id, "w1", 5, 8);
+    late.status = RunStatus::Interrupted;
+    let err = store.append_live("lab", &late).unwrap_err();
+    let StoreError::Conflict(msg) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        msg.contains(&format!("job {id} is no longer leased to worker \"w1\""))
+            && msg.contains("nothing of this batch was stored"),
+        "{msg}"
+    );
+    assert_eq!(store.load("lab").unwrap(), before, "w1's batch wrote");
+    assert_eq!(
+        store
+            .append_live("lab", &leased_batch(id, "w2", 0, 6))
+            .unwrap(),
+        live(1, 5)
+    );
+
+    // An ended job takes no more batches, not even from its last worker.
+    assert!(store.finish_job(id, "w2", true, "ok").unwrap());
+    let err = store
+        .append_live("lab", &leased_batch(id, "w2", 6, 7))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    assert_eq!(store.result_sets().unwrap()[0].samples, 6);
+
+    if db.is_postgres() {
+        // A lease being taken holds the job's row: w2's batch waits for it
+        // rather than interleaving, then finds the job gone to w3.
+        let id = store.submit_job(&job("b", &[])).unwrap();
+        store.lease_job("w2", &[], MINUTE).unwrap().unwrap();
+        let mut holder = common::client(&db.location);
+        let mut tx = holder.transaction().unwrap();
+        tx.execute("UPDATE jobs SET worker = 'w3' WHERE id = $1", &[&id])
+            .unwrap();
+        let (done, answer) = std::sync::mpsc::channel();
+        let location = db.location.clone();
+        std::thread::spawn(move || {
+            let mut store = kbench_store::Location::parse(&location)
+                .unwrap()
+                .open()
+                .unwrap();
+            let _ = done.send(store.append_live("lab", &leased_batch(id, "w2", 6, 9)));
+        });
+        let early = answer.recv_timeout(Duration::from_millis(300));
+        assert!(early.is_err(), "the batch did not wait: {early:?}");
+        tx.commit().unwrap();
+        let late = answer.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(matches!(late, Err(StoreError::Conflict(_))), "{late:?}");
+        assert_eq!(store.result_sets().unwrap()[0].samples, 6);
     }
 }

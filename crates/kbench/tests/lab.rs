@@ -7,6 +7,8 @@
 mod common;
 
 use common::{Server, assert_success, create_token, json, kbench, processes_marked, temp_db};
+use kbench_model::TestKey;
+use kbench_store::{JobLease, LiveBatch, LiveSamples, RunInfo, RunStatus};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -473,6 +475,11 @@ fn a_killed_workers_job_is_resumed_by_another_without_losing_or_repeating_sample
     assert!(out.status.success(), "{text}");
     assert!(text.contains("(attempt 2)"), "{text}");
     assert!(text.contains("resuming an unfinished run"), "{text}");
+    // The resumed run's batches carry w2's lease (which the server checks).
+    assert!(
+        text.contains(&format!("for job {id} of worker 'w2'")),
+        "{text}"
+    );
     let job = job(&server, id);
     assert_eq!(
         (&job["state"], &job["attempts"], &job["worker"]),
@@ -523,6 +530,52 @@ fn a_killed_workers_job_is_resumed_by_another_without_losing_or_repeating_sample
             "{test}"
         );
     }
+
+    // Had w1 only been cut off, its upload would come back with w1's lease
+    // of the job, which w2 took over: the server refuses it, storing none.
+    let late = LiveBatch {
+        identifier: "k".into(),
+        run_uid: uid.clone(),
+        info: RunInfo::default(),
+        status: RunStatus::Interrupted,
+        ended_at_ms: None,
+        steal_percent: None,
+        tests: vec![],
+        samples: vec![LiveSamples {
+            test: TestKey::parse(tests[0]).unwrap(),
+            first: resumed.samples[tests[0]].len() as u64,
+            samples: vec![kbench_model::Sample {
+                value: 1.0,
+                iterations: 1,
+                at_ms: now_ms(),
+                round: 0,
+            }],
+        }],
+        outcomes: vec![],
+        lease: Some(JobLease {
+            job: id,
+            worker: "w1".into(),
+        }),
+    };
+    let answer = kbench_server::client::request(
+        &server.addr,
+        "POST",
+        "/api/v1/result-sets/lab/live",
+        &[
+            ("Authorization", &format!("Bearer {token}")),
+            ("Content-Type", "application/json"),
+        ],
+        &serde_json::to_vec(&late).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(answer.status, 409, "{answer:?}");
+    assert!(
+        answer
+            .body
+            .contains(&format!("job {id} is no longer leased to worker")),
+        "{answer:?}"
+    );
+    assert_eq!(server_runs(&server, "lab", "k"), after);
 }
 
 fn now_ms() -> i64 {

@@ -15,7 +15,8 @@ impl super::Described for LiveBatch {
 
 /// `POST /result-sets/{set}/live`: 200 `{"stored", "skipped"}`; 409 when
 /// the batch would leave a gap (the client re-sends from what the server
-/// has) or clashes with what is stored.
+/// has), clashes with what is stored, or names a job lease its worker
+/// holds no more (that upload stops).
 pub async fn append(
     State(state): State<AppState>,
     Api(Path(set)): Api<Path<String>>,

@@ -8,7 +8,7 @@
 
 use super::store::{check_id, check_name, from_json, narrow, to_json};
 use super::{Fail, Res, Row, Sql, args, first_int};
-use crate::{Job, JobSpec, JobState, MAX_JOB_ATTEMPTS, StoreError, WorkerInfo};
+use crate::{Job, JobLease, JobSpec, JobState, MAX_JOB_ATTEMPTS, StoreError, WorkerInfo};
 use kbench_model::now_ms;
 
 /// The most rounds a job may ask for.
@@ -266,6 +266,33 @@ pub(super) fn renew(db: &mut dyn Sql, job: i64, worker: &str, lease_ms: i64) -> 
     )?;
     seen(db, worker, now, None)?;
     Ok(renewed == 1)
+}
+
+/// Locks `lease`'s job row for the rest of the write transaction if its
+/// worker still holds the job (running, even with the lease expired: no
+/// other worker took it); else `Conflict`. Called before a lab job's live
+/// batch writes anything: with the row locked, a lease of the job waits
+/// (SQLite: the write transaction serializes) or passes over it
+/// (PostgreSQL: SKIP LOCKED) until the batch is stored, and once another
+/// worker has the job, the first one's batches are refused.
+pub(super) fn hold(db: &mut dyn Sql, lease: &JobLease) -> Res<()> {
+    // A no-op UPDATE rather than SELECT ... FOR UPDATE, which SQLite lacks.
+    let held = db.execute(
+        "UPDATE jobs SET lease_expires_at_ms = lease_expires_at_ms \
+         WHERE id = ?1 AND worker = ?2 AND state = 'running'",
+        args![lease.job, &lease.worker],
+    )?;
+    if held == 0 {
+        return Err(Fail::Store(StoreError::Conflict(format!(
+            "job {} is no longer leased to worker \"{}\" in {} (its lease expired and another \
+             worker took the job, or the job ended): nothing of this batch was stored. Only \
+             the job's current worker uploads its run; this upload stops",
+            lease.job,
+            lease.worker,
+            db.name()
+        ))));
+    }
+    Ok(())
 }
 
 /// Ends `worker`'s running `job`; inside a write transaction.

@@ -1,7 +1,9 @@
 //! Runs uploaded while they go on ([`Store::append_live`]): each batch
 //! carries the run's uid and, per test, where its samples start among the
 //! run's samples of that test, so that a retried batch or a resumed upload
-//! stores only what the store lacks.
+//! stores only what the store lacks. A batch of a lab job's run is stored
+//! only while its worker holds the job's lease ([`jobs::hold`]), so a run
+//! that changed workers has one writer.
 //!
 //! [`Store::append_live`]: crate::Store::append_live
 
@@ -9,7 +11,7 @@ use super::store::{
     check_id, check_name, ensure_identifier, ensure_set, ensure_test, find_test, insert_run,
     insert_samples, narrow, run_by_uid, upsert_outcome,
 };
-use super::{Fail, Res, Sql, args, first_int};
+use super::{Fail, Res, Sql, args, first_int, jobs};
 use crate::{LiveBatch, LiveOutcome, RunId, StoreError};
 use kbench_model::TestKey;
 use std::collections::HashMap;
@@ -32,6 +34,11 @@ pub(super) fn check(set: &str, batch: &LiveBatch) -> Res<()> {
 
 /// Stores a batch into `set`; inside a write transaction, after [`check`].
 pub(super) fn append(db: &mut dyn Sql, set: &str, batch: &LiveBatch) -> Res<LiveOutcome> {
+    // Before any write: a refused lease leaves nothing behind, and a held
+    // one keeps the job this worker's until the batch is stored.
+    if let Some(lease) = &batch.lease {
+        jobs::hold(db, lease)?;
+    }
     let set_id = ensure_set(db, set)?;
     let identifier_id = ensure_identifier(db, set_id, &batch.identifier)?;
     let run = find_or_create_run(db, set, identifier_id, batch)?;

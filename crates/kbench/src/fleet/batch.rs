@@ -5,9 +5,11 @@
 //! Each test's samples carry their index among the run's samples of that
 //! test (`first`), so a batch sent twice (a retry after a lost answer) or
 //! a run sent again from its start (a resumed run) stores nothing twice.
+//! Under a worker, every batch also carries the worker's job lease, so
+//! the server refuses it once the job (and its run) went to another.
 
 use kbench_model::{Sample, TestKey, TestSpec};
-use kbench_store::{LiveBatch, LiveSamples, RunId, RunInfo, RunStatus, TestOutcome};
+use kbench_store::{JobLease, LiveBatch, LiveSamples, RunId, RunInfo, RunStatus, TestOutcome};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -65,6 +67,8 @@ struct Pending {
 /// The changes not sent yet, per run.
 #[derive(Debug, Default)]
 pub struct Batcher {
+    /// What every batch carries as its `lease`.
+    lease: Option<JobLease>,
     runs: BTreeMap<RunId, Pending>,
     /// Samples not sent yet, all runs together.
     samples: usize,
@@ -73,6 +77,15 @@ pub struct Batcher {
 }
 
 impl Batcher {
+    /// A batcher whose batches carry `lease` (the job this process measures
+    /// for a worker, if it does).
+    pub fn new(lease: Option<JobLease>) -> Batcher {
+        Batcher {
+            lease,
+            ..Batcher::default()
+        }
+    }
+
     /// Adds a change that came at `now`. Changes of a run not begun (or
     /// already ended and sent) are a bug of the caller and are dropped.
     pub fn apply(&mut self, change: Change, now: Instant) {
@@ -244,6 +257,7 @@ impl Batcher {
             tests,
             samples,
             outcomes,
+            lease: self.lease.clone(),
         };
         let set = pending.set.clone();
         if all_taken {
@@ -352,7 +366,11 @@ mod tests {
     #[test]
     fn batches_are_per_run_capped_and_the_end_goes_with_the_last() {
         let now = Instant::now();
-        let mut batcher = Batcher::default();
+        let lease = JobLease {
+            job: 7,
+            worker: "w1".into(),
+        };
+        let mut batcher = Batcher::new(Some(lease.clone()));
         begun(&mut batcher, 1, now);
         add(&mut batcher, 1, "a", 10, 10..17);
         batcher.apply(
@@ -402,6 +420,9 @@ mod tests {
         assert_eq!(other.run_uid, "uid-2");
         assert_eq!(shape(&other), [("a".into(), 0, 2)]);
         assert!(batcher.take(4).is_none());
+        for batch in [first, second, other] {
+            assert_eq!(batch.lease.as_ref(), Some(&lease), "{}", batch.run_uid);
+        }
     }
 
     #[test]

@@ -9,14 +9,17 @@
 //! retried with backoff for as long as the run goes on; at the end the
 //! upload gets a bounded time to catch up. Any other refusal (401, 400,
 //! 409) stops the upload for good and fails the command at its end, the
-//! local samples kept.
+//! local samples kept. Under a worker, 409 is also the answer once the
+//! worker's job lease went to another worker (`LiveBatch::lease`), which
+//! uploads the run from then on.
 
+use super::Upload;
 use super::api::{Api, retry};
 use super::batch::{Batcher, Change};
 use kbench_model::{Sample, TestKey, TestSpec};
 use kbench_server::client::encode_segment;
 use kbench_store::{
-    BisectInfo, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, ResultSetData,
+    BisectInfo, Job, JobLease, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, ResultSetData,
     ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Store, StoreError, TestId,
     TestOutcome, TokenInfo, WorkerInfo,
 };
@@ -39,13 +42,13 @@ pub const DRAIN_TIME: Duration = Duration::from_secs(60);
 /// (at most [`DRAIN_TIME`]) for the upload to end and says how it went.
 pub fn mirrored<T>(
     store: &mut dyn Store,
-    upload: Option<&Api>,
+    upload: Option<&Upload>,
     body: impl FnOnce(&mut dyn Store) -> T,
 ) -> (T, Option<Uploaded>) {
     match upload {
         None => (body(store), None),
-        Some(api) => {
-            let (queue, uploader) = Uploader::start(api.clone());
+        Some(upload) => {
+            let (queue, uploader) = Uploader::start(upload.clone());
             let mut mirror = Mirror::new(store, queue);
             let result = body(&mut mirror);
             let (queued, sets) = (mirror.queued, std::mem::take(&mut mirror.sets));
@@ -403,13 +406,13 @@ impl Uploaded {
 
 impl Uploader {
     /// Starts the thread; changes go into the returned queue.
-    pub fn start(api: Api) -> (Sender<Change>, Uploader) {
+    pub fn start(to: Upload) -> (Sender<Change>, Uploader) {
         let (queue, changes) = channel();
         let deadline = Arc::new(Mutex::new(None));
-        let url = api.url.clone();
+        let url = to.api.url.clone();
         let thread = {
             let deadline = deadline.clone();
-            std::thread::spawn(move || upload(&api, &changes, &deadline))
+            std::thread::spawn(move || upload(&to.api, to.lease, &changes, &deadline))
         };
         (
             queue,
@@ -451,10 +454,16 @@ impl Uploader {
     }
 }
 
-/// The uploader thread's loop: gathers changes, sends a batch when one is
-/// due, everything once the queue closes; ends there or at a refusal.
-fn upload(api: &Api, changes: &Receiver<Change>, deadline: &Mutex<Option<Instant>>) -> Uploaded {
-    let mut batcher = Batcher::default();
+/// The uploader thread's loop: gathers changes, sends a batch (carrying
+/// `lease`) when one is due, everything once the queue closes; ends there
+/// or at a refusal.
+fn upload(
+    api: &Api,
+    lease: Option<JobLease>,
+    changes: &Receiver<Change>,
+    deadline: &Mutex<Option<Instant>>,
+) -> Uploaded {
+    let mut batcher = Batcher::new(lease);
     let mut done = Uploaded {
         url: api.url.clone(),
         stored: 0,

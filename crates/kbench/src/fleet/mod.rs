@@ -10,18 +10,33 @@ pub mod worker;
 
 use crate::cli::UploadArgs;
 use api::Api;
+use kbench_store::JobLease;
+
+/// Where `--upload` sends the runs, and for which lab job.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    pub api: Api,
+    /// The job lease of the worker that started this process (read from
+    /// [`worker::LEASE_ENV`]), carried by every batch: the server refuses
+    /// them once the job went to another worker.
+    pub lease: Option<JobLease>,
+}
 
 /// The server `--upload` names, its token checked (`GET /api/v1/token`)
 /// before anything is measured; `None` without `--upload`.
-pub fn upload_target(args: &UploadArgs) -> anyhow::Result<Option<Api>> {
+pub fn upload_target(args: &UploadArgs) -> anyhow::Result<Option<Upload>> {
     let Some(url) = &args.upload else {
         return Ok(None);
     };
+    let lease = worker::lease_from_env()?;
     let api = Api::new(url, args.token.as_deref())?.with_short_timeouts();
     let name = api.check_token()?;
+    let job = lease.as_ref().map_or(String::new(), |lease| {
+        format!(" for job {} of worker '{}'", lease.job, lease.worker)
+    });
     eprintln!(
-        "Uploading to {} as token '{name}'; the local database keeps every sample too.",
+        "Uploading to {} as token '{name}'{job}; the local database keeps every sample too.",
         api.url
     );
-    Ok(Some(api))
+    Ok(Some(Upload { api, lease }))
 }

@@ -13,12 +13,15 @@
 //! a lost lease (another worker has the job) kills the child. The child
 //! dies with the worker (parent-death signal), so a worker that is killed
 //! leaves no measurement going on; its job is leased again once the lease
-//! expires.
+//! expires. A worker cut off from the server past its lease lives on,
+//! though, and its job goes to another, which resumes the same run: the
+//! child's upload names the lease ([`LEASE_ENV`]), so the server refuses
+//! its batches from then on, before the next renewal kills it.
 
 use super::api::{Api, message, retry};
 use anyhow::{Context, bail};
 use kbench_server::client::encode_segment;
-use kbench_store::{Job, Store, exchange};
+use kbench_store::{Job, JobLease, Store, exchange};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -33,6 +36,39 @@ use std::time::{Duration, Instant};
 
 /// Lines of a child's stderr kept for the job's message.
 const TAIL_LINES: usize = 12;
+
+/// The job lease a worker runs its child under, as `JOB:WORKER` (e.g.
+/// `12:lab-box-1`), set in the child's environment (an environment
+/// variable rather than an option: every child gets it, `kbench run`,
+/// `kbench vm run` or `kbench kernel fetch`, and users never type it).
+/// `--upload` puts it into every live batch ([`LiveBatch::lease`]), which
+/// the server then stores only while this worker holds the job.
+///
+/// [`LiveBatch::lease`]: kbench_store::LiveBatch::lease
+pub const LEASE_ENV: &str = "KBENCH_JOB_LEASE";
+
+/// The lease in [`LEASE_ENV`], `None` when it is unset (not under a worker).
+pub fn lease_from_env() -> anyhow::Result<Option<JobLease>> {
+    std::env::var_os(LEASE_ENV)
+        .map(|text| parse_lease(&text.to_string_lossy()))
+        .transpose()
+}
+
+fn parse_lease(text: &str) -> anyhow::Result<JobLease> {
+    text.split_once(':')
+        .and_then(|(job, worker)| {
+            Some(JobLease {
+                job: job.parse().ok()?,
+                worker: Some(worker).filter(|w| !w.is_empty())?.to_string(),
+            })
+        })
+        .with_context(|| {
+            format!(
+                "{LEASE_ENV} is {text:?}, not JOB:WORKER (e.g. 12:lab-box-1); `kbench worker` \
+                 sets it for the jobs it runs: unset it to upload a run of your own"
+            )
+        })
+}
 
 /// What a worker needs.
 pub struct Worker {
@@ -313,6 +349,7 @@ impl Worker {
             .args(&self.child_options)
             .args(args)
             .env("KBENCH_TOKEN", self.api.token().unwrap_or_default())
+            .env(LEASE_ENV, format!("{}:{}", job.id, self.name))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -504,4 +541,19 @@ fn read_lines(
         }
         kept
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_is_job_colon_worker() {
+        let lease = parse_lease("12:lab:box").unwrap();
+        assert_eq!((lease.job, lease.worker.as_str()), (12, "lab:box"));
+        for bad in ["", "12", "12:", "x:w1", ":w1"] {
+            let err = format!("{:#}", parse_lease(bad).unwrap_err());
+            assert!(err.contains("not JOB:WORKER"), "{bad:?}: {err}");
+        }
+    }
 }
