@@ -746,14 +746,8 @@ fn concurrent_workers_never_share_a_job(db: &TestDb) {
         let mut tx = holder.transaction().unwrap();
         tx.execute("SELECT id FROM jobs WHERE id = $1 FOR UPDATE", &[&old])
             .unwrap();
-        let (done, answer) = std::sync::mpsc::channel();
-        let location = db.location.clone();
-        std::thread::spawn(move || {
-            let mut store = kbench_store::Location::parse(&location)
-                .unwrap()
-                .open()
-                .unwrap();
-            let _ = done.send(store.lease_job("w9", &[], MINUTE).unwrap().map(|j| j.id));
+        let answer = on_another_connection(db, |store| {
+            store.lease_job("w9", &[], MINUTE).unwrap().map(|j| j.id)
         });
         let leased = answer.recv_timeout(Duration::from_secs(10));
         tx.rollback().unwrap();
@@ -828,14 +822,8 @@ fn a_jobs_live_batches_are_stored_only_for_its_worker(db: &TestDb) {
         let mut tx = holder.transaction().unwrap();
         tx.execute("UPDATE jobs SET worker = 'w3' WHERE id = $1", &[&id])
             .unwrap();
-        let (done, answer) = std::sync::mpsc::channel();
-        let location = db.location.clone();
-        std::thread::spawn(move || {
-            let mut store = kbench_store::Location::parse(&location)
-                .unwrap()
-                .open()
-                .unwrap();
-            let _ = done.send(store.append_live("lab", &leased_batch(id, "w2", 6, 9)));
+        let answer = on_another_connection(db, move |store| {
+            store.append_live("lab", &leased_batch(id, "w2", 6, 9))
         });
         let early = answer.recv_timeout(Duration::from_millis(300));
         assert!(early.is_err(), "the batch did not wait: {early:?}");
@@ -844,4 +832,22 @@ fn a_jobs_live_batches_are_stored_only_for_its_worker(db: &TestDb) {
         assert!(matches!(late, Err(StoreError::Conflict(_))), "{late:?}");
         assert_eq!(store.result_sets().unwrap()[0].samples, 6);
     }
+}
+
+/// Runs `call` on a store of its own (another connection) on a thread; its
+/// answer arrives on the returned channel.
+fn on_another_connection<T: Send + 'static>(
+    db: &TestDb,
+    call: impl FnOnce(&mut dyn Store) -> T + Send + 'static,
+) -> std::sync::mpsc::Receiver<T> {
+    let (done, answer) = std::sync::mpsc::channel();
+    let location = db.location.clone();
+    std::thread::spawn(move || {
+        let mut store = kbench_store::Location::parse(&location)
+            .unwrap()
+            .open()
+            .unwrap();
+        let _ = done.send(call(store.as_mut()));
+    });
+    answer
 }
