@@ -402,9 +402,11 @@ fn a_worker_drains_the_queue_and_the_jobs_are_listed_done() {
 
 #[test]
 fn a_killed_workers_job_is_resumed_by_another_without_losing_or_repeating_samples() {
-    let (_dir, server_db) = temp_db();
+    let (dir, server_db) = temp_db();
     let token = create_token(&server_db, "lab");
     let server = Server::start(&server_db, "127.0.0.1:0");
+    // Killed, w1 cannot remove its work directory: keep it in ours.
+    let work_dir = dir.path().join("w1");
     // Noisy tests, which use their whole time budget: the rounds last.
     let tests = [
         "pipe-lat[placement=cross]",
@@ -427,7 +429,14 @@ fn a_killed_workers_job_is_resumed_by_another_without_losing_or_repeating_sample
     let mut first = spawn_worker(
         &server,
         &token,
-        &["--name", "w1", "--lease", "3"],
+        &[
+            "--name",
+            "w1",
+            "--lease",
+            "3",
+            "--work-dir",
+            work_dir.to_str().unwrap(),
+        ],
         ("KBENCH_TEST_MARK", &marker),
     );
     // Killed once a test of a round has ended on the server, not all.
