@@ -235,9 +235,19 @@ pub fn first_int(db: &mut dyn Sql, sql: &str, args: &[Param]) -> Res<Option<i64>
 
 /// The first column of every row.
 pub fn texts(db: &mut dyn Sql, sql: &str, args: &[Param]) -> Res<Vec<String>> {
+    rows(db, sql, args, |row| row.req_text(0))
+}
+
+/// Every row of a query, each read by `read`, in order.
+pub fn rows<T>(
+    db: &mut dyn Sql,
+    sql: &str,
+    args: &[Param],
+    mut read: impl FnMut(&dyn Row) -> Res<T>,
+) -> Res<Vec<T>> {
     let mut all = Vec::new();
     db.query(sql, args, &mut |row| {
-        all.push(row.req_text(0)?);
+        all.push(read(row)?);
         Ok(())
     })?;
     Ok(all)

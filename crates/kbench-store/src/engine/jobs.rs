@@ -7,7 +7,7 @@
 //! keeps commas out of them.
 
 use super::store::{check_id, check_name, from_json, narrow, to_json};
-use super::{Fail, Res, Row, Sql, args, first_int};
+use super::{Fail, Res, Row, Sql, args, first_int, rows};
 use crate::{Job, JobLease, JobSpec, JobState, MAX_JOB_ATTEMPTS, StoreError, WorkerInfo};
 use kbench_model::now_ms;
 
@@ -112,16 +112,12 @@ fn read_job(row: &dyn Row) -> Res<Job> {
 
 /// Every job, newest first.
 pub(super) fn list(db: &mut dyn Sql) -> Res<Vec<Job>> {
-    let mut jobs = Vec::new();
-    db.query(
+    rows(
+        db,
         &format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY id DESC"),
         args![],
-        &mut |row| {
-            jobs.push(read_job(row)?);
-            Ok(())
-        },
-    )?;
-    Ok(jobs)
+        read_job,
+    )
 }
 
 /// Job `id`; `NotFound` saying which ids exist.
@@ -218,23 +214,18 @@ pub(super) fn lease(
 /// Fails the running jobs whose lease expired after [`MAX_JOB_ATTEMPTS`]
 /// leases (each of their workers died), and frees their last worker.
 fn fail_abandoned(db: &mut dyn Sql, now: i64) -> Res<()> {
-    let mut failed = Vec::new();
-    db.query(
-        &format!(
-            "UPDATE jobs SET state = 'failed', finished_at_ms = ?1, lease_expires_at_ms = NULL, \
+    let fail = format!(
+        "UPDATE jobs SET state = 'failed', finished_at_ms = ?1, lease_expires_at_ms = NULL, \
              message = 'lost its worker ' || CAST(attempts AS TEXT) || ' times; last worker ' \
                        || COALESCE(worker, 'unknown') \
              WHERE id IN (SELECT id FROM jobs WHERE state = 'running' \
                           AND lease_expires_at_ms < ?1 AND attempts >= ?2{}) \
              RETURNING id",
-            db.skip_locked()
-        ),
-        args![now, MAX_JOB_ATTEMPTS],
-        &mut |row| {
-            failed.push(row.req_int(0)?);
-            Ok(())
-        },
-    )?;
+        db.skip_locked()
+    );
+    let failed = rows(db, &fail, args![now, MAX_JOB_ATTEMPTS], |row| {
+        row.req_int(0)
+    })?;
     for id in failed {
         db.execute(
             "UPDATE workers SET job_id = NULL WHERE job_id = ?1",
@@ -316,19 +307,17 @@ pub(super) fn finish(
 
 /// Every worker, most recently seen first.
 pub(super) fn workers(db: &mut dyn Sql) -> Res<Vec<WorkerInfo>> {
-    let mut all = Vec::new();
-    db.query(
+    rows(
+        db,
         "SELECT name, tags, last_seen_ms, job_id FROM workers ORDER BY last_seen_ms DESC, name",
         args![],
-        &mut |row| {
-            all.push(WorkerInfo {
+        |row| {
+            Ok(WorkerInfo {
                 name: row.req_text(0)?,
                 tags: read_tags(&row.req_text(1)?).map(str::to_string).collect(),
                 last_seen_ms: row.req_int(2)?,
                 job: row.int(3)?,
-            });
-            Ok(())
+            })
         },
-    )?;
-    Ok(all)
+    )
 }

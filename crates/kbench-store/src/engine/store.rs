@@ -8,8 +8,8 @@
 //! up with the one row.
 
 use super::{
-    Fail, Param, Res, Row, Sql, args, first_int, jobs, live, parse_options, texts, transaction,
-    with,
+    Fail, Param, Res, Row, Sql, args, first_int, jobs, live, parse_options, rows, texts,
+    transaction, with,
 };
 use crate::{
     BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
@@ -1071,17 +1071,13 @@ impl<S: Sql> Store for S {
 
     fn ended_tests(&mut self, run: RunId) -> Result<Vec<TestKey>> {
         with(self, "listing a run's ended tests", |db| {
-            let mut keys = Vec::new();
-            db.query(
+            rows(
+                db,
                 "SELECT t.benchmark, t.options, t.metric FROM test_outcomes o \
                  JOIN tests t ON t.id = o.test_id WHERE o.run_id = ?1 ORDER BY t.position, t.id",
                 args![run.0],
-                &mut |row| {
-                    keys.push(read_key(row, 0)?);
-                    Ok(())
-                },
-            )?;
-            Ok(keys)
+                |row| read_key(row, 0),
+            )
         })
     }
 
@@ -1167,21 +1163,19 @@ impl<S: Sql> Store for S {
 
     fn tokens(&mut self) -> Result<Vec<TokenInfo>> {
         with(self, "listing API tokens", |db| {
-            let mut all = Vec::new();
-            db.query(
+            rows(
+                db,
                 "SELECT name, created_at_ms, revoked_at_ms FROM api_tokens \
                  ORDER BY created_at_ms, name",
                 args![],
-                &mut |row| {
-                    all.push(TokenInfo {
+                |row| {
+                    Ok(TokenInfo {
                         name: row.req_text(0)?,
                         created_at_ms: row.req_int(1)?,
                         revoked_at_ms: row.int(2)?,
-                    });
-                    Ok(())
+                    })
                 },
-            )?;
-            Ok(all)
+            )
         })
     }
 
@@ -1198,20 +1192,18 @@ impl<S: Sql> Store for S {
 
     fn bisects(&mut self) -> Result<Vec<BisectInfo>> {
         with(self, "listing bisections", |db| {
-            let mut all = Vec::new();
-            db.query(
+            rows(
+                db,
                 "SELECT name, state_json, updated_at_ms FROM bisects ORDER BY name",
                 args![],
-                &mut |row| {
-                    all.push(BisectInfo {
+                |row| {
+                    Ok(BisectInfo {
                         name: row.req_text(0)?,
                         state_json: row.req_text(1)?,
                         updated_at_ms: row.req_int(2)?,
-                    });
-                    Ok(())
+                    })
                 },
-            )?;
-            Ok(all)
+            )
         })
     }
 
