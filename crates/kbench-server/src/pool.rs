@@ -9,9 +9,9 @@
 //! A database restart: the requests in flight fail with 503 (the client
 //! retries them), and no later request fails for it. A store whose call
 //! met an unreachable database is dropped rather than pooled; an idle
-//! PostgreSQL store is checked with a cheap query before use, since its
-//! connection may have been closed by the server while it was idle (the
-//! check marks it lost and the store reconnects on its next operation).
+//! PostgreSQL store checks its connection itself before its next operation
+//! and reconnects when the server closed it meanwhile (kbench-store's
+//! `PostgresStore`).
 
 use crate::error::ApiError;
 use kbench_store::{Location, Store};
@@ -36,14 +36,7 @@ impl Stores {
     fn take(&self) -> Result<Box<dyn Store + Send>, ApiError> {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         match idle {
-            Some(mut store) => {
-                if matches!(self.location, Location::Postgres(_)) {
-                    // The answer does not matter: a broken connection is
-                    // marked lost by this call and reopened by the next.
-                    let _ = store.token_by_hash("");
-                }
-                Ok(store)
-            }
+            Some(store) => Ok(store),
             None => Ok(self.location.open_send()?),
         }
     }

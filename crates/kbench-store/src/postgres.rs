@@ -29,6 +29,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls, Statement};
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 /// Scripts that bring the schema from version `i` to `i + 1`, in order:
 /// the same migrations as SQLite's, in PostgreSQL's dialect.
@@ -64,7 +65,16 @@ pub struct PostgresStore {
     statements: HashMap<String, Statement>,
     /// An operation met a lost connection: reconnect before the next one.
     lost: bool,
+    /// When an operation last began, to check a connection left idle.
+    last_used: Instant,
 }
+
+/// A connection idle this long is checked (an empty query) before use: the
+/// server may have closed it meanwhile (a restart), and finding out before
+/// the operation rather than failing it costs one round trip.
+const IDLE_CHECK: Duration = Duration::from_millis(100);
+/// How long that check waits for the server's answer before reconnecting.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -97,6 +107,7 @@ impl PostgresStore {
             url: url.clone(),
             statements: HashMap::new(),
             lost: false,
+            last_used: Instant::now(),
         })
     }
 
@@ -229,9 +240,14 @@ impl Sql for PostgresStore {
         self.url.shown()
     }
 
-    /// Reconnects after a lost connection (a server restart); prepared
-    /// statements are prepared again on the new one.
+    /// Reconnects after a lost connection (a server restart), found by an
+    /// earlier operation or by checking a connection idle for [`IDLE_CHECK`];
+    /// prepared statements are prepared again on the new one.
     fn ready(&mut self) -> Res<()> {
+        if !self.lost && self.last_used.elapsed() >= IDLE_CHECK {
+            self.lost = self.client.is_valid(CHECK_TIMEOUT).is_err();
+        }
+        self.last_used = Instant::now();
         if self.lost || self.client.is_closed() {
             self.client = self
                 .url
