@@ -37,7 +37,7 @@ pub struct Response {
 pub fn parse_base(url: &str) -> Result<(String, String), String> {
     let Some(rest) = url.strip_prefix("http://") else {
         return Err(format!(
-            "{url}: kbench push speaks plain http:// (no TLS); reach a remote server through an SSH tunnel"
+            "{url}: kbench speaks plain http:// to its lab server (no TLS: push, run --upload, job, worker); reach a remote server through an SSH tunnel"
         ));
     };
     let (host, path) = match rest.find('/') {
