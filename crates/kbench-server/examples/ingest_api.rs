@@ -71,6 +71,9 @@ fn main() -> anyhow::Result<()> {
         Config {
             location,
             max_body: kbench_server::DEFAULT_MAX_BODY,
+            check_job: std::sync::Arc::new(kbench_lab::job::checker(
+                kbench_lab::profile::Profiles::builtin(),
+            )),
         },
     )?;
     let addr = running.addr.to_string();

@@ -37,18 +37,25 @@ use std::sync::Arc;
 /// Default request body limit: 32 MiB.
 pub const DEFAULT_MAX_BODY: usize = 32 << 20;
 
+/// Checks a submitted job before it is queued: what its names and kernel
+/// resolve to on the lab's machines (kbench-lab's `job::check_spec`, which
+/// `kbench serve` passes in); the error says what is wrong, for a 400.
+pub type JobCheck = Arc<dyn Fn(&kbench_store::JobSpec) -> Result<(), String> + Send + Sync>;
+
 /// What the server needs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     pub location: Location,
     /// Bodies over this many bytes are refused with 413.
     pub max_body: usize,
+    pub check_job: JobCheck,
 }
 
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub stores: Arc<Stores>,
     pub max_body: usize,
+    pub check_job: JobCheck,
 }
 
 /// Declares the API's routes once: [`ROUTES`], which the OpenAPI test
@@ -90,8 +97,12 @@ api_routes! {
 /// Keep a clone of `stores` outside the runtime and drop it after the
 /// runtime: the synchronous PostgreSQL client blocks on its own runtime
 /// when dropped, which panics inside an async task.
-pub fn router(stores: Arc<Stores>, max_body: usize) -> Router {
-    let state = AppState { stores, max_body };
+pub fn router(stores: Arc<Stores>, max_body: usize, check_job: JobCheck) -> Router {
+    let state = AppState {
+        stores,
+        max_body,
+        check_job,
+    };
     api_router()
         .merge(dashboard::routes())
         .fallback(handlers::not_found)
@@ -111,9 +122,10 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     stores: Arc<Stores>,
     max_body: usize,
+    check_job: JobCheck,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(stores, max_body))
+    axum::serve(listener, router(stores, max_body, check_job))
         .with_graceful_shutdown(shutdown)
         .await
 }
@@ -130,9 +142,15 @@ pub fn spawn(listen: &str, config: Config) -> anyhow::Result<Running> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
         let stores = Arc::new(Stores::new(config.location));
-        let served = runtime.block_on(serve(listener, stores.clone(), config.max_body, async {
-            let _ = stopped.await;
-        }));
+        let served = runtime.block_on(serve(
+            listener,
+            stores.clone(),
+            config.max_body,
+            config.check_job,
+            async {
+                let _ = stopped.await;
+            },
+        ));
         drop(runtime);
         drop(stores);
         served
@@ -193,7 +211,14 @@ pub fn run(listen: &str, config: Config) -> anyhow::Result<()> {
             "kbench serve: listening on http://{addr} (results in {}); Ctrl-C stops",
             config.location
         );
-        serve(listener, shared, config.max_body, shutdown_signal()).await?;
+        serve(
+            listener,
+            shared,
+            config.max_body,
+            config.check_job.clone(),
+            shutdown_signal(),
+        )
+        .await?;
         eprintln!("kbench serve: stopped");
         Ok(())
     });

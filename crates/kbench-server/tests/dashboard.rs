@@ -133,6 +133,9 @@ fn lab() -> Lab {
         Config {
             location,
             max_body: kbench_server::DEFAULT_MAX_BODY,
+            check_job: std::sync::Arc::new(kbench_lab::job::checker(
+                kbench_lab::profile::Profiles::builtin(),
+            )),
         },
     )
     .unwrap();

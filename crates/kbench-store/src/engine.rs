@@ -15,6 +15,17 @@ mod jobs;
 mod live;
 mod store;
 
+pub use jobs::{MAX_JOB_ROUNDS, MAX_JOB_SECONDS};
+
+/// The checks a store applies to a job before it queues it (see
+/// [`jobs::check_spec`]).
+pub fn check_job_spec(spec: &crate::JobSpec) -> Result<()> {
+    jobs::check_spec(spec).map_err(|fail| match fail {
+        Fail::Store(err) => err,
+        other => StoreError::Database(format!("checking a job: {other:?}")),
+    })
+}
+
 use crate::{Result, StoreError};
 use std::collections::BTreeMap;
 

@@ -20,6 +20,7 @@ mod sqlite;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use engine::{MAX_JOB_ROUNDS, MAX_JOB_SECONDS, check_job_spec};
 pub use error::StoreError;
 pub use location::{Location, PostgresUrl, redact};
 pub use model::{

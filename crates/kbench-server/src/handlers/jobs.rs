@@ -2,7 +2,10 @@
 //! A worker leases a job for some seconds, renews the lease while it
 //! runs, and finishes it; a lease it lost (it expired and another worker
 //! took the job, or the job ended) answers 409, and the worker stops.
-//! The store checks specs, names and tags (400 for what it refuses).
+//! A submitted job is checked as `kbench job submit` checks it (the
+//! server's [`crate::JobCheck`]: names that resolve to benchmarks, suites
+//! or profiles, a kernel that is not a path), then by the store (names,
+//! rounds, tags); 400 for what either refuses, and nothing is queued.
 
 use super::{Api, Described, JsonBody, Writer, json};
 use crate::AppState;
@@ -100,6 +103,9 @@ pub async fn submit(
     Writer(_): Writer,
     JsonBody(spec): JsonBody<JobSpec>,
 ) -> Result<Response, ApiError> {
+    (state.check_job)(&spec).map_err(|why| {
+        ApiError::bad_request(format!("the job was not queued: {why}"))
+    })?;
     let job = state
         .stores
         .with(move |store| {

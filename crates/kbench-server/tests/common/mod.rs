@@ -48,6 +48,9 @@ impl Lab {
             Config {
                 location: self.location.clone(),
                 max_body: self.max_body,
+                check_job: std::sync::Arc::new(kbench_lab::job::checker(
+                    kbench_lab::profile::Profiles::builtin(),
+                )),
             },
         )
         .unwrap_or_else(|e| panic!("cannot serve on {}: {e}", self.addr));

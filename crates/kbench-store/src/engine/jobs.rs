@@ -11,12 +11,18 @@ use super::{Fail, Res, Row, Sql, args, first_int, rows};
 use crate::{Job, JobLease, JobSpec, JobState, MAX_JOB_ATTEMPTS, StoreError, WorkerInfo};
 use kbench_model::now_ms;
 
-/// The most rounds a job may ask for.
-const MAX_ROUNDS: u32 = 100;
+/// The most rounds a job may ask for (as `kbench run --rounds`).
+pub const MAX_JOB_ROUNDS: u32 = 100;
 
-/// What a valid job asks for: names for its set and identifier, something
-/// to run, 1 to [`MAX_ROUNDS`] rounds, a positive time limit, plain tags.
-pub(super) fn check_spec(spec: &JobSpec) -> Res<()> {
+/// The longest time budget per test and round a job may ask for: a day.
+pub const MAX_JOB_SECONDS: f64 = 86_400.0;
+
+/// What a valid job asks for, as far as a store can tell: names for its
+/// set and identifier, something to run, 1 to [`MAX_JOB_ROUNDS`] rounds, a
+/// time limit above 0 and at most [`MAX_JOB_SECONDS`], plain tags. (Whether
+/// the names are benchmarks is kbench-lab's `job::check_spec`, which the
+/// server applies before this.)
+pub fn check_spec(spec: &JobSpec) -> Res<()> {
     let invalid = |msg: String| Err(Fail::Store(StoreError::InvalidName(msg)));
     check_name("result set", &spec.set)?;
     check_name("identifier", &spec.identifier)?;
@@ -27,16 +33,19 @@ pub(super) fn check_spec(spec: &JobSpec) -> Res<()> {
             spec.names
         ));
     }
-    if !(1..=MAX_ROUNDS).contains(&spec.rounds) {
+    if !(1..=MAX_JOB_ROUNDS).contains(&spec.rounds) {
         return invalid(format!(
-            "the job asks for {} rounds; give 1 to {MAX_ROUNDS}",
+            "the job asks for {} rounds; give 1 to {MAX_JOB_ROUNDS}",
             spec.rounds
         ));
     }
-    if let Some(max_time) = spec.max_time.filter(|t| !(t.is_finite() && *t > 0.0)) {
+    if let Some(max_time) = spec
+        .max_time
+        .filter(|t| !(t.is_finite() && *t > 0.0 && *t <= MAX_JOB_SECONDS))
+    {
         return invalid(format!(
-            "the job's max_time {max_time} is not a positive number of seconds; give one, or \
-             leave it out for kbench run's default"
+            "the job's max_time {max_time} is not a number of seconds above 0 and at most \
+             {MAX_JOB_SECONDS}; give one, or leave it out for kbench run's default"
         ));
     }
     check_tags(&spec.tags)

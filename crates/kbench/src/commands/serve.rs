@@ -1,7 +1,9 @@
 //! `kbench serve`: the shared lab's API, dashboard and job queue
 //! (crates/kbench-server).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Serve the shared lab: the JSON HTTP API, the dashboard and the job queue
 #[derive(Debug, clap::Args)]
@@ -24,10 +26,14 @@ pub struct ServeArgs {
     pub max_body: usize,
 }
 
-pub fn serve(args: ServeArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
+/// Jobs are checked against the suites, benchmarks and profiles (with
+/// `--profiles`) of this binary, as the workers will resolve them.
+pub fn serve(args: ServeArgs, db: &super::Db, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let profiles = kbench_lab::profile::Profiles::load(profile_dirs)?;
     let config = kbench_server::Config {
         location: db.location()?,
         max_body: args.max_body,
+        check_job: Arc::new(kbench_lab::job::checker(profiles)),
     };
     kbench_server::run(&args.listen, config)?;
     Ok(ExitCode::SUCCESS)
