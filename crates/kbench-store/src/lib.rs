@@ -17,6 +17,7 @@ mod location;
 mod model;
 mod postgres;
 mod sqlite;
+pub mod validate;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -128,12 +129,12 @@ pub trait Store {
     /// is a `batch.lease` whose worker no longer holds the job (checked
     /// first, the job's row then locked until the batch is stored); a test
     /// neither in `batch.tests` nor stored in the set, a bad name or uid
-    /// are `InvalidName`; nothing is written then.
+    /// are `Invalid`; nothing is written then.
     fn append_live(&mut self, set: &str, batch: &LiveBatch) -> Result<LiveOutcome>;
 
     /// Queues a job; its id. A spec without names to run, with rounds
     /// outside 1..=100, a max_time that is not a positive number, or a tag
-    /// not of letters, digits, '-', '_' and '.' is `InvalidName`.
+    /// not of letters, digits, '-', '_' and '.' is `Invalid`.
     fn submit_job(&mut self, spec: &JobSpec) -> Result<i64>;
 
     /// Leases the oldest job `worker` can take (every job tag among
@@ -142,7 +143,7 @@ pub trait Store {
     /// lease expired [`MAX_JOB_ATTEMPTS`] times is failed instead of leased
     /// again. Two workers never hold one job (PostgreSQL: `FOR UPDATE SKIP
     /// LOCKED`; SQLite: one writer). Records the worker as seen. A
-    /// `lease_ms` that is not positive is `InvalidName`.
+    /// `lease_ms` that is not positive is `Invalid`.
     fn lease_job(&mut self, worker: &str, tags: &[String], lease_ms: i64) -> Result<Option<Job>>;
 
     /// Extends `worker`'s lease on `job`; false when it no longer holds it

@@ -29,6 +29,7 @@ on_both_backends!(
     an_expired_lease_not_taken_is_still_renewed,
     concurrent_workers_never_share_a_job,
     a_jobs_live_batches_are_stored_only_for_its_worker,
+    live_batches_are_checked_as_every_write_path,
 );
 
 fn lat() -> TestSpec {
@@ -236,7 +237,7 @@ fn live_batches_name_known_tests_only(db: &TestDb) {
     let mut bad = batch("u1", vec![part(&unknown, 0, 1)]);
     bad.tests.clear();
     let err = store.append_live("lab", &bad).unwrap_err();
-    let StoreError::InvalidName(msg) = &err else {
+    let StoreError::Invalid(msg) = &err else {
         panic!("{err:?}")
     };
     assert!(msg.contains("unknown") && msg.contains("tests"), "{msg}");
@@ -244,7 +245,7 @@ fn live_batches_name_known_tests_only(db: &TestDb) {
     bad.outcomes = vec![outcome(&unknown, TestOutcomeKind::Skipped)];
     assert!(matches!(
         store.append_live("lab", &bad),
-        Err(StoreError::InvalidName(_))
+        Err(StoreError::Invalid(_))
     ));
 
     // A stored test in another unit.
@@ -264,11 +265,11 @@ fn live_batches_name_known_tests_only(db: &TestDb) {
     unnamed.identifier = String::new();
     for wrong in [mismatch, spaced, unnamed] {
         let err = store.append_live("lab", &wrong).unwrap_err();
-        assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+        assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
     }
     assert!(matches!(
         store.append_live("", &batch("u9", vec![])),
-        Err(StoreError::InvalidName(_))
+        Err(StoreError::Invalid(_))
     ));
     assert_eq!(
         store.load("lab").unwrap().identifiers[0].samples[&lat().key],
@@ -432,7 +433,7 @@ fn uids_ride_along_export_and_import(db: &TestDb) {
     let err = store
         .begin_run("lab", "6.19", &run_info("no/slash"))
         .unwrap_err();
-    assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
 }
 
 fn job(set: &str, tags: &[&str]) -> JobSpec {
@@ -590,7 +591,7 @@ fn job_specs_and_leases_are_validated(db: &TestDb) {
     cases.push((no_identifier, "identifier"));
     for (spec, needle) in cases {
         let err = store.submit_job(&spec).unwrap_err();
-        let StoreError::InvalidName(msg) = &err else {
+        let StoreError::Invalid(msg) = &err else {
             panic!("{spec:?}: {err:?}")
         };
         assert!(msg.contains(needle), "{needle:?} not in {msg:?}");
@@ -609,11 +610,11 @@ fn job_specs_and_leases_are_validated(db: &TestDb) {
         ("w1", tags(&["a,b"]), MINUTE),
     ] {
         let err = store.lease_job(worker, &worker_tags, lease_ms).unwrap_err();
-        assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+        assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
     }
     assert!(matches!(
         store.renew_lease(1, "w1", 0),
-        Err(StoreError::InvalidName(_))
+        Err(StoreError::Invalid(_))
     ));
     assert_eq!(store.workers().unwrap(), vec![]);
 }
@@ -850,4 +851,55 @@ fn on_another_connection<T: Send + 'static>(
         let _ = done.send(call(store.as_mut()));
     });
     answer
+}
+
+/// The live route once stored values -5, 0 and -1e308, iterations 0, at_ms
+/// -7 and an end before the start: compare then showed "(no samples)" and
+/// the export could not be imported. Now each is refused, nothing of it is
+/// stored, and what is stored exports and imports back.
+fn live_batches_are_checked_as_every_write_path(db: &TestDb) {
+    let mut store = db.open();
+    store
+        .append_live("lab", &batch("u1", vec![part(&lat(), 0, 3)]))
+        .unwrap();
+    let before = store.load("lab").unwrap();
+    let with_sample = |change: &dyn Fn(&mut Sample)| {
+        let mut bad = batch("u1", vec![part(&lat(), 3, 5)]);
+        change(&mut bad.samples[0].samples[1]);
+        bad
+    };
+    let mut cases: Vec<(LiveBatch, &str)> = vec![
+        (with_sample(&|s| s.value = -5.0), "not a positive finite number"),
+        (with_sample(&|s| s.value = 0.0), "not a positive finite number"),
+        (with_sample(&|s| s.value = -1e308), "not a positive finite number"),
+        (with_sample(&|s| s.iterations = 0), "iterations is 0"),
+        (with_sample(&|s| s.at_ms = -7), "before 1970"),
+    ];
+    let mut ended = batch("u1", vec![]);
+    ended.status = RunStatus::Complete;
+    ended.ended_at_ms = Some(999);
+    cases.push((ended, "before it starts"));
+    let mut steal = batch("u1", vec![]);
+    steal.steal_percent = Some(250.0);
+    cases.push((steal, "not a percentage"));
+    let long = spec(&"b".repeat(129), "us", Direction::Lower);
+    let mut named = batch("u2", vec![part(&long, 0, 1)]);
+    named.tests.push(long);
+    cases.push((named, "the limit is 128"));
+    for (bad, needle) in cases {
+        let err = store.append_live("lab", &bad).unwrap_err();
+        let StoreError::Invalid(message) = &err else {
+            panic!("{needle}: {err:?}");
+        };
+        assert!(message.contains(needle), "{needle:?} not in {message:?}");
+        assert!(message.contains("nothing was stored"), "{message}");
+        assert_eq!(store.load("lab").unwrap(), before, "{needle}: something was stored");
+    }
+    let export = serde_json::to_string(&kbench_store::exchange::export(&before)).unwrap();
+    let copy = kbench_store::exchange::parse(&export, Some("copy")).unwrap();
+    store.import(&copy).unwrap_err(); // the same run uid is stored once
+    let mut fresh = copy.clone();
+    fresh.identifiers[0].runs[0].info.uid = Some("u9".into());
+    store.import(&fresh).unwrap();
+    assert_eq!(store.load("copy").unwrap().sample_count(), 3);
 }

@@ -364,16 +364,16 @@ fn names_are_validated(db: &TestDb) {
         ("set", "tab\there"),
     ] {
         let err = store.begin_run(set, identifier, &info("k", 1)).unwrap_err();
-        assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+        assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
     }
     let err = store
         .test_id("", &spec("a", "ns", Direction::Lower))
         .unwrap_err();
-    assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
     let mut commas = spec("a", "ns", Direction::Lower);
     commas.key.options.insert("cpus".into(), "0,1".into());
     let err = store.test_id("set", &commas).unwrap_err();
-    assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
     store
         .begin_run(&"x".repeat(128), "fine", &info("k", 1))
         .unwrap();
@@ -530,7 +530,7 @@ fn import_round_trips_and_is_all_or_nothing(db: &TestDb) {
     bad_name.identifiers[0].name = String::new();
     assert!(matches!(
         store.import(&bad_name),
-        Err(StoreError::InvalidName(_))
+        Err(StoreError::Invalid(_))
     ));
 }
 

@@ -23,7 +23,7 @@ pub const MAX_JOB_SECONDS: f64 = 86_400.0;
 /// the names are benchmarks is kbench-lab's `job::check_spec`, which the
 /// server applies before this.)
 pub fn check_spec(spec: &JobSpec) -> Res<()> {
-    let invalid = |msg: String| Err(Fail::Store(StoreError::InvalidName(msg)));
+    let invalid = |msg: String| Err(Fail::Store(StoreError::Invalid(msg)));
     check_name("result set", &spec.set)?;
     check_name("identifier", &spec.identifier)?;
     if spec.names.is_empty() || spec.names.iter().any(|name| name.trim().is_empty()) {
@@ -64,7 +64,7 @@ pub(super) fn check_worker(worker: &str, tags: &[String]) -> Res<()> {
 /// A lease must last: `lease_ms` must be positive.
 pub(super) fn check_lease(lease_ms: i64) -> Res<()> {
     if lease_ms <= 0 {
-        return Err(Fail::Store(StoreError::InvalidName(format!(
+        return Err(Fail::Store(StoreError::Invalid(format!(
             "a lease of {lease_ms} ms ends before it starts; give the time a worker may stay \
              silent before its job is given to another (e.g. 60 s)"
         ))));

@@ -11,6 +11,7 @@ use super::{
     Fail, Param, Res, Row, Sql, args, first_int, jobs, live, parse_options, rows, texts,
     transaction, with,
 };
+use crate::validate;
 use crate::{
     BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
     ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Store,
@@ -21,22 +22,19 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 pub(super) fn check_name(what: &str, name: &str) -> Res<()> {
-    validate_name(what, name).map_err(|msg| Fail::Store(StoreError::InvalidName(msg)))
+    validate_name(what, name).map_err(|msg| Fail::Store(StoreError::Invalid(msg)))
 }
 
-/// Options are stored as `k=v,k=v`; a key holding `,` or `=`, or a value
-/// holding `,`, could not be read back.
-pub(super) fn check_options(key: &TestKey) -> Res<()> {
-    for (k, v) in &key.options {
-        if k.contains([',', '=']) || v.contains(',') {
-            return Err(Fail::Store(StoreError::InvalidName(format!(
-                "option {k:?}={v:?} of benchmark {} holds ',' or '=' where the stored form \
-                 k=v,k=v cannot keep it; rename the option or its value",
-                key.benchmark
-            ))));
-        }
-    }
-    Ok(())
+/// A rule of [`crate::validate`] applied on a write path: `Invalid`, with
+/// `place` (what was being written) before what is wrong, and nothing
+/// written.
+pub(super) fn valid(check: Result<(), String>, place: impl FnOnce() -> String) -> Res<()> {
+    check.map_err(|why| {
+        Fail::Store(StoreError::Invalid(format!(
+            "{}: {why}; nothing was stored",
+            place()
+        )))
+    })
 }
 
 /// A test's key from its `benchmark, options, metric` columns at `first`.
@@ -231,7 +229,9 @@ pub(super) fn find_test(db: &mut dyn Sql, set_id: i64, key: &TestKey) -> Res<Opt
 /// The id of a test of the set, created after the set's last test when new;
 /// `Conflict` when it exists with another unit or direction.
 pub(super) fn ensure_test(db: &mut dyn Sql, set_id: i64, set: &str, spec: &TestSpec) -> Res<i64> {
-    check_options(&spec.key)?;
+    valid(validate::test_spec(spec), || {
+        format!("test {} of result set \"{set}\"", spec.key)
+    })?;
     let options = spec.key.options_text();
     let key = &spec.key;
     // Twice at most: the second time finds what another writer inserted.
@@ -285,6 +285,9 @@ pub(super) fn insert_run(
     info: &RunInfo,
     ended_at_ms: Option<i64>,
 ) -> Res<Option<RunId>> {
+    valid(validate::run_times(info.started_at_ms, ended_at_ms), || {
+        format!("run {}", info.uid.as_deref().unwrap_or("(without uid)"))
+    })?;
     let host = info
         .host
         .as_ref()
@@ -375,16 +378,12 @@ fn insert_new_run(
     ))))
 }
 
-/// NaN would be stored as NULL (SQLite) or compare oddly (PostgreSQL);
-/// refuse it with a readable message.
+/// A sample as [`validate::sample`] wants it (NaN would be stored as NULL
+/// by SQLite, a value <= 0 has no log for the ratios).
 fn check_value(run: RunId, sample: &Sample) -> Res<()> {
-    if sample.value.is_nan() {
-        return Err(Fail::Store(StoreError::Database(format!(
-            "a sample of run {} is not a number (NaN) and was not stored; the benchmark divided by zero",
-            run.0
-        ))));
-    }
-    Ok(())
+    valid(validate::sample(sample), || {
+        format!("a sample of run {}", run.0)
+    })
 }
 
 /// Stores a sample only when its run and test belong to the same result
@@ -824,7 +823,7 @@ fn import_set(db: &mut dyn Sql, data: &ResultSetData) -> Res<()> {
 pub(super) fn check_id(what: &str, id: &str) -> Res<()> {
     let fine = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if id.is_empty() || id.len() > 128 || !id.chars().all(fine) {
-        return Err(Fail::Store(StoreError::InvalidName(format!(
+        return Err(Fail::Store(StoreError::Invalid(format!(
             "{what} {id:?} must be 1 to 128 letters, digits, '-', '_' or '.'"
         ))));
     }
@@ -1026,6 +1025,9 @@ impl<S: Sql> Store for S {
 
     fn end_run(&mut self, run: RunId, status: RunStatus, steal_percent: Option<f64>) -> Result<()> {
         with(self, "ending a run", |db| {
+            valid(validate::steal_percent(steal_percent), || {
+                format!("the end of run {}", run.0)
+            })?;
             let changed = db.execute(
                 "UPDATE runs SET status = ?2, ended_at_ms = ?3, \
                  steal_percent = CAST(?4 AS DOUBLE PRECISION) WHERE id = ?1",
