@@ -42,6 +42,7 @@ fn main() -> anyhow::Result<()> {
             check_job: std::sync::Arc::new(kbench_lab::job::checker(
                 kbench_lab::profile::Profiles::builtin(),
             )),
+            private: false,
         },
     )?;
     let addr = server.addr.to_string();

@@ -10,7 +10,8 @@
 //!   finishing, and the workers seen;
 //! - saved bisections, read only.
 //!
-//! Reading is open; writing needs `Authorization: Bearer TOKEN`.
+//! Reading is open (unless the server is private); writing needs
+//! `Authorization: Bearer TOKEN` with a token whose scopes allow it.
 //!
 //! The store is synchronous: every store call runs on tokio's blocking pool
 //! ([`pool::Stores`]), one store per request taken from a small pool of open
@@ -49,6 +50,8 @@ pub struct Config {
     /// Bodies over this many bytes are refused with 413.
     pub max_body: usize,
     pub check_job: JobCheck,
+    /// Whether reading (every GET) needs a token with the `read` scope too.
+    pub private: bool,
 }
 
 #[derive(Clone)]
@@ -56,6 +59,7 @@ pub(crate) struct AppState {
     pub stores: Arc<Stores>,
     pub max_body: usize,
     pub check_job: JobCheck,
+    pub private: bool,
 }
 
 /// Declares the API's routes once: [`ROUTES`], which the OpenAPI test
@@ -97,15 +101,20 @@ api_routes! {
 /// Keep a clone of `stores` outside the runtime and drop it after the
 /// runtime: the synchronous PostgreSQL client blocks on its own runtime
 /// when dropped, which panics inside an async task.
-pub fn router(stores: Arc<Stores>, max_body: usize, check_job: JobCheck) -> Router {
+pub fn router(stores: Arc<Stores>, config: &Config) -> Router {
     let state = AppState {
         stores,
-        max_body,
-        check_job,
+        max_body: config.max_body,
+        check_job: config.check_job.clone(),
+        private: config.private,
     };
     api_router()
         .merge(dashboard::routes())
         .fallback(handlers::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            handlers::private_reads,
+        ))
         .with_state(state)
 }
 
@@ -121,11 +130,10 @@ pub fn check_store(location: &Location) -> anyhow::Result<()> {
 pub async fn serve(
     listener: tokio::net::TcpListener,
     stores: Arc<Stores>,
-    max_body: usize,
-    check_job: JobCheck,
+    config: &Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(stores, max_body, check_job))
+    axum::serve(listener, router(stores, config))
         .with_graceful_shutdown(shutdown)
         .await
 }
@@ -141,16 +149,10 @@ pub fn spawn(listen: &str, config: Config) -> anyhow::Result<Running> {
     let addr = listener.local_addr()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
-        let stores = Arc::new(Stores::new(config.location));
-        let served = runtime.block_on(serve(
-            listener,
-            stores.clone(),
-            config.max_body,
-            config.check_job,
-            async {
-                let _ = stopped.await;
-            },
-        ));
+        let stores = Arc::new(Stores::new(config.location.clone()));
+        let served = runtime.block_on(serve(listener, stores.clone(), &config, async {
+            let _ = stopped.await;
+        }));
         drop(runtime);
         drop(stores);
         served
@@ -211,14 +213,7 @@ pub fn run(listen: &str, config: Config) -> anyhow::Result<()> {
             "kbench serve: listening on http://{addr} (results in {}); Ctrl-C stops",
             config.location
         );
-        serve(
-            listener,
-            shared,
-            config.max_body,
-            config.check_job.clone(),
-            shutdown_signal(),
-        )
-        .await?;
+        serve(listener, shared, &config, shutdown_signal()).await?;
         eprintln!("kbench serve: stopped");
         Ok(())
     });

@@ -36,6 +36,11 @@ pub enum StoreError {
     #[error("{0}")]
     NotFound(String),
 
+    /// The caller may not do this (another token's lease or worker name):
+    /// nothing was written.
+    #[error("{0}")]
+    Forbidden(String),
+
     #[error("{0}")]
     Conflict(String),
 

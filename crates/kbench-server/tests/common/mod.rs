@@ -27,7 +27,7 @@ impl Lab {
         location
             .open_send()
             .unwrap()
-            .create_token("runner-1", &auth::sha256_hex(token.as_bytes()))
+            .create_token("runner-1", &auth::sha256_hex(token.as_bytes()), &kbench_store::Scope::ALL)
             .unwrap();
         let mut lab = Lab {
             location,
@@ -51,6 +51,7 @@ impl Lab {
                 check_job: std::sync::Arc::new(kbench_lab::job::checker(
                     kbench_lab::profile::Profiles::builtin(),
                 )),
+                private: false,
             },
         )
         .unwrap_or_else(|e| panic!("cannot serve on {}: {e}", self.addr));

@@ -40,11 +40,16 @@ pub(super) fn check(set: &str, batch: &LiveBatch) -> Res<()> {
 }
 
 /// Stores a batch into `set`; inside a write transaction, after [`check`].
-pub(super) fn append(db: &mut dyn Sql, set: &str, batch: &LiveBatch) -> Res<LiveOutcome> {
+pub(super) fn append(
+    db: &mut dyn Sql,
+    set: &str,
+    batch: &LiveBatch,
+    token: &str,
+) -> Res<LiveOutcome> {
     // Before any write: a refused lease leaves nothing behind, and a held
     // one keeps the job this worker's until the batch is stored.
     if let Some(lease) = &batch.lease {
-        jobs::hold(db, lease)?;
+        jobs::hold(db, lease, token)?;
     }
     let set_id = ensure_set(db, set)?;
     let identifier_id = ensure_identifier(db, set_id, &batch.identifier)?;

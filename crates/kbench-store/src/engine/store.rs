@@ -14,7 +14,7 @@ use super::{
 use crate::validate;
 use crate::{
     BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
-    ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Store,
+    ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope, Store,
     StoreError, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
 };
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms, validate_name};
@@ -901,6 +901,21 @@ fn push_set(db: &mut dyn Sql, push: &Push, data: &ResultSetData) -> Res<PushOutc
     Ok(PushOutcome::Stored { samples })
 }
 
+/// The columns [`read_token`] reads.
+const TOKEN_QUERY: &str = "SELECT name, created_at_ms, revoked_at_ms, scopes FROM api_tokens";
+
+fn read_token(row: &dyn Row) -> Res<TokenInfo> {
+    let name = row.req_text(0)?;
+    let scopes = Scope::parse_list(&row.req_text(3)?)
+        .map_err(|why| Fail::Damaged(format!("token {name:?}'s scopes: {why}")))?;
+    Ok(TokenInfo {
+        name,
+        created_at_ms: row.req_int(1)?,
+        revoked_at_ms: row.int(2)?,
+        scopes,
+    })
+}
+
 fn list_sets(db: &mut dyn Sql) -> Res<Vec<ResultSetSummary>> {
     let mut sets = Vec::new();
     let mut ids = HashMap::new();
@@ -1122,13 +1137,22 @@ impl<S: Sql> Store for S {
         })
     }
 
-    fn create_token(&mut self, name: &str, secret_sha256: &str) -> Result<()> {
+    fn create_token(&mut self, name: &str, secret_sha256: &str, scopes: &[Scope]) -> Result<()> {
         with(self, "creating an API token", |db| {
             check_name("token", name)?;
+            if scopes.is_empty() {
+                return Err(Fail::Store(StoreError::Invalid(format!(
+                    "token \"{name}\" would have no scope; give one or more of {}",
+                    Scope::list_text(&Scope::ALL)
+                ))));
+            }
+            let mut scopes = scopes.to_vec();
+            scopes.sort();
+            scopes.dedup();
             let added = db.execute(
-                "INSERT INTO api_tokens (name, secret_sha256, created_at_ms) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT DO NOTHING",
-                args![name, secret_sha256, now_ms()],
+                "INSERT INTO api_tokens (name, secret_sha256, created_at_ms, scopes) \
+                 VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+                args![name, secret_sha256, now_ms(), &Scope::list_text(&scopes)],
             )?;
             if added == 0 {
                 return Err(Fail::Store(StoreError::Conflict(format!(
@@ -1167,26 +1191,20 @@ impl<S: Sql> Store for S {
         with(self, "listing API tokens", |db| {
             rows(
                 db,
-                "SELECT name, created_at_ms, revoked_at_ms FROM api_tokens \
-                 ORDER BY created_at_ms, name",
+                &format!("{TOKEN_QUERY} ORDER BY created_at_ms, name"),
                 args![],
-                |row| {
-                    Ok(TokenInfo {
-                        name: row.req_text(0)?,
-                        created_at_ms: row.req_int(1)?,
-                        revoked_at_ms: row.int(2)?,
-                    })
-                },
+                read_token,
             )
         })
     }
 
-    fn token_by_hash(&mut self, secret_sha256: &str) -> Result<Option<String>> {
+    fn token_by_hash(&mut self, secret_sha256: &str) -> Result<Option<TokenInfo>> {
         with(self, "checking an API token", |db| {
-            Ok(texts(
+            Ok(rows(
                 db,
-                "SELECT name FROM api_tokens WHERE secret_sha256 = ?1 AND revoked_at_ms IS NULL",
+                &format!("{TOKEN_QUERY} WHERE secret_sha256 = ?1 AND revoked_at_ms IS NULL"),
                 args![secret_sha256],
+                read_token,
             )?
             .pop())
         })
@@ -1215,10 +1233,10 @@ impl<S: Sql> Store for S {
         })
     }
 
-    fn append_live(&mut self, set: &str, batch: &LiveBatch) -> Result<LiveOutcome> {
+    fn append_live(&mut self, set: &str, batch: &LiveBatch, token: &str) -> Result<LiveOutcome> {
         with(self, "storing live samples", |db| {
             live::check(set, batch)?;
-            transaction(db, true, |db| live::append(db, set, batch))
+            transaction(db, true, |db| live::append(db, set, batch, token))
         })
     }
 
@@ -1229,24 +1247,39 @@ impl<S: Sql> Store for S {
         })
     }
 
-    fn lease_job(&mut self, worker: &str, tags: &[String], lease_ms: i64) -> Result<Option<Job>> {
+    fn lease_job(
+        &mut self,
+        worker: &str,
+        token: &str,
+        tags: &[String],
+        lease_ms: i64,
+    ) -> Result<Option<Job>> {
         with(self, "leasing a job", |db| {
             jobs::check_worker(worker, tags)?;
             jobs::check_lease(lease_ms)?;
-            transaction(db, true, |db| jobs::lease(db, worker, tags, lease_ms))
+            transaction(db, true, |db| jobs::lease(db, worker, token, tags, lease_ms))
         })
     }
 
-    fn renew_lease(&mut self, job: i64, worker: &str, lease_ms: i64) -> Result<bool> {
+    fn renew_lease(&mut self, job: i64, worker: &str, token: &str, lease_ms: i64) -> Result<bool> {
         with(self, "renewing a job's lease", |db| {
             jobs::check_lease(lease_ms)?;
-            transaction(db, true, |db| jobs::renew(db, job, worker, lease_ms))
+            transaction(db, true, |db| jobs::renew(db, job, worker, token, lease_ms))
         })
     }
 
-    fn finish_job(&mut self, job: i64, worker: &str, ok: bool, message: &str) -> Result<bool> {
+    fn finish_job(
+        &mut self,
+        job: i64,
+        worker: &str,
+        token: &str,
+        ok: bool,
+        message: &str,
+    ) -> Result<bool> {
         with(self, "finishing a job", |db| {
-            transaction(db, true, |db| jobs::finish(db, job, worker, ok, message))
+            transaction(db, true, |db| {
+                jobs::finish(db, job, worker, token, ok, message)
+            })
         })
     }
 

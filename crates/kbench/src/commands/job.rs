@@ -267,6 +267,7 @@ mod tests {
             state: JobState::Failed,
             attempts: 2,
             worker: Some("w1".into()),
+            token: Some("lab".into()),
             lease_expires_at_ms: None,
             submitted_at_ms: 0,
             started_at_ms: None,
