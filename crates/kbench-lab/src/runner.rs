@@ -4,7 +4,12 @@
 //!
 //! Rounds (statistics.md, "Unit of replication"): each round is one fresh
 //! agent invocation per test, the tests interleaved (round 0 of every test,
-//! then round 1 ...), and one stored run per round.
+//! then round 1 ...), and one stored run per round. A round is one
+//! invocation: a run left unfinished is never added to. The invocation that
+//! resumes it ends it as interrupted (its partial rounds stay, rounds of
+//! their own, each a fresh invocation cut short) and measures the tests it
+//! had not ended in a new run and a new round, after every round stored.
+//! The identifier is locked while it runs ([`Store::lock_identifier`]).
 //!
 //! A launcher that [batches tests](Launcher::batches_tests) (a VM: one boot
 //! per round) gets one job per round instead: the snapshot, then every test
@@ -87,45 +92,48 @@ pub fn execute(
     stop: &AtomicBool,
 ) -> anyhow::Result<RunSummary> {
     let mut summary = RunSummary::default();
-    let resumable = store.unfinished_run(&request.set, &request.identifier)?;
-    if let Some(run) = &resumable {
-        refuse_if_live(run, &request.identifier)?;
-    }
-    let first_round = match (
-        &resumable,
-        store.last_round(&request.set, &request.identifier)?,
-    ) {
-        (Some(_), Some(last)) => last,
-        (None, Some(last)) => last + 1,
-        (_, None) => 0,
-    };
-    let mut resumable = resumable;
+    // One invocation at a time per identifier: a second waits for nothing
+    // and is refused, rather than interleaving its rounds with this one's.
+    store.lock_identifier(&request.set, &request.identifier)?;
+    let mut resumable = store.unfinished_run(&request.set, &request.identifier)?;
+    // Every invocation measures rounds of its own, after every round
+    // stored (a partial one included), never more samples into an old one.
+    let first_round = store
+        .last_round(&request.set, &request.identifier)?
+        .map_or(0, |last| last + 1);
     let batched = launcher.batches_tests();
     for offset in 0..request.rounds.max(1) {
         let round = first_round + offset;
+        // A run left unfinished (killed, interrupted) is ended as
+        // interrupted with what it stored, its partial rounds its own; this
+        // invocation goes on in a run of its own (its own snapshot), with
+        // the tests the unfinished run had not ended.
         let resumed = resumable.is_some();
-        // Batched: the round's one stream, started here for a new run (its
-        // first event is the snapshot the run is stored with).
-        let mut batch: Option<Box<dyn AgentStream>> = None;
-        let (run, done) = match resumable.take() {
-            Some(run) => {
-                store.resume_run(run.id, std::process::id())?;
-                (run.id, store.ended_tests(run.id)?)
-            }
-            None => {
-                let info = if batched {
-                    let (stream, info) = start_batch(launcher, request, stop)?;
-                    batch = Some(stream);
-                    info
-                } else {
-                    run_info(launcher, request, stop)?
-                };
-                (
-                    store.begin_run(&request.set, &request.identifier, &info)?,
-                    vec![],
-                )
-            }
+        let done = match resumable.take() {
+            Some(unfinished) => close_unfinished(store, &unfinished, &request.tests)?,
+            None => vec![],
         };
+        let todo: Vec<&TestKey> = request
+            .tests
+            .iter()
+            .filter(|test| !done.iter().any(|d| same_test(d, test)))
+            .collect();
+        if todo.is_empty() {
+            // The unfinished run had ended every test: it was this round.
+            continue;
+        }
+        // Batched: the round's one stream, started here (its first event
+        // is the snapshot the run is stored with).
+        let mut batch: Option<Box<dyn AgentStream>> = None;
+        let info = if batched {
+            let tests = todo.iter().map(|&test| test.clone()).collect();
+            let (stream, info) = start_batch(launcher, request, tests, stop)?;
+            batch = Some(stream);
+            info
+        } else {
+            run_info(launcher, request, stop)?
+        };
+        let run = store.begin_run(&request.set, &request.identifier, &info)?;
         observer(RunEvent::RoundStarted {
             round: offset,
             rounds: request.rounds.max(1),
@@ -133,19 +141,6 @@ pub fn execute(
         });
         summary.runs.push(run);
         let cpu_before = crate::sysinfo::cpu_times();
-        let todo: Vec<&TestKey> = request
-            .tests
-            .iter()
-            .filter(|test| !done.iter().any(|d| same_test(d, test)))
-            .collect();
-        if batched && batch.is_none() && !todo.is_empty() {
-            let job = AgentJob {
-                snapshot: false,
-                tests: todo.iter().map(|&test| test.clone()).collect(),
-                plan: request.plan.clone(),
-            };
-            batch = Some(launcher.launch(&job)?);
-        }
         let mut round_run = RoundRun {
             store: &mut *store,
             request,
@@ -230,22 +225,28 @@ pub fn execute(
     Ok(summary)
 }
 
-/// A run found unfinished may still be going in another process.
-fn refuse_if_live(run: &RunRecord, identifier: &str) -> anyhow::Result<()> {
-    let pid = run.info.pid;
-    if pid != 0 && pid != std::process::id() && process_is_kbench(pid) {
-        bail!(
-            "another kbench (pid {pid}) is still running identifier '{identifier}'; \
-             wait for it to end or stop it, then run again to resume"
-        );
-    }
-    Ok(())
-}
-
-fn process_is_kbench(pid: u32) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|cmdline| String::from_utf8_lossy(&cmdline).contains("kbench"))
-        .unwrap_or(false)
+/// Ends a run left unfinished (killed: still "running"; or interrupted)
+/// with its samples kept: complete when it had ended every one of `tests`,
+/// else interrupted. Returns the tests it ended, which the invocation
+/// resuming it does not measure again. (Taken over first, so that an
+/// upload sends its end too.)
+fn close_unfinished(
+    store: &mut dyn Store,
+    unfinished: &RunRecord,
+    tests: &[TestKey],
+) -> anyhow::Result<Vec<TestKey>> {
+    let ended = store.ended_tests(unfinished.id)?;
+    let all = tests
+        .iter()
+        .all(|test| ended.iter().any(|e| same_test(e, test)));
+    let status = if all {
+        RunStatus::Complete
+    } else {
+        RunStatus::Interrupted
+    };
+    store.resume_run(unfinished.id, std::process::id())?;
+    store.end_run(unfinished.id, status, None)?;
+    Ok(ended)
 }
 
 /// Options are part of a test's identity; the metric is not (one test ends
@@ -288,11 +289,12 @@ fn run_info(
 fn start_batch(
     launcher: &dyn Launcher,
     request: &RunRequest,
+    tests: Vec<TestKey>,
     stop: &AtomicBool,
 ) -> anyhow::Result<(Box<dyn AgentStream>, RunInfo)> {
     let job = AgentJob {
         snapshot: true,
-        tests: request.tests.clone(),
+        tests,
         plan: request.plan.clone(),
     };
     let mut stream = launcher.launch(&job)?;

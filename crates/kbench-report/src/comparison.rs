@@ -262,12 +262,18 @@ pub(crate) fn better(direction: Direction) -> Better {
 }
 
 /// The identifier's samples of one metric as a comparison side: per-round
-/// observations when measured in several rounds.
+/// observations when measured in several rounds. A round is one
+/// invocation: the samples of one run with one round number, so that two
+/// runs never merge into one round even when their numbers are the same
+/// (runs measured at once on two machines, or imported).
 pub(crate) fn side_of(identifier: &IdentifierData, key: &TestKey) -> Option<Side> {
     let samples = identifier.samples.get(key)?;
-    let mut rounds: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
-    for sample in samples {
-        rounds.entry(sample.round).or_default().push(sample.value);
+    let mut rounds: BTreeMap<(usize, u32), Vec<f64>> = BTreeMap::new();
+    for (sample, run) in samples.iter().zip(identifier.runs_of_samples(key)) {
+        rounds
+            .entry((run, sample.round))
+            .or_default()
+            .push(sample.value);
     }
     let rounds: Vec<Samples> = rounds
         .into_values()

@@ -94,8 +94,14 @@ fn result_entry(spec: &TestSpec, identifier: &IdentifierData) -> ResultEntry {
     let summary = samples
         .and_then(|s| Samples::new(s.iter().map(|x| x.value).collect()).ok())
         .map(|s| Summary::of(&s));
-    let mut rounds: Vec<u32> = samples
-        .map(|s| s.iter().map(|x| x.round).collect())
+    // Rounds as compare counts them: a run's samples of one round number.
+    let mut rounds: Vec<(usize, u32)> = samples
+        .map(|s| {
+            s.iter()
+                .zip(identifier.runs_of_samples(&spec.key))
+                .map(|(x, run)| (run, x.round))
+                .collect()
+        })
         .unwrap_or_default();
     rounds.sort_unstable();
     rounds.dedup();

@@ -150,6 +150,11 @@ pub trait Sql {
 
     fn rollback(&mut self) -> Res<()>;
 
+    /// Takes the exclusive lock `key` for as long as this connection stays
+    /// open; false when another connection (of this process or another)
+    /// holds it. Taking a lock this connection holds is true.
+    fn try_lock(&mut self, key: i64) -> Res<bool>;
+
     /// What ends a `SELECT` of rows a write transaction claims: PostgreSQL
     /// locks them and passes over rows another transaction holds
     /// (` FOR UPDATE SKIP LOCKED`), so workers leasing at once neither wait
@@ -298,6 +303,15 @@ pub fn pending<'a>(db: &str, found: i64, migrations: &'a [&'a str]) -> Result<&'
         reason: format!("its schema version {found} is negative"),
     })?;
     Ok(&migrations[done..])
+}
+
+/// The lock key of measuring `identifier` of `set` (FNV-1a of both).
+pub fn identifier_lock_key(set: &str, identifier: &str) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in set.bytes().chain([0]).chain(identifier.bytes()) {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash as i64
 }
 
 /// Options are stored as `k=v,k=v`; see [`crate::validate::test_key`].

@@ -43,6 +43,14 @@ pub trait Store {
     /// `info.uid` another run has is a `Conflict`.
     fn begin_run(&mut self, set: &str, identifier: &str, info: &RunInfo) -> Result<RunId>;
 
+    /// Takes the lock on measuring `identifier` of `set`, held until this
+    /// store is dropped (or its process dies): a run is one invocation, and
+    /// two at once on one identifier would interleave their rounds. Held by
+    /// another store (another `kbench run`, here or on another machine
+    /// sharing the database) it is a `Conflict` saying so; taken again by
+    /// the store holding it, it is kept.
+    fn lock_identifier(&mut self, set: &str, identifier: &str) -> Result<()>;
+
     /// The newest run of this identifier that never ended (killed) or was
     /// interrupted, to be resumed; `None` when the last run completed.
     fn unfinished_run(&mut self, set: &str, identifier: &str) -> Result<Option<RunRecord>>;

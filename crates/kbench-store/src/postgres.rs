@@ -21,7 +21,9 @@
 //! remote server through an SSH tunnel.
 
 use crate::StoreError;
-use crate::engine::{DbError, Fail, Param, Res, Row, Sql, TABLES, migration_failed, pending};
+use crate::engine::{
+    DbError, Fail, Param, Res, Row, Sql, TABLES, args, first_int, migration_failed, pending,
+};
 use crate::location::PostgresUrl;
 use kbench_model::now_ms;
 use postgres::error::SqlState;
@@ -308,6 +310,17 @@ impl Sql for PostgresStore {
 
     fn rollback(&mut self) -> Res<()> {
         self.batch("ROLLBACK")
+    }
+
+    /// A session-level advisory lock: held until this connection closes
+    /// (the store dropped, its process dead, or the connection lost).
+    fn try_lock(&mut self, key: i64) -> Res<bool> {
+        let taken = first_int(
+            self,
+            "SELECT CASE WHEN pg_try_advisory_lock(CAST(?1 AS BIGINT)) THEN 1 ELSE 0 END",
+            args![key],
+        )?;
+        Ok(taken == Some(1))
     }
 
     fn skip_locked(&self) -> &'static str {

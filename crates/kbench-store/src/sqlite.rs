@@ -11,7 +11,7 @@
 mod open;
 
 use crate::StoreError;
-use crate::engine::{DbError, Param, Res, Row, Sql};
+use crate::engine::{DbError, Fail, Param, Res, Row, Sql};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, params_from_iter};
 use std::path::{Path, PathBuf};
@@ -25,6 +25,9 @@ pub struct SqliteStore {
     path: PathBuf,
     /// The path as messages show it.
     name: String,
+    /// Locks held (see [`Sql::try_lock`]): files under `PATH.locks/`, each
+    /// flock-ed while it stays open here.
+    locks: Vec<(i64, std::fs::File)>,
 }
 
 impl SqliteStore {
@@ -39,6 +42,7 @@ impl SqliteStore {
             conn,
             path: path.to_path_buf(),
             name: path.display().to_string(),
+            locks: Vec::new(),
         })
     }
 
@@ -115,6 +119,39 @@ impl Sql for SqliteStore {
 
     fn rollback(&mut self) -> Res<()> {
         Ok(self.conn.execute_batch("ROLLBACK")?)
+    }
+
+    /// An flock on `PATH.locks/KEY` (SQLite's own locks are per file, not
+    /// per identifier); released when this store is dropped or its process
+    /// dies, so a killed run leaves no stale lock.
+    fn try_lock(&mut self, key: i64) -> Res<bool> {
+        if self.locks.iter().any(|(held, _)| *held == key) {
+            return Ok(true);
+        }
+        let mut dir = self.path.clone().into_os_string();
+        dir.push(".locks");
+        let dir = PathBuf::from(dir);
+        let fail = |err: std::io::Error| {
+            Fail::Store(StoreError::Database(format!(
+                "cannot take a lock in {}: {err}; check that the database's directory is writable",
+                dir.display()
+            )))
+        };
+        std::fs::create_dir_all(&dir).map_err(fail)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(format!("{key:016x}")))
+            .map_err(fail)?;
+        match file.try_lock() {
+            Ok(()) => {
+                self.locks.push((key, file));
+                Ok(true)
+            }
+            Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+            Err(std::fs::TryLockError::Error(err)) => Err(fail(err)),
+        }
     }
 
     fn skip_locked(&self) -> &'static str {

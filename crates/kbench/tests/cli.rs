@@ -5,11 +5,8 @@
 mod common;
 
 use common::{
-    SHORT, assert_success, ctrl_c_group, json, json_stdout, kbench, run_short, temp_db,
-    wait_for_samples,
+    SHORT, assert_success, json, json_stdout, kbench, run_short, temp_db, wait_for_samples,
 };
-use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -232,63 +229,6 @@ fn unwritable_database_location_is_named() {
 }
 
 #[test]
-fn sigint_keeps_samples_exits_130_and_resumes() {
-    let (_dir, db) = temp_db();
-    let args = [
-        "run",
-        "syscall-null",
-        "syscall-read",
-        "syscall-write",
-        "--as",
-        "i",
-        "--into",
-        "i",
-    ];
-    let temp = tempfile::tempdir().unwrap();
-    interrupt_once_sampling(&db, temp.path(), &args, "i", "sigint-test-1");
-    let doc = json_stdout(&db, &["show", "i", "--json"]);
-    let run = &doc["identifiers"][0]["runs"][0];
-    assert_eq!(run["status"], "interrupted");
-    let kept = doc["identifiers"][0]["samples"].as_u64().unwrap();
-    assert!(kept > 3);
-
-    // The same command resumes: the same run completes, no test is repeated.
-    let resumed = kbench(&db).args(args).args(SHORT).output().unwrap();
-    assert!(resumed.status.success());
-    let err = String::from_utf8_lossy(&resumed.stderr);
-    assert!(err.contains("resuming"), "{err}");
-    let doc = json_stdout(&db, &["show", "i", "--json"]);
-    let runs = doc["identifiers"][0]["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 1, "resumed into the same run");
-    assert_eq!(runs[0]["status"], "complete");
-    assert!(doc["identifiers"][0]["samples"].as_u64().unwrap() >= kept);
-}
-
-/// Starts `kbench` with `args` in its own process group, waits until the
-/// identifier has stored samples, Ctrl-Cs the group as a terminal would, and
-/// checks the exit status 130 and that no process of the run is left.
-fn interrupt_once_sampling(db: &Path, tmpdir: &Path, args: &[&str], set: &str, marker: &str) {
-    let exe = assert_cmd::cargo::cargo_bin("kbench");
-    let child = std::process::Command::new(&exe)
-        .args(args)
-        .args(["--max-time", "2", "--target-ci", "0.0001", "--rounds", "1"])
-        .env("KBENCH_DB", db)
-        .env("KBENCH_TEST_MARK", marker)
-        .env("TMPDIR", tmpdir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    wait_for_samples(db, set, 3);
-    ctrl_c_group(
-        child,
-        &format!("KBENCH_TEST_MARK={marker}"),
-        Duration::from_secs(5),
-    );
-}
-
-#[test]
 fn sigint_leaves_no_partner_process_or_temp_file() {
     let (_dir, db) = temp_db();
     let temp = tempfile::tempdir().unwrap();
@@ -301,7 +241,7 @@ fn sigint_leaves_no_partner_process_or_temp_file() {
     for (i, test) in tests.iter().enumerate() {
         let set = format!("p{i}");
         let args = ["run", test, "--as", "p", "--into", &set];
-        interrupt_once_sampling(
+        common::interrupt_once_sampling(
             &db,
             temp.path(),
             &args,

@@ -8,8 +8,8 @@
 //! up with the one row.
 
 use super::{
-    Fail, Param, Res, Row, Sql, args, first_int, jobs, live, parse_options, rows, texts,
-    transaction, with,
+    Fail, Param, Res, Row, Sql, args, first_int, identifier_lock_key, jobs, live, parse_options,
+    rows, texts, transaction, with,
 };
 use crate::validate;
 use crate::{
@@ -969,6 +969,20 @@ impl<S: Sql> Store for S {
                     "no run was started. Give every run a new random uid",
                 )
             })
+        })
+    }
+
+    fn lock_identifier(&mut self, set: &str, identifier: &str) -> Result<()> {
+        with(self, "taking the identifier's lock", |db| {
+            if db.try_lock(identifier_lock_key(set, identifier))? {
+                return Ok(());
+            }
+            Err(Fail::Store(StoreError::Conflict(format!(
+                "another kbench is measuring identifier \"{identifier}\" of result set \"{set}\" \
+                 in {} right now (it holds the identifier's lock); wait for it to end, or measure \
+                 under another --as",
+                db.name()
+            ))))
         })
     }
 

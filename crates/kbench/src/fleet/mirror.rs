@@ -169,6 +169,10 @@ impl Store for Mirror<'_> {
         Ok(run)
     }
 
+    fn lock_identifier(&mut self, set: &str, identifier: &str) -> kbench_store::Result<()> {
+        self.local.lock_identifier(set, identifier)
+    }
+
     fn unfinished_run(
         &mut self,
         set: &str,

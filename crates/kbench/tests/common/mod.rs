@@ -6,7 +6,8 @@
 use assert_cmd::Command;
 use serde_json::Value;
 use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
@@ -255,4 +256,28 @@ pub fn create_token_with(db: impl AsRef<OsStr>, name: &str, scopes: &str) -> Str
         .unwrap();
     assert_success(&out, "kbench token create: ");
     String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Starts `kbench` with `args` in its own process group, waits until the
+/// identifier has stored samples, Ctrl-Cs the group as a terminal would, and
+/// checks the exit status 130 and that no process of the run is left.
+pub fn interrupt_once_sampling(db: &Path, tmpdir: &Path, args: &[&str], set: &str, marker: &str) {
+    let exe = assert_cmd::cargo::cargo_bin("kbench");
+    let child = std::process::Command::new(&exe)
+        .args(args)
+        .args(["--max-time", "2", "--target-ci", "0.0001", "--rounds", "1"])
+        .env("KBENCH_DB", db)
+        .env("KBENCH_TEST_MARK", marker)
+        .env("TMPDIR", tmpdir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    wait_for_samples(db, set, 3);
+    ctrl_c_group(
+        child,
+        &format!("KBENCH_TEST_MARK={marker}"),
+        Duration::from_secs(5),
+    );
 }
