@@ -369,3 +369,46 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
     }
     notes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_model::Sample;
+    use kbench_store::{RunId, RunInfo, RunRecord, RunStatus};
+
+    fn run(id: i64) -> RunRecord {
+        RunRecord {
+            id: RunId(id),
+            status: RunStatus::Complete,
+            info: RunInfo::default(),
+            ended_at_ms: None,
+            outcomes: vec![],
+        }
+    }
+
+    /// Two runs measured at once (two machines, or before runs were locked)
+    /// may both number their samples round 0: they are two rounds, not one.
+    #[test]
+    fn a_round_is_one_runs_samples_of_one_round_number() {
+        let key = TestKey::new("a");
+        let values = [10.0, 11.0, 20.0, 21.0, 30.0, 31.0];
+        let samples: Vec<Sample> = values
+            .iter()
+            .map(|&value| Sample {
+                value,
+                iterations: 1,
+                at_ms: 0,
+                round: 0,
+            })
+            .collect();
+        let identifier = IdentifierData {
+            name: "i".into(),
+            runs: vec![run(1), run(2), run(3)],
+            samples: BTreeMap::from([(key.clone(), samples)]),
+            sample_runs: BTreeMap::from([(key.clone(), vec![0, 0, 1, 1, 2, 2])]),
+        };
+        let side = side_of(&identifier, &key).unwrap();
+        assert_eq!(side.rounds(), 3);
+        assert_eq!(side.observations().as_slice(), &[10.5, 20.5, 30.5]);
+    }
+}
