@@ -23,6 +23,7 @@ pub mod client;
 mod dashboard;
 mod error;
 mod handlers;
+mod headers;
 mod pool;
 
 pub use error::ApiError;
@@ -92,10 +93,12 @@ api_routes! {
 /// when dropped, which panics inside an async task.
 pub fn router(stores: Arc<Stores>, max_body: usize) -> Router {
     let state = AppState { stores, max_body };
-    api_router()
-        .merge(dashboard::routes())
-        .fallback(handlers::not_found)
-        .with_state(state)
+    headers::secure(
+        api_router()
+            .merge(dashboard::routes())
+            .fallback(handlers::not_found)
+            .with_state(state),
+    )
 }
 
 /// Opens (creating or migrating) the store once, so a bad `--db` fails
