@@ -645,6 +645,42 @@ fn csv_has_a_row_per_metric_and_identifier() {
     assert_eq!(records(&text)[2][7], "say \"hi\", ok");
 }
 
+/// Names a spreadsheet would run as formulas are text cells (a leading
+/// `'`); negative numbers stay numbers.
+#[test]
+fn csv_names_cannot_be_formulas() {
+    let names = ["=HYPERLINK(\"http://x\")", "-O2 build", "@SUM(A1)"];
+    let report = comparison::build(
+        &data(names),
+        &CompareRequest {
+            baseline: None,
+            identifiers: vec![],
+            threshold: 0.01,
+            metric_filter: None,
+        },
+    )
+    .unwrap();
+    let rows = records(&render("csv", &report, false));
+    for name in names {
+        let quoted = format!("'{name}");
+        assert!(rows.iter().any(|r| r[7] == quoted), "{name}: {rows:?}");
+        assert!(
+            !rows.iter().any(|r| r[7] == name),
+            "{name} left as a formula"
+        );
+    }
+    let negative: Vec<&String> = rows[1..]
+        .iter()
+        .flat_map(|r| &r[11..21])
+        .filter(|cell| cell.starts_with('-'))
+        .collect();
+    assert!(!negative.is_empty(), "a negative change in the data");
+    assert!(
+        negative.iter().all(|c| c.parse::<f64>().is_ok()),
+        "{negative:?}"
+    );
+}
+
 #[test]
 fn one_identifier_renders_without_comparisons() {
     let mut single = data(["v5.8", SLOW, ODD]);
