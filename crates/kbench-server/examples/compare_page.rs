@@ -39,6 +39,10 @@ fn main() -> anyhow::Result<()> {
         Config {
             location: location.clone(),
             max_body: kbench_server::DEFAULT_MAX_BODY,
+            check_job: std::sync::Arc::new(kbench_lab::job::checker(
+                kbench_lab::profile::Profiles::builtin(),
+            )),
+            private: false,
         },
     )?;
     let addr = server.addr.to_string();

@@ -65,12 +65,16 @@ fn main() -> anyhow::Result<()> {
     let token = auth::new_secret()?;
     location
         .open_send()?
-        .create_token("ingest", &auth::sha256_hex(token.as_bytes()))?;
+        .create_token("ingest", &auth::sha256_hex(token.as_bytes()), &kbench_store::Scope::ALL)?;
     let running = kbench_server::spawn(
         "127.0.0.1:0",
         Config {
             location,
             max_body: kbench_server::DEFAULT_MAX_BODY,
+            check_job: std::sync::Arc::new(kbench_lab::job::checker(
+                kbench_lab::profile::Profiles::builtin(),
+            )),
+            private: false,
         },
     )?;
     let addr = running.addr.to_string();

@@ -10,7 +10,8 @@
 //!   finishing, and the workers seen;
 //! - saved bisections, read only.
 //!
-//! Reading is open; writing needs `Authorization: Bearer TOKEN`.
+//! Reading is open (unless the server is private); writing needs
+//! `Authorization: Bearer TOKEN` with a token whose scopes allow it.
 //!
 //! The store is synchronous: every store call runs on tokio's blocking pool
 //! ([`pool::Stores`]), one store per request taken from a small pool of open
@@ -38,18 +39,28 @@ use std::sync::Arc;
 /// Default request body limit: 32 MiB.
 pub const DEFAULT_MAX_BODY: usize = 32 << 20;
 
+/// Checks a submitted job before it is queued: what its names and kernel
+/// resolve to on the lab's machines (kbench-lab's `job::check_spec`, which
+/// `kbench serve` passes in); the error says what is wrong, for a 400.
+pub type JobCheck = Arc<dyn Fn(&kbench_store::JobSpec) -> Result<(), String> + Send + Sync>;
+
 /// What the server needs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     pub location: Location,
     /// Bodies over this many bytes are refused with 413.
     pub max_body: usize,
+    pub check_job: JobCheck,
+    /// Whether reading (every GET) needs a token with the `read` scope too.
+    pub private: bool,
 }
 
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub stores: Arc<Stores>,
     pub max_body: usize,
+    pub check_job: JobCheck,
+    pub private: bool,
 }
 
 /// Declares the API's routes once: [`ROUTES`], which the OpenAPI test
@@ -91,12 +102,21 @@ api_routes! {
 /// Keep a clone of `stores` outside the runtime and drop it after the
 /// runtime: the synchronous PostgreSQL client blocks on its own runtime
 /// when dropped, which panics inside an async task.
-pub fn router(stores: Arc<Stores>, max_body: usize) -> Router {
-    let state = AppState { stores, max_body };
+pub fn router(stores: Arc<Stores>, config: &Config) -> Router {
+    let state = AppState {
+        stores,
+        max_body: config.max_body,
+        check_job: config.check_job.clone(),
+        private: config.private,
+    };
     headers::secure(
         api_router()
             .merge(dashboard::routes())
             .fallback(handlers::not_found)
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                handlers::private_reads,
+            ))
             .with_state(state),
     )
 }
@@ -113,10 +133,10 @@ pub fn check_store(location: &Location) -> anyhow::Result<()> {
 pub async fn serve(
     listener: tokio::net::TcpListener,
     stores: Arc<Stores>,
-    max_body: usize,
+    config: &Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(stores, max_body))
+    axum::serve(listener, router(stores, config))
         .with_graceful_shutdown(shutdown)
         .await
 }
@@ -132,8 +152,8 @@ pub fn spawn(listen: &str, config: Config) -> anyhow::Result<Running> {
     let addr = listener.local_addr()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
-        let stores = Arc::new(Stores::new(config.location));
-        let served = runtime.block_on(serve(listener, stores.clone(), config.max_body, async {
+        let stores = Arc::new(Stores::new(config.location.clone()));
+        let served = runtime.block_on(serve(listener, stores.clone(), &config, async {
             let _ = stopped.await;
         }));
         drop(runtime);
@@ -196,7 +216,7 @@ pub fn run(listen: &str, config: Config) -> anyhow::Result<()> {
             "kbench serve: listening on http://{addr} (results in {}); Ctrl-C stops",
             config.location
         );
-        serve(listener, shared, config.max_body, shutdown_signal()).await?;
+        serve(listener, shared, &config, shutdown_signal()).await?;
         eprintln!("kbench serve: stopped");
         Ok(())
     });

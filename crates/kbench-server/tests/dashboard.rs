@@ -108,12 +108,12 @@ fn lab() -> Lab {
     let second = store.submit_job(&spec("6.19-rc1")).unwrap();
     let tags = ["tcg".to_string()];
     assert_eq!(
-        store.lease_job(WORKER, &tags, 60_000).unwrap().unwrap().id,
+        store.lease_job(WORKER, "runner-1", &tags, 60_000).unwrap().unwrap().id,
         first
     );
-    assert!(store.finish_job(first, WORKER, true, EVIL_MESSAGE).unwrap());
+    assert!(store.finish_job(first, WORKER, "runner-1", true, EVIL_MESSAGE).unwrap());
     assert_eq!(
-        store.lease_job(WORKER, &tags, 60_000).unwrap().unwrap().id,
+        store.lease_job(WORKER, "runner-1", &tags, 60_000).unwrap().unwrap().id,
         second
     );
     let state = serde_json::json!({
@@ -134,6 +134,10 @@ fn lab() -> Lab {
         Config {
             location,
             max_body: kbench_server::DEFAULT_MAX_BODY,
+            check_job: std::sync::Arc::new(kbench_lab::job::checker(
+                kbench_lab::profile::Profiles::builtin(),
+            )),
+            private: false,
         },
     )
     .unwrap();

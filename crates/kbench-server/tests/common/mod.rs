@@ -27,7 +27,7 @@ impl Lab {
         location
             .open_send()
             .unwrap()
-            .create_token("runner-1", &auth::sha256_hex(token.as_bytes()))
+            .create_token("runner-1", &auth::sha256_hex(token.as_bytes()), &kbench_store::Scope::ALL)
             .unwrap();
         let mut lab = Lab {
             location,
@@ -48,6 +48,10 @@ impl Lab {
             Config {
                 location: self.location.clone(),
                 max_body: self.max_body,
+                check_job: std::sync::Arc::new(kbench_lab::job::checker(
+                    kbench_lab::profile::Profiles::builtin(),
+                )),
+                private: false,
             },
         )
         .unwrap_or_else(|e| panic!("cannot serve on {}: {e}", self.addr));
