@@ -82,8 +82,9 @@ impl TestKey {
     }
 
     /// Parses `bench`, `bench[k=v,...]` and either followed by `:metric`,
-    /// and refuses what [`crate::check_test_spec`] refuses in a key (unsafe
-    /// characters, a name over [`crate::MAX_TEST_NAME_CHARS`]).
+    /// and refuses characters that act on a terminal (see
+    /// [`crate::check_test_spec`], which the store applies before it writes
+    /// and which also limits the length).
     pub fn parse(text: &str) -> Result<TestKey, ParseTestKeyError> {
         let fail = |reason| ParseTestKeyError {
             input: text.to_string(),
@@ -95,7 +96,7 @@ impl TestKey {
             return Err(fail(format!("it {holds}")));
         }
         let key = TestKey::parse_text(text)?;
-        key.check().map_err(fail)?;
+        crate::names::check_parts(&key).map_err(fail)?;
         Ok(key)
     }
 
