@@ -68,7 +68,10 @@ fn check_kernel(kernel: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     let fine = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '~' | '-');
-    let starts_well = kernel.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let starts_well = kernel
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
     if kernel.len() > 128 || !starts_well || !kernel.chars().all(fine) {
         bail!(
             "the job's kernel {kernel:?} is neither debian:VERSION nor a kernel release (letters, \
@@ -119,7 +122,10 @@ mod tests {
     #[test]
     fn options_files_unknown_names_and_paths_are_refused() {
         let cases = [
-            (spec(&["--wrap=sh -c touch${IFS}/tmp/pwned", "syscall-null"]), "start with '-'"),
+            (
+                spec(&["--wrap=sh -c touch${IFS}/tmp/pwned", "syscall-null"]),
+                "start with '-'",
+            ),
             (spec(&["--help"]), "start with '-'"),
             (spec(&[" "]), "the job's names are"),
             (spec(&[]), "the job's names are"),
@@ -135,7 +141,10 @@ mod tests {
         for kernel in ["/boot/vmlinuz", "--help", "../x", "debian:x", ""] {
             let mut job = spec(&["quick"]);
             job.kernel = Some(kernel.into());
-            assert!(check_spec(&job, &Profiles::builtin()).is_err(), "{kernel:?}");
+            assert!(
+                check_spec(&job, &Profiles::builtin()).is_err(),
+                "{kernel:?}"
+            );
         }
         let mut job = spec(&["quick"]);
         job.rounds = 0;

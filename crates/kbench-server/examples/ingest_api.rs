@@ -63,9 +63,11 @@ fn main() -> anyhow::Result<()> {
     let db = ThrowawayDatabase::create(&server, "ingest");
     let location = Location::parse(&db.url)?;
     let token = auth::new_secret()?;
-    location
-        .open_send()?
-        .create_token("ingest", &auth::sha256_hex(token.as_bytes()), &kbench_store::Scope::ALL)?;
+    location.open_send()?.create_token(
+        "ingest",
+        &auth::sha256_hex(token.as_bytes()),
+        &kbench_store::Scope::ALL,
+    )?;
     let running = kbench_server::spawn(
         "127.0.0.1:0",
         Config {

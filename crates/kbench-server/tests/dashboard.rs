@@ -108,12 +108,24 @@ fn lab() -> Lab {
     let second = store.submit_job(&spec("6.19-rc1")).unwrap();
     let tags = ["tcg".to_string()];
     assert_eq!(
-        store.lease_job(WORKER, "runner-1", &tags, 60_000).unwrap().unwrap().id,
+        store
+            .lease_job(WORKER, "runner-1", &tags, 60_000)
+            .unwrap()
+            .unwrap()
+            .id,
         first
     );
-    assert!(store.finish_job(first, WORKER, "runner-1", true, EVIL_MESSAGE).unwrap());
+    assert!(
+        store
+            .finish_job(first, WORKER, "runner-1", true, EVIL_MESSAGE)
+            .unwrap()
+    );
     assert_eq!(
-        store.lease_job(WORKER, "runner-1", &tags, 60_000).unwrap().unwrap().id,
+        store
+            .lease_job(WORKER, "runner-1", &tags, 60_000)
+            .unwrap()
+            .unwrap()
+            .id,
         second
     );
     let state = serde_json::json!({

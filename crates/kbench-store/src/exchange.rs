@@ -104,7 +104,10 @@ where
             f.write_str("an object of sample lists by test name")
         }
 
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
             let mut all = BTreeMap::new();
             while let Some((key, value)) = map.next_entry::<String, V>()? {
                 if all.contains_key(&key) {
@@ -402,9 +405,15 @@ mod tests {
     fn rejects_bad_input_with_its_place() {
         let cases = [
             (minimal("[]"), "empty"),
-            (minimal(r#"[{"value": -1}]"#), "samples[\"app\"][0]: value -1"),
+            (
+                minimal(r#"[{"value": -1}]"#),
+                "samples[\"app\"][0]: value -1",
+            ),
             (minimal(r#"[{"value": 1, "at_ms": -5}]"#), "before 1970"),
-            (minimal(r#"[{"value": 1, "iterations": 0}]"#), "iterations is 0"),
+            (
+                minimal(r#"[{"value": 1, "iterations": 0}]"#),
+                "iterations is 0",
+            ),
             (
                 minimal(r#"[{"value": 1}], "app": [{"value": 2}]"#),
                 "test \"app\" is given twice",
@@ -421,7 +430,8 @@ mod tests {
                 "neither runs nor samples",
             ),
             (
-                minimal(r#"[{"value": 1}]"#).replace("\"app\"", &format!("\"{}\"", "a".repeat(129))),
+                minimal(r#"[{"value": 1}]"#)
+                    .replace("\"app\"", &format!("\"{}\"", "a".repeat(129))),
                 "tests[0]: the test name",
             ),
             (minimal(r#"[{"value": 1, "colour": 2}]"#), "unknown field"),

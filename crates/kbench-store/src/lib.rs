@@ -17,9 +17,9 @@ mod location;
 mod model;
 mod postgres;
 mod sqlite;
-pub mod validate;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod validate;
 
 pub use engine::{MAX_JOB_ROUNDS, MAX_JOB_SECONDS, check_job_spec};
 pub use error::StoreError;

@@ -281,7 +281,11 @@ impl Scope {
 
     /// `read,push`.
     pub fn list_text(scopes: &[Scope]) -> String {
-        scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(",")
+        scopes
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 

@@ -36,9 +36,7 @@ pub fn sample(sample: &Sample) -> Result<(), String> {
 /// ended) not before the start.
 pub fn run_times(started_at_ms: i64, ended_at_ms: Option<i64>) -> Result<(), String> {
     if started_at_ms < 0 {
-        return Err(format!(
-            "the run starts at {started_at_ms} ms, before 1970"
-        ));
+        return Err(format!("the run starts at {started_at_ms} ms, before 1970"));
     }
     if let Some(ended) = ended_at_ms.filter(|&ended| ended < started_at_ms) {
         return Err(format!(
@@ -125,7 +123,11 @@ mod tests {
     fn runs_end_after_they_start_and_steal_is_a_percentage() {
         assert!(run_times(10, Some(10)).is_ok());
         assert!(run_times(10, None).is_ok());
-        assert!(run_times(10, Some(9)).unwrap_err().contains("before it starts"));
+        assert!(
+            run_times(10, Some(9))
+                .unwrap_err()
+                .contains("before it starts")
+        );
         assert!(run_times(-1, None).is_err());
         assert!(steal_percent(Some(3.5)).is_ok() && steal_percent(None).is_ok());
         assert!(steal_percent(Some(-1.0)).is_err() && steal_percent(Some(f64::NAN)).is_err());
@@ -139,9 +141,17 @@ mod tests {
             direction: Direction::Lower,
         };
         assert!(test_spec(&spec("pipe-lat[placement=same]", "us")).is_ok());
-        assert!(test_spec(&spec("pipe-lat", " ")).unwrap_err().contains("empty unit"));
+        assert!(
+            test_spec(&spec("pipe-lat", " "))
+                .unwrap_err()
+                .contains("empty unit")
+        );
         let long = "b".repeat(MAX_TEST_NAME_CHARS + 1);
-        assert!(test_spec(&spec(&long, "us")).unwrap_err().contains("limit is 128"));
+        assert!(
+            test_spec(&spec(&long, "us"))
+                .unwrap_err()
+                .contains("limit is 128")
+        );
         let mut key = TestKey::new("b");
         key.options.insert("cpus".into(), "0,1".into());
         assert!(test_key(&key).is_err());

@@ -179,7 +179,10 @@ fn a_resumed_run_is_running_again(db: &TestDb) {
     // The runner resumes it in a new process: running, not ended, its pid.
     let mut resumed = batch("u1", vec![part(&lat(), 4, 6)]);
     resumed.info.pid = 777;
-    assert_eq!(store.append_live("lab", &resumed, "t1").unwrap(), live(2, 0));
+    assert_eq!(
+        store.append_live("lab", &resumed, "t1").unwrap(),
+        live(2, 0)
+    );
     let record = store.run_contents(run).unwrap().record;
     assert_eq!(
         (record.status, record.ended_at_ms, record.info.pid),
@@ -231,7 +234,10 @@ fn live_batches_name_known_tests_only(db: &TestDb) {
     // Tests stored in the set need not be declared again.
     let mut undeclared = batch("u1", vec![part(&lat(), 2, 3)]);
     undeclared.tests.clear();
-    assert_eq!(store.append_live("lab", &undeclared, "t1").unwrap(), live(1, 0));
+    assert_eq!(
+        store.append_live("lab", &undeclared, "t1").unwrap(),
+        live(1, 0)
+    );
 
     // A test neither declared nor stored.
     let unknown = spec("unknown", "ns", Direction::Lower);
@@ -356,7 +362,10 @@ fn run_contents_round_trip(db: &TestDb) {
         outcomes: contents.record.outcomes.clone(),
         lease: None,
     };
-    assert_eq!(server.append_live("lab", &resend, "t1").unwrap(), live(8, 0));
+    assert_eq!(
+        server.append_live("lab", &resend, "t1").unwrap(),
+        live(8, 0)
+    );
     let copied_run = only_run(server.as_mut(), "lab");
     let copied = server.run_contents(copied_run).unwrap();
     assert_eq!(
@@ -610,7 +619,9 @@ fn job_specs_and_leases_are_validated(db: &TestDb) {
         ("", tags(&[]), MINUTE),
         ("w1", tags(&["a,b"]), MINUTE),
     ] {
-        let err = store.lease_job(worker, "t1", &worker_tags, lease_ms).unwrap_err();
+        let err = store
+            .lease_job(worker, "t1", &worker_tags, lease_ms)
+            .unwrap_err();
         assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
     }
     assert!(matches!(
@@ -724,7 +735,10 @@ fn concurrent_workers_never_share_a_job(db: &TestDb) {
                 scope.spawn(move || {
                     let mut store = db.open();
                     let mut mine = Vec::new();
-                    while let Some(job) = store.lease_job(&format!("w{w}"), "t1", &[], MINUTE).unwrap() {
+                    while let Some(job) = store
+                        .lease_job(&format!("w{w}"), "t1", &[], MINUTE)
+                        .unwrap()
+                    {
                         assert_eq!(job.worker.as_deref(), Some(format!("w{w}").as_str()));
                         mine.push(job.id);
                     }
@@ -749,7 +763,10 @@ fn concurrent_workers_never_share_a_job(db: &TestDb) {
         tx.execute("SELECT id FROM jobs WHERE id = $1 FOR UPDATE", &[&old])
             .unwrap();
         let answer = on_another_connection(db, |store| {
-            store.lease_job("w9", "t1", &[], MINUTE).unwrap().map(|j| j.id)
+            store
+                .lease_job("w9", "t1", &[], MINUTE)
+                .unwrap()
+                .map(|j| j.id)
         });
         let leased = answer.recv_timeout(Duration::from_secs(10));
         tx.rollback().unwrap();
@@ -783,7 +800,10 @@ fn a_jobs_live_batches_are_stored_only_for_its_worker(db: &TestDb) {
     assert_eq!(store.append_live("lab", &first, "t1").unwrap(), live(3, 0));
     // A batch without a lease is stored as before.
     let unleased = batch("u1", vec![part(&lat(), 3, 5)]);
-    assert_eq!(store.append_live("lab", &unleased, "t1").unwrap(), live(2, 0));
+    assert_eq!(
+        store.append_live("lab", &unleased, "t1").unwrap(),
+        live(2, 0)
+    );
 
     // w2 takes the job over and resumes the run; w1 comes back.
     store.lease_job("w2", "t1", &[], MINUTE).unwrap().unwrap();
@@ -870,9 +890,18 @@ fn live_batches_are_checked_as_every_write_path(db: &TestDb) {
         bad
     };
     let mut cases: Vec<(LiveBatch, &str)> = vec![
-        (with_sample(&|s| s.value = -5.0), "not a positive finite number"),
-        (with_sample(&|s| s.value = 0.0), "not a positive finite number"),
-        (with_sample(&|s| s.value = -1e308), "not a positive finite number"),
+        (
+            with_sample(&|s| s.value = -5.0),
+            "not a positive finite number",
+        ),
+        (
+            with_sample(&|s| s.value = 0.0),
+            "not a positive finite number",
+        ),
+        (
+            with_sample(&|s| s.value = -1e308),
+            "not a positive finite number",
+        ),
         (with_sample(&|s| s.iterations = 0), "iterations is 0"),
         (with_sample(&|s| s.at_ms = -7), "before 1970"),
     ];
@@ -894,7 +923,11 @@ fn live_batches_are_checked_as_every_write_path(db: &TestDb) {
         };
         assert!(message.contains(needle), "{needle:?} not in {message:?}");
         assert!(message.contains("nothing was stored"), "{message}");
-        assert_eq!(store.load("lab").unwrap(), before, "{needle}: something was stored");
+        assert_eq!(
+            store.load("lab").unwrap(),
+            before,
+            "{needle}: something was stored"
+        );
     }
     let export = serde_json::to_string(&kbench_store::exchange::export(&before)).unwrap();
     let copy = kbench_store::exchange::parse(&export, Some("copy")).unwrap();
@@ -920,7 +953,11 @@ fn a_lease_belongs_to_its_worker_and_token(db: &TestDb) {
         };
         assert!(message.contains("another API token"), "{message}");
     };
-    forbidden(store.finish_job(id, "w1", "B", false, "stolen").unwrap_err());
+    forbidden(
+        store
+            .finish_job(id, "w1", "B", false, "stolen")
+            .unwrap_err(),
+    );
     forbidden(store.renew_lease(id, "w1", "B", MINUTE).unwrap_err());
     forbidden(
         store

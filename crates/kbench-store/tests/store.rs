@@ -7,7 +7,9 @@ mod common;
 
 use common::{TestDb, info, outcome, sample, spec};
 use kbench_model::{Direction, Sample, TestKey};
-use kbench_store::{Location, ResultSetData, RunId, RunStatus, Scope, Store, StoreError, TestOutcomeKind};
+use kbench_store::{
+    Location, ResultSetData, RunId, RunStatus, Scope, Store, StoreError, TestOutcomeKind,
+};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
@@ -199,7 +201,7 @@ fn samples_survive_a_store_that_is_never_closed(db: &TestDb) {
     let test = store.test_id("set", &t).unwrap();
     for i in 0..100 {
         store
-            .add_sample(run, test, &sample(i as f64, i, 0))
+            .add_sample(run, test, &sample(1.0 + i as f64, i, 0))
             .unwrap();
     }
     std::mem::forget(store);
@@ -224,7 +226,7 @@ fn kill_child_writer() {
         .unwrap();
     for i in 1.. {
         store
-            .add_sample(run, test, &sample(i as f64, i, 0))
+            .add_sample(run, test, &sample(1.0 + i as f64, i, 0))
             .unwrap();
         println!("stored {i}");
     }
@@ -278,7 +280,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
             err,
             StoreError::TooNew {
                 found: 99,
-                supported: 4,
+                supported: 5,
                 ..
             }
         ),
@@ -375,7 +377,10 @@ fn version_4_databases_are_migrated_keeping_what_tokens_could_do(db: &TestDb) {
         tags: vec![],
     };
     let old = store.submit_job(&job).unwrap();
-    store.lease_job("w1", "t-old", &[], 60_000).unwrap().unwrap();
+    store
+        .lease_job("w1", "t-old", &[], 60_000)
+        .unwrap()
+        .unwrap();
     drop(store);
     db.raw(&format!(
         "{UNDO_V5} INSERT INTO api_tokens (name, secret_sha256, created_at_ms) \
@@ -392,8 +397,13 @@ fn version_4_databases_are_migrated_keeping_what_tokens_could_do(db: &TestDb) {
     assert_eq!(store.job(old).unwrap().token, None);
     assert!(store.finish_job(old, "w1", "runner-1", true, "ok").unwrap());
     let new = store.submit_job(&job).unwrap();
-    store.lease_job("w1", "runner-1", &[], 60_000).unwrap().unwrap();
-    let err = store.finish_job(new, "w1", "t-other", true, "x").unwrap_err();
+    store
+        .lease_job("w1", "runner-1", &[], 60_000)
+        .unwrap()
+        .unwrap();
+    let err = store
+        .finish_job(new, "w1", "t-other", true, "x")
+        .unwrap_err();
     assert!(matches!(err, StoreError::Forbidden(_)), "{err:?}");
 }
 
@@ -504,7 +514,7 @@ fn written_set(store: &mut dyn Store, set: &str) -> ResultSetData {
             let id = store.test_id(set, test).unwrap();
             for i in 0..3 {
                 store
-                    .add_sample(run, id, &sample(i as f64, start + i, 0))
+                    .add_sample(run, id, &sample(1.0 + i as f64, start + i, 0))
                     .unwrap();
             }
             store
@@ -673,13 +683,16 @@ fn sample_of_another_sets_test_is_refused(db: &TestDb) {
         .unwrap();
     let err = store.add_sample(run, own, &nan).unwrap_err();
     assert!(err.to_string().contains("NaN"), "{err}");
-    store
-        .add_sample(run, own, &sample(f64::INFINITY, 1, 0))
-        .unwrap();
+    // Every write path refuses what import refuses (kbench_store::validate).
+    for bad in [f64::INFINITY, 0.0, -1.0] {
+        let err = store.add_sample(run, own, &sample(bad, 1, 0)).unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{bad}: {err:?}");
+    }
+    store.add_sample(run, own, &sample(2.5, 1, 0)).unwrap();
     let data = store.load("one").unwrap();
     assert_eq!(
         data.identifiers[0].samples[&TestKey::new("a")],
-        vec![sample(f64::INFINITY, 1, 0)]
+        vec![sample(2.5, 1, 0)]
     );
 }
 
@@ -799,14 +812,21 @@ fn a_push_id_stores_its_samples_once(db: &TestDb) {
 
 fn tokens_are_created_found_by_hash_and_revoked(db: &TestDb) {
     let mut store = db.open();
-    store.create_token("runner-1", "aa", &[Scope::Push]).unwrap();
-    store.create_token("<b>'; --", "bb", &[Scope::Push]).unwrap();
+    store
+        .create_token("runner-1", "aa", &[Scope::Push])
+        .unwrap();
+    store
+        .create_token("<b>'; --", "bb", &[Scope::Push])
+        .unwrap();
     assert!(matches!(
         store.create_token("runner-1", "cc", &[Scope::Push]),
         Err(StoreError::Conflict(_))
     ));
     let found = store.token_by_hash("aa").unwrap().unwrap();
-    assert_eq!((found.name.as_str(), &found.scopes[..]), ("runner-1", &[Scope::Push][..]));
+    assert_eq!(
+        (found.name.as_str(), &found.scopes[..]),
+        ("runner-1", &[Scope::Push][..])
+    );
     assert_eq!(store.token_by_hash("zz").unwrap(), None);
     store.revoke_token("runner-1").unwrap();
     assert_eq!(store.token_by_hash("aa").unwrap(), None);

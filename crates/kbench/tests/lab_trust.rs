@@ -96,10 +96,7 @@ fn a_job_can_run_no_command_and_no_file_on_a_worker() {
     let job = server.get(&format!("/api/v1/jobs/{id}"));
     assert_eq!(job["state"], "failed", "{job}");
     let message = job["message"].as_str().unwrap();
-    assert!(
-        message.contains("refused by this worker"),
-        "{message}"
-    );
+    assert!(message.contains("refused by this worker"), "{message}");
     assert!(!marker.exists(), "the job ran a command on the worker");
 }
 

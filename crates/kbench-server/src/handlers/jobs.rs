@@ -104,9 +104,8 @@ pub async fn submit(
     JsonBody(spec): JsonBody<JobSpec>,
 ) -> Result<Response, ApiError> {
     caller.require(Scope::Submit, "submitting a job")?;
-    (state.check_job)(&spec).map_err(|why| {
-        ApiError::bad_request(format!("the job was not queued: {why}"))
-    })?;
+    (state.check_job)(&spec)
+        .map_err(|why| ApiError::bad_request(format!("the job was not queued: {why}")))?;
     let job = state
         .stores
         .with(move |store| {
@@ -151,9 +150,7 @@ pub async fn lease(
     let token = caller.0.name;
     let leased = state
         .stores
-        .with(move |store| {
-            Ok(store.lease_job(&request.worker, &token, &request.tags, lease_ms)?)
-        })
+        .with(move |store| Ok(store.lease_job(&request.worker, &token, &request.tags, lease_ms)?))
         .await?;
     Ok(match leased {
         Some(job) => job_json(StatusCode::OK, &job),

@@ -17,22 +17,38 @@ pub struct Lab {
     pub location: Location,
     server: Option<Running>,
     max_body: usize,
+    /// Started `--private` (reading needs a token with `read`).
+    private: bool,
     pub addr: String,
     pub token: String,
 }
 
 impl Lab {
     pub fn start(location: Location, max_body: usize) -> Lab {
+        Lab::start_with(location, max_body, false)
+    }
+
+    /// A server whose every GET needs a token with the `read` scope.
+    pub fn start_private(location: Location) -> Lab {
+        Lab::start_with(location, kbench_server::DEFAULT_MAX_BODY, true)
+    }
+
+    fn start_with(location: Location, max_body: usize, private: bool) -> Lab {
         let token = auth::new_secret().unwrap();
         location
             .open_send()
             .unwrap()
-            .create_token("runner-1", &auth::sha256_hex(token.as_bytes()), &kbench_store::Scope::ALL)
+            .create_token(
+                "runner-1",
+                &auth::sha256_hex(token.as_bytes()),
+                &kbench_store::Scope::ALL,
+            )
             .unwrap();
         let mut lab = Lab {
             location,
             server: None,
             max_body,
+            private,
             addr: "127.0.0.1:0".into(),
             token,
         };
@@ -51,7 +67,7 @@ impl Lab {
                 check_job: std::sync::Arc::new(kbench_lab::job::checker(
                     kbench_lab::profile::Profiles::builtin(),
                 )),
-                private: false,
+                private: self.private,
             },
         )
         .unwrap_or_else(|e| panic!("cannot serve on {}: {e}", self.addr));
@@ -64,6 +80,15 @@ impl Lab {
         if let Some(server) = self.server.take() {
             server.stop().unwrap();
         }
+    }
+
+    /// A new token `name` with `scopes` in the lab's database: its secret.
+    pub fn token_with(&self, name: &str, scopes: &[kbench_store::Scope]) -> String {
+        let token = auth::new_secret().unwrap();
+        self.store()
+            .create_token(name, &auth::sha256_hex(token.as_bytes()), scopes)
+            .unwrap();
+        token
     }
 
     pub fn store(&self) -> Box<dyn Store + Send> {

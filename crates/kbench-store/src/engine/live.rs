@@ -9,8 +9,8 @@
 //! [`Store::append_live`]: crate::Store::append_live
 
 use super::store::{
-    valid, check_id, check_name, ensure_identifier, ensure_set, ensure_test, find_test, insert_run,
-    insert_samples, narrow, run_by_uid, upsert_outcome,
+    check_id, check_name, ensure_identifier, ensure_set, ensure_test, find_test, insert_run,
+    insert_samples, narrow, run_by_uid, upsert_outcome, valid,
 };
 use super::{Fail, Res, Sql, args, first_int, jobs};
 use crate::{LiveBatch, LiveOutcome, RunId, StoreError, validate};

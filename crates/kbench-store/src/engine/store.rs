@@ -14,8 +14,8 @@ use super::{
 use crate::validate;
 use crate::{
     BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
-    ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope, Store,
-    StoreError, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
+    ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope,
+    Store, StoreError, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
 };
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms, validate_name};
 use std::collections::{BTreeMap, HashMap};
@@ -1257,7 +1257,9 @@ impl<S: Sql> Store for S {
         with(self, "leasing a job", |db| {
             jobs::check_worker(worker, tags)?;
             jobs::check_lease(lease_ms)?;
-            transaction(db, true, |db| jobs::lease(db, worker, token, tags, lease_ms))
+            transaction(db, true, |db| {
+                jobs::lease(db, worker, token, tags, lease_ms)
+            })
         })
     }
 

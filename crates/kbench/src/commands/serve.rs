@@ -34,7 +34,11 @@ pub struct ServeArgs {
 
 /// Jobs are checked against the suites, benchmarks and profiles (with
 /// `--profiles`) of this binary, as the workers will resolve them.
-pub fn serve(args: ServeArgs, db: &super::Db, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+pub fn serve(
+    args: ServeArgs,
+    db: &super::Db,
+    profile_dirs: &[PathBuf],
+) -> anyhow::Result<ExitCode> {
     let profiles = kbench_lab::profile::Profiles::load(profile_dirs)?;
     let config = kbench_server::Config {
         location: db.location()?,

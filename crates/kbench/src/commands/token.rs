@@ -8,11 +8,13 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Subcommand)]
 pub enum TokenCommand {
     /// Create a token; its secret is printed once on stdout and only its SHA-256 is stored
-    #[command(after_help = "Scopes: read (GET on a --private server), push (kbench push, \
+    #[command(
+        after_help = "Scopes: read (GET on a --private server), push (kbench push, \
 run --upload), submit (kbench job submit), work (kbench worker: lease, renew and finish its own \
 jobs and upload their runs), admin (all of them).\n\n\
 Examples:\n  kbench token create --name runner-1 --scope work\n  \
-kbench token create --name alice --scope read,push,submit")]
+kbench token create --name alice --scope read,push,submit"
+    )]
     Create {
         /// A name for who uses it, e.g. runner-1
         #[arg(long)]

@@ -114,9 +114,13 @@ impl Api {
             })?;
         match response.status {
             200 => {
-                let answer: TokenAnswer = serde_json::from_str(&response.body).with_context(|| {
-                    format!("{}: GET /api/v1/token answered no token's name and scopes", self.url)
-                })?;
+                let answer: TokenAnswer =
+                    serde_json::from_str(&response.body).with_context(|| {
+                        format!(
+                            "{}: GET /api/v1/token answered no token's name and scopes",
+                            self.url
+                        )
+                    })?;
                 if !(answer.scopes.contains(&needs) || answer.scopes.contains(&Scope::Admin)) {
                     bail!(
                         "token '{}' has the scopes {} on {}; {doing} needs '{}'. Use a token with \

@@ -20,8 +20,8 @@ use kbench_model::{Sample, TestKey, TestSpec};
 use kbench_server::client::encode_segment;
 use kbench_store::{
     BisectInfo, Job, JobLease, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, ResultSetData,
-    ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope, Store, StoreError, TestId,
-    TestOutcome, TokenInfo, WorkerInfo,
+    ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope, Store, StoreError,
+    TestId, TestOutcome, TokenInfo, WorkerInfo,
 };
 use std::collections::{BTreeSet, HashMap};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};

@@ -20,8 +20,8 @@
 
 use super::api::{Api, message, retry};
 use anyhow::{Context, bail};
-use kbench_server::client::encode_segment;
 use kbench_lab::profile::Profiles;
+use kbench_server::client::encode_segment;
 use kbench_store::{Job, JobLease, JobSpec, Store, exchange};
 use serde_json::json;
 use std::collections::VecDeque;
@@ -479,7 +479,11 @@ fn fetch_args(kernel: &str) -> Vec<OsString> {
 /// after `--`, as operands only.
 fn run_args(spec: &JobSpec, kernel: Option<&str>, db: &Path, server: &str) -> Vec<OsString> {
     let mut args: Vec<OsString> = match kernel {
-        Some(release) => vec!["vm".into(), "run".into(), format!("--kernel={release}").into()],
+        Some(release) => vec![
+            "vm".into(),
+            "run".into(),
+            format!("--kernel={release}").into(),
+        ],
         None => vec!["run".into()],
     };
     args.extend([
