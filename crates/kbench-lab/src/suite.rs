@@ -94,6 +94,7 @@ pub fn expand_with(names: &[String], profiles: &Profiles) -> anyhow::Result<Vec<
             expand_test(name, &BTreeMap::new(), profiles)?
         };
         for test in expanded {
+            test.check().map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
             if !tests.contains(&test) {
                 tests.push(test);
             }
@@ -234,6 +235,65 @@ mod tests {
             let tests = expand(std::slice::from_ref(&suite.name)).unwrap();
             assert!(!tests.is_empty(), "{} is empty", suite.name);
         }
+    }
+
+    /// What `kbench run full` and every profile would store passes the
+    /// store's checks on test names and units.
+    #[test]
+    fn builtin_tests_pass_the_store_checks() {
+        let profiles = Profiles::builtin();
+        let mut names = vec!["full".to_string()];
+        names.extend(profiles.names().into_iter().map(String::from));
+        let tests = expand_with(&names, &profiles).unwrap();
+        assert!(tests.len() > 100, "{}", tests.len());
+        for key in tests {
+            let (unit, direction) = match kbench_bench::find(&key.benchmark) {
+                Some(info) => (info.unit.label().to_string(), info.direction),
+                None => {
+                    let (_, test) = profiles.test(&key.benchmark).unwrap();
+                    let main = test.main_metric();
+                    (main.unit.clone(), main.direction)
+                }
+            };
+            let spec = kbench_model::TestSpec {
+                key,
+                unit,
+                direction,
+            };
+            assert_eq!(kbench_model::check_test_spec(&spec), Ok(()), "{}", spec.key);
+        }
+    }
+
+    /// A profile's option values and units reach terminals and the store:
+    /// one that acts on a terminal is refused, naming the character.
+    #[test]
+    fn profile_values_and_units_that_act_on_a_terminal_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let profile = |value: &str, unit: &str| {
+            format!(
+                "name = \"mine\"\nrequires = {{ sh = \"dash\" }}\ncommand = \"echo 1\"\n\
+                 [options.o]\nvalues = [\"{value}\"]\n\
+                 [[metrics]]\nname = \"v\"\nunit = \"{unit}\"\ndirection = \"higher\"\n\
+                 regex = '([0-9]+)'\n[[tests]]\nid = \"mytest\"\n"
+            )
+        };
+        let load = || Profiles::load(&[dir.path().to_path_buf()]);
+        std::fs::write(dir.path().join("mine.toml"), profile("a\\u0007b", "ops/s")).unwrap();
+        let error = expand_with(&["mytest".into()], &load().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("U+0007"), "{error}");
+        std::fs::write(dir.path().join("mine.toml"), profile("ab", "ops\\u001b[2J")).unwrap();
+        let error = load().map(|_| ()).unwrap_err().to_string();
+        assert!(
+            error.contains("U+001B") && error.contains("unit"),
+            "{error}"
+        );
+        std::fs::write(dir.path().join("mine.toml"), profile("ab", "ops/s")).unwrap();
+        assert_eq!(
+            names(&expand_with(&["mytest".into()], &load().unwrap()).unwrap()),
+            ["mytest[o=ab]"]
+        );
     }
 
     #[test]

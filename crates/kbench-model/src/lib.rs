@@ -7,10 +7,14 @@
 //! parent on the host, or the host side of a VM).
 
 mod event;
+mod names;
 mod snapshot;
 mod test_key;
 
 pub use event::AgentEvent;
+pub use names::{
+    MAX_NAME_CHARS, MAX_TEST_NAME_CHARS, MAX_UNIT_CHARS, check_test_spec, validate_name,
+};
 pub use snapshot::SystemSnapshot;
 pub use test_key::{MAIN_METRIC, ParseTestKeyError, TestKey};
 
@@ -90,30 +94,4 @@ pub fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
-}
-
-/// The longest result set or identifier name accepted, in characters.
-pub const MAX_NAME_CHARS: usize = 128;
-
-/// Checks a result set or identifier name: not empty, not only blanks, at
-/// most [`MAX_NAME_CHARS`] characters, no control characters. `what` names
-/// the thing in the message ("identifier", "result set").
-pub fn validate_name(what: &str, name: &str) -> Result<(), String> {
-    if name.trim().is_empty() {
-        return Err(format!(
-            "the {what} name is empty; give a short name such as \"6.18 stock\""
-        ));
-    }
-    let chars = name.chars().count();
-    if chars > MAX_NAME_CHARS {
-        return Err(format!(
-            "the {what} name is {chars} characters long; the limit is {MAX_NAME_CHARS}"
-        ));
-    }
-    if name.chars().any(char::is_control) {
-        return Err(format!(
-            "the {what} name {name:?} holds a control character"
-        ));
-    }
-    Ok(())
 }

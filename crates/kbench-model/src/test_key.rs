@@ -33,7 +33,8 @@ pub struct ParseTestKeyError {
 
 impl fmt::Display for ParseTestKeyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot read test name '{}': {}", self.input, self.reason)
+        let input = crate::names::shown(&self.input);
+        write!(f, "cannot read test name {input}: {}", self.reason)
     }
 }
 
@@ -80,8 +81,33 @@ impl TestKey {
         opts.join(",")
     }
 
-    /// Parses `bench`, `bench[k=v,...]` and either followed by `:metric`.
+    /// Parses `bench`, `bench[k=v,...]` and either followed by `:metric`,
+    /// and refuses characters that act on a terminal (see
+    /// [`crate::check_test_spec`], which the store applies before it writes
+    /// and which also limits the length).
     pub fn parse(text: &str) -> Result<TestKey, ParseTestKeyError> {
+        let fail = |reason| ParseTestKeyError {
+            input: text.to_string(),
+            reason,
+        };
+        // The whole text first: the parts are trimmed, and a newline at
+        // the end of one would not show in the key.
+        if let Some(holds) = crate::names::acting_char(text) {
+            return Err(fail(format!("it {holds}")));
+        }
+        let key = TestKey::parse_text(text)?;
+        crate::names::check_parts(&key).map_err(fail)?;
+        Ok(key)
+    }
+
+    /// The checks of [`crate::check_test_spec`] on the key alone, for a key
+    /// built without a unit (a suite's or profile's expansion).
+    pub fn check(&self) -> Result<(), String> {
+        crate::names::check_key(self)
+    }
+
+    /// The syntax alone of [`TestKey::parse`].
+    pub(crate) fn parse_text(text: &str) -> Result<TestKey, ParseTestKeyError> {
         let fail = |reason: &str| ParseTestKeyError {
             input: text.to_string(),
             reason: reason.to_string(),

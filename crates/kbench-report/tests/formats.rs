@@ -149,8 +149,13 @@ fn data(names: [&str; 3]) -> ResultSetData {
 }
 
 fn report() -> ComparisonReport {
+    compared(&data(["v5.8", SLOW, ODD]))
+}
+
+/// `data` compared against its first identifier at a 1 % threshold.
+fn compared(data: &ResultSetData) -> ComparisonReport {
     comparison::build(
-        &data(["v5.8", SLOW, ODD]),
+        data,
         &CompareRequest {
             baseline: None,
             identifiers: vec![],
@@ -542,16 +547,7 @@ fn json_parses_back_with_its_schema() {
             samples.truncate(1);
         }
     }
-    let report = comparison::build(
-        &one,
-        &CompareRequest {
-            baseline: None,
-            identifiers: vec![],
-            threshold: 0.01,
-            metric_filter: None,
-        },
-    )
-    .unwrap();
+    let report = compared(&one);
     let value: serde_json::Value = serde_json::from_str(&render("json", &report, false)).unwrap();
     let result = &value["metrics"][0]["results"][1];
     assert!(result["summary"]["ci"]["ci_low"].is_null());
@@ -630,35 +626,44 @@ fn csv_has_a_row_per_metric_and_identifier() {
     assert!(missing[9].is_empty() && missing[11].is_empty() && missing[21].is_empty());
 
     // A name with a comma and a quote is quoted, the quote doubled.
-    let odd = comparison::build(
-        &data(["base", "say \"hi\", ok", "c"]),
-        &CompareRequest {
-            baseline: None,
-            identifiers: vec![],
-            threshold: 0.01,
-            metric_filter: None,
-        },
-    )
-    .unwrap();
+    let odd = compared(&data(["base", "say \"hi\", ok", "c"]));
     let text = render("csv", &odd, false);
     assert!(text.contains(",\"say \"\"hi\"\", ok\",false,"));
     assert_eq!(records(&text)[2][7], "say \"hi\", ok");
+}
+
+/// Names a spreadsheet would run as formulas are text cells (a leading
+/// `'`); negative numbers stay numbers.
+#[test]
+fn csv_names_cannot_be_formulas() {
+    let names = ["=HYPERLINK(\"http://x\")", "-O2 build", "@SUM(A1)"];
+    let report = compared(&data(names));
+    let rows = records(&render("csv", &report, false));
+    for name in names {
+        let quoted = format!("'{name}");
+        assert!(rows.iter().any(|r| r[7] == quoted), "{name}: {rows:?}");
+        assert!(
+            !rows.iter().any(|r| r[7] == name),
+            "{name} left as a formula"
+        );
+    }
+    let negative: Vec<&String> = rows[1..]
+        .iter()
+        .flat_map(|r| &r[11..21])
+        .filter(|cell| cell.starts_with('-'))
+        .collect();
+    assert!(!negative.is_empty(), "a negative change in the data");
+    assert!(
+        negative.iter().all(|c| c.parse::<f64>().is_ok()),
+        "{negative:?}"
+    );
 }
 
 #[test]
 fn one_identifier_renders_without_comparisons() {
     let mut single = data(["v5.8", SLOW, ODD]);
     single.identifiers.truncate(1);
-    let report = comparison::build(
-        &single,
-        &CompareRequest {
-            baseline: None,
-            identifiers: vec![],
-            threshold: 0.01,
-            metric_filter: None,
-        },
-    )
-    .unwrap();
+    let report = compared(&single);
     for f in format::all() {
         let text = f.render(&report, Style::default());
         // The pictures' style sheets name every verdict's class: what they

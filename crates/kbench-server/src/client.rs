@@ -34,7 +34,10 @@ pub struct Response {
 }
 
 /// `http://HOST[:PORT][/BASE]` split into the address and the base path.
+/// A URL with a user name or password is refused first, before any
+/// message could show it.
 pub fn parse_base(url: &str) -> Result<(String, String), String> {
+    refuse_userinfo(url)?;
     let Some(rest) = url.strip_prefix("http://") else {
         return Err(format!(
             "{url}: kbench speaks plain http:// to its lab server (no TLS: push, run --upload, job, worker); reach a remote server through an SSH tunnel"
@@ -53,6 +56,26 @@ pub fn parse_base(url: &str) -> Result<(String, String), String> {
         format!("{host}:80")
     };
     Ok((host, path.to_string()))
+}
+
+/// Refuses `SCHEME://USER:PASSWORD@HOST...`: the password would be taken
+/// for part of the host and shown in messages. The message shows the URL
+/// with `***` for the user and password.
+fn refuse_userinfo(url: &str) -> Result<(), String> {
+    let (scheme, rest) = url.split_once("://").map_or(("", url), |(s, r)| (s, r));
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..end].rfind('@') else {
+        return Ok(());
+    };
+    let shown = if scheme.is_empty() {
+        format!("***@{}", &rest[at + 1..])
+    } else {
+        format!("{scheme}://***@{}", &rest[at + 1..])
+    };
+    Err(format!(
+        "{shown}: the server URL holds a user name or password (the part before '@'); \
+         put the token in --token or KBENCH_TOKEN, not in the URL"
+    ))
 }
 
 /// Percent-encodes one path segment (everything but RFC 3986 unreserved).
@@ -189,6 +212,22 @@ mod tests {
             ("lab:80".into(), "/kb".into())
         );
         assert!(parse_base("https://lab").is_err());
+        for url in [
+            "http://user:s3cret@lab:8080/kb",
+            "http://s3cret@lab",
+            "https://user:s3cret@lab",
+            "user:s3cret@lab:8080",
+            "http://a@b:s3cret@lab/x@y",
+        ] {
+            let err = parse_base(url).unwrap_err();
+            assert!(!err.contains("s3cret"), "{err}");
+            assert!(
+                err.contains("***@lab") && err.contains("KBENCH_TOKEN"),
+                "{err}"
+            );
+        }
+        // An '@' in the path is no user name.
+        assert!(parse_base("http://lab/a@b").is_ok());
         assert_eq!(encode_segment("a b/<'>"), "a%20b%2F%3C%27%3E");
         assert_eq!(dechunk(b"3\r\nabc\r\n0\r\n\r\n").unwrap(), b"abc");
     }

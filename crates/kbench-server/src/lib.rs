@@ -24,6 +24,7 @@ pub mod client;
 mod dashboard;
 mod error;
 mod handlers;
+mod headers;
 mod pool;
 
 pub use error::ApiError;
@@ -108,14 +109,16 @@ pub fn router(stores: Arc<Stores>, config: &Config) -> Router {
         check_job: config.check_job.clone(),
         private: config.private,
     };
-    api_router()
-        .merge(dashboard::routes())
-        .fallback(handlers::not_found)
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            handlers::private_reads,
-        ))
-        .with_state(state)
+    headers::secure(
+        api_router()
+            .merge(dashboard::routes())
+            .fallback(handlers::not_found)
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                handlers::private_reads,
+            ))
+            .with_state(state),
+    )
 }
 
 /// Opens (creating or migrating) the store once, so a bad `--db` fails

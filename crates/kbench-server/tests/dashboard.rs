@@ -11,6 +11,7 @@
 //! (CI=true), where it fails.
 
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec};
+use kbench_report::format::csp::hash_source;
 use kbench_report::testing::{chromium, visit};
 use kbench_server::{Config, Running};
 use kbench_store::{JobSpec, Location, RunInfo, RunStatus};
@@ -176,8 +177,8 @@ impl Answer {
 }
 
 impl Lab {
-    /// GET `path`; the page's headers checked (HTML, the CSP).
-    fn get(&self, path: &str) -> Answer {
+    /// GET `path`, the answer as it comes.
+    fn fetch(&self, path: &str) -> Answer {
         let mut stream = TcpStream::connect(&self.addr).unwrap();
         write!(
             stream,
@@ -201,16 +202,46 @@ impl Lab {
         };
         assert_eq!(answer.header("transfer-encoding"), None, "{path}: chunked");
         assert_eq!(
+            answer.header("x-content-type-options"),
+            Some("nosniff"),
+            "{path}"
+        );
+        assert_eq!(
+            answer.header("referrer-policy"),
+            Some("no-referrer"),
+            "{path}"
+        );
+        assert!(
+            answer.header("content-security-policy").is_some(),
+            "{path}: no CSP"
+        );
+        answer
+    }
+
+    /// GET `path`; the page's headers checked (HTML, the dashboard's CSP,
+    /// which allows exactly the page's inline styles and scripts).
+    fn get(&self, path: &str) -> Answer {
+        let answer = self.fetch(path);
+        assert_eq!(
             answer.header("content-type"),
             Some("text/html; charset=utf-8"),
             "{path}"
         );
-        assert_eq!(
-            answer.header("content-security-policy"),
-            Some(
-                "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
-            ),
-            "{path}"
+        let policy = answer.header("content-security-policy").unwrap();
+        assert_eq!(inline_hashes(&answer.body, "script").len(), 2, "{path}");
+        assert_policy_allows_only(policy, &answer.body);
+        for part in [
+            "frame-ancestors 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+        ] {
+            assert!(policy.contains(part), "{path}: {policy}");
+        }
+        assert!(
+            !answer
+                .body
+                .contains("http-equiv=\"Content-Security-Policy\""),
+            "{path}: the header's policy is the page's only one"
         );
         assert!(answer.body.starts_with("<!DOCTYPE html>"), "{path}");
         answer
@@ -221,6 +252,36 @@ impl Lab {
         let answer = self.get(path);
         assert_eq!(answer.status, 200, "{path}: {}", answer.body);
         answer.body
+    }
+}
+
+/// The CSP hashes of the contents of the `<tag>` elements of `html`.
+fn inline_hashes(html: &str, tag: &str) -> Vec<String> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    html.split(&open)
+        .skip(1)
+        .map(|rest| hash_source(&rest[..rest.find(&close).expect("a closed element")]))
+        .collect()
+}
+
+/// `policy` has no `'unsafe-inline'` and allows the inline styles and
+/// scripts of `html` by their hashes, and no other.
+fn assert_policy_allows_only(policy: &str, html: &str) {
+    assert!(!policy.contains("unsafe"), "{policy}");
+    for (directive, tag) in [("style-src", "style"), ("script-src", "script")] {
+        let sources: Vec<&str> = policy
+            .split(';')
+            .map(str::trim)
+            .find_map(|d| d.strip_prefix(directive))
+            .unwrap_or_else(|| panic!("no {directive}: {policy}"))
+            .split_whitespace()
+            .collect();
+        let mut wanted = inline_hashes(html, tag);
+        if wanted.is_empty() {
+            wanted.push("'none'".into());
+        }
+        assert_eq!(sources, wanted, "{directive} of {policy}");
     }
 }
 
@@ -403,6 +464,44 @@ fn one_identifier_or_a_bad_query_is_a_page_that_says_so() {
     }
 }
 
+/// The JSON API, a 404 and the API's reports carry the headers; an HTML or
+/// SVG report has its own policy (its inline CSS and script by hash, no
+/// framing), the rest one that allows nothing.
+#[test]
+fn every_answer_carries_the_security_headers() {
+    let lab = lab();
+    let nothing = "default-src 'none'; frame-ancestors 'none'";
+    for path in [
+        "/api/v1/result-sets",
+        "/api/v1/no-such-route",
+        "/no-such-page",
+    ] {
+        let answer = lab.fetch(path);
+        assert_eq!(
+            answer.header("content-security-policy"),
+            Some(nothing),
+            "{path}"
+        );
+    }
+    for path in [
+        "/api/v1/result-sets/kernels/compare?format=html",
+        "/api/v1/result-sets/kernels/compare?format=svg",
+        "/api/v1/result-sets/kernels/history?format=html",
+    ] {
+        let answer = lab.fetch(path);
+        assert_eq!(answer.status, 200, "{path}: {}", answer.body);
+        let policy = answer.header("content-security-policy").unwrap();
+        assert_policy_allows_only(policy, &answer.body);
+        assert!(
+            policy.contains("frame-ancestors 'none'"),
+            "{path}: {policy}"
+        );
+        assert!(policy.contains("default-src 'none'"), "{path}: {policy}");
+    }
+    let json = lab.fetch("/api/v1/result-sets/kernels/compare?format=json");
+    assert_eq!(json.header("content-security-policy"), Some(nothing));
+}
+
 #[test]
 fn chromium_renders_the_pages_without_any_request_elsewhere() {
     let Some(browser) = chromium("the dashboard's Chromium checks") else {
@@ -437,6 +536,24 @@ fn chromium_renders_the_pages_without_any_request_elsewhere() {
     );
     assert!(dom.contains("<button type=\"button\">Test</button>"));
     assert!(dom.contains("<nav class=\"dash\""));
+
+    // The API's own HTML report: its script runs under the header's policy
+    // and its own meta element.
+    let report = visit(
+        &browser,
+        &url("/api/v1/result-sets/kernels/compare?format=html"),
+        &["--dump-dom"],
+    );
+    assert_eq!(
+        report.console,
+        Vec::<String>::new(),
+        "console of the API's report"
+    );
+    assert!(
+        report
+            .stdout
+            .contains("<button type=\"button\">Test</button>")
+    );
 
     let overview = visit(&browser, &url("/"), &["--dump-dom"]);
     assert_eq!(

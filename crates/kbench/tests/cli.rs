@@ -347,3 +347,60 @@ fn sigterm_to_kbench_alone_stops_its_agent_soon() {
     let doc = json_stdout(&db, &["show", "t", "--json"]);
     assert_eq!(doc["identifiers"][0]["runs"][0]["status"], "interrupted");
 }
+
+/// A server URL with `user:password@` is refused by every command that
+/// talks to the lab server, without the password in the message.
+#[test]
+fn a_password_in_a_server_url_is_refused_and_not_shown() {
+    let (_dir, db) = temp_db();
+    let url = "http://kbench:s3cret-pw@127.0.0.1:9";
+    let commands: [&[&str]; 5] = [
+        &["push", "t", "--to", url, "--token", "tok", "--tries", "1"],
+        &[
+            "run",
+            "syscall-null",
+            "--max-time",
+            "0.2",
+            "--as",
+            "a",
+            "--into",
+            "t",
+            "--upload",
+            url,
+            "--token",
+            "tok",
+        ],
+        &["job", "list", "--server", url],
+        &[
+            "job",
+            "submit",
+            "syscall-null",
+            "--server",
+            url,
+            "--token",
+            "tok",
+            "--as",
+            "a",
+            "--into",
+            "t",
+        ],
+        &["worker", "--server", url, "--token", "tok"],
+    ];
+    for args in commands {
+        let out = kbench(&db)
+            .args(args)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("s3cret-pw"),
+            "{args:?} shows the password: {stderr}"
+        );
+        assert!(
+            stderr.contains("http://***@127.0.0.1:9") && stderr.contains("KBENCH_TOKEN"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -22,7 +22,7 @@ use super::spec::{
     StopSignal,
 };
 use super::template::{self, Quote};
-use kbench_model::Direction;
+use kbench_model::{Direction, TestKey, TestSpec};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -501,6 +501,12 @@ fn build_metric(
     if file.unit.trim().is_empty() {
         return Err(ctx.at(name, format!("{what}: unit is empty")));
     }
+    let spec = TestSpec {
+        key: TestKey::new(test).with_metric(name.get_ref()),
+        unit: file.unit.clone(),
+        direction: file.direction,
+    };
+    kbench_model::check_test_spec(&spec).map_err(|e| ctx.at(name, format!("{what}: {e}")))?;
     let main = SourceFile {
         regex: file.regex.clone(),
         json: file.json.clone(),

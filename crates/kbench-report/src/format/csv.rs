@@ -12,6 +12,12 @@
 //! `inconclusive`). A missing or unbounded value is an empty cell (the
 //! baseline's change columns, an identifier without samples). Numbers are
 //! written in full precision. Never coloured.
+//!
+//! A name cell (result set, test, benchmark, options, metric, unit,
+//! identifier) that starts with `=`, `+`, `-`, `@`, a tab or a carriage
+//! return gets a leading `'` (OWASP's rule against CSV injection), so a
+//! spreadsheet shows it as text instead of running it as a formula. Number
+//! cells stay numbers: a change of `-3.2` is written `-3.2`.
 
 use super::{Format, Style};
 use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
@@ -70,14 +76,14 @@ fn fields(
     let summary = result.summary.as_ref();
     let comparison = result.comparison.as_ref();
     vec![
-        report.result_set.clone(),
-        metric.test.clone(),
-        metric.key.benchmark.clone(),
-        metric.key.options_text(),
-        metric.key.metric.clone(),
-        metric.unit.clone(),
+        text(&report.result_set),
+        text(&metric.test),
+        text(&metric.key.benchmark),
+        text(&metric.key.options_text()),
+        text(&metric.key.metric),
+        text(&metric.unit),
         metric.direction.as_str().to_string(),
-        result.identifier.clone(),
+        text(&result.identifier),
         is_baseline.to_string(),
         summary.map_or(String::new(), |s| s.n.to_string()),
         result.rounds.to_string(),
@@ -101,6 +107,16 @@ fn verdict(verdict: Verdict) -> &'static str {
         Verdict::Improvement => "improvement",
         Verdict::NoChange => "no_change",
         Verdict::Inconclusive => "inconclusive",
+    }
+}
+
+/// A name as a cell a spreadsheet cannot take for a formula: `'` before a
+/// leading `=`, `+`, `-`, `@`, tab or carriage return.
+fn text(name: &str) -> String {
+    if name.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{name}")
+    } else {
+        name.to_string()
     }
 }
 
@@ -145,6 +161,16 @@ mod tests {
         assert_eq!(quote("a,b"), "\"a,b\"");
         assert_eq!(quote("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(quote("two\nlines"), "\"two\nlines\"");
+    }
+
+    #[test]
+    fn formula_like_names_are_text() {
+        for name in ["=1+2", "+1", "-2", "@SUM(A1)", "\tx", "\rx"] {
+            assert_eq!(text(name), format!("'{name}"));
+        }
+        for name in ["6.18", "pipe-lat[placement=cross]", "a=b", "x-1", "'q"] {
+            assert_eq!(text(name), name);
+        }
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub mod markup;
 mod page;
 
 pub use history::history_page;
-pub use page::{page, systems_section};
+pub use page::{PAGE_SCRIPT, PAGE_STYLE, page, page_policy, policy_meta, systems_section};
 
 use super::svg::{self, MAX_POINTS, verdict_class};
 use super::{Format, Style, common};

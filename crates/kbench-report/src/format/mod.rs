@@ -10,6 +10,7 @@ use crate::comparison::ComparisonReport;
 
 mod bars;
 mod common;
+pub mod csp;
 mod csv;
 pub mod html;
 mod json;

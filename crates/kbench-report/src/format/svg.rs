@@ -30,6 +30,15 @@ use kbench_stats::{Comparison, Summary, Verdict};
 pub const THEME_CSS: &str = include_str!("svg/theme.css");
 /// The chart classes of every helper.
 pub const CHART_CSS: &str = include_str!("svg/chart.css");
+/// The content of a standalone picture's `<style>` element.
+const DOCUMENT_STYLE: &str = concat!(include_str!("svg/theme.css"), include_str!("svg/chart.css"));
+
+/// The Content-Security-Policy of a standalone picture: its own style, no
+/// script, nothing loaded.
+pub fn document_policy() -> &'static str {
+    static POLICY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    POLICY.get_or_init(|| super::csp::policy(&[DOCUMENT_STYLE], &[], "'none'"))
+}
 
 /// A drawn chart: its content in a `width` x `height` coordinate system.
 #[derive(Debug, Clone, PartialEq)]
@@ -267,7 +276,7 @@ fn document(report: &ComparisonReport, metric: Option<&MetricReport>) -> String 
     markup!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
          <svg xmlns=\"http://www.w3.org/2000/svg\" class=\"c\" width=\"{{w}}\" height=\"{{h}}\" viewBox=\"0 0 {{w}} {{h}}\" role=\"img\" aria-label=\"{{title}}\">\n\
-         <title>{{title}}</title>\n<style>{{theme}}{{css}}</style>\n\
+         <title>{{title}}</title>\n<style>{{style}}</style>\n\
          <rect class=\"c-bg\" width=\"100%\" height=\"100%\"/>\n\
          <text class=\"c-h\" x=\"{{m}}\" y=\"24\">{{test}}</text>\n\
          <text class=\"c-m\" x=\"{{m}}\" y=\"42\">{{subtitle}}</text>\n\
@@ -280,8 +289,7 @@ fn document(report: &ComparisonReport, metric: Option<&MetricReport>) -> String 
         w = Px(width),
         h = Px(height),
         title = format!("{} — kbench compare {}", metric.test, report.result_set),
-        theme = Markup::raw(THEME_CSS),
-        css = Markup::raw(CHART_CSS),
+        style = Markup::raw(DOCUMENT_STYLE),
         m = Px(MARGIN),
         test = truncate(&metric.test, 60),
         subtitle = truncate(&subtitle, 84),

@@ -13,17 +13,28 @@ use crate::client::encode_segment;
 use crate::error::ApiError;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use kbench_report::format::csp;
 use kbench_report::format::html::markup::Markup;
-use kbench_report::format::html::page;
+use kbench_report::format::html::{PAGE_SCRIPT, PAGE_STYLE, page, policy_meta};
 use kbench_report::markup;
+use std::sync::OnceLock;
+
+/// The content of the dashboard's `<style>` element (after the report's).
+const STYLE: &str = concat!("\n", include_str!("dashboard.css"));
+/// The content of the dashboard's `<script>` element: the query forms.
+const SCRIPT: &str = include_str!("dashboard.js");
 
 /// The Content-Security-Policy of every page: nothing may be loaded from
-/// anywhere (inline CSS, scripts and `data:` images only), so a page makes
-/// no request to any host, the server included.
-pub const CSP: &str =
-    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
-
-const CSS: &str = include_str!("dashboard.css");
+/// anywhere, so a page makes no request to any host, the server included;
+/// the only CSS and scripts that apply are the report skeleton's and the
+/// dashboard's own, by their hashes; `data:` images; no framing.
+pub fn policy() -> &'static str {
+    static POLICY: OnceLock<String> = OnceLock::new();
+    POLICY.get_or_init(|| {
+        let policy = csp::policy(&[PAGE_STYLE, STYLE], &[PAGE_SCRIPT, SCRIPT], "'self'");
+        format!("{policy}; frame-ancestors 'none'")
+    })
+}
 
 /// Where a page is, for the navigation bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,17 +102,22 @@ fn nav(place: Place, form: &Markup) -> Markup {
 }
 
 /// `html` (a whole document of kbench-report's skeleton) with the
-/// dashboard's CSS in its head and the navigation bar first in its body.
-/// The report pages (compare, history) are dressed as they come, so they
-/// stay what `kbench compare --format html` writes.
-pub fn dress(mut html: String, place: Place, form: &Markup) -> String {
-    let style = format!("<style>\n{CSS}</style>\n");
+/// dashboard's CSS in its head, the navigation bar first in its body and
+/// the dashboard's script last. The skeleton's own policy element goes:
+/// the answer's header carries the dashboard's [`policy`]. The report
+/// pages (compare, history) are dressed as they come, so they stay what
+/// `kbench compare --format html` writes.
+pub fn dress(html: String, place: Place, form: &Markup) -> String {
+    let mut html = html.replacen(&format!("{}\n", policy_meta()), "", 1);
+    let style = format!("<style>{STYLE}</style>\n");
     let head_end = html.find("</head>").unwrap_or(0);
     html.insert_str(head_end, &style);
     let body = html
         .find("<body>\n")
         .map_or(head_end + style.len(), |i| i + "<body>\n".len());
     html.insert_str(body, nav(place, form).as_str());
+    let body_end = html.rfind("</body>").unwrap_or(html.len());
+    html.insert_str(body_end, &format!("<script>{SCRIPT}</script>\n"));
     html
 }
 
@@ -120,13 +136,13 @@ pub fn document(title: &str, lead: &str, main: &Markup, place: Place, form: &Mar
     dress(page(title, &body, &footer), place, form)
 }
 
-/// The HTTP answer for a page: HTML and the [`CSP`].
+/// The HTTP answer for a page: HTML and the [`policy`].
 pub fn respond(status: StatusCode, html: String) -> Response {
     (
         status,
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CONTENT_SECURITY_POLICY, CSP),
+            (header::CONTENT_SECURITY_POLICY, policy()),
         ],
         html,
     )
@@ -174,14 +190,12 @@ impl IntoResponse for Failure {
 pub type Page = Result<Response, Failure>;
 
 /// A form for a report's query (`fields`: [`field`]s and [`select`]s).
-/// The report's skeleton forbids form submissions (`form-action 'none'`,
-/// for a report opened as a file), so the form navigates by script to the
-/// same page with the non-empty fields as the query.
+/// The dashboard's script (`dashboard.js`) makes the form navigate to the
+/// same page with the non-empty fields as the query; without it the form
+/// is sent as it is, to the same page.
 pub fn query_form(fields: &[Markup], button: &str) -> Markup {
     markup!(
-        "<form class=\"query\" method=\"get\" onsubmit=\"event.preventDefault(); var q = new URLSearchParams(); \
-         new FormData(this).forEach(function (v, k) { if (v !== '') { q.append(k, v); } }); location.search = q.toString();\">\
-         {{fields}}<button type=\"submit\">{{button}}</button></form>",
+        "<form class=\"query\" method=\"get\">{{fields}}<button type=\"submit\">{{button}}</button></form>",
         fields = Markup::concat(fields.iter().cloned()),
         button = button,
     )

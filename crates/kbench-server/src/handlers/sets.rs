@@ -195,6 +195,19 @@ fn content_type(format: &str) -> &'static str {
     }
 }
 
+/// A report in `format`: its content type, and for a page or picture its
+/// Content-Security-Policy.
+fn report_answer(format: &str, text: String) -> Response {
+    let mut answer = ([(header::CONTENT_TYPE, content_type(format))], text).into_response();
+    if let Some(policy) = crate::headers::report_policy(format) {
+        answer.headers_mut().insert(
+            header::CONTENT_SECURITY_POLICY,
+            axum::http::HeaderValue::from_static(policy),
+        );
+    }
+    answer
+}
+
 fn list(text: Option<&str>) -> Vec<String> {
     text.unwrap_or("")
         .split(',')
@@ -229,7 +242,7 @@ pub async fn compare(
     }
     let formatter = format::by_name(&name).ok_or_else(|| ApiError::internal("format vanished"))?;
     let text = formatter.render(&report, Style { color: false });
-    Ok(([(header::CONTENT_TYPE, content_type(&name))], text).into_response())
+    Ok(report_answer(&name, text))
 }
 
 #[derive(Debug, Deserialize)]
@@ -272,5 +285,5 @@ pub async fn history(
     })
     .await?
     .unwrap_or_default();
-    Ok(([(header::CONTENT_TYPE, content_type(&name))], text).into_response())
+    Ok(report_answer(&name, text))
 }

@@ -8,12 +8,44 @@
 use super::markup::{Markup, markup};
 use crate::comparison::IdentifierSystem;
 use crate::format::common;
-use crate::format::svg::{CHART_CSS, THEME_CSS};
+use crate::format::csp;
 use crate::header::Difference;
+use std::sync::OnceLock;
 
 const PAGE: &str = include_str!("page.html");
-const STYLE: &str = include_str!("page.css");
-const SCRIPT: &str = include_str!("page.js");
+/// The content of the skeleton's `<style>` element: colours, chart and
+/// page CSS.
+pub const PAGE_STYLE: &str = concat!(
+    "\n",
+    include_str!("../svg/theme.css"),
+    "\n",
+    include_str!("../svg/chart.css"),
+    "\n",
+    include_str!("page.css"),
+    "\n"
+);
+/// The content of the skeleton's `<script>` element: the table's sorting
+/// and filtering.
+pub const PAGE_SCRIPT: &str = include_str!("page.js");
+
+/// The skeleton's Content-Security-Policy (also in its `<meta>` element):
+/// its own style and script, nothing loaded, no form sent.
+pub fn page_policy() -> &'static str {
+    static POLICY: OnceLock<String> = OnceLock::new();
+    POLICY.get_or_init(|| csp::policy(&[PAGE_STYLE], &[PAGE_SCRIPT], "'none'"))
+}
+
+/// The skeleton's `<meta>` element holding [`page_policy`], exactly as in
+/// the page (the dashboard takes it out and sends its policy as a header).
+pub fn policy_meta() -> &'static str {
+    static META: OnceLock<String> = OnceLock::new();
+    META.get_or_init(|| {
+        format!(
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
+            page_policy()
+        )
+    })
+}
 
 /// The whole document: `body` (from a page template) inside the skeleton.
 /// `footer` holds extra footer paragraphs (already markup).
@@ -21,13 +53,12 @@ pub fn page(title: &str, body: &Markup, footer: &Markup) -> String {
     markup!(
         PAGE,
         version = env!("CARGO_PKG_VERSION"),
+        csp = Markup::raw(policy_meta()),
         title = title,
-        theme = Markup::raw(THEME_CSS),
-        chart = Markup::raw(CHART_CSS),
-        style = Markup::raw(STYLE),
+        style = Markup::raw(PAGE_STYLE),
         body = body,
         footer = footer,
-        script = Markup::raw(SCRIPT),
+        script = Markup::raw(PAGE_SCRIPT),
     )
     .into_string()
 }
@@ -174,6 +205,7 @@ pub(super) fn notes_list(notes: &[String]) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::svg::{CHART_CSS, THEME_CSS};
 
     #[test]
     fn the_skeleton_loads_nothing_and_escapes_the_title() {
@@ -190,11 +222,21 @@ mod tests {
             "only the page's own script"
         );
         assert!(html.contains("default-src 'none'"));
+        // The policy allows the page's own style and script by hash, and
+        // no other inline code.
+        assert!(html.contains(policy_meta()) && !html.contains("unsafe-inline"));
+        let inside = |open: &str, close: &str| {
+            let start = html.find(open).unwrap() + open.len();
+            html[start..start + html[start..].find(close).unwrap()].to_string()
+        };
+        let style = csp::hash_source(&inside("<style>", "</style>"));
+        let script = csp::hash_source(&inside("<script>", "</script>"));
+        assert!(page_policy().contains(&format!("style-src {style}; script-src {script};")));
         for needle in ["http://", "https://", "src=", "@import", "url(", "<link"] {
             assert!(!html.contains(needle), "{needle}");
         }
         // The inline script and styles cannot end their element early.
-        for text in [SCRIPT, STYLE, THEME_CSS, CHART_CSS] {
+        for text in [PAGE_SCRIPT, PAGE_STYLE] {
             assert!(!text.contains("</") && !text.contains("<!--"));
         }
         // The standalone SVG embeds the CSS in XML: no markup characters.
