@@ -314,7 +314,7 @@ pub fn identifier_lock_key(set: &str, identifier: &str) -> i64 {
     hash as i64
 }
 
-/// Options are stored as `k=v,k=v`; see [`crate::validate::test_key`].
+/// Options are stored as `k=v,k=v`; see [`crate::validate::test_spec`].
 pub fn parse_options(text: &str) -> Res<BTreeMap<String, String>> {
     if text.is_empty() {
         return Ok(BTreeMap::new());

@@ -8,10 +8,7 @@
 //! Each check returns what is wrong as text, without the place: the caller
 //! knows the place (a JSON path, a run, a test) and adds it.
 
-use kbench_model::{Sample, TestKey, TestSpec};
-
-/// The longest test name (`bench[k=v,...]:metric`), in characters.
-pub const MAX_TEST_NAME_CHARS: usize = 128;
+use kbench_model::{Sample, TestSpec};
 
 /// A sample: a positive finite value (times, rates and sizes are > 0, and
 /// ratios are differences of logs), at least one iteration, a time at or
@@ -56,43 +53,17 @@ pub fn steal_percent(steal: Option<f64>) -> Result<(), String> {
     }
 }
 
-/// A test: a name of at most [`MAX_TEST_NAME_CHARS`] with options the
-/// stored form `k=v,k=v` can keep, and a unit.
+/// A test: its name and unit as every part of kbench takes them
+/// ([`kbench_model::check_test_spec`]: characters that read back, at most
+/// 128 characters of name, a short unit).
 pub fn test_spec(spec: &TestSpec) -> Result<(), String> {
-    test_key(&spec.key)?;
-    if spec.unit.trim().is_empty() {
-        return Err(format!("test {} has an empty unit", spec.key));
-    }
-    Ok(())
-}
-
-/// A test's key: its name's length and its options.
-pub fn test_key(key: &TestKey) -> Result<(), String> {
-    let name = key.to_string();
-    let chars = name.chars().count();
-    if chars > MAX_TEST_NAME_CHARS {
-        let start: String = name.chars().take(40).collect();
-        return Err(format!(
-            "the test name {start:?}... is {chars} characters long; the limit is \
-             {MAX_TEST_NAME_CHARS}"
-        ));
-    }
-    for (k, v) in &key.options {
-        if k.contains([',', '=']) || v.contains(',') {
-            return Err(format!(
-                "option {k:?}={v:?} of benchmark {} holds ',' or '=' where the stored form \
-                 k=v,k=v cannot keep it; rename the option or its value",
-                key.benchmark
-            ));
-        }
-    }
-    Ok(())
+    kbench_model::check_test_spec(spec)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kbench_model::Direction;
+    use kbench_model::{Direction, TestKey};
 
     fn at(value: f64, iterations: u64, at_ms: i64) -> Sample {
         Sample {
@@ -141,12 +112,8 @@ mod tests {
             direction: Direction::Lower,
         };
         assert!(test_spec(&spec("pipe-lat[placement=same]", "us")).is_ok());
-        assert!(
-            test_spec(&spec("pipe-lat", " "))
-                .unwrap_err()
-                .contains("empty unit")
-        );
-        let long = "b".repeat(MAX_TEST_NAME_CHARS + 1);
+        assert!(test_spec(&spec("pipe-lat", " ")).is_err());
+        let long = "b".repeat(129);
         assert!(
             test_spec(&spec(&long, "us"))
                 .unwrap_err()
@@ -154,6 +121,11 @@ mod tests {
         );
         let mut key = TestKey::new("b");
         key.options.insert("cpus".into(), "0,1".into());
-        assert!(test_key(&key).is_err());
+        let stored = TestSpec {
+            key,
+            unit: "us".into(),
+            direction: Direction::Lower,
+        };
+        assert!(test_spec(&stored).is_err());
     }
 }
