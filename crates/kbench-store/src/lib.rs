@@ -21,7 +21,7 @@ mod sqlite;
 pub mod testing;
 
 pub use error::StoreError;
-pub use location::{Location, PostgresUrl, redact};
+pub use location::{Location, Opening, PostgresUrl, redact};
 pub use model::{
     BisectInfo, IdentifierData, Job, JobLease, JobSpec, JobState, LiveBatch, LiveOutcome,
     LiveSamples, Push, PushOutcome, ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo,
