@@ -34,13 +34,7 @@ fn main() -> anyhow::Result<()> {
         ms(started.elapsed())
     );
 
-    let server = kbench_server::spawn(
-        "127.0.0.1:0",
-        Config {
-            location: location.clone(),
-            max_body: kbench_server::DEFAULT_MAX_BODY,
-        },
-    )?;
+    let server = kbench_server::spawn("127.0.0.1:0", Config::new(location.clone()))?;
     let addr = server.addr.to_string();
     let path = format!("/sets/{SET}/compare");
     let mut times = Vec::with_capacity(runs);

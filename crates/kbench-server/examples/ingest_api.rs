@@ -66,13 +66,7 @@ fn main() -> anyhow::Result<()> {
     location
         .open_send()?
         .create_token("ingest", &auth::sha256_hex(token.as_bytes()))?;
-    let running = kbench_server::spawn(
-        "127.0.0.1:0",
-        Config {
-            location,
-            max_body: kbench_server::DEFAULT_MAX_BODY,
-        },
-    )?;
+    let running = kbench_server::spawn("127.0.0.1:0", Config::new(location))?;
     let addr = running.addr.to_string();
     let bearer = format!("Bearer {token}");
     let bodies: Vec<Vec<u8>> = (0..docs)

@@ -128,14 +128,7 @@ fn lab() -> Lab {
         .save_bisect("pipe-bisect", &state.to_string())
         .unwrap();
     drop(store);
-    let server = kbench_server::spawn(
-        "127.0.0.1:0",
-        Config {
-            location,
-            max_body: kbench_server::DEFAULT_MAX_BODY,
-        },
-    )
-    .unwrap();
+    let server = kbench_server::spawn("127.0.0.1:0", Config::new(location)).unwrap();
     Lab {
         addr: server.addr.to_string(),
         _server: server,

@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use kbench_server::client::{self, Response};
-use kbench_server::{Config, Running, auth};
+use kbench_server::{Config, Limits, Running, auth};
 use kbench_store::testing::{ThrowawayDatabase, postgres_server};
 use kbench_store::{Location, Store};
 use serde_json::Value;
@@ -17,12 +17,18 @@ pub struct Lab {
     pub location: Location,
     server: Option<Running>,
     max_body: usize,
+    limits: Limits,
     pub addr: String,
     pub token: String,
 }
 
 impl Lab {
     pub fn start(location: Location, max_body: usize) -> Lab {
+        Lab::start_with(location, max_body, Limits::default())
+    }
+
+    /// [`Lab::start`] with other limits (short timeouts, a small pool).
+    pub fn start_with(location: Location, max_body: usize, limits: Limits) -> Lab {
         let token = auth::new_secret().unwrap();
         location
             .open_send()
@@ -33,6 +39,7 @@ impl Lab {
             location,
             server: None,
             max_body,
+            limits,
             addr: "127.0.0.1:0".into(),
             token,
         };
@@ -46,8 +53,9 @@ impl Lab {
         let server = kbench_server::spawn(
             &self.addr,
             Config {
-                location: self.location.clone(),
                 max_body: self.max_body,
+                limits: self.limits,
+                ..Config::new(self.location.clone())
             },
         )
         .unwrap_or_else(|e| panic!("cannot serve on {}: {e}", self.addr));

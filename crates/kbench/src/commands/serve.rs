@@ -1,7 +1,9 @@
 //! `kbench serve`: the shared lab's API, dashboard and job queue
 //! (crates/kbench-server).
 
+use kbench_server::Limits;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Serve the shared lab: the JSON HTTP API, the dashboard and the job queue
 #[derive(Debug, clap::Args)]
@@ -22,12 +24,60 @@ pub struct ServeArgs {
     /// Largest request body in bytes; larger pushes get 413
     #[arg(long, value_name = "BYTES", default_value_t = kbench_server::DEFAULT_MAX_BODY)]
     pub max_body: usize,
+
+    /// A request's head must arrive within this; also closes connections
+    /// that stay silent or idle this long
+    #[arg(long, value_name = "SECONDS", value_parser = seconds,
+          default_value_t = DEFAULT.header_timeout.as_secs_f64())]
+    pub header_timeout: f64,
+
+    /// A request's body must arrive within this (408 after)
+    #[arg(long, value_name = "SECONDS", value_parser = seconds,
+          default_value_t = DEFAULT.body_timeout.as_secs_f64())]
+    pub body_timeout: f64,
+
+    /// Connections served at once; more wait to be accepted
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..),
+          default_value_t = DEFAULT.max_connections as u32)]
+    pub max_connections: u32,
+
+    /// Database connections open at once (keep it under PostgreSQL's
+    /// max_connections); requests beyond wait for one, 503 after 30 s
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..),
+          default_value_t = DEFAULT.db_connections as u32)]
+    pub db_connections: u32,
+
+    /// On SIGTERM or Ctrl-C, how long requests in flight may take to
+    /// finish before their connections are cut
+    #[arg(long, value_name = "SECONDS", value_parser = seconds,
+          default_value_t = DEFAULT.drain.as_secs_f64())]
+    pub drain_timeout: f64,
+}
+
+const DEFAULT: Limits = Limits::DEFAULT;
+
+/// A positive, finite number of seconds.
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value > 0.0 && value <= 86_400.0 => Ok(value),
+        _ => Err(format!(
+            "'{text}' is not a number of seconds from above 0 to 86400 (e.g. 10 or 0.5)"
+        )),
+    }
 }
 
 pub fn serve(args: ServeArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
     let config = kbench_server::Config {
-        location: db.location()?,
         max_body: args.max_body,
+        limits: Limits {
+            header_timeout: Duration::from_secs_f64(args.header_timeout),
+            body_timeout: Duration::from_secs_f64(args.body_timeout),
+            max_connections: args.max_connections as usize,
+            db_connections: args.db_connections as usize,
+            drain: Duration::from_secs_f64(args.drain_timeout),
+            ..DEFAULT
+        },
+        ..kbench_server::Config::new(db.location()?)
     };
     kbench_server::run(&args.listen, config)?;
     Ok(ExitCode::SUCCESS)
