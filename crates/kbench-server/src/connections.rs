@@ -9,6 +9,8 @@
 //!   new connection, a slow head and an idle keep-alive connection alike,
 //!   which are then closed. The body has `body_timeout` ([`crate::handlers`]
 //!   reads it; 408 after that).
+//! - With TLS ([`crate::tls`]) the handshake runs in the connection's own
+//!   task and must end within `header_timeout` too.
 //! - On shutdown the loop stops accepting, idle connections close, the
 //!   requests in flight finish, and whatever is still open at `drain` is
 //!   cut.
@@ -28,12 +30,15 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 
-/// Serves `router` on `listener` until `shutdown` completes, then drains.
+/// Serves `router` on `listener` (over TLS with `tls`) until `shutdown`
+/// completes, then drains.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: Limits,
+    tls: Option<TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
@@ -56,13 +61,22 @@ pub async fn serve(
             },
         };
         while connections.try_join_next().is_some() {}
-        connections.spawn(connection(
-            stream,
-            router.clone(),
-            limits,
-            stopping.clone(),
-            slot,
-        ));
+        let (router, stopping) = (router.clone(), stopping.clone());
+        match &tls {
+            None => connections.spawn(connection(stream, router, limits, stopping, slot)),
+            Some(tls) => {
+                let handshake = tls.accept(stream);
+                connections.spawn(async move {
+                    // A failed or slow handshake (a plain-http client) is
+                    // closed; its client sees no answer.
+                    if let Ok(Ok(stream)) =
+                        tokio::time::timeout(limits.header_timeout, handshake).await
+                    {
+                        connection(stream, router, limits, stopping, slot).await;
+                    }
+                })
+            }
+        };
     }
     drop(listener);
     let _ = stop.send(true);

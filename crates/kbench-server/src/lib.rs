@@ -28,6 +28,7 @@ mod dashboard;
 mod error;
 mod handlers;
 mod pool;
+pub mod tls;
 
 pub use error::ApiError;
 pub use pool::Stores;
@@ -49,6 +50,8 @@ pub struct Config {
     /// Bodies over this many bytes are refused with 413.
     pub max_body: usize,
     pub limits: Limits,
+    /// Serve HTTPS with this certificate and key (else plain HTTP).
+    pub tls: Option<tls::TlsFiles>,
 }
 
 /// How long the server waits for clients, how many it serves at once, and
@@ -99,6 +102,7 @@ impl Config {
             location,
             max_body: DEFAULT_MAX_BODY,
             limits: Limits::DEFAULT,
+            tls: None,
         }
     }
 }
@@ -173,16 +177,28 @@ pub fn open_stores(config: &Config) -> anyhow::Result<Arc<Stores>> {
     Ok(Arc::new(stores))
 }
 
-/// Serves on `listener` under `config`'s limits until `shutdown`
-/// completes, then drains (see [`router`] on where to drop `stores`).
+/// The TLS acceptor of `config`'s certificate and key, if it has them
+/// (read before listening, so bad files fail first).
+pub fn tls_acceptor(config: &Config) -> anyhow::Result<Option<tokio_rustls::TlsAcceptor>> {
+    let Some(files) = &config.tls else {
+        return Ok(None);
+    };
+    let server = files.server_config().map_err(anyhow::Error::msg)?;
+    Ok(Some(tokio_rustls::TlsAcceptor::from(server)))
+}
+
+/// Serves on `listener` under `config`'s limits (over `tls` when given)
+/// until `shutdown` completes, then drains (see [`router`] on where to
+/// drop `stores`).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     stores: Arc<Stores>,
     config: &Config,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     let router = router(stores, config.max_body, config.limits.body_timeout);
-    connections::serve(listener, router, config.limits, shutdown).await
+    connections::serve(listener, router, config.limits, tls, shutdown).await
 }
 
 /// A server on its own thread and runtime (tests, `kbench serve`): binds
@@ -194,11 +210,12 @@ pub fn spawn(listen: &str, config: Config) -> anyhow::Result<Running> {
         .build()?;
     let listener = runtime.block_on(tokio::net::TcpListener::bind(listen))?;
     let addr = listener.local_addr()?;
+    let tls = tls_acceptor(&config)?;
     let stores = open_stores(&config)?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
         let drain = config.limits.drain;
-        let served = runtime.block_on(serve(listener, stores.clone(), &config, async {
+        let served = runtime.block_on(serve(listener, stores.clone(), &config, tls, async {
             let _ = stopped.await;
         }));
         runtime.shutdown_timeout(drain);
@@ -246,6 +263,7 @@ impl Drop for Running {
 /// `kbench serve`: serves until Ctrl-C or SIGTERM, then finishes the
 /// requests in flight within the drain deadline and returns.
 pub fn run(listen: &str, config: Config) -> anyhow::Result<()> {
+    let tls = tls_acceptor(&config)?;
     let stores = open_stores(&config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -257,11 +275,12 @@ pub fn run(listen: &str, config: Config) -> anyhow::Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
         let addr = listener.local_addr()?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
         eprintln!(
-            "kbench serve: listening on http://{addr} (results in {}); Ctrl-C stops",
+            "kbench serve: listening on {scheme}://{addr} (results in {}); Ctrl-C stops",
             config.location
         );
-        serve(listener, shared, &config, shutdown_signal()).await?;
+        serve(listener, shared, &config, tls, shutdown_signal()).await?;
         eprintln!("kbench serve: stopped");
         Ok(())
     });

@@ -2,6 +2,8 @@
 //! (crates/kbench-server).
 
 use kbench_server::Limits;
+use kbench_server::tls::TlsFiles;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -52,6 +54,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", value_parser = seconds,
           default_value_t = DEFAULT.drain.as_secs_f64())]
     pub drain_timeout: f64,
+
+    /// Serve HTTPS with this certificate (chain), a PEM file; needs --tls-key
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key of --tls-cert, a PEM file
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 const DEFAULT: Limits = Limits::DEFAULT;
@@ -77,6 +87,10 @@ pub fn serve(args: ServeArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
             drain: Duration::from_secs_f64(args.drain_timeout),
             ..DEFAULT
         },
+        tls: args
+            .tls_cert
+            .zip(args.tls_key)
+            .map(|(cert, key)| TlsFiles { cert, key }),
         ..kbench_server::Config::new(db.location()?)
     };
     kbench_server::run(&args.listen, config)?;
