@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::{document, json, samples_path};
+use common::{create_token, document, json, samples_path};
+use kbench_server::Config;
 use kbench_server::client::{self, Timeouts, Trust};
 use kbench_server::tls::TlsFiles;
-use kbench_server::{Config, auth};
 use kbench_store::Location;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -150,12 +150,7 @@ fn pushes_cross_the_wire_encrypted_and_plain_http_gets_nothing() {
     let ca = make_ca(dir.path(), "lab-ca");
     let files = make_server_cert(dir.path(), "lab-ca");
     let location = Location::Sqlite(dir.path().join("results.db"));
-    let token = auth::new_secret().unwrap();
-    location
-        .open_send()
-        .unwrap()
-        .create_token("runner-1", &auth::sha256_hex(token.as_bytes()))
-        .unwrap();
+    let token = create_token(&location, "runner-1");
     let server = kbench_server::spawn(
         "127.0.0.1:0",
         Config {

@@ -29,12 +29,7 @@ impl Lab {
 
     /// [`Lab::start`] with other limits (short timeouts, a small pool).
     pub fn start_with(location: Location, max_body: usize, limits: Limits) -> Lab {
-        let token = auth::new_secret().unwrap();
-        location
-            .open_send()
-            .unwrap()
-            .create_token("runner-1", &auth::sha256_hex(token.as_bytes()))
-            .unwrap();
+        let token = create_token(&location, "runner-1");
         let mut lab = Lab {
             location,
             server: None,
@@ -119,6 +114,17 @@ impl Drop for Lab {
     fn drop(&mut self) {
         self.stop_server();
     }
+}
+
+/// A new API token `name` in the store at `location`: its secret.
+pub fn create_token(location: &Location, name: &str) -> String {
+    let token = auth::new_secret().unwrap();
+    location
+        .open_send()
+        .unwrap()
+        .create_token(name, &auth::sha256_hex(token.as_bytes()))
+        .unwrap();
+    token
 }
 
 pub fn samples_path(set: &str) -> String {
