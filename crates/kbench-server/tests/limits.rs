@@ -1,6 +1,7 @@
 //! The server under slow and crowded clients: connections that send a
 //! head slowly, stay idle or send a body slowly are closed by the
-//! server's timeouts while other clients are served; 200 clients pushing
+//! server's timeouts while other clients are served; connections beyond
+//! `max_connections` wait for a slot; 200 clients pushing
 //! at once on PostgreSQL are all stored (no 503) through at most
 //! `db_connections` database connections; errors never name the
 //! database. (The drain at SIGTERM is tested on the real `kbench serve`
@@ -154,6 +155,42 @@ fn sixty_slow_connections_are_closed_by_the_timeouts_while_others_are_served() {
         }
     }
     assert_eq!(lab.samples("slow"), 0, "nothing of a cut body is stored");
+}
+
+#[test]
+fn connections_beyond_the_cap_wait_for_a_free_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = Lab::start_with(
+        Location::Sqlite(dir.path().join("results.db")),
+        kbench_server::DEFAULT_MAX_BODY,
+        Limits {
+            max_connections: 2,
+            ..Limits::DEFAULT
+        },
+    );
+    let held: Vec<TcpStream> = (0..2)
+        .map(|_| TcpStream::connect(&lab.addr).unwrap())
+        .collect();
+    let mut waiting = TcpStream::connect(&lab.addr).unwrap();
+    waiting
+        .write_all(b"GET /api/v1/result-sets HTTP/1.1\r\nHost: lab\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    waiting
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    let mut first = [0u8; 1];
+    let early = waiting.read(&mut first);
+    assert!(
+        early
+            .as_ref()
+            .is_err_and(|e| matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)),
+        "a third connection was served beside two held ones: {early:?}"
+    );
+    drop(held);
+    waiting.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut answer = String::new();
+    waiting.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
 
 #[test]
