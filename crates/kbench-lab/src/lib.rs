@@ -1,9 +1,11 @@
 //! kbench's running side: the sampler, the agent that measures, launchers
 //! that start agents, the runner that stores what they stream, suites, and
-//! the system snapshot, and VMs that boot a kernel under test.
+//! the system snapshot, VMs that boot a kernel under test, and what a lab
+//! job may ask a worker to run.
 
 pub mod agent;
 pub mod bisect;
+pub mod job;
 pub mod launcher;
 pub mod profile;
 pub mod runner;

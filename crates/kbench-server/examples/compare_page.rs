@@ -34,7 +34,15 @@ fn main() -> anyhow::Result<()> {
         ms(started.elapsed())
     );
 
-    let server = kbench_server::spawn("127.0.0.1:0", Config::new(location.clone()))?;
+    let server = kbench_server::spawn(
+        "127.0.0.1:0",
+        Config::new(
+            location.clone(),
+            std::sync::Arc::new(kbench_lab::job::checker(
+                kbench_lab::profile::Profiles::builtin(),
+            )),
+        ),
+    )?;
     let addr = server.addr.to_string();
     let path = format!("/sets/{SET}/compare");
     let mut times = Vec::with_capacity(runs);

@@ -63,10 +63,20 @@ fn main() -> anyhow::Result<()> {
     let db = ThrowawayDatabase::create(&server, "ingest");
     let location = Location::parse(&db.url)?;
     let token = auth::new_secret()?;
-    location
-        .open_send()?
-        .create_token("ingest", &auth::sha256_hex(token.as_bytes()))?;
-    let running = kbench_server::spawn("127.0.0.1:0", Config::new(location))?;
+    location.open_send()?.create_token(
+        "ingest",
+        &auth::sha256_hex(token.as_bytes()),
+        &kbench_store::Scope::ALL,
+    )?;
+    let running = kbench_server::spawn(
+        "127.0.0.1:0",
+        Config::new(
+            location,
+            std::sync::Arc::new(kbench_lab::job::checker(
+                kbench_lab::profile::Profiles::builtin(),
+            )),
+        ),
+    )?;
     let addr = running.addr.to_string();
     let bearer = format!("Bearer {token}");
     let bodies: Vec<Vec<u8>> = (0..docs)

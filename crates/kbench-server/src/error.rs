@@ -59,8 +59,9 @@ impl From<StoreError> for ApiError {
             );
         }
         let status = match &err {
-            StoreError::InvalidName(_) => StatusCode::BAD_REQUEST,
+            StoreError::Invalid(_) => StatusCode::BAD_REQUEST,
             StoreError::NotFound(_) => StatusCode::NOT_FOUND,
+            StoreError::Forbidden(_) => StatusCode::FORBIDDEN,
             StoreError::Conflict(_) => StatusCode::CONFLICT,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };

@@ -10,7 +10,8 @@
 //!   finishing, and the workers seen;
 //! - saved bisections, read only.
 //!
-//! Reading is open; writing needs `Authorization: Bearer TOKEN`.
+//! Reading is open (unless the server is private); writing needs
+//! `Authorization: Bearer TOKEN` with a token whose scopes allow it.
 //!
 //! The store is synchronous: every store call runs on tokio's blocking pool
 //! ([`pool::Stores`]), on a store taken from a bounded pool of open
@@ -43,12 +44,20 @@ use std::time::Duration;
 /// Default request body limit: 32 MiB.
 pub const DEFAULT_MAX_BODY: usize = 32 << 20;
 
+/// Checks a submitted job before it is queued: what its names and kernel
+/// resolve to on the lab's machines (kbench-lab's `job::check_spec`, which
+/// `kbench serve` passes in); the error says what is wrong, for a 400.
+pub type JobCheck = Arc<dyn Fn(&kbench_store::JobSpec) -> Result<(), String> + Send + Sync>;
+
 /// What the server needs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     pub location: Location,
     /// Bodies over this many bytes are refused with 413.
     pub max_body: usize,
+    pub check_job: JobCheck,
+    /// Whether reading (every GET) needs a token with the `read` scope too.
+    pub private: bool,
     pub limits: Limits,
     /// Serve HTTPS with this certificate and key (else plain HTTP).
     pub tls: Option<tls::TlsFiles>,
@@ -96,11 +105,14 @@ impl Default for Limits {
 }
 
 impl Config {
-    /// `location` with the default body limit and [`Limits`].
-    pub fn new(location: Location) -> Config {
+    /// `location` and `check_job` with the defaults: the body limit,
+    /// reading open, [`Limits::DEFAULT`], plain HTTP.
+    pub fn new(location: Location, check_job: JobCheck) -> Config {
         Config {
             location,
             max_body: DEFAULT_MAX_BODY,
+            check_job,
+            private: false,
             limits: Limits::DEFAULT,
             tls: None,
         }
@@ -112,6 +124,8 @@ pub(crate) struct AppState {
     pub stores: Arc<Stores>,
     pub max_body: usize,
     pub body_timeout: Duration,
+    pub check_job: JobCheck,
+    pub private: bool,
 }
 
 /// Declares the API's routes once: [`ROUTES`], which the OpenAPI test
@@ -153,15 +167,21 @@ api_routes! {
 /// Keep a clone of `stores` outside the runtime and drop it after the
 /// runtime: the synchronous PostgreSQL client blocks on its own runtime
 /// when dropped, which panics inside an async task.
-pub fn router(stores: Arc<Stores>, max_body: usize, body_timeout: Duration) -> Router {
+pub fn router(stores: Arc<Stores>, config: &Config) -> Router {
     let state = AppState {
         stores,
-        max_body,
-        body_timeout,
+        max_body: config.max_body,
+        check_job: config.check_job.clone(),
+        private: config.private,
+        body_timeout: config.limits.body_timeout,
     };
     api_router()
         .merge(dashboard::routes())
         .fallback(handlers::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            handlers::private_reads,
+        ))
         .with_state(state)
 }
 
@@ -197,7 +217,7 @@ pub async fn serve(
     tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
-    let router = router(stores, config.max_body, config.limits.body_timeout);
+    let router = router(stores, config);
     connections::serve(listener, router, config.limits, tls, shutdown).await
 }
 

@@ -107,12 +107,24 @@ fn lab() -> Lab {
     let second = store.submit_job(&spec("6.19-rc1")).unwrap();
     let tags = ["tcg".to_string()];
     assert_eq!(
-        store.lease_job(WORKER, &tags, 60_000).unwrap().unwrap().id,
+        store
+            .lease_job(WORKER, "runner-1", &tags, 60_000)
+            .unwrap()
+            .unwrap()
+            .id,
         first
     );
-    assert!(store.finish_job(first, WORKER, true, EVIL_MESSAGE).unwrap());
+    assert!(
+        store
+            .finish_job(first, WORKER, "runner-1", true, EVIL_MESSAGE)
+            .unwrap()
+    );
     assert_eq!(
-        store.lease_job(WORKER, &tags, 60_000).unwrap().unwrap().id,
+        store
+            .lease_job(WORKER, "runner-1", &tags, 60_000)
+            .unwrap()
+            .unwrap()
+            .id,
         second
     );
     let state = serde_json::json!({
@@ -128,7 +140,16 @@ fn lab() -> Lab {
         .save_bisect("pipe-bisect", &state.to_string())
         .unwrap();
     drop(store);
-    let server = kbench_server::spawn("127.0.0.1:0", Config::new(location)).unwrap();
+    let server = kbench_server::spawn(
+        "127.0.0.1:0",
+        Config::new(
+            location,
+            std::sync::Arc::new(kbench_lab::job::checker(
+                kbench_lab::profile::Profiles::builtin(),
+            )),
+        ),
+    )
+    .unwrap();
     Lab {
         addr: server.addr.to_string(),
         _server: server,

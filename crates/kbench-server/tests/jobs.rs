@@ -212,3 +212,86 @@ fn job_names_holding_sql_or_html_are_stored_as_text() {
         assert_eq!(json(&leased)["worker"], worker);
     });
 }
+
+/// Any token could once submit, push, lease, and finish another worker's
+/// job (token B finished, as failed, a job leased by token A's worker).
+/// Now each route needs its scope (403 naming it, nothing done) and a
+/// lease belongs to the token that took it.
+#[test]
+fn tokens_act_within_their_scopes_and_on_their_own_leases() {
+    use kbench_store::Scope;
+    on_both(|location| {
+        let lab = Lab::start(location, kbench_server::DEFAULT_MAX_BODY);
+        let pusher = lab.token_with("pusher", &[Scope::Push]);
+        let a = lab.token_with("worker-a", &[Scope::Work]);
+        let b = lab.token_with("worker-b", &[Scope::Work]);
+        let lease_body =
+            |worker: &str| serde_json::json!({"worker": worker, "lease_seconds": 60}).to_string();
+        // A push-only token queues nothing and leases nothing.
+        let submitted = lab.send_as("POST", "/api/v1/jobs", &pusher, &spec("s", "i", &[]));
+        assert_eq!(submitted.status, 403, "{submitted:?}");
+        assert!(submitted.body.contains("needs 'submit'"), "{submitted:?}");
+        assert!(jobs(&lab).is_empty());
+        let leased = lab.send_as(
+            "POST",
+            "/api/v1/jobs/lease",
+            &pusher,
+            lease_body("p").as_bytes(),
+        );
+        assert_eq!(leased.status, 403, "{leased:?}");
+        // A work-only token pushes nothing.
+        let pushed = lab.push_as("lab", &a, "p1", &common::document(&["x"]));
+        assert_eq!(pushed.status, 403, "{pushed:?}");
+        assert_eq!(lab.samples("lab"), 0);
+
+        let created = lab.post("/api/v1/jobs", &spec("s", "i", &[]));
+        assert_eq!(created.status, 201, "{created:?}");
+        let id = json(&created)["id"].as_i64().unwrap();
+        let taken = lab.send_as(
+            "POST",
+            "/api/v1/jobs/lease",
+            &a,
+            lease_body("w-a").as_bytes(),
+        );
+        assert_eq!(taken.status, 200, "{taken:?}");
+        assert_eq!(json(&taken)["token"], "worker-a");
+        // Token B cannot finish, renew or take over A's lease or its name.
+        let end = serde_json::json!({"worker": "w-a", "ok": false, "message": "stolen"});
+        let stolen = lab.send_as(
+            "POST",
+            &format!("/api/v1/jobs/{id}/finish"),
+            &b,
+            end.to_string().as_bytes(),
+        );
+        assert_eq!(stolen.status, 403, "{stolen:?}");
+        let renewed = lab.send_as(
+            "POST",
+            &format!("/api/v1/jobs/{id}/renew"),
+            &b,
+            lease_body("w-a").as_bytes(),
+        );
+        assert_eq!(renewed.status, 403, "{renewed:?}");
+        let named = lab.send_as(
+            "POST",
+            "/api/v1/jobs/lease",
+            &b,
+            lease_body("w-a").as_bytes(),
+        );
+        assert_eq!(named.status, 403, "{named:?}");
+        let job = json(&lab.get(&format!("/api/v1/jobs/{id}")));
+        assert_eq!(
+            (job["state"].as_str(), job["message"].as_str()),
+            (Some("running"), None)
+        );
+        // A's own token ends it.
+        let done = lab.send_as(
+            "POST",
+            &format!("/api/v1/jobs/{id}/finish"),
+            &a,
+            serde_json::json!({"worker": "w-a", "ok": true})
+                .to_string()
+                .as_bytes(),
+        );
+        assert_eq!(done.status, 200, "{done:?}");
+    });
+}

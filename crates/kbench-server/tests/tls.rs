@@ -155,7 +155,7 @@ fn pushes_cross_the_wire_encrypted_and_plain_http_gets_nothing() {
         "127.0.0.1:0",
         Config {
             tls: Some(files),
-            ..Config::new(location)
+            ..common::config(location)
         },
     )
     .unwrap();
@@ -242,7 +242,7 @@ fn bad_certificate_files_are_refused_before_listening() {
             cert: junk.clone(),
             key: junk.clone(),
         }),
-        ..Config::new(location)
+        ..common::config(location)
     };
     let err = kbench_server::spawn("127.0.0.1:0", config)
         .err()

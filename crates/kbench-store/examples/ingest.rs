@@ -146,7 +146,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             outcomes: vec![],
             lease: None,
         };
-        store.append_live(&format!("ingest-live-{tag}"), &batch)?;
+        store.append_live(&format!("ingest-live-{tag}"), &batch, "ingest")?;
     }
     let seconds = started.elapsed().as_secs_f64();
     println!(

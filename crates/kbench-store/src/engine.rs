@@ -15,6 +15,17 @@ mod jobs;
 mod live;
 mod store;
 
+pub use jobs::{MAX_JOB_ROUNDS, MAX_JOB_SECONDS};
+
+/// The checks a store applies to a job before it queues it (see
+/// [`jobs::check_spec`]).
+pub fn check_job_spec(spec: &crate::JobSpec) -> Result<()> {
+    jobs::check_spec(spec).map_err(|fail| match fail {
+        Fail::Store(err) => err,
+        other => StoreError::Database(format!("checking a job: {other:?}")),
+    })
+}
+
 use crate::{Result, StoreError};
 use std::collections::BTreeMap;
 
@@ -289,7 +300,7 @@ pub fn pending<'a>(db: &str, found: i64, migrations: &'a [&'a str]) -> Result<&'
     Ok(&migrations[done..])
 }
 
-/// Options are stored as `k=v,k=v`; see [`store`]'s `check_options`.
+/// Options are stored as `k=v,k=v`; see [`crate::validate::test_key`].
 pub fn parse_options(text: &str) -> Res<BTreeMap<String, String>> {
     if text.is_empty() {
         return Ok(BTreeMap::new());
@@ -316,9 +327,6 @@ mod tests {
             Some(key.options.clone())
         );
         assert_eq!(parse_options("").ok(), Some(BTreeMap::new()));
-        let mut bad = TestKey::new("b");
-        bad.options.insert("cpus".into(), "0,1".into());
-        assert!(store::check_options(&bad).is_err());
     }
 
     #[test]

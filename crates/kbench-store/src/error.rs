@@ -28,11 +28,18 @@ pub enum StoreError {
         supported: i64,
     },
 
+    /// What was to be written is not valid (a name, a sample, a time, a
+    /// test, a job): nothing was written. The message says what and where.
     #[error("{0}")]
-    InvalidName(String),
+    Invalid(String),
 
     #[error("{0}")]
     NotFound(String),
+
+    /// The caller may not do this (another token's lease or worker name):
+    /// nothing was written.
+    #[error("{0}")]
+    Forbidden(String),
 
     #[error("{0}")]
     Conflict(String),

@@ -2,12 +2,18 @@
 //! `kbench import` (docs/samples-format.md): a whole result set with every
 //! run and raw sample, so an export imports back to the same data.
 //!
-//! Import is strict: unknown fields (outside the free-form `snapshot`),
-//! NaN or infinite values, non-positive values, negative times, empty sample
-//! lists, duplicate identifiers or tests, and samples of undeclared tests are
-//! rejected with the JSON line or the path of the offending element.
+//! Import is strict: unknown fields (outside the free-form `snapshot`), what
+//! every write path refuses ([`crate::validate`]: NaN, infinite or
+//! non-positive values, zero iterations, negative times, runs ending before
+//! they start, test names over 128 characters), empty sample lists, a test
+//! given twice in one `samples` object, duplicate identifiers or tests, an
+//! identifier with neither or both of `runs` and `samples`, and samples of
+//! undeclared tests are rejected with the JSON line or the path of the
+//! offending element.
 
-use crate::{IdentifierData, ResultSetData, RunId, RunInfo, RunRecord, RunStatus, TestOutcome};
+use crate::{
+    IdentifierData, ResultSetData, RunId, RunInfo, RunRecord, RunStatus, TestOutcome, validate,
+};
 use kbench_model::{Direction, Sample, TestKey, TestSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -43,7 +49,11 @@ pub struct IdentifierEntry {
     #[serde(default)]
     pub runs: Vec<RunEntry>,
     /// Samples not tied to a run (bring-your-own data), by test name.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "unique_keys"
+    )]
     pub samples: BTreeMap<String, Vec<SampleEntry>>,
 }
 
@@ -58,6 +68,7 @@ pub struct RunEntry {
     #[serde(default)]
     pub outcomes: Vec<TestOutcome>,
     /// This run's samples by test name.
+    #[serde(deserialize_with = "unique_keys")]
     pub samples: BTreeMap<String, Vec<SampleEntry>>,
 }
 
@@ -75,6 +86,42 @@ pub struct SampleEntry {
 
 fn one() -> u64 {
     1
+}
+
+/// A JSON object read into a map, refusing a key given twice (serde's own
+/// map keeps the last one silently, and so would drop samples).
+fn unique_keys<'de, D, V>(deserializer: D) -> Result<BTreeMap<String, V>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Unique<V>(std::marker::PhantomData<V>);
+
+    impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Unique<V> {
+        type Value = BTreeMap<String, V>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of sample lists by test name")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut all = BTreeMap::new();
+            while let Some((key, value)) = map.next_entry::<String, V>()? {
+                if all.contains_key(&key) {
+                    return Err(serde::de::Error::custom(format!(
+                        "test {key:?} is given twice; give each test's samples once, in one list"
+                    )));
+                }
+                all.insert(key, value);
+            }
+            Ok(all)
+        }
+    }
+
+    deserializer.deserialize_map(Unique(std::marker::PhantomData))
 }
 
 /// A file that cannot be imported; says where and what.
@@ -169,20 +216,19 @@ pub fn to_result_set(
     for (i, entry) in file.tests.iter().enumerate() {
         let key = TestKey::parse(&entry.test)
             .map_err(|e| ExchangeError(format!("tests[{i}].test: {e}")))?;
-        if entry.unit.trim().is_empty() {
-            return fail(format!("tests[{i}].unit"), "is empty");
-        }
         if tests.iter().any(|t| t.key == key) {
             return fail(
                 format!("tests[{i}].test"),
                 &format!("{key} is listed twice"),
             );
         }
-        tests.push(TestSpec {
+        let spec = TestSpec {
             key,
             unit: entry.unit.clone(),
             direction: entry.direction,
-        });
+        };
+        validate::test_spec(&spec).map_err(|e| ExchangeError(format!("tests[{i}]: {e}")))?;
+        tests.push(spec);
     }
     let mut seen = HashSet::new();
     let mut identifiers = Vec::new();
@@ -210,6 +256,23 @@ fn identifier_data(
     path: &str,
     tests: &[TestSpec],
 ) -> Result<IdentifierData, ExchangeError> {
+    match (entry.runs.is_empty(), entry.samples.is_empty()) {
+        (true, true) => {
+            return Err(ExchangeError(format!(
+                "{path}: identifier {:?} has neither runs nor samples; give one of them, or \
+                 leave the identifier out",
+                entry.name
+            )));
+        }
+        (false, false) => {
+            return Err(ExchangeError(format!(
+                "{path}: identifier {:?} has both runs and samples; give its samples inside \
+                 its runs, or samples alone (one run is then made for them)",
+                entry.name
+            )));
+        }
+        _ => {}
+    }
     let mut runs = Vec::new();
     let mut samples: BTreeMap<TestKey, Vec<Sample>> = BTreeMap::new();
     let mut sample_runs: BTreeMap<TestKey, Vec<usize>> = BTreeMap::new();
@@ -241,12 +304,8 @@ fn identifier_data(
     };
     for (r, run) in entry.runs.iter().enumerate() {
         let at = format!("{path}.runs[{r}]");
-        if run.info.started_at_ms < 0 || run.ended_at_ms.is_some_and(|t| t < run.info.started_at_ms)
-        {
-            return Err(ExchangeError(format!(
-                "{at}: negative start time or an end before the start"
-            )));
-        }
+        validate::run_times(run.info.started_at_ms, run.ended_at_ms)
+            .map_err(|e| ExchangeError(format!("{at}: {e}")))?;
         for (o, outcome) in run.outcomes.iter().enumerate() {
             if !tests.iter().any(|t| t.key == outcome.test) {
                 return Err(ExchangeError(format!(
@@ -310,24 +369,13 @@ fn declared(test: &str, tests: &[TestSpec], path: &str) -> Result<TestKey, Excha
 }
 
 fn check_sample(sample: &SampleEntry, path: &str) -> Result<(), ExchangeError> {
-    if !sample.value.is_finite() || sample.value <= 0.0 {
-        return Err(ExchangeError(format!(
-            "{path}.value: {} is not a positive finite number (times, rates and sizes are > 0)",
-            sample.value
-        )));
-    }
-    if sample.at_ms < 0 {
-        return Err(ExchangeError(format!(
-            "{path}.at_ms: {} is a negative time",
-            sample.at_ms
-        )));
-    }
-    if sample.iterations == 0 {
-        return Err(ExchangeError(format!(
-            "{path}.iterations: must be at least 1"
-        )));
-    }
-    Ok(())
+    let checked = Sample {
+        value: sample.value,
+        iterations: sample.iterations,
+        at_ms: sample.at_ms,
+        round: sample.round,
+    };
+    validate::sample(&checked).map_err(|e| ExchangeError(format!("{path}: {e}")))
 }
 
 #[cfg(test)]
@@ -357,8 +405,35 @@ mod tests {
     fn rejects_bad_input_with_its_place() {
         let cases = [
             (minimal("[]"), "empty"),
-            (minimal(r#"[{"value": -1}]"#), "samples[\"app\"][0].value"),
-            (minimal(r#"[{"value": 1, "at_ms": -5}]"#), "negative time"),
+            (
+                minimal(r#"[{"value": -1}]"#),
+                "samples[\"app\"][0]: value -1",
+            ),
+            (minimal(r#"[{"value": 1, "at_ms": -5}]"#), "before 1970"),
+            (
+                minimal(r#"[{"value": 1, "iterations": 0}]"#),
+                "iterations is 0",
+            ),
+            (
+                minimal(r#"[{"value": 1}], "app": [{"value": 2}]"#),
+                "test \"app\" is given twice",
+            ),
+            (
+                minimal(r#"[{"value": 1}]"#).replace(
+                    r#""samples": {"#,
+                    r#""runs": [{"status": "complete", "samples": {}}], "samples": {"#,
+                ),
+                "both runs and samples",
+            ),
+            (
+                minimal(r#"[{"value": 1}]"#).replace(r#", "samples": {"app": [{"value": 1}]}"#, ""),
+                "neither runs nor samples",
+            ),
+            (
+                minimal(r#"[{"value": 1}]"#)
+                    .replace("\"app\"", &format!("\"{}\"", "a".repeat(129))),
+                "tests[0]: the test name",
+            ),
             (minimal(r#"[{"value": 1, "colour": 2}]"#), "unknown field"),
             (minimal(r#"[{"value": NaN}]"#), "line"),
             (
@@ -372,7 +447,7 @@ mod tests {
         }
         let twice = minimal(r#"[{"value": 1}]"#).replace(
             r#""identifiers": [{"name": "a""#,
-            r#""identifiers": [{"name": "a", "samples": {}}, {"name": "a""#,
+            r#""identifiers": [{"name": "a", "samples": {"app": [{"value": 3}]}}, {"name": "a""#,
         );
         assert!(
             parse(&twice, None)

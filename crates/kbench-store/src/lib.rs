@@ -19,13 +19,15 @@ mod postgres;
 mod sqlite;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod validate;
 
+pub use engine::{MAX_JOB_ROUNDS, MAX_JOB_SECONDS, check_job_spec};
 pub use error::StoreError;
 pub use location::{Location, Opening, PostgresUrl, redact};
 pub use model::{
     BisectInfo, IdentifierData, Job, JobLease, JobSpec, JobState, LiveBatch, LiveOutcome,
     LiveSamples, Push, PushOutcome, ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo,
-    RunRecord, RunStatus, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
+    RunRecord, RunStatus, Scope, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
 };
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
@@ -97,9 +99,9 @@ pub trait Store {
     /// digest is a `Conflict`). Two pushes of one id at once store it once.
     fn push(&mut self, push: &Push, data: &ResultSetData) -> Result<PushOutcome>;
 
-    /// Adds an API token by the SHA-256 (hex) of its secret; a name in use,
-    /// even revoked, is a `Conflict`.
-    fn create_token(&mut self, name: &str, secret_sha256: &str) -> Result<()>;
+    /// Adds an API token by the SHA-256 (hex) of its secret, allowed
+    /// `scopes` (at least one); a name in use, even revoked, is a `Conflict`.
+    fn create_token(&mut self, name: &str, secret_sha256: &str, scopes: &[Scope]) -> Result<()>;
 
     /// Revokes the token `name`; `NotFound` when there is none. Revoking
     /// a revoked token keeps its first revocation time.
@@ -108,8 +110,8 @@ pub trait Store {
     /// All API tokens, oldest first.
     fn tokens(&mut self) -> Result<Vec<TokenInfo>>;
 
-    /// The name of the unrevoked token whose secret hashes to this.
-    fn token_by_hash(&mut self, secret_sha256: &str) -> Result<Option<String>>;
+    /// The unrevoked token whose secret hashes to this.
+    fn token_by_hash(&mut self, secret_sha256: &str) -> Result<Option<TokenInfo>>;
 
     /// Every saved bisection, by name.
     fn bisects(&mut self) -> Result<Vec<BisectInfo>>;
@@ -125,14 +127,16 @@ pub trait Store {
     /// leave a gap, a uid already used by a run of another set or
     /// identifier, or a test with another unit are a `Conflict`, and so
     /// is a `batch.lease` whose worker no longer holds the job (checked
-    /// first, the job's row then locked until the batch is stored); a test
-    /// neither in `batch.tests` nor stored in the set, a bad name or uid
-    /// are `InvalidName`; nothing is written then.
-    fn append_live(&mut self, set: &str, batch: &LiveBatch) -> Result<LiveOutcome>;
+    /// first, the job's row then locked until the batch is stored), and
+    /// such a lease taken with a token other than `token` is `Forbidden`; a
+    /// test neither in `batch.tests` nor stored in the set, a bad name,
+    /// uid, sample or time ([`validate`]) are `Invalid`; nothing is written
+    /// then.
+    fn append_live(&mut self, set: &str, batch: &LiveBatch, token: &str) -> Result<LiveOutcome>;
 
     /// Queues a job; its id. A spec without names to run, with rounds
     /// outside 1..=100, a max_time that is not a positive number, or a tag
-    /// not of letters, digits, '-', '_' and '.' is `InvalidName`.
+    /// not of letters, digits, '-', '_' and '.' is `Invalid`.
     fn submit_job(&mut self, spec: &JobSpec) -> Result<i64>;
 
     /// Leases the oldest job `worker` can take (every job tag among
@@ -140,17 +144,35 @@ pub trait Store {
     /// expired (its worker is presumed dead; `attempts` grows). A job whose
     /// lease expired [`MAX_JOB_ATTEMPTS`] times is failed instead of leased
     /// again. Two workers never hold one job (PostgreSQL: `FOR UPDATE SKIP
-    /// LOCKED`; SQLite: one writer). Records the worker as seen. A
-    /// `lease_ms` that is not positive is `InvalidName`.
-    fn lease_job(&mut self, worker: &str, tags: &[String], lease_ms: i64) -> Result<Option<Job>>;
+    /// LOCKED`; SQLite: one writer). Records the worker as seen, its name
+    /// then `token`'s: a name another token leased with is `Forbidden`. The
+    /// lease belongs to `worker` and `token`. A `lease_ms` that is not
+    /// positive is `Invalid`.
+    fn lease_job(
+        &mut self,
+        worker: &str,
+        token: &str,
+        tags: &[String],
+        lease_ms: i64,
+    ) -> Result<Option<Job>>;
 
     /// Extends `worker`'s lease on `job`; false when it no longer holds it
-    /// (expired and taken by another, or finished). Records the worker as seen.
-    fn renew_lease(&mut self, job: i64, worker: &str, lease_ms: i64) -> Result<bool>;
+    /// (expired and taken by another, or finished); `Forbidden` when the
+    /// lease was taken with another token than `token`. Records the worker
+    /// as seen.
+    fn renew_lease(&mut self, job: i64, worker: &str, token: &str, lease_ms: i64) -> Result<bool>;
 
     /// Ends `worker`'s job as done or failed with its message; false when
-    /// it no longer holds the lease (nothing changed).
-    fn finish_job(&mut self, job: i64, worker: &str, ok: bool, message: &str) -> Result<bool>;
+    /// it no longer holds the lease (nothing changed); `Forbidden` when the
+    /// lease was taken with another token than `token`.
+    fn finish_job(
+        &mut self,
+        job: i64,
+        worker: &str,
+        token: &str,
+        ok: bool,
+        message: &str,
+    ) -> Result<bool>;
 
     /// All jobs, newest first.
     fn jobs(&mut self) -> Result<Vec<Job>>;

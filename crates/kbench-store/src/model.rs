@@ -216,12 +216,94 @@ pub enum PushOutcome {
     },
 }
 
+/// What an API token may do on the lab server. Reading is open unless the
+/// server is `--private`; `admin` holds every other scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Read result sets, jobs and workers (needed only on a private server).
+    Read,
+    /// Push documents and upload runs as they go (`kbench push`, `run --upload`).
+    Push,
+    /// Queue jobs (`kbench job submit`).
+    Submit,
+    /// Lease, renew and finish jobs, and upload the runs of its own jobs
+    /// (`kbench worker`).
+    Work,
+    /// Everything above.
+    Admin,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 5] = [
+        Scope::Read,
+        Scope::Push,
+        Scope::Submit,
+        Scope::Work,
+        Scope::Admin,
+    ];
+
+    /// What a token made before scopes existed may do: all it could then
+    /// (read, push, submit, work), not admin.
+    pub const BEFORE_SCOPES: [Scope; 4] = [Scope::Read, Scope::Push, Scope::Submit, Scope::Work];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Push => "push",
+            Scope::Submit => "submit",
+            Scope::Work => "work",
+            Scope::Admin => "admin",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Scopes written `read,push`; an unknown one is an error naming the known.
+    pub fn parse_list(text: &str) -> Result<Vec<Scope>, String> {
+        let mut scopes: Vec<Scope> = Vec::new();
+        for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let scope = Scope::parse(word).ok_or_else(|| {
+                format!(
+                    "unknown scope {word:?}; the scopes are {}",
+                    Scope::list_text(&Scope::ALL)
+                )
+            })?;
+            if !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+        }
+        scopes.sort();
+        Ok(scopes)
+    }
+
+    /// `read,push`.
+    pub fn list_text(scopes: &[Scope]) -> String {
+        scopes
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
 /// An API token as listed (its secret is never stored, only its hash).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenInfo {
     pub name: String,
     pub created_at_ms: i64,
     pub revoked_at_ms: Option<i64>,
+    /// What it may do, sorted.
+    pub scopes: Vec<Scope>,
+}
+
+impl TokenInfo {
+    /// Whether it may act in `scope` (admin may in every scope).
+    pub fn allows(&self, scope: Scope) -> bool {
+        self.scopes.contains(&scope) || self.scopes.contains(&Scope::Admin)
+    }
 }
 
 /// Everything stored of one run, to upload it again (`kbench run --upload`
@@ -370,6 +452,10 @@ pub struct Job {
     pub attempts: u32,
     /// The worker holding or last holding the lease.
     pub worker: Option<String>,
+    /// The API token that worker leased it with: only that token renews
+    /// and finishes the lease, and uploads the job's run.
+    #[serde(default)]
+    pub token: Option<String>,
     pub lease_expires_at_ms: Option<i64>,
     pub submitted_at_ms: i64,
     pub started_at_ms: Option<i64>,
@@ -382,6 +468,9 @@ pub struct Job {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkerInfo {
     pub name: String,
+    /// The API token its name belongs to (the first that leased with it).
+    #[serde(default)]
+    pub token: Option<String>,
     pub tags: Vec<String>,
     pub last_seen_ms: i64,
     /// The job it holds a lease on, if any.

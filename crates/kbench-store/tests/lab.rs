@@ -29,6 +29,8 @@ on_both_backends!(
     an_expired_lease_not_taken_is_still_renewed,
     concurrent_workers_never_share_a_job,
     a_jobs_live_batches_are_stored_only_for_its_worker,
+    live_batches_are_checked_as_every_write_path,
+    a_lease_belongs_to_its_worker_and_token,
 );
 
 fn lat() -> TestSpec {
@@ -91,12 +93,12 @@ fn only_run(store: &mut dyn Store, set: &str) -> RunId {
 fn live_batches_store_each_sample_once(db: &TestDb) {
     let mut store = db.open();
     let first = batch("u1", vec![part(&lat(), 0, 5), part(&thr(), 0, 3)]);
-    assert_eq!(store.append_live("lab", &first).unwrap(), live(8, 0));
+    assert_eq!(store.append_live("lab", &first, "t1").unwrap(), live(8, 0));
     // The same batch again (a retry after a lost answer) stores nothing.
-    assert_eq!(store.append_live("lab", &first).unwrap(), live(0, 8));
+    assert_eq!(store.append_live("lab", &first, "t1").unwrap(), live(0, 8));
     // Overlapping the stored samples: only those past them go in.
     let next = batch("u1", vec![part(&lat(), 3, 9)]);
-    assert_eq!(store.append_live("lab", &next).unwrap(), live(4, 2));
+    assert_eq!(store.append_live("lab", &next, "t1").unwrap(), live(4, 2));
     // A batch without samples, only the tests' outcomes and the run's end.
     let mut end = batch("u1", vec![]);
     end.tests.clear();
@@ -107,7 +109,7 @@ fn live_batches_store_each_sample_once(db: &TestDb) {
     end.status = RunStatus::Complete;
     end.ended_at_ms = Some(5000);
     end.steal_percent = Some(0.5);
-    assert_eq!(store.append_live("lab", &end).unwrap(), live(0, 0));
+    assert_eq!(store.append_live("lab", &end, "t1").unwrap(), live(0, 0));
 
     let data = store.load("lab").unwrap();
     assert_eq!(data.tests, vec![lat(), thr()]);
@@ -130,7 +132,7 @@ fn live_batches_store_each_sample_once(db: &TestDb) {
 fn a_gap_is_a_conflict_and_writes_nothing(db: &TestDb) {
     let mut store = db.open();
     store
-        .append_live("lab", &batch("u1", vec![part(&lat(), 0, 5)]))
+        .append_live("lab", &batch("u1", vec![part(&lat(), 0, 5)]), "t1")
         .unwrap();
     let before = store.load("lab").unwrap();
     // lat continues where it stopped, but thr starts at 2 of 0 stored; the
@@ -141,7 +143,7 @@ fn a_gap_is_a_conflict_and_writes_nothing(db: &TestDb) {
     gap.outcomes = vec![outcome(&lat(), TestOutcomeKind::TargetMet)];
     gap.status = RunStatus::Complete;
     gap.ended_at_ms = Some(9000);
-    let err = store.append_live("lab", &gap).unwrap_err();
+    let err = store.append_live("lab", &gap, "t1").unwrap_err();
     let StoreError::Conflict(msg) = &err else {
         panic!("{err:?}")
     };
@@ -154,7 +156,7 @@ fn a_gap_is_a_conflict_and_writes_nothing(db: &TestDb) {
 
     // A gap in a new run of a new set leaves no set behind.
     let err = store
-        .append_live("fresh", &batch("u2", vec![part(&lat(), 1, 3)]))
+        .append_live("fresh", &batch("u2", vec![part(&lat(), 1, 3)]), "t1")
         .unwrap_err();
     assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
     assert!(matches!(store.load("fresh"), Err(StoreError::NotFound(_))));
@@ -166,7 +168,7 @@ fn a_resumed_run_is_running_again(db: &TestDb) {
     interrupted.status = RunStatus::Interrupted;
     interrupted.ended_at_ms = Some(2000);
     interrupted.steal_percent = Some(1.5);
-    store.append_live("lab", &interrupted).unwrap();
+    store.append_live("lab", &interrupted, "t1").unwrap();
     let run = only_run(store.as_mut(), "lab");
     let record = store.run_contents(run).unwrap().record;
     assert_eq!(
@@ -177,7 +179,10 @@ fn a_resumed_run_is_running_again(db: &TestDb) {
     // The runner resumes it in a new process: running, not ended, its pid.
     let mut resumed = batch("u1", vec![part(&lat(), 4, 6)]);
     resumed.info.pid = 777;
-    assert_eq!(store.append_live("lab", &resumed).unwrap(), live(2, 0));
+    assert_eq!(
+        store.append_live("lab", &resumed, "t1").unwrap(),
+        live(2, 0)
+    );
     let record = store.run_contents(run).unwrap().record;
     assert_eq!(
         (record.status, record.ended_at_ms, record.info.pid),
@@ -196,13 +201,13 @@ fn a_resumed_run_is_running_again(db: &TestDb) {
 fn a_uid_belongs_to_one_identifier(db: &TestDb) {
     let mut store = db.open();
     store
-        .append_live("lab", &batch("u1", vec![part(&lat(), 0, 2)]))
+        .append_live("lab", &batch("u1", vec![part(&lat(), 0, 2)]), "t1")
         .unwrap();
     let before = store.load("lab").unwrap();
 
     let mut elsewhere = batch("u1", vec![part(&lat(), 2, 4)]);
     elsewhere.identifier = "6.19".into();
-    let err = store.append_live("lab", &elsewhere).unwrap_err();
+    let err = store.append_live("lab", &elsewhere, "t1").unwrap_err();
     let StoreError::Conflict(msg) = &err else {
         panic!("{err:?}")
     };
@@ -214,7 +219,7 @@ fn a_uid_belongs_to_one_identifier(db: &TestDb) {
 
     // The same identifier name in another set is another identifier.
     let err = store
-        .append_live("other", &batch("u1", vec![part(&lat(), 2, 4)]))
+        .append_live("other", &batch("u1", vec![part(&lat(), 2, 4)]), "t1")
         .unwrap_err();
     assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
     assert!(matches!(store.load("other"), Err(StoreError::NotFound(_))));
@@ -224,34 +229,37 @@ fn a_uid_belongs_to_one_identifier(db: &TestDb) {
 fn live_batches_name_known_tests_only(db: &TestDb) {
     let mut store = db.open();
     store
-        .append_live("lab", &batch("u1", vec![part(&lat(), 0, 2)]))
+        .append_live("lab", &batch("u1", vec![part(&lat(), 0, 2)]), "t1")
         .unwrap();
     // Tests stored in the set need not be declared again.
     let mut undeclared = batch("u1", vec![part(&lat(), 2, 3)]);
     undeclared.tests.clear();
-    assert_eq!(store.append_live("lab", &undeclared).unwrap(), live(1, 0));
+    assert_eq!(
+        store.append_live("lab", &undeclared, "t1").unwrap(),
+        live(1, 0)
+    );
 
     // A test neither declared nor stored.
     let unknown = spec("unknown", "ns", Direction::Lower);
     let mut bad = batch("u1", vec![part(&unknown, 0, 1)]);
     bad.tests.clear();
-    let err = store.append_live("lab", &bad).unwrap_err();
-    let StoreError::InvalidName(msg) = &err else {
+    let err = store.append_live("lab", &bad, "t1").unwrap_err();
+    let StoreError::Invalid(msg) = &err else {
         panic!("{err:?}")
     };
     assert!(msg.contains("unknown") && msg.contains("tests"), "{msg}");
     bad.samples.clear();
     bad.outcomes = vec![outcome(&unknown, TestOutcomeKind::Skipped)];
     assert!(matches!(
-        store.append_live("lab", &bad),
-        Err(StoreError::InvalidName(_))
+        store.append_live("lab", &bad, "t1"),
+        Err(StoreError::Invalid(_))
     ));
 
     // A stored test in another unit.
     let mut other_unit = batch("u1", vec![]);
     other_unit.tests = vec![spec("pipe-lat[placement=cross]", "ns", Direction::Lower)];
     assert!(matches!(
-        store.append_live("lab", &other_unit),
+        store.append_live("lab", &other_unit, "t1"),
         Err(StoreError::Conflict(_))
     ));
 
@@ -263,12 +271,12 @@ fn live_batches_name_known_tests_only(db: &TestDb) {
     let mut unnamed = batch("u1", vec![]);
     unnamed.identifier = String::new();
     for wrong in [mismatch, spaced, unnamed] {
-        let err = store.append_live("lab", &wrong).unwrap_err();
-        assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+        let err = store.append_live("lab", &wrong, "t1").unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
     }
     assert!(matches!(
-        store.append_live("", &batch("u9", vec![])),
-        Err(StoreError::InvalidName(_))
+        store.append_live("", &batch("u9", vec![]), "t1"),
+        Err(StoreError::Invalid(_))
     ));
     assert_eq!(
         store.load("lab").unwrap().identifiers[0].samples[&lat().key],
@@ -354,7 +362,10 @@ fn run_contents_round_trip(db: &TestDb) {
         outcomes: contents.record.outcomes.clone(),
         lease: None,
     };
-    assert_eq!(server.append_live("lab", &resend).unwrap(), live(8, 0));
+    assert_eq!(
+        server.append_live("lab", &resend, "t1").unwrap(),
+        live(8, 0)
+    );
     let copied_run = only_run(server.as_mut(), "lab");
     let copied = server.run_contents(copied_run).unwrap();
     assert_eq!(
@@ -432,7 +443,7 @@ fn uids_ride_along_export_and_import(db: &TestDb) {
     let err = store
         .begin_run("lab", "6.19", &run_info("no/slash"))
         .unwrap_err();
-    assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
 }
 
 fn job(set: &str, tags: &[&str]) -> JobSpec {
@@ -489,7 +500,7 @@ fn jobs_are_submitted_leased_renewed_and_finished(db: &TestDb) {
     );
 
     // The oldest job goes first.
-    let leased = store.lease_job("w1", &[], MINUTE).unwrap().unwrap();
+    let leased = store.lease_job("w1", "t1", &[], MINUTE).unwrap().unwrap();
     assert_eq!(
         (
             leased.id,
@@ -510,10 +521,10 @@ fn jobs_are_submitted_leased_renewed_and_finished(db: &TestDb) {
     );
 
     // Only its worker renews or finishes it.
-    assert!(!store.renew_lease(first, "w2", MINUTE).unwrap());
-    assert!(!store.finish_job(first, "w2", true, "stolen").unwrap());
+    assert!(!store.renew_lease(first, "w2", "t1", MINUTE).unwrap());
+    assert!(!store.finish_job(first, "w2", "t1", true, "stolen").unwrap());
     std::thread::sleep(Duration::from_millis(5));
-    assert!(store.renew_lease(first, "w1", 2 * MINUTE).unwrap());
+    assert!(store.renew_lease(first, "w1", "t1", 2 * MINUTE).unwrap());
     let renewed = store.job(first).unwrap();
     assert!(
         renewed.lease_expires_at_ms.unwrap() > expires,
@@ -523,7 +534,7 @@ fn jobs_are_submitted_leased_renewed_and_finished(db: &TestDb) {
 
     assert!(
         store
-            .finish_job(first, "w1", true, "stored 42 samples")
+            .finish_job(first, "w1", "t1", true, "stored 42 samples")
             .unwrap()
     );
     let done = store.job(first).unwrap();
@@ -534,15 +545,15 @@ fn jobs_are_submitted_leased_renewed_and_finished(db: &TestDb) {
     assert!(done.finished_at_ms.is_some());
     assert_eq!(store.workers().unwrap()[0].job, None);
     // Over: no renewal, no second end.
-    assert!(!store.renew_lease(first, "w1", MINUTE).unwrap());
-    assert!(!store.finish_job(first, "w1", false, "again").unwrap());
+    assert!(!store.renew_lease(first, "w1", "t1", MINUTE).unwrap());
+    assert!(!store.finish_job(first, "w1", "t1", false, "again").unwrap());
 
     // A failed job says why.
-    let next = store.lease_job("w2", &[], MINUTE).unwrap().unwrap();
+    let next = store.lease_job("w2", "t1", &[], MINUTE).unwrap().unwrap();
     assert_eq!(next.id, second);
     assert!(
         store
-            .finish_job(second, "w2", false, "build failed")
+            .finish_job(second, "w2", "t1", false, "build failed")
             .unwrap()
     );
     let failed = store.job(second).unwrap();
@@ -552,7 +563,7 @@ fn jobs_are_submitted_leased_renewed_and_finished(db: &TestDb) {
     );
     // Most recently seen first (not by name).
     std::thread::sleep(Duration::from_millis(5));
-    assert_eq!(store.lease_job("w2", &[], MINUTE).unwrap(), None);
+    assert_eq!(store.lease_job("w2", "t1", &[], MINUTE).unwrap(), None);
     let names: Vec<String> = store
         .workers()
         .unwrap()
@@ -590,7 +601,7 @@ fn job_specs_and_leases_are_validated(db: &TestDb) {
     cases.push((no_identifier, "identifier"));
     for (spec, needle) in cases {
         let err = store.submit_job(&spec).unwrap_err();
-        let StoreError::InvalidName(msg) = &err else {
+        let StoreError::Invalid(msg) = &err else {
             panic!("{spec:?}: {err:?}")
         };
         assert!(msg.contains(needle), "{needle:?} not in {msg:?}");
@@ -608,12 +619,14 @@ fn job_specs_and_leases_are_validated(db: &TestDb) {
         ("", tags(&[]), MINUTE),
         ("w1", tags(&["a,b"]), MINUTE),
     ] {
-        let err = store.lease_job(worker, &worker_tags, lease_ms).unwrap_err();
-        assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+        let err = store
+            .lease_job(worker, "t1", &worker_tags, lease_ms)
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
     }
     assert!(matches!(
-        store.renew_lease(1, "w1", 0),
-        Err(StoreError::InvalidName(_))
+        store.renew_lease(1, "w1", "t1", 0),
+        Err(StoreError::Invalid(_))
     ));
     assert_eq!(store.workers().unwrap(), vec![]);
 }
@@ -625,7 +638,7 @@ fn jobs_go_to_workers_with_their_tags(db: &TestDb) {
     let both = store.submit_job(&job("c", &["kvm", "x86"])).unwrap();
     let leased = |store: &mut Box<dyn Store>, worker: &str, have: &[&str]| {
         store
-            .lease_job(worker, &tags(have), MINUTE)
+            .lease_job(worker, "t1", &tags(have), MINUTE)
             .unwrap()
             .map(|j| j.id)
     };
@@ -655,15 +668,15 @@ fn expired_leases_are_leased_again_then_failed(db: &TestDb) {
     let mut holders = Vec::new();
     for attempt in 1..=MAX_JOB_ATTEMPTS {
         let worker = format!("w{attempt}");
-        let leased: Job = store.lease_job(&worker, &[], 1).unwrap().unwrap();
+        let leased: Job = store.lease_job(&worker, "t1", &[], 1).unwrap().unwrap();
         assert_eq!((leased.id, leased.attempts), (id, attempt));
         holders.push(worker);
         outlive_leases();
     }
     // The first workers lost the job to the next: they can neither renew
     // nor finish it, and hold nothing.
-    assert!(!store.renew_lease(id, "w1", MINUTE).unwrap());
-    assert!(!store.finish_job(id, "w2", true, "late").unwrap());
+    assert!(!store.renew_lease(id, "w1", "t1", MINUTE).unwrap());
+    assert!(!store.finish_job(id, "w2", "t1", true, "late").unwrap());
     let mut holding: Vec<(String, Option<i64>)> = store
         .workers()
         .unwrap()
@@ -681,7 +694,7 @@ fn expired_leases_are_leased_again_then_failed(db: &TestDb) {
     );
 
     // The last lease ran out too: the job fails instead of going out again.
-    assert_eq!(store.lease_job("w4", &[], MINUTE).unwrap(), None);
+    assert_eq!(store.lease_job("w4", "t1", &[], MINUTE).unwrap(), None);
     let failed = store.job(id).unwrap();
     assert_eq!(failed.state, JobState::Failed);
     assert_eq!(
@@ -693,18 +706,18 @@ fn expired_leases_are_leased_again_then_failed(db: &TestDb) {
         store.workers().unwrap().iter().all(|w| w.job.is_none()),
         "a worker still holds the failed job"
     );
-    assert!(!store.finish_job(id, "w3", true, "too late").unwrap());
+    assert!(!store.finish_job(id, "w3", "t1", true, "too late").unwrap());
 }
 
 fn an_expired_lease_not_taken_is_still_renewed(db: &TestDb) {
     let mut store = db.open();
     let id = store.submit_job(&job("a", &[])).unwrap();
-    store.lease_job("w1", &[], 1).unwrap().unwrap();
+    store.lease_job("w1", "t1", &[], 1).unwrap().unwrap();
     outlive_leases();
     // Nobody took it meanwhile: w1 was only slow, the job is still its own.
-    assert!(store.renew_lease(id, "w1", MINUTE).unwrap());
-    assert_eq!(store.lease_job("w2", &[], MINUTE).unwrap(), None);
-    assert!(store.finish_job(id, "w1", true, "ok").unwrap());
+    assert!(store.renew_lease(id, "w1", "t1", MINUTE).unwrap());
+    assert_eq!(store.lease_job("w2", "t1", &[], MINUTE).unwrap(), None);
+    assert!(store.finish_job(id, "w1", "t1", true, "ok").unwrap());
     assert_eq!(store.job(id).unwrap().attempts, 1);
 }
 
@@ -722,7 +735,10 @@ fn concurrent_workers_never_share_a_job(db: &TestDb) {
                 scope.spawn(move || {
                     let mut store = db.open();
                     let mut mine = Vec::new();
-                    while let Some(job) = store.lease_job(&format!("w{w}"), &[], MINUTE).unwrap() {
+                    while let Some(job) = store
+                        .lease_job(&format!("w{w}"), "t1", &[], MINUTE)
+                        .unwrap()
+                    {
                         assert_eq!(job.worker.as_deref(), Some(format!("w{w}").as_str()));
                         mine.push(job.id);
                     }
@@ -747,7 +763,10 @@ fn concurrent_workers_never_share_a_job(db: &TestDb) {
         tx.execute("SELECT id FROM jobs WHERE id = $1 FOR UPDATE", &[&old])
             .unwrap();
         let answer = on_another_connection(db, |store| {
-            store.lease_job("w9", &[], MINUTE).unwrap().map(|j| j.id)
+            store
+                .lease_job("w9", "t1", &[], MINUTE)
+                .unwrap()
+                .map(|j| j.id)
         });
         let leased = answer.recv_timeout(Duration::from_secs(10));
         tx.rollback().unwrap();
@@ -774,21 +793,24 @@ fn leased_batch(job: i64, worker: &str, from: u64, to: u64) -> LiveBatch {
 fn a_jobs_live_batches_are_stored_only_for_its_worker(db: &TestDb) {
     let mut store = db.open();
     let id = store.submit_job(&job("a", &[])).unwrap();
-    store.lease_job("w1", &[], 1).unwrap().unwrap();
+    store.lease_job("w1", "t1", &[], 1).unwrap().unwrap();
     outlive_leases();
     // Expired but taken by no one: the job, and its run, are still w1's.
     let first = leased_batch(id, "w1", 0, 3);
-    assert_eq!(store.append_live("lab", &first).unwrap(), live(3, 0));
+    assert_eq!(store.append_live("lab", &first, "t1").unwrap(), live(3, 0));
     // A batch without a lease is stored as before.
     let unleased = batch("u1", vec![part(&lat(), 3, 5)]);
-    assert_eq!(store.append_live("lab", &unleased).unwrap(), live(2, 0));
+    assert_eq!(
+        store.append_live("lab", &unleased, "t1").unwrap(),
+        live(2, 0)
+    );
 
     // w2 takes the job over and resumes the run; w1 comes back.
-    store.lease_job("w2", &[], MINUTE).unwrap().unwrap();
+    store.lease_job("w2", "t1", &[], MINUTE).unwrap().unwrap();
     let before = store.load("lab").unwrap();
     let mut late = leased_batch(id, "w1", 5, 8);
     late.status = RunStatus::Interrupted;
-    let err = store.append_live("lab", &late).unwrap_err();
+    let err = store.append_live("lab", &late, "t1").unwrap_err();
     let StoreError::Conflict(msg) = &err else {
         panic!("{err:?}")
     };
@@ -800,15 +822,15 @@ fn a_jobs_live_batches_are_stored_only_for_its_worker(db: &TestDb) {
     assert_eq!(store.load("lab").unwrap(), before, "w1's batch wrote");
     assert_eq!(
         store
-            .append_live("lab", &leased_batch(id, "w2", 0, 6))
+            .append_live("lab", &leased_batch(id, "w2", 0, 6), "t1")
             .unwrap(),
         live(1, 5)
     );
 
     // An ended job takes no more batches, not even from its last worker.
-    assert!(store.finish_job(id, "w2", true, "ok").unwrap());
+    assert!(store.finish_job(id, "w2", "t1", true, "ok").unwrap());
     let err = store
-        .append_live("lab", &leased_batch(id, "w2", 6, 7))
+        .append_live("lab", &leased_batch(id, "w2", 6, 7), "t1")
         .unwrap_err();
     assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
     assert_eq!(store.result_sets().unwrap()[0].samples, 6);
@@ -817,13 +839,13 @@ fn a_jobs_live_batches_are_stored_only_for_its_worker(db: &TestDb) {
         // A lease being taken holds the job's row: w2's batch waits for it
         // rather than interleaving, then finds the job gone to w3.
         let id = store.submit_job(&job("b", &[])).unwrap();
-        store.lease_job("w2", &[], MINUTE).unwrap().unwrap();
+        store.lease_job("w2", "t1", &[], MINUTE).unwrap().unwrap();
         let mut holder = common::client(&db.location);
         let mut tx = holder.transaction().unwrap();
         tx.execute("UPDATE jobs SET worker = 'w3' WHERE id = $1", &[&id])
             .unwrap();
         let answer = on_another_connection(db, move |store| {
-            store.append_live("lab", &leased_batch(id, "w2", 6, 9))
+            store.append_live("lab", &leased_batch(id, "w2", 6, 9), "t1")
         });
         let early = answer.recv_timeout(Duration::from_millis(300));
         assert!(early.is_err(), "the batch did not wait: {early:?}");
@@ -850,4 +872,111 @@ fn on_another_connection<T: Send + 'static>(
         let _ = done.send(call(store.as_mut()));
     });
     answer
+}
+
+/// The live route once stored values -5, 0 and -1e308, iterations 0, at_ms
+/// -7 and an end before the start: compare then showed "(no samples)" and
+/// the export could not be imported. Now each is refused, nothing of it is
+/// stored, and what is stored exports and imports back.
+fn live_batches_are_checked_as_every_write_path(db: &TestDb) {
+    let mut store = db.open();
+    store
+        .append_live("lab", &batch("u1", vec![part(&lat(), 0, 3)]), "t1")
+        .unwrap();
+    let before = store.load("lab").unwrap();
+    let with_sample = |change: &dyn Fn(&mut Sample)| {
+        let mut bad = batch("u1", vec![part(&lat(), 3, 5)]);
+        change(&mut bad.samples[0].samples[1]);
+        bad
+    };
+    let mut cases: Vec<(LiveBatch, &str)> = vec![
+        (
+            with_sample(&|s| s.value = -5.0),
+            "not a positive finite number",
+        ),
+        (
+            with_sample(&|s| s.value = 0.0),
+            "not a positive finite number",
+        ),
+        (
+            with_sample(&|s| s.value = -1e308),
+            "not a positive finite number",
+        ),
+        (with_sample(&|s| s.iterations = 0), "iterations is 0"),
+        (with_sample(&|s| s.at_ms = -7), "before 1970"),
+    ];
+    let mut ended = batch("u1", vec![]);
+    ended.status = RunStatus::Complete;
+    ended.ended_at_ms = Some(999);
+    cases.push((ended, "before it starts"));
+    let mut steal = batch("u1", vec![]);
+    steal.steal_percent = Some(250.0);
+    cases.push((steal, "not a percentage"));
+    let long = spec(&"b".repeat(129), "us", Direction::Lower);
+    let mut named = batch("u2", vec![part(&long, 0, 1)]);
+    named.tests.push(long);
+    cases.push((named, "the limit is 128"));
+    for (bad, needle) in cases {
+        let err = store.append_live("lab", &bad, "t1").unwrap_err();
+        let StoreError::Invalid(message) = &err else {
+            panic!("{needle}: {err:?}");
+        };
+        assert!(message.contains(needle), "{needle:?} not in {message:?}");
+        assert!(message.contains("nothing was stored"), "{message}");
+        assert_eq!(
+            store.load("lab").unwrap(),
+            before,
+            "{needle}: something was stored"
+        );
+    }
+    let export = serde_json::to_string(&kbench_store::exchange::export(&before)).unwrap();
+    let copy = kbench_store::exchange::parse(&export, Some("copy")).unwrap();
+    store.import(&copy).unwrap_err(); // the same run uid is stored once
+    let mut fresh = copy.clone();
+    fresh.identifiers[0].runs[0].info.uid = Some("u9".into());
+    store.import(&fresh).unwrap();
+    assert_eq!(store.load("copy").unwrap().sample_count(), 3);
+}
+
+/// Token B once finished, as failed, a job that token A's worker leased.
+/// Now a lease belongs to the worker and the token that took it: another
+/// token can neither renew it, finish it, upload for it, nor lease under
+/// that worker's name; nothing changes when it tries.
+fn a_lease_belongs_to_its_worker_and_token(db: &TestDb) {
+    let mut store = db.open();
+    let id = store.submit_job(&job("lab", &[])).unwrap();
+    let leased = store.lease_job("w1", "A", &[], MINUTE).unwrap().unwrap();
+    assert_eq!((leased.id, leased.token.as_deref()), (id, Some("A")));
+    let forbidden = |err: StoreError| {
+        let StoreError::Forbidden(message) = &err else {
+            panic!("{err:?}");
+        };
+        assert!(message.contains("another API token"), "{message}");
+    };
+    forbidden(
+        store
+            .finish_job(id, "w1", "B", false, "stolen")
+            .unwrap_err(),
+    );
+    forbidden(store.renew_lease(id, "w1", "B", MINUTE).unwrap_err());
+    forbidden(
+        store
+            .append_live("lab", &leased_batch(id, "w1", 0, 3), "B")
+            .unwrap_err(),
+    );
+    forbidden(store.lease_job("w1", "B", &[], MINUTE).unwrap_err());
+    let job = store.job(id).unwrap();
+    assert_eq!((job.state, job.message), (JobState::Running, None));
+    assert!(matches!(store.load("lab"), Err(StoreError::NotFound(_))));
+    // Its own token does all of it.
+    assert!(store.renew_lease(id, "w1", "A", MINUTE).unwrap());
+    assert_eq!(
+        store
+            .append_live("lab", &leased_batch(id, "w1", 0, 3), "A")
+            .unwrap(),
+        live(3, 0)
+    );
+    assert!(store.finish_job(id, "w1", "A", true, "ok").unwrap());
+    let workers = store.workers().unwrap();
+    assert_eq!(workers[0].token.as_deref(), Some("A"));
 }

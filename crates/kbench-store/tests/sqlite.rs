@@ -98,7 +98,7 @@ fn foreign_or_damaged_files_are_left_untouched() {
             .unwrap();
         for i in 0..2000 {
             store
-                .add_sample(run, test, &sample(i as f64, i, 0))
+                .add_sample(run, test, &sample(1.0 + i as f64, i, 0))
                 .unwrap();
         }
     }

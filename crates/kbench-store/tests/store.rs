@@ -7,7 +7,9 @@ mod common;
 
 use common::{TestDb, info, outcome, sample, spec};
 use kbench_model::{Direction, Sample, TestKey};
-use kbench_store::{Location, ResultSetData, RunId, RunStatus, Store, StoreError, TestOutcomeKind};
+use kbench_store::{
+    Location, ResultSetData, RunId, RunStatus, Scope, Store, StoreError, TestOutcomeKind,
+};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
@@ -19,6 +21,7 @@ on_both_backends!(
     newer_schema_is_too_new,
     version_1_databases_are_migrated_keeping_their_data,
     version_3_databases_are_migrated_keeping_their_data,
+    version_4_databases_are_migrated_keeping_what_tokens_could_do,
     names_are_validated,
     names_holding_sql_or_html_are_kept_as_text,
     unit_or_direction_mismatch_is_a_conflict,
@@ -198,7 +201,7 @@ fn samples_survive_a_store_that_is_never_closed(db: &TestDb) {
     let test = store.test_id("set", &t).unwrap();
     for i in 0..100 {
         store
-            .add_sample(run, test, &sample(i as f64, i, 0))
+            .add_sample(run, test, &sample(1.0 + i as f64, i, 0))
             .unwrap();
     }
     std::mem::forget(store);
@@ -223,7 +226,7 @@ fn kill_child_writer() {
         .unwrap();
     for i in 1.. {
         store
-            .add_sample(run, test, &sample(i as f64, i, 0))
+            .add_sample(run, test, &sample(1.0 + i as f64, i, 0))
             .unwrap();
         println!("stored {i}");
     }
@@ -277,7 +280,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
             err,
             StoreError::TooNew {
                 found: 99,
-                supported: 4,
+                supported: 5,
                 ..
             }
         ),
@@ -285,7 +288,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
     );
     assert!(err.to_string().contains("upgrade kbench"), "{err}");
     assert_eq!(db.schema_version(), 99, "the version was changed");
-    db.set_schema_version(4);
+    db.set_schema_version(5);
     assert_eq!(db.open().result_sets().unwrap()[0].name, "kept");
 }
 
@@ -294,7 +297,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
 fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     drop(db.open());
     db.raw(&format!(
-        "{UNDO_V4} DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; \
+        "{UNDO_V5} {UNDO_V4} DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; \
          INSERT INTO result_sets (name, created_at_ms) VALUES ('old', 1)"
     ));
     db.set_schema_version(1);
@@ -303,11 +306,17 @@ fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     assert_eq!(store.result_sets().unwrap()[0].name, "old");
     store.save_bisect("old", "{}").unwrap();
     drop(store);
-    assert_eq!(db.schema_version(), 4);
+    assert_eq!(db.schema_version(), 5);
 }
 
-/// What schema version 4 added, dropped again: a database as version 3
+/// What schema version 5 added, dropped again: a database as version 4
 /// left it.
+const UNDO_V5: &str = "ALTER TABLE api_tokens DROP COLUMN scopes; \
+                       ALTER TABLE jobs DROP COLUMN token_name; \
+                       ALTER TABLE workers DROP COLUMN token_name;";
+
+/// What schema version 4 added, dropped again: a database as version 3
+/// left it (after [`UNDO_V5`]).
 const UNDO_V4: &str = "DROP TABLE workers; DROP TABLE jobs; DROP INDEX runs_by_uid; \
                        ALTER TABLE runs DROP COLUMN uid;";
 
@@ -324,11 +333,11 @@ fn version_3_databases_are_migrated_keeping_their_data(db: &TestDb) {
     }
     store.end_run(run, RunStatus::Complete, None).unwrap();
     drop(store);
-    db.raw(UNDO_V4);
+    db.raw(&format!("{UNDO_V5} {UNDO_V4}"));
     db.set_schema_version(3);
 
     let mut store = db.open();
-    assert_eq!(db.schema_version(), 4);
+    assert_eq!(db.schema_version(), 5);
     let data = store.load("old").unwrap();
     assert_eq!(data.identifiers[0].runs[0].info.uid, None);
     assert_eq!(data.identifiers[0].samples[&t.key].len(), 3);
@@ -352,6 +361,52 @@ fn version_3_databases_are_migrated_keeping_their_data(db: &TestDb) {
     assert_eq!(store.job(id).unwrap().spec, job);
 }
 
+/// A version-4 database (tokens without scopes, leases without owners) is
+/// migrated in place: its tokens keep what they could do then (read, push,
+/// submit, work; not admin), and a lease taken then may be ended by any
+/// token, while new leases belong to their token.
+fn version_4_databases_are_migrated_keeping_what_tokens_could_do(db: &TestDb) {
+    let mut store = db.open();
+    let job = kbench_store::JobSpec {
+        set: "lab".into(),
+        identifier: "a".into(),
+        names: vec!["quick".into()],
+        kernel: None,
+        rounds: 1,
+        max_time: None,
+        tags: vec![],
+    };
+    let old = store.submit_job(&job).unwrap();
+    store
+        .lease_job("w1", "t-old", &[], 60_000)
+        .unwrap()
+        .unwrap();
+    drop(store);
+    db.raw(&format!(
+        "{UNDO_V5} INSERT INTO api_tokens (name, secret_sha256, created_at_ms) \
+         VALUES ('runner-1', 'aa', 1)"
+    ));
+    db.set_schema_version(4);
+
+    let mut store = db.open();
+    assert_eq!(db.schema_version(), 5);
+    let token = store.token_by_hash("aa").unwrap().unwrap();
+    assert_eq!(token.scopes, Scope::BEFORE_SCOPES);
+    assert!(!token.allows(Scope::Admin));
+    // The lease from before owners were kept is ended by whoever has it.
+    assert_eq!(store.job(old).unwrap().token, None);
+    assert!(store.finish_job(old, "w1", "runner-1", true, "ok").unwrap());
+    let new = store.submit_job(&job).unwrap();
+    store
+        .lease_job("w1", "runner-1", &[], 60_000)
+        .unwrap()
+        .unwrap();
+    let err = store
+        .finish_job(new, "w1", "t-other", true, "x")
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Forbidden(_)), "{err:?}");
+}
+
 fn names_are_validated(db: &TestDb) {
     let mut store = db.open();
     let long = "x".repeat(129);
@@ -364,16 +419,16 @@ fn names_are_validated(db: &TestDb) {
         ("set", "tab\there"),
     ] {
         let err = store.begin_run(set, identifier, &info("k", 1)).unwrap_err();
-        assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+        assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
     }
     let err = store
         .test_id("", &spec("a", "ns", Direction::Lower))
         .unwrap_err();
-    assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
     let mut commas = spec("a", "ns", Direction::Lower);
     commas.key.options.insert("cpus".into(), "0,1".into());
     let err = store.test_id("set", &commas).unwrap_err();
-    assert!(matches!(err, StoreError::InvalidName(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
     store
         .begin_run(&"x".repeat(128), "fine", &info("k", 1))
         .unwrap();
@@ -459,7 +514,7 @@ fn written_set(store: &mut dyn Store, set: &str) -> ResultSetData {
             let id = store.test_id(set, test).unwrap();
             for i in 0..3 {
                 store
-                    .add_sample(run, id, &sample(i as f64, start + i, 0))
+                    .add_sample(run, id, &sample(1.0 + i as f64, start + i, 0))
                     .unwrap();
             }
             store
@@ -530,7 +585,7 @@ fn import_round_trips_and_is_all_or_nothing(db: &TestDb) {
     bad_name.identifiers[0].name = String::new();
     assert!(matches!(
         store.import(&bad_name),
-        Err(StoreError::InvalidName(_))
+        Err(StoreError::Invalid(_))
     ));
 }
 
@@ -628,13 +683,16 @@ fn sample_of_another_sets_test_is_refused(db: &TestDb) {
         .unwrap();
     let err = store.add_sample(run, own, &nan).unwrap_err();
     assert!(err.to_string().contains("NaN"), "{err}");
-    store
-        .add_sample(run, own, &sample(f64::INFINITY, 1, 0))
-        .unwrap();
+    // Every write path refuses what import refuses (kbench_store::validate).
+    for bad in [f64::INFINITY, 0.0, -1.0] {
+        let err = store.add_sample(run, own, &sample(bad, 1, 0)).unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{bad}: {err:?}");
+    }
+    store.add_sample(run, own, &sample(2.5, 1, 0)).unwrap();
     let data = store.load("one").unwrap();
     assert_eq!(
         data.identifiers[0].samples[&TestKey::new("a")],
-        vec![sample(f64::INFINITY, 1, 0)]
+        vec![sample(2.5, 1, 0)]
     );
 }
 
@@ -754,15 +812,20 @@ fn a_push_id_stores_its_samples_once(db: &TestDb) {
 
 fn tokens_are_created_found_by_hash_and_revoked(db: &TestDb) {
     let mut store = db.open();
-    store.create_token("runner-1", "aa").unwrap();
-    store.create_token("<b>'; --", "bb").unwrap();
+    store
+        .create_token("runner-1", "aa", &[Scope::Push])
+        .unwrap();
+    store
+        .create_token("<b>'; --", "bb", &[Scope::Push])
+        .unwrap();
     assert!(matches!(
-        store.create_token("runner-1", "cc"),
+        store.create_token("runner-1", "cc", &[Scope::Push]),
         Err(StoreError::Conflict(_))
     ));
+    let found = store.token_by_hash("aa").unwrap().unwrap();
     assert_eq!(
-        store.token_by_hash("aa").unwrap().as_deref(),
-        Some("runner-1")
+        (found.name.as_str(), &found.scopes[..]),
+        ("runner-1", &[Scope::Push][..])
     );
     assert_eq!(store.token_by_hash("zz").unwrap(), None);
     store.revoke_token("runner-1").unwrap();

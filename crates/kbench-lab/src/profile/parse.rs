@@ -110,7 +110,7 @@ impl Parser {
             ));
         }
         let mut values = Vec::new();
-        for metric in &self.metrics {
+        for (index, metric) in self.metrics.iter().enumerate() {
             let mut first_error: Option<String> = None;
             let mut found = None;
             for (source, scale) in &metric.sources {
@@ -131,6 +131,20 @@ impl Parser {
                             "metric '{}': read {value}, not a measurement",
                             metric.name
                         ));
+                    }
+                    // The store keeps values above 0 only (ratios are
+                    // differences of logs): a side metric that reads 0
+                    // (no errors, a latency under the tool's resolution)
+                    // is left out of this sample; the main one fails it.
+                    if value == 0.0 {
+                        if index == 0 {
+                            return Err(format!(
+                                "metric '{}': read 0, which cannot be compared (kbench keeps \
+                                 values above 0)",
+                                metric.name
+                            ));
+                        }
+                        continue;
                     }
                     values.push((metric.name.clone(), value));
                 }

@@ -2,15 +2,18 @@
 //! A worker leases a job for some seconds, renews the lease while it
 //! runs, and finishes it; a lease it lost (it expired and another worker
 //! took the job, or the job ended) answers 409, and the worker stops.
-//! The store checks specs, names and tags (400 for what it refuses).
+//! A submitted job is checked as `kbench job submit` checks it (the
+//! server's [`crate::JobCheck`]: names that resolve to benchmarks, suites
+//! or profiles, a kernel that is not a path), then by the store (names,
+//! rounds, tags); 400 for what either refuses, and nothing is queued.
 
-use super::{Api, Described, JsonBody, Writer, json};
+use super::{Api, Caller, Described, JsonBody, json};
 use crate::AppState;
 use crate::error::ApiError;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use kbench_store::{Job, JobSpec, JobState, Store};
+use kbench_store::{Job, JobSpec, JobState, Scope, Store};
 use serde::Deserialize;
 
 /// The longest lease a worker may ask for: it renews long jobs.
@@ -97,9 +100,12 @@ fn job_json(status: StatusCode, job: &Job) -> Response {
 /// `POST /jobs`: 201 with the queued job.
 pub async fn submit(
     State(state): State<AppState>,
-    Writer(_): Writer,
+    caller: Caller,
     JsonBody(spec): JsonBody<JobSpec>,
 ) -> Result<Response, ApiError> {
+    caller.require(Scope::Submit, "submitting a job")?;
+    (state.check_job)(&spec)
+        .map_err(|why| ApiError::bad_request(format!("the job was not queued: {why}")))?;
     let job = state
         .stores
         .with(move |store| {
@@ -136,13 +142,15 @@ pub async fn one(
 /// `POST /jobs/lease`: 200 with the job leased, 204 when none waits.
 pub async fn lease(
     State(state): State<AppState>,
-    Writer(_): Writer,
+    caller: Caller,
     JsonBody(request): JsonBody<LeaseRequest>,
 ) -> Result<Response, ApiError> {
+    caller.require(Scope::Work, "leasing a job")?;
     let lease_ms = lease_ms(request.lease_seconds)?;
+    let token = caller.0.name;
     let leased = state
         .stores
-        .with(move |store| Ok(store.lease_job(&request.worker, &request.tags, lease_ms)?))
+        .with(move |store| Ok(store.lease_job(&request.worker, &token, &request.tags, lease_ms)?))
         .await?;
     Ok(match leased {
         Some(job) => job_json(StatusCode::OK, &job),
@@ -155,14 +163,16 @@ pub async fn lease(
 pub async fn renew(
     State(state): State<AppState>,
     Api(Path(id)): Api<Path<i64>>,
-    Writer(_): Writer,
+    caller: Caller,
     JsonBody(request): JsonBody<RenewRequest>,
 ) -> Result<Response, ApiError> {
+    caller.require(Scope::Work, "renewing a lease")?;
     let lease_ms = lease_ms(request.lease_seconds)?;
+    let token = caller.0.name;
     state
         .stores
         .with(move |store| {
-            if store.renew_lease(id, &request.worker, lease_ms)? {
+            if store.renew_lease(id, &request.worker, &token, lease_ms)? {
                 Ok(())
             } else {
                 Err(lease_lost(store, id, &request.worker))
@@ -177,13 +187,15 @@ pub async fn renew(
 pub async fn finish(
     State(state): State<AppState>,
     Api(Path(id)): Api<Path<i64>>,
-    Writer(_): Writer,
+    caller: Caller,
     JsonBody(request): JsonBody<FinishRequest>,
 ) -> Result<Response, ApiError> {
+    caller.require(Scope::Work, "finishing a job")?;
+    let token = caller.0.name;
     let job = state
         .stores
         .with(move |store| {
-            if store.finish_job(id, &request.worker, request.ok, &request.message)? {
+            if store.finish_job(id, &request.worker, &token, request.ok, &request.message)? {
                 Ok(store.job(id)?)
             } else {
                 Err(lease_lost(store, id, &request.worker))

@@ -1,5 +1,5 @@
-//! The API's handlers, by concern, and what they share: the writer's
-//! token ([`Writer`]), request bodies under the size limit parsed with the
+//! The API's handlers, by concern, and what they share: the caller's
+//! token and its scopes ([`Caller`]), request bodies under the size limit parsed with the
 //! path of what is wrong ([`JsonBody`], [`RawBody`], [`parse_json`]),
 //! JSON errors for bad paths and queries ([`Api`]), and work off the async
 //! threads ([`blocking`]). Store calls go through [`crate::Stores::with`].
@@ -17,10 +17,12 @@ use crate::auth;
 use crate::error::ApiError;
 use axum::Json;
 use axum::body::{Bytes, to_bytes};
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, Request, State};
 use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use kbench_store::{Scope, TokenInfo};
 use serde::de::DeserializeOwned;
 
 /// This API described as OpenAPI 3.1 (crates/kbench-server/openapi.json).
@@ -41,44 +43,94 @@ pub async fn openapi() -> Response {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI).into_response()
 }
 
-/// `GET /api/v1/token`: the name of the token the request carries, so a
-/// client can check its token before it uploads anything.
-pub async fn token(Writer(name): Writer) -> Json<serde_json::Value> {
-    Json(serde_json::json!({ "name": name }))
+/// `GET /api/v1/token`: the name and scopes of the token the request
+/// carries, so a client can check its token before it uploads anything.
+pub async fn token(Caller(token): Caller) -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "name": token.name, "scopes": token.scopes }))
 }
 
-/// The name of the valid, unrevoked API token of the request's
-/// `Authorization: Bearer TOKEN` header; 401 otherwise. Extracted before
-/// the body, so an unauthorized request writes and reads nothing more.
-pub struct Writer(pub String);
+/// The valid, unrevoked API token of the request's `Authorization: Bearer
+/// TOKEN` header; 401 otherwise. Extracted before the body, so an
+/// unauthorized request writes and reads nothing more. What it may do is
+/// [`Caller::require`]d by each handler.
+pub struct Caller(pub TokenInfo);
 
-impl FromRequestParts<AppState> for Writer {
+impl Caller {
+    /// 403 unless the token may act in `scope`; `doing` says what needs it
+    /// ("submitting a job").
+    pub fn require(&self, scope: Scope, doing: &str) -> Result<(), ApiError> {
+        if self.0.allows(scope) {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "token '{}' has the scopes {}; {doing} needs '{}'. Nothing was done: use a \
+                 token with it (`kbench token create --name NAME --scope {}` on the server's \
+                 database)",
+                self.0.name,
+                Scope::list_text(&self.0.scopes),
+                scope.as_str(),
+                scope.as_str()
+            ),
+        ))
+    }
+}
+
+impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Writer, ApiError> {
-        let unauthorized = |why: &str| {
-            ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                format!(
-                    "{why}; writing needs `Authorization: Bearer TOKEN` with a token from `kbench token create`"
-                ),
-            )
-        };
-        let Some(value) = parts.headers.get(header::AUTHORIZATION) else {
-            return Err(unauthorized("no Authorization header"));
-        };
-        let token = value
-            .to_str()
-            .ok()
-            .and_then(auth::bearer)
-            .ok_or_else(|| unauthorized("the Authorization header is not `Bearer TOKEN`"))?;
-        let hash = auth::sha256_hex(token.as_bytes());
-        let name = state
-            .stores
-            .with(move |store| Ok(store.token_by_hash(&hash)?))
-            .await?;
-        name.map(Writer)
-            .ok_or_else(|| unauthorized("the token is unknown or revoked"))
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Caller, ApiError> {
+        token_of(parts, state).await.map(Caller)
+    }
+}
+
+/// The token a request's header names; 401 when there is none or it is
+/// unknown or revoked.
+pub(crate) async fn token_of(parts: &Parts, state: &AppState) -> Result<TokenInfo, ApiError> {
+    let unauthorized = |why: &str| {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            format!(
+                "{why}; this needs `Authorization: Bearer TOKEN` with a token from `kbench token create`"
+            ),
+        )
+    };
+    let Some(value) = parts.headers.get(header::AUTHORIZATION) else {
+        return Err(unauthorized("no Authorization header"));
+    };
+    let token = value
+        .to_str()
+        .ok()
+        .and_then(auth::bearer)
+        .ok_or_else(|| unauthorized("the Authorization header is not `Bearer TOKEN`"))?;
+    let hash = auth::sha256_hex(token.as_bytes());
+    let found = state
+        .stores
+        .with(move |store| Ok(store.token_by_hash(&hash)?))
+        .await?;
+    found.ok_or_else(|| unauthorized("the token is unknown or revoked"))
+}
+
+/// Middleware of a `--private` server: every GET (API and dashboard)
+/// needs a token with the `read` scope, 401 or 403 otherwise; an open
+/// server lets every GET through. Writes check their own scopes.
+pub(crate) async fn private_reads(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if !state.private || request.method() != Method::GET {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let allowed = match token_of(&parts, &state).await {
+        Ok(token) => Caller(token).require(Scope::Read, "reading a private server"),
+        Err(error) => Err(error),
+    };
+    match allowed {
+        Ok(()) => next.run(Request::from_parts(parts, body)).await,
+        Err(error) => error.into_response(),
     }
 }
 

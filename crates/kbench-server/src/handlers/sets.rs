@@ -1,7 +1,7 @@
 //! Result sets: the listing, pushes of whole documents, comparisons,
 //! histories and exports.
 
-use super::{Api, RawBody, Writer, blocking, json, parse_json};
+use super::{Api, Caller, RawBody, blocking, json, parse_json};
 use crate::AppState;
 use crate::auth;
 use crate::error::ApiError;
@@ -12,7 +12,7 @@ use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::{self, Style};
 use kbench_report::history::{self, HistoryRequest};
 use kbench_store::exchange::{self, SamplesFile};
-use kbench_store::{Push, PushOutcome, ResultSetData};
+use kbench_store::{Push, PushOutcome, ResultSetData, Scope};
 use serde::Deserialize;
 
 /// The header carrying the client's push id.
@@ -48,10 +48,12 @@ fn push_id(headers: &HeaderMap) -> Result<String, ApiError> {
 pub async fn push_samples(
     State(state): State<AppState>,
     Api(Path(set)): Api<Path<String>>,
-    Writer(token): Writer,
+    caller: Caller,
     headers: HeaderMap,
     RawBody(bytes): RawBody,
 ) -> Result<Response, ApiError> {
+    caller.require(Scope::Push, "pushing samples")?;
+    let token = caller.0.name;
     let push_id = push_id(&headers)?;
     let into = set.clone();
     let (data, digest) = blocking(move || {

@@ -18,6 +18,8 @@ pub struct Lab {
     server: Option<Running>,
     max_body: usize,
     limits: Limits,
+    /// Started `--private` (reading needs a token with `read`).
+    private: bool,
     pub addr: String,
     pub token: String,
 }
@@ -27,14 +29,29 @@ impl Lab {
         Lab::start_with(location, max_body, Limits::default())
     }
 
+    /// A server whose every GET needs a token with the `read` scope.
+    pub fn start_private(location: Location) -> Lab {
+        Lab::start_as(
+            location,
+            kbench_server::DEFAULT_MAX_BODY,
+            Limits::default(),
+            true,
+        )
+    }
+
     /// [`Lab::start`] with other limits (short timeouts, a small pool).
     pub fn start_with(location: Location, max_body: usize, limits: Limits) -> Lab {
+        Lab::start_as(location, max_body, limits, false)
+    }
+
+    fn start_as(location: Location, max_body: usize, limits: Limits, private: bool) -> Lab {
         let token = create_token(&location, "runner-1");
         let mut lab = Lab {
             location,
             server: None,
             max_body,
             limits,
+            private,
             addr: "127.0.0.1:0".into(),
             token,
         };
@@ -50,7 +67,8 @@ impl Lab {
             Config {
                 max_body: self.max_body,
                 limits: self.limits,
-                ..Config::new(self.location.clone())
+                private: self.private,
+                ..config(self.location.clone())
             },
         )
         .unwrap_or_else(|e| panic!("cannot serve on {}: {e}", self.addr));
@@ -63,6 +81,15 @@ impl Lab {
         if let Some(server) = self.server.take() {
             server.stop().unwrap();
         }
+    }
+
+    /// A new token `name` with `scopes` in the lab's database: its secret.
+    pub fn token_with(&self, name: &str, scopes: &[kbench_store::Scope]) -> String {
+        let token = auth::new_secret().unwrap();
+        self.store()
+            .create_token(name, &auth::sha256_hex(token.as_bytes()), scopes)
+            .unwrap();
+        token
     }
 
     pub fn store(&self) -> Box<dyn Store + Send> {
@@ -116,13 +143,29 @@ impl Drop for Lab {
     }
 }
 
-/// A new API token `name` in the store at `location`: its secret.
+/// A server's [`Config`] over `location` with the defaults and the job
+/// check of `kbench serve` with the built-in profiles.
+pub fn config(location: Location) -> Config {
+    Config::new(
+        location,
+        std::sync::Arc::new(kbench_lab::job::checker(
+            kbench_lab::profile::Profiles::builtin(),
+        )),
+    )
+}
+
+/// A new API token `name` with every scope in the store at `location`:
+/// its secret.
 pub fn create_token(location: &Location, name: &str) -> String {
     let token = auth::new_secret().unwrap();
     location
         .open_send()
         .unwrap()
-        .create_token(name, &auth::sha256_hex(token.as_bytes()))
+        .create_token(
+            name,
+            &auth::sha256_hex(token.as_bytes()),
+            &kbench_store::Scope::ALL,
+        )
         .unwrap();
     token
 }

@@ -11,13 +11,19 @@ use super::{Fail, Res, Row, Sql, args, first_int, rows};
 use crate::{Job, JobLease, JobSpec, JobState, MAX_JOB_ATTEMPTS, StoreError, WorkerInfo};
 use kbench_model::now_ms;
 
-/// The most rounds a job may ask for.
-const MAX_ROUNDS: u32 = 100;
+/// The most rounds a job may ask for (as `kbench run --rounds`).
+pub const MAX_JOB_ROUNDS: u32 = 100;
 
-/// What a valid job asks for: names for its set and identifier, something
-/// to run, 1 to [`MAX_ROUNDS`] rounds, a positive time limit, plain tags.
-pub(super) fn check_spec(spec: &JobSpec) -> Res<()> {
-    let invalid = |msg: String| Err(Fail::Store(StoreError::InvalidName(msg)));
+/// The longest time budget per test and round a job may ask for: a day.
+pub const MAX_JOB_SECONDS: f64 = 86_400.0;
+
+/// What a valid job asks for, as far as a store can tell: names for its
+/// set and identifier, something to run, 1 to [`MAX_JOB_ROUNDS`] rounds, a
+/// time limit above 0 and at most [`MAX_JOB_SECONDS`], plain tags. (Whether
+/// the names are benchmarks is kbench-lab's `job::check_spec`, which the
+/// server applies before this.)
+pub fn check_spec(spec: &JobSpec) -> Res<()> {
+    let invalid = |msg: String| Err(Fail::Store(StoreError::Invalid(msg)));
     check_name("result set", &spec.set)?;
     check_name("identifier", &spec.identifier)?;
     if spec.names.is_empty() || spec.names.iter().any(|name| name.trim().is_empty()) {
@@ -27,16 +33,19 @@ pub(super) fn check_spec(spec: &JobSpec) -> Res<()> {
             spec.names
         ));
     }
-    if !(1..=MAX_ROUNDS).contains(&spec.rounds) {
+    if !(1..=MAX_JOB_ROUNDS).contains(&spec.rounds) {
         return invalid(format!(
-            "the job asks for {} rounds; give 1 to {MAX_ROUNDS}",
+            "the job asks for {} rounds; give 1 to {MAX_JOB_ROUNDS}",
             spec.rounds
         ));
     }
-    if let Some(max_time) = spec.max_time.filter(|t| !(t.is_finite() && *t > 0.0)) {
+    if let Some(max_time) = spec
+        .max_time
+        .filter(|t| !(t.is_finite() && *t > 0.0 && *t <= MAX_JOB_SECONDS))
+    {
         return invalid(format!(
-            "the job's max_time {max_time} is not a positive number of seconds; give one, or \
-             leave it out for kbench run's default"
+            "the job's max_time {max_time} is not a number of seconds above 0 and at most \
+             {MAX_JOB_SECONDS}; give one, or leave it out for kbench run's default"
         ));
     }
     check_tags(&spec.tags)
@@ -55,7 +64,7 @@ pub(super) fn check_worker(worker: &str, tags: &[String]) -> Res<()> {
 /// A lease must last: `lease_ms` must be positive.
 pub(super) fn check_lease(lease_ms: i64) -> Res<()> {
     if lease_ms <= 0 {
-        return Err(Fail::Store(StoreError::InvalidName(format!(
+        return Err(Fail::Store(StoreError::Invalid(format!(
             "a lease of {lease_ms} ms ends before it starts; give the time a worker may stay \
              silent before its job is given to another (e.g. 60 s)"
         ))));
@@ -90,7 +99,7 @@ pub(super) fn submit(db: &mut dyn Sql, spec: &JobSpec) -> Res<i64> {
 
 /// The columns [`read_job`] reads.
 const JOB_COLUMNS: &str = "id, spec_json, state, attempts, worker, lease_expires_at_ms, \
-                           submitted_at_ms, started_at_ms, finished_at_ms, message";
+                           submitted_at_ms, started_at_ms, finished_at_ms, message, token_name";
 
 fn read_job(row: &dyn Row) -> Res<Job> {
     let id = row.req_int(0)?;
@@ -107,6 +116,7 @@ fn read_job(row: &dyn Row) -> Res<Job> {
         started_at_ms: row.int(7)?,
         finished_at_ms: row.int(8)?,
         message: row.text(9)?,
+        token: row.text(10)?,
     })
 }
 
@@ -160,10 +170,12 @@ const LEASABLE: &str = "(state = 'queued' OR (state = 'running' AND lease_expire
 pub(super) fn lease(
     db: &mut dyn Sql,
     worker: &str,
+    token: &str,
     tags: &[String],
     lease_ms: i64,
 ) -> Res<Option<Job>> {
     let now = now_ms();
+    claim_name(db, worker, token)?;
     fail_abandoned(db, now)?;
     let mut candidates = Vec::new();
     db.query(
@@ -193,8 +205,8 @@ pub(super) fn lease(
     if let Some(id) = leased {
         db.execute(
             "UPDATE jobs SET state = 'running', worker = ?2, attempts = attempts + 1, \
-             lease_expires_at_ms = ?3, started_at_ms = ?4 WHERE id = ?1",
-            args![id, worker, now.saturating_add(lease_ms), now],
+             lease_expires_at_ms = ?3, started_at_ms = ?4, token_name = ?5 WHERE id = ?1",
+            args![id, worker, now.saturating_add(lease_ms), now, token],
         )?;
         // The worker that lost the job (its lease expired) holds it no more.
         db.execute(
@@ -203,12 +215,66 @@ pub(super) fn lease(
         )?;
     }
     db.execute(
-        "INSERT INTO workers (name, tags, last_seen_ms, job_id) VALUES (?1, ?2, ?3, ?4) \
+        "INSERT INTO workers (name, tags, last_seen_ms, job_id, token_name) \
+         VALUES (?1, ?2, ?3, ?4, ?5) \
          ON CONFLICT (name) DO UPDATE SET tags = excluded.tags, \
-         last_seen_ms = excluded.last_seen_ms, job_id = excluded.job_id",
-        args![worker, &tags_text(tags), now, leased],
+         last_seen_ms = excluded.last_seen_ms, job_id = excluded.job_id, \
+         token_name = excluded.token_name",
+        args![worker, &tags_text(tags), now, leased, token],
     )?;
     leased.map(|id| get(db, id)).transpose()
+}
+
+/// Makes the worker name `worker` this token's, unless it is another's
+/// (`Forbidden`): a name names one worker, and only its token acts as it.
+/// A name seen before tokens owned names is taken by the first to lease.
+fn claim_name(db: &mut dyn Sql, worker: &str, token: &str) -> Res<()> {
+    let mut owner: Option<String> = None;
+    db.query(
+        "SELECT token_name FROM workers WHERE name = ?1",
+        args![worker],
+        &mut |row| {
+            owner = row.text(0)?;
+            Ok(())
+        },
+    )?;
+    match owner {
+        Some(owner) if owner != token => Err(Fail::Store(StoreError::Forbidden(format!(
+            "worker name \"{worker}\" belongs to another API token's worker in {}; token \
+             \"{token}\" cannot lease as it. Give this worker a name of its own (--name)",
+            db.name()
+        )))),
+        _ => Ok(()),
+    }
+}
+
+/// `Forbidden` when `worker` holds running `job` under another token than
+/// `token` (a token acts only on the leases its own workers took); `None`
+/// when the job is not `worker`'s at all (the lease was lost).
+fn foreign_lease(db: &mut dyn Sql, job: i64, worker: &str, token: &str) -> Res<Option<Fail>> {
+    let mut holder: Option<String> = None;
+    db.query(
+        "SELECT token_name FROM jobs WHERE id = ?1 AND worker = ?2 AND state = 'running'",
+        args![job, worker],
+        &mut |row| {
+            holder = row.text(0)?;
+            Ok(())
+        },
+    )?;
+    Ok(holder.filter(|holder| holder != token).map(|holder| {
+        Fail::Store(StoreError::Forbidden(format!(
+            "job {job} is leased by worker \"{worker}\" with another API token (\"{holder}\"); \
+             token \"{token}\" cannot renew, finish or upload for it. Only the token a lease \
+             was taken with acts on it"
+        )))
+    }))
+}
+
+/// The lease of a job whose lease was taken with this token, or before
+/// leases had owners (NULL), as a condition on `jobs` with the token at
+/// parameter `?N`.
+fn leased_with(n: usize) -> String {
+    format!("COALESCE(token_name, ?{n}) = ?{n}")
 }
 
 /// Fails the running jobs whose lease expired after [`MAX_JOB_ATTEMPTS`]
@@ -237,25 +303,43 @@ fn fail_abandoned(db: &mut dyn Sql, now: i64) -> Res<()> {
 
 /// Records `worker` as seen now and, when it held the `released` job, as
 /// holding none.
-fn seen(db: &mut dyn Sql, worker: &str, now: i64, released: Option<i64>) -> Res<()> {
+fn seen(db: &mut dyn Sql, worker: &str, token: &str, now: i64, released: Option<i64>) -> Res<()> {
     db.execute(
-        "UPDATE workers SET last_seen_ms = ?2, \
-         job_id = CASE WHEN job_id = ?3 THEN NULL ELSE job_id END WHERE name = ?1",
-        args![worker, now, released],
+        &format!(
+            "UPDATE workers SET last_seen_ms = ?2, \
+             job_id = CASE WHEN job_id = ?3 THEN NULL ELSE job_id END \
+             WHERE name = ?1 AND {}",
+            leased_with(4)
+        ),
+        args![worker, now, released, token],
     )?;
     Ok(())
 }
 
 /// Extends `worker`'s lease of running `job` (even expired: no other worker
-/// took it); inside a write transaction.
-pub(super) fn renew(db: &mut dyn Sql, job: i64, worker: &str, lease_ms: i64) -> Res<bool> {
+/// took it), taken with `token`; inside a write transaction.
+pub(super) fn renew(
+    db: &mut dyn Sql,
+    job: i64,
+    worker: &str,
+    token: &str,
+    lease_ms: i64,
+) -> Res<bool> {
     let now = now_ms();
     let renewed = db.execute(
-        "UPDATE jobs SET lease_expires_at_ms = ?3 \
-         WHERE id = ?1 AND worker = ?2 AND state = 'running'",
-        args![job, worker, now.saturating_add(lease_ms)],
+        &format!(
+            "UPDATE jobs SET lease_expires_at_ms = ?3 \
+             WHERE id = ?1 AND worker = ?2 AND state = 'running' AND {}",
+            leased_with(4)
+        ),
+        args![job, worker, now.saturating_add(lease_ms), token],
     )?;
-    seen(db, worker, now, None)?;
+    if renewed == 0
+        && let Some(forbidden) = foreign_lease(db, job, worker, token)?
+    {
+        return Err(forbidden);
+    }
+    seen(db, worker, token, now, None)?;
     Ok(renewed == 1)
 }
 
@@ -266,13 +350,21 @@ pub(super) fn renew(db: &mut dyn Sql, job: i64, worker: &str, lease_ms: i64) -> 
 /// (SQLite: the write transaction serializes) or passes over it
 /// (PostgreSQL: SKIP LOCKED) until the batch is stored, and once another
 /// worker has the job, the first one's batches are refused.
-pub(super) fn hold(db: &mut dyn Sql, lease: &JobLease) -> Res<()> {
+pub(super) fn hold(db: &mut dyn Sql, lease: &JobLease, token: &str) -> Res<()> {
     // A no-op UPDATE rather than SELECT ... FOR UPDATE, which SQLite lacks.
     let held = db.execute(
-        "UPDATE jobs SET lease_expires_at_ms = lease_expires_at_ms \
-         WHERE id = ?1 AND worker = ?2 AND state = 'running'",
-        args![lease.job, &lease.worker],
+        &format!(
+            "UPDATE jobs SET lease_expires_at_ms = lease_expires_at_ms \
+             WHERE id = ?1 AND worker = ?2 AND state = 'running' AND {}",
+            leased_with(3)
+        ),
+        args![lease.job, &lease.worker, token],
     )?;
+    if held == 0
+        && let Some(forbidden) = foreign_lease(db, lease.job, &lease.worker, token)?
+    {
+        return Err(forbidden);
+    }
     if held == 0 {
         return Err(Fail::Store(StoreError::Conflict(format!(
             "job {} is no longer leased to worker \"{}\" in {} (its lease expired and another \
@@ -286,22 +378,33 @@ pub(super) fn hold(db: &mut dyn Sql, lease: &JobLease) -> Res<()> {
     Ok(())
 }
 
-/// Ends `worker`'s running `job`; inside a write transaction.
+/// Ends `worker`'s running `job`, leased with `token`; inside a write
+/// transaction.
 pub(super) fn finish(
     db: &mut dyn Sql,
     job: i64,
     worker: &str,
+    token: &str,
     ok: bool,
     message: &str,
 ) -> Res<bool> {
     let now = now_ms();
     let state = if ok { JobState::Done } else { JobState::Failed };
     let finished = db.execute(
-        "UPDATE jobs SET state = ?3, finished_at_ms = ?4, message = ?5, \
-         lease_expires_at_ms = NULL WHERE id = ?1 AND worker = ?2 AND state = 'running'",
-        args![job, worker, state.as_str(), now, message],
+        &format!(
+            "UPDATE jobs SET state = ?3, finished_at_ms = ?4, message = ?5, \
+             lease_expires_at_ms = NULL \
+             WHERE id = ?1 AND worker = ?2 AND state = 'running' AND {}",
+            leased_with(6)
+        ),
+        args![job, worker, state.as_str(), now, message, token],
     )?;
-    seen(db, worker, now, Some(job))?;
+    if finished == 0
+        && let Some(forbidden) = foreign_lease(db, job, worker, token)?
+    {
+        return Err(forbidden);
+    }
+    seen(db, worker, token, now, Some(job))?;
     Ok(finished == 1)
 }
 
@@ -309,7 +412,8 @@ pub(super) fn finish(
 pub(super) fn workers(db: &mut dyn Sql) -> Res<Vec<WorkerInfo>> {
     rows(
         db,
-        "SELECT name, tags, last_seen_ms, job_id FROM workers ORDER BY last_seen_ms DESC, name",
+        "SELECT name, tags, last_seen_ms, job_id, token_name FROM workers \
+         ORDER BY last_seen_ms DESC, name",
         args![],
         |row| {
             Ok(WorkerInfo {
@@ -317,6 +421,7 @@ pub(super) fn workers(db: &mut dyn Sql) -> Res<Vec<WorkerInfo>> {
                 tags: read_tags(&row.req_text(1)?).map(str::to_string).collect(),
                 last_seen_ms: row.req_int(2)?,
                 job: row.int(3)?,
+                token: row.text(4)?,
             })
         },
     )

@@ -1,4 +1,5 @@
-//! Runs uploaded while they go on ([`Store::append_live`]): each batch
+//! Runs uploaded while they go on ([`Store::append_live`]), checked as
+//! every write path is ([`crate::validate`]): each batch
 //! carries the run's uid and, per test, where its samples start among the
 //! run's samples of that test, so that a retried batch or a resumed upload
 //! stores only what the store lacks. A batch of a lab job's run is stored
@@ -9,10 +10,10 @@
 
 use super::store::{
     check_id, check_name, ensure_identifier, ensure_set, ensure_test, find_test, insert_run,
-    insert_samples, narrow, run_by_uid, upsert_outcome,
+    insert_samples, narrow, run_by_uid, upsert_outcome, valid,
 };
 use super::{Fail, Res, Sql, args, first_int, jobs};
-use crate::{LiveBatch, LiveOutcome, RunId, StoreError};
+use crate::{LiveBatch, LiveOutcome, RunId, StoreError, validate};
 use kbench_model::TestKey;
 use std::collections::HashMap;
 
@@ -22,8 +23,14 @@ pub(super) fn check(set: &str, batch: &LiveBatch) -> Res<()> {
     check_name("result set", set)?;
     check_name("identifier", &batch.identifier)?;
     check_id("run uid", &batch.run_uid)?;
+    let run = || format!("the batch of run {}", batch.run_uid);
+    valid(
+        validate::run_times(batch.info.started_at_ms, batch.ended_at_ms),
+        run,
+    )?;
+    valid(validate::steal_percent(batch.steal_percent), run)?;
     match &batch.info.uid {
-        Some(uid) if *uid != batch.run_uid => Err(Fail::Store(StoreError::InvalidName(format!(
+        Some(uid) if *uid != batch.run_uid => Err(Fail::Store(StoreError::Invalid(format!(
             "the batch is for run {} but its info names run {uid}; send info.uid equal to \
              run_uid, or leave it out",
             batch.run_uid
@@ -33,11 +40,16 @@ pub(super) fn check(set: &str, batch: &LiveBatch) -> Res<()> {
 }
 
 /// Stores a batch into `set`; inside a write transaction, after [`check`].
-pub(super) fn append(db: &mut dyn Sql, set: &str, batch: &LiveBatch) -> Res<LiveOutcome> {
+pub(super) fn append(
+    db: &mut dyn Sql,
+    set: &str,
+    batch: &LiveBatch,
+    token: &str,
+) -> Res<LiveOutcome> {
     // Before any write: a refused lease leaves nothing behind, and a held
     // one keeps the job this worker's until the batch is stored.
     if let Some(lease) = &batch.lease {
-        jobs::hold(db, lease)?;
+        jobs::hold(db, lease, token)?;
     }
     let set_id = ensure_set(db, set)?;
     let identifier_id = ensure_identifier(db, set_id, &batch.identifier)?;
@@ -152,7 +164,7 @@ fn test_ids<'a>(
             continue;
         }
         let test = find_test(db, set_id, key)?.ok_or_else(|| {
-            Fail::Store(StoreError::InvalidName(format!(
+            Fail::Store(StoreError::Invalid(format!(
                 "the batch of run {} names test {key}, which is neither in its tests nor \
                  stored in result set \"{set}\"; nothing of the batch was stored. List the \
                  test's unit and direction in tests",

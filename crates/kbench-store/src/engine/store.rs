@@ -11,32 +11,30 @@ use super::{
     Fail, Param, Res, Row, Sql, args, first_int, jobs, live, parse_options, rows, texts,
     transaction, with,
 };
+use crate::validate;
 use crate::{
     BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
-    ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Store,
-    StoreError, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
+    ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope,
+    Store, StoreError, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
 };
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms, validate_name};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 pub(super) fn check_name(what: &str, name: &str) -> Res<()> {
-    validate_name(what, name).map_err(|msg| Fail::Store(StoreError::InvalidName(msg)))
+    validate_name(what, name).map_err(|msg| Fail::Store(StoreError::Invalid(msg)))
 }
 
-/// Options are stored as `k=v,k=v`; a key holding `,` or `=`, or a value
-/// holding `,`, could not be read back.
-pub(super) fn check_options(key: &TestKey) -> Res<()> {
-    for (k, v) in &key.options {
-        if k.contains([',', '=']) || v.contains(',') {
-            return Err(Fail::Store(StoreError::InvalidName(format!(
-                "option {k:?}={v:?} of benchmark {} holds ',' or '=' where the stored form \
-                 k=v,k=v cannot keep it; rename the option or its value",
-                key.benchmark
-            ))));
-        }
-    }
-    Ok(())
+/// A rule of [`crate::validate`] applied on a write path: `Invalid`, with
+/// `place` (what was being written) before what is wrong, and nothing
+/// written.
+pub(super) fn valid(check: Result<(), String>, place: impl FnOnce() -> String) -> Res<()> {
+    check.map_err(|why| {
+        Fail::Store(StoreError::Invalid(format!(
+            "{}: {why}; nothing was stored",
+            place()
+        )))
+    })
 }
 
 /// A test's key from its `benchmark, options, metric` columns at `first`.
@@ -231,7 +229,9 @@ pub(super) fn find_test(db: &mut dyn Sql, set_id: i64, key: &TestKey) -> Res<Opt
 /// The id of a test of the set, created after the set's last test when new;
 /// `Conflict` when it exists with another unit or direction.
 pub(super) fn ensure_test(db: &mut dyn Sql, set_id: i64, set: &str, spec: &TestSpec) -> Res<i64> {
-    check_options(&spec.key)?;
+    valid(validate::test_spec(spec), || {
+        format!("test {} of result set \"{set}\"", spec.key)
+    })?;
     let options = spec.key.options_text();
     let key = &spec.key;
     // Twice at most: the second time finds what another writer inserted.
@@ -285,6 +285,9 @@ pub(super) fn insert_run(
     info: &RunInfo,
     ended_at_ms: Option<i64>,
 ) -> Res<Option<RunId>> {
+    valid(validate::run_times(info.started_at_ms, ended_at_ms), || {
+        format!("run {}", info.uid.as_deref().unwrap_or("(without uid)"))
+    })?;
     let host = info
         .host
         .as_ref()
@@ -375,16 +378,12 @@ fn insert_new_run(
     ))))
 }
 
-/// NaN would be stored as NULL (SQLite) or compare oddly (PostgreSQL);
-/// refuse it with a readable message.
+/// A sample as [`validate::sample`] wants it (NaN would be stored as NULL
+/// by SQLite, a value <= 0 has no log for the ratios).
 fn check_value(run: RunId, sample: &Sample) -> Res<()> {
-    if sample.value.is_nan() {
-        return Err(Fail::Store(StoreError::Database(format!(
-            "a sample of run {} is not a number (NaN) and was not stored; the benchmark divided by zero",
-            run.0
-        ))));
-    }
-    Ok(())
+    valid(validate::sample(sample), || {
+        format!("a sample of run {}", run.0)
+    })
 }
 
 /// Stores a sample only when its run and test belong to the same result
@@ -824,7 +823,7 @@ fn import_set(db: &mut dyn Sql, data: &ResultSetData) -> Res<()> {
 pub(super) fn check_id(what: &str, id: &str) -> Res<()> {
     let fine = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if id.is_empty() || id.len() > 128 || !id.chars().all(fine) {
-        return Err(Fail::Store(StoreError::InvalidName(format!(
+        return Err(Fail::Store(StoreError::Invalid(format!(
             "{what} {id:?} must be 1 to 128 letters, digits, '-', '_' or '.'"
         ))));
     }
@@ -900,6 +899,21 @@ fn push_set(db: &mut dyn Sql, push: &Push, data: &ResultSetData) -> Res<PushOutc
     }
     import_set(db, data)?;
     Ok(PushOutcome::Stored { samples })
+}
+
+/// The columns [`read_token`] reads.
+const TOKEN_QUERY: &str = "SELECT name, created_at_ms, revoked_at_ms, scopes FROM api_tokens";
+
+fn read_token(row: &dyn Row) -> Res<TokenInfo> {
+    let name = row.req_text(0)?;
+    let scopes = Scope::parse_list(&row.req_text(3)?)
+        .map_err(|why| Fail::Damaged(format!("token {name:?}'s scopes: {why}")))?;
+    Ok(TokenInfo {
+        name,
+        created_at_ms: row.req_int(1)?,
+        revoked_at_ms: row.int(2)?,
+        scopes,
+    })
 }
 
 fn list_sets(db: &mut dyn Sql) -> Res<Vec<ResultSetSummary>> {
@@ -1026,6 +1040,9 @@ impl<S: Sql> Store for S {
 
     fn end_run(&mut self, run: RunId, status: RunStatus, steal_percent: Option<f64>) -> Result<()> {
         with(self, "ending a run", |db| {
+            valid(validate::steal_percent(steal_percent), || {
+                format!("the end of run {}", run.0)
+            })?;
             let changed = db.execute(
                 "UPDATE runs SET status = ?2, ended_at_ms = ?3, \
                  steal_percent = CAST(?4 AS DOUBLE PRECISION) WHERE id = ?1",
@@ -1120,13 +1137,22 @@ impl<S: Sql> Store for S {
         })
     }
 
-    fn create_token(&mut self, name: &str, secret_sha256: &str) -> Result<()> {
+    fn create_token(&mut self, name: &str, secret_sha256: &str, scopes: &[Scope]) -> Result<()> {
         with(self, "creating an API token", |db| {
             check_name("token", name)?;
+            if scopes.is_empty() {
+                return Err(Fail::Store(StoreError::Invalid(format!(
+                    "token \"{name}\" would have no scope; give one or more of {}",
+                    Scope::list_text(&Scope::ALL)
+                ))));
+            }
+            let mut scopes = scopes.to_vec();
+            scopes.sort();
+            scopes.dedup();
             let added = db.execute(
-                "INSERT INTO api_tokens (name, secret_sha256, created_at_ms) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT DO NOTHING",
-                args![name, secret_sha256, now_ms()],
+                "INSERT INTO api_tokens (name, secret_sha256, created_at_ms, scopes) \
+                 VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+                args![name, secret_sha256, now_ms(), &Scope::list_text(&scopes)],
             )?;
             if added == 0 {
                 return Err(Fail::Store(StoreError::Conflict(format!(
@@ -1165,26 +1191,20 @@ impl<S: Sql> Store for S {
         with(self, "listing API tokens", |db| {
             rows(
                 db,
-                "SELECT name, created_at_ms, revoked_at_ms FROM api_tokens \
-                 ORDER BY created_at_ms, name",
+                &format!("{TOKEN_QUERY} ORDER BY created_at_ms, name"),
                 args![],
-                |row| {
-                    Ok(TokenInfo {
-                        name: row.req_text(0)?,
-                        created_at_ms: row.req_int(1)?,
-                        revoked_at_ms: row.int(2)?,
-                    })
-                },
+                read_token,
             )
         })
     }
 
-    fn token_by_hash(&mut self, secret_sha256: &str) -> Result<Option<String>> {
+    fn token_by_hash(&mut self, secret_sha256: &str) -> Result<Option<TokenInfo>> {
         with(self, "checking an API token", |db| {
-            Ok(texts(
+            Ok(rows(
                 db,
-                "SELECT name FROM api_tokens WHERE secret_sha256 = ?1 AND revoked_at_ms IS NULL",
+                &format!("{TOKEN_QUERY} WHERE secret_sha256 = ?1 AND revoked_at_ms IS NULL"),
                 args![secret_sha256],
+                read_token,
             )?
             .pop())
         })
@@ -1213,10 +1233,10 @@ impl<S: Sql> Store for S {
         })
     }
 
-    fn append_live(&mut self, set: &str, batch: &LiveBatch) -> Result<LiveOutcome> {
+    fn append_live(&mut self, set: &str, batch: &LiveBatch, token: &str) -> Result<LiveOutcome> {
         with(self, "storing live samples", |db| {
             live::check(set, batch)?;
-            transaction(db, true, |db| live::append(db, set, batch))
+            transaction(db, true, |db| live::append(db, set, batch, token))
         })
     }
 
@@ -1227,24 +1247,41 @@ impl<S: Sql> Store for S {
         })
     }
 
-    fn lease_job(&mut self, worker: &str, tags: &[String], lease_ms: i64) -> Result<Option<Job>> {
+    fn lease_job(
+        &mut self,
+        worker: &str,
+        token: &str,
+        tags: &[String],
+        lease_ms: i64,
+    ) -> Result<Option<Job>> {
         with(self, "leasing a job", |db| {
             jobs::check_worker(worker, tags)?;
             jobs::check_lease(lease_ms)?;
-            transaction(db, true, |db| jobs::lease(db, worker, tags, lease_ms))
+            transaction(db, true, |db| {
+                jobs::lease(db, worker, token, tags, lease_ms)
+            })
         })
     }
 
-    fn renew_lease(&mut self, job: i64, worker: &str, lease_ms: i64) -> Result<bool> {
+    fn renew_lease(&mut self, job: i64, worker: &str, token: &str, lease_ms: i64) -> Result<bool> {
         with(self, "renewing a job's lease", |db| {
             jobs::check_lease(lease_ms)?;
-            transaction(db, true, |db| jobs::renew(db, job, worker, lease_ms))
+            transaction(db, true, |db| jobs::renew(db, job, worker, token, lease_ms))
         })
     }
 
-    fn finish_job(&mut self, job: i64, worker: &str, ok: bool, message: &str) -> Result<bool> {
+    fn finish_job(
+        &mut self,
+        job: i64,
+        worker: &str,
+        token: &str,
+        ok: bool,
+        message: &str,
+    ) -> Result<bool> {
         with(self, "finishing a job", |db| {
-            transaction(db, true, |db| jobs::finish(db, job, worker, ok, message))
+            transaction(db, true, |db| {
+                jobs::finish(db, job, worker, token, ok, message)
+            })
         })
     }
 

@@ -93,32 +93,40 @@ pub fn job(command: JobCommand, profile_dirs: &[PathBuf]) -> anyhow::Result<Exit
     }
 }
 
+/// The names as a job carries them: a suite file, which the workers do
+/// not have, becomes the tests it lists.
+fn send_names(names: Vec<String>, profiles: &Profiles) -> anyhow::Result<Vec<String>> {
+    let mut sent = Vec::new();
+    for name in names {
+        if name.ends_with(".toml") {
+            let tests = suite::expand_with(std::slice::from_ref(&name), profiles)?;
+            sent.extend(tests.iter().map(ToString::to_string));
+        } else {
+            sent.push(name);
+        }
+    }
+    Ok(sent)
+}
+
 fn submit(args: SubmitArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let mut names = args.names.clone();
     names.extend(args.suites.iter().cloned());
     if names.is_empty() {
         names.push("quick".to_string());
     }
-    // A typo fails here rather than on a worker, later.
-    suite::expand_with(&names, &Profiles::load(profile_dirs)?).context(
-        "checking the job's names against this machine's suites, benchmarks and profiles",
-    )?;
-    kbench_model::validate_name("identifier", &args.identifier).map_err(anyhow::Error::msg)?;
-    kbench_model::validate_name("result set", &args.into).map_err(anyhow::Error::msg)?;
-    if let Some(max_time) = args.max_time
-        && !(max_time.is_finite() && max_time > 0.0 && max_time <= 86_400.0)
-    {
-        bail!("--max-time {max_time} must be a number of seconds above 0 (at most a day)");
-    }
+    let profiles = Profiles::load(profile_dirs)?;
     let spec = JobSpec {
         set: args.into.clone(),
         identifier: args.identifier.clone(),
-        names,
+        names: send_names(names, &profiles)?,
         kernel: args.kernel.clone(),
         rounds: args.rounds,
         max_time: args.max_time,
         tags: args.tags.clone(),
     };
+    // The server and the worker check the same; a typo fails here rather
+    // than on a worker, later.
+    kbench_lab::job::check_spec(&spec, &profiles)?;
     let api = Api::new(&args.server, Some(&args.token))?;
     // Not retried: a lost answer after the job was queued would queue it twice.
     let response = api
@@ -259,6 +267,7 @@ mod tests {
             state: JobState::Failed,
             attempts: 2,
             worker: Some("w1".into()),
+            token: Some("lab".into()),
             lease_expires_at_ms: None,
             submitted_at_ms: 0,
             started_at_ms: None,

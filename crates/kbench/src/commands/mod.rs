@@ -36,7 +36,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bisect(args) => bisect::bisect(args, &db),
         Command::Vm(command) => vm::vm(command, &db),
         Command::Kernel(command) => kernel::kernel(command, &db),
-        Command::Serve(args) => serve::serve(args, &db),
+        Command::Serve(args) => serve::serve(args, &db, &profiles),
         Command::Token(command) => token::token(command, &db),
         Command::Push(args) => push::push(args, &db),
         Command::Job(command) => job::job(command, &profiles),

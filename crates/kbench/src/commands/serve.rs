@@ -5,6 +5,7 @@ use kbench_server::Limits;
 use kbench_server::tls::TlsFiles;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Serve the shared lab: the JSON HTTP API, the dashboard and the job queue
@@ -14,8 +15,9 @@ use std::time::Duration;
 /sets/SET/compare (the live comparison report), /sets/SET/history (change points), /jobs, /workers, /bisects.\n\n\
 API under /api/v1 (described in /api/v1/openapi.json and docs/api.md): result sets, compare, history, \
 export; pushes (kbench push) and live uploads (kbench run --upload); jobs and leases (kbench job, \
-kbench worker); workers; bisections. Reading is open; every write needs `Authorization: Bearer TOKEN` \
-(kbench token create).\n\n\
+kbench worker); workers; bisections. Reading is open (with --private it needs a token with the \
+read scope); every write needs `Authorization: Bearer TOKEN` with a token whose scopes allow it \
+(kbench token create --scope: push, submit, work, admin).\n\n\
 Example:\n  kbench serve --db postgres://kbench@localhost/kbench --listen 127.0.0.1:8080"
 )]
 pub struct ServeArgs {
@@ -26,6 +28,11 @@ pub struct ServeArgs {
     /// Largest request body in bytes; larger pushes get 413
     #[arg(long, value_name = "BYTES", default_value_t = kbench_server::DEFAULT_MAX_BODY)]
     pub max_body: usize,
+
+    /// Reading needs a token too: every GET (API and dashboard) needs a token with the `read`
+    /// scope (by default reading is open and only writes need tokens)
+    #[arg(long)]
+    pub private: bool,
 
     /// A request's head must arrive within this; also closes connections
     /// that stay silent or idle this long
@@ -76,7 +83,14 @@ fn seconds(text: &str) -> Result<f64, String> {
     }
 }
 
-pub fn serve(args: ServeArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
+/// Jobs are checked against the suites, benchmarks and profiles (with
+/// `--profiles`) of this binary, as the workers will resolve them.
+pub fn serve(
+    args: ServeArgs,
+    db: &super::Db,
+    profile_dirs: &[PathBuf],
+) -> anyhow::Result<ExitCode> {
+    let profiles = kbench_lab::profile::Profiles::load(profile_dirs)?;
     let config = kbench_server::Config {
         max_body: args.max_body,
         limits: Limits {
@@ -91,7 +105,8 @@ pub fn serve(args: ServeArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
             .tls_cert
             .zip(args.tls_key)
             .map(|(cert, key)| TlsFiles { cert, key }),
-        ..kbench_server::Config::new(db.location()?)
+        private: args.private,
+        ..kbench_server::Config::new(db.location()?, Arc::new(kbench_lab::job::checker(profiles)))
     };
     kbench_server::run(&args.listen, config)?;
     Ok(ExitCode::SUCCESS)

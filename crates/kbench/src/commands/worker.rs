@@ -3,6 +3,7 @@
 use crate::fleet::api::Api;
 use crate::fleet::worker::Worker;
 use anyhow::Context;
+use kbench_store::Scope;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,7 +65,7 @@ pub fn worker(args: WorkerArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<Exit
         anyhow::bail!("--poll {} must be at least 0.1 seconds", args.poll);
     }
     let api = Api::new(&args.server, Some(&args.token))?.with_short_timeouts();
-    let token_name = api.check_token()?;
+    let token_name = api.check_token(Scope::Work, "running the lab's jobs (kbench worker)")?;
     let name = args.name.clone().unwrap_or_else(default_name);
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -98,6 +99,7 @@ pub fn worker(args: WorkerArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<Exit
         keep_failed: !temporary,
         exe: std::env::current_exe().context("finding the kbench binary to run jobs with")?,
         child_options,
+        profiles: kbench_lab::profile::Profiles::load(profile_dirs)?,
         stop: stop.clone(),
     };
     let worked = worker.work();

@@ -7,6 +7,7 @@
 
 use anyhow::{Context, bail};
 use kbench_server::client::{self, Response, Timeouts, Trust};
+use kbench_store::Scope;
 use serde::Serialize;
 use std::fmt;
 use std::io;
@@ -102,8 +103,9 @@ impl Api {
 
     /// Checks the server and the token (`GET /token`) before anything is
     /// measured or leased: the token's name, or an error that says whether
-    /// the server is unreachable, not a kbench server, or refused the token.
-    pub fn check_token(&self) -> anyhow::Result<String> {
+    /// the server is unreachable, not a kbench server, refused the token,
+    /// or the token lacks the scope `needs` for `doing` ("uploading a run").
+    pub fn check_token(&self, needs: Scope, doing: &str) -> anyhow::Result<String> {
         if self.token.is_none() {
             bail!(
                 "no API token for {}: give one with --token or KBENCH_TOKEN \
@@ -121,9 +123,25 @@ impl Api {
             })?;
         match response.status {
             200 => {
-                let answer: serde_json::Value = serde_json::from_str(&response.body)
-                    .with_context(|| format!("{}: GET /api/v1/token answered no JSON", self.url))?;
-                Ok(answer["name"].as_str().unwrap_or("?").to_string())
+                let answer: TokenAnswer =
+                    serde_json::from_str(&response.body).with_context(|| {
+                        format!(
+                            "{}: GET /api/v1/token answered no token's name and scopes",
+                            self.url
+                        )
+                    })?;
+                if !(answer.scopes.contains(&needs) || answer.scopes.contains(&Scope::Admin)) {
+                    bail!(
+                        "token '{}' has the scopes {} on {}; {doing} needs '{}'. Use a token with \
+                         it (`kbench token create --name NAME --scope {}` on the server's database)",
+                        answer.name,
+                        Scope::list_text(&answer.scopes),
+                        self.url,
+                        needs.as_str(),
+                        needs.as_str()
+                    );
+                }
+                Ok(answer.name)
             }
             401 => bail!(
                 "the server at {} refused the API token ({}); give a valid one with --token or \
@@ -143,6 +161,13 @@ impl Api {
             ),
         }
     }
+}
+
+/// What `GET /api/v1/token` answers.
+#[derive(Debug, serde::Deserialize)]
+struct TokenAnswer {
+    name: String,
+    scopes: Vec<Scope>,
 }
 
 /// Why an attempt got no final answer; worth another attempt.

@@ -20,8 +20,8 @@ use kbench_model::{Sample, TestKey, TestSpec};
 use kbench_server::client::encode_segment;
 use kbench_store::{
     BisectInfo, Job, JobLease, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, ResultSetData,
-    ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Store, StoreError, TestId,
-    TestOutcome, TokenInfo, WorkerInfo,
+    ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope, Store, StoreError,
+    TestId, TestOutcome, TokenInfo, WorkerInfo,
 };
 use std::collections::{BTreeSet, HashMap};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
@@ -278,8 +278,13 @@ impl Store for Mirror<'_> {
         self.local.push(push, data)
     }
 
-    fn create_token(&mut self, name: &str, secret_sha256: &str) -> kbench_store::Result<()> {
-        self.local.create_token(name, secret_sha256)
+    fn create_token(
+        &mut self,
+        name: &str,
+        secret_sha256: &str,
+        scopes: &[Scope],
+    ) -> kbench_store::Result<()> {
+        self.local.create_token(name, secret_sha256, scopes)
     }
 
     fn revoke_token(&mut self, name: &str) -> kbench_store::Result<()> {
@@ -290,7 +295,7 @@ impl Store for Mirror<'_> {
         self.local.tokens()
     }
 
-    fn token_by_hash(&mut self, secret_sha256: &str) -> kbench_store::Result<Option<String>> {
+    fn token_by_hash(&mut self, secret_sha256: &str) -> kbench_store::Result<Option<TokenInfo>> {
         self.local.token_by_hash(secret_sha256)
     }
 
@@ -302,8 +307,13 @@ impl Store for Mirror<'_> {
         self.local.run_contents(run)
     }
 
-    fn append_live(&mut self, set: &str, batch: &LiveBatch) -> kbench_store::Result<LiveOutcome> {
-        self.local.append_live(set, batch)
+    fn append_live(
+        &mut self,
+        set: &str,
+        batch: &LiveBatch,
+        token: &str,
+    ) -> kbench_store::Result<LiveOutcome> {
+        self.local.append_live(set, batch, token)
     }
 
     fn submit_job(&mut self, spec: &JobSpec) -> kbench_store::Result<i64> {
@@ -313,24 +323,32 @@ impl Store for Mirror<'_> {
     fn lease_job(
         &mut self,
         worker: &str,
+        token: &str,
         tags: &[String],
         lease_ms: i64,
     ) -> kbench_store::Result<Option<Job>> {
-        self.local.lease_job(worker, tags, lease_ms)
+        self.local.lease_job(worker, token, tags, lease_ms)
     }
 
-    fn renew_lease(&mut self, job: i64, worker: &str, lease_ms: i64) -> kbench_store::Result<bool> {
-        self.local.renew_lease(job, worker, lease_ms)
+    fn renew_lease(
+        &mut self,
+        job: i64,
+        worker: &str,
+        token: &str,
+        lease_ms: i64,
+    ) -> kbench_store::Result<bool> {
+        self.local.renew_lease(job, worker, token, lease_ms)
     }
 
     fn finish_job(
         &mut self,
         job: i64,
         worker: &str,
+        token: &str,
         ok: bool,
         message: &str,
     ) -> kbench_store::Result<bool> {
-        self.local.finish_job(job, worker, ok, message)
+        self.local.finish_job(job, worker, token, ok, message)
     }
 
     fn jobs(&mut self) -> kbench_store::Result<Vec<Job>> {

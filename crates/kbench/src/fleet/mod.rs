@@ -10,7 +10,7 @@ pub mod worker;
 
 use crate::cli::UploadArgs;
 use api::Api;
-use kbench_store::JobLease;
+use kbench_store::{JobLease, Scope};
 
 /// Where `--upload` sends the runs, and for which lab job.
 #[derive(Debug, Clone)]
@@ -30,7 +30,11 @@ pub fn upload_target(args: &UploadArgs) -> anyhow::Result<Option<Upload>> {
     };
     let lease = worker::lease_from_env()?;
     let api = Api::new(url, args.token.as_deref())?.with_short_timeouts();
-    let name = api.check_token()?;
+    // A lab job's run is its worker's to upload; any other is a push.
+    let name = match &lease {
+        Some(_) => api.check_token(Scope::Work, "uploading a job's run")?,
+        None => api.check_token(Scope::Push, "uploading a run (--upload)")?,
+    };
     let job = lease.as_ref().map_or(String::new(), |lease| {
         format!(" for job {} of worker '{}'", lease.job, lease.worker)
     });

@@ -20,8 +20,9 @@
 
 use super::api::{Api, message, retry};
 use anyhow::{Context, bail};
+use kbench_lab::profile::Profiles;
 use kbench_server::client::encode_segment;
-use kbench_store::{Job, JobLease, Store, exchange};
+use kbench_store::{Job, JobLease, JobSpec, Store, exchange};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -87,6 +88,9 @@ pub struct Worker {
     pub exe: PathBuf,
     /// Options given to every child before its command (`--profiles`).
     pub child_options: Vec<OsString>,
+    /// The profiles the children resolve names with: a job is checked
+    /// against them before anything of it runs.
+    pub profiles: Profiles,
     /// Set by SIGINT / SIGTERM.
     pub stop: Arc<AtomicBool>,
 }
@@ -254,51 +258,35 @@ impl Worker {
         Ok(())
     }
 
-    /// Seeds the job's store and runs the job's children in turn.
+    /// Checks the job as the server should have (a job queued by an older
+    /// server, or written into its database by hand, is not trusted),
+    /// seeds its store and runs its children in turn.
     fn measure(&self, job: &Job, dir: &Path) -> anyhow::Result<Ended> {
+        let spec = &job.spec;
+        kbench_lab::job::check_spec(spec, &self.profiles)
+            .context("the job was refused by this worker and nothing of it ran")?;
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot make the job's directory {}", dir.display()))?;
         let db = dir.join("results.db");
         self.seed(job, &db)?;
-        let spec = &job.spec;
-        let mut command: Vec<OsString> = vec![];
-        if let Some(kernel) = &spec.kernel {
-            let release = if kernel.starts_with("debian:") {
-                match self.supervise(
-                    job,
-                    &["kernel".into(), "fetch".into(), kernel.into()],
-                    true,
-                )? {
-                    Ended::Exited { status, stdout, .. } if status.success() => stdout
-                        .split_whitespace()
-                        .next()
-                        .with_context(|| format!("`kbench kernel fetch {kernel}` named no kernel"))?
-                        .to_string(),
+        let kernel = match spec.kernel.as_deref() {
+            Some(kernel) if kernel.starts_with("debian:") => {
+                match self.supervise(job, &fetch_args(kernel), true)? {
+                    Ended::Exited { status, stdout, .. } if status.success() => Some(
+                        stdout
+                            .split_whitespace()
+                            .next()
+                            .with_context(|| {
+                                format!("`kbench kernel fetch {kernel}` named no kernel")
+                            })?
+                            .to_string(),
+                    ),
                     other => return Ok(other),
                 }
-            } else {
-                kernel.clone()
-            };
-            command.extend(["vm".into(), "run".into(), "--kernel".into(), release.into()]);
-        } else {
-            command.push("run".into());
-        }
-        command.extend(spec.names.iter().map(OsString::from));
-        command.extend([
-            "--as".into(),
-            spec.identifier.clone().into(),
-            "--into".into(),
-            spec.set.clone().into(),
-            "--rounds".into(),
-            spec.rounds.to_string().into(),
-            "--db".into(),
-            db.into_os_string(),
-            "--upload".into(),
-            self.api.url.clone().into(),
-        ]);
-        if let Some(max_time) = spec.max_time {
-            command.extend(["--max-time".into(), max_time.to_string().into()]);
-        }
+            }
+            other => other.map(str::to_string),
+        };
+        let command = run_args(spec, kernel.as_deref(), &db, &self.api.url);
         self.supervise(job, &command, false)
     }
 
@@ -477,6 +465,44 @@ impl Worker {
     }
 }
 
+/// `kernel fetch -- KERNEL`: the job's kernel can only be an operand.
+fn fetch_args(kernel: &str) -> Vec<OsString> {
+    ["kernel", "fetch", "--", kernel]
+        .into_iter()
+        .map(OsString::from)
+        .collect()
+}
+
+/// The child's `kbench run` (or `vm run --kernel=RELEASE`) of a job into
+/// `db`, uploading to `server`. No field of the job can become an option:
+/// every value is joined to its option (`--as=ID`), and the names come
+/// after `--`, as operands only.
+fn run_args(spec: &JobSpec, kernel: Option<&str>, db: &Path, server: &str) -> Vec<OsString> {
+    let mut args: Vec<OsString> = match kernel {
+        Some(release) => vec![
+            "vm".into(),
+            "run".into(),
+            format!("--kernel={release}").into(),
+        ],
+        None => vec!["run".into()],
+    };
+    args.extend([
+        format!("--as={}", spec.identifier).into(),
+        format!("--into={}", spec.set).into(),
+        format!("--rounds={}", spec.rounds).into(),
+    ]);
+    let mut db_option = OsString::from("--db=");
+    db_option.push(db);
+    args.push(db_option);
+    args.push(format!("--upload={server}").into());
+    if let Some(max_time) = spec.max_time {
+        args.push(format!("--max-time={max_time}").into());
+    }
+    args.push("--".into());
+    args.extend(spec.names.iter().map(OsString::from));
+    args
+}
+
 /// What a lease renewal said.
 enum Renewal {
     Renewed,
@@ -546,6 +572,39 @@ fn read_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn job_fields_are_never_options_of_the_child() {
+        let spec = JobSpec {
+            set: "--help".into(),
+            identifier: "-x".into(),
+            names: vec!["--wrap=sh -c touch /tmp/pwned".into(), "quick".into()],
+            kernel: None,
+            rounds: 3,
+            max_time: Some(0.5),
+            tags: vec![],
+        };
+        let args = run_args(&spec, Some("--help"), Path::new("/w/r.db"), "http://h:1");
+        let args: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(
+            args,
+            [
+                "vm",
+                "run",
+                "--kernel=--help",
+                "--as=-x",
+                "--into=--help",
+                "--rounds=3",
+                "--db=/w/r.db",
+                "--upload=http://h:1",
+                "--max-time=0.5",
+                "--",
+                "--wrap=sh -c touch /tmp/pwned",
+                "quick"
+            ]
+        );
+        assert_eq!(fetch_args("--help")[2], "--");
+    }
 
     #[test]
     fn a_lease_is_job_colon_worker() {

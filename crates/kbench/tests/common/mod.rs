@@ -272,10 +272,16 @@ impl Drop for Server {
     }
 }
 
-/// A new API token named `name` in the database `db`: its secret.
+/// A new API token named `name` in the database `db` that may do what a
+/// lab member does (read, push, submit, work): its secret.
 pub fn create_token(db: impl AsRef<OsStr>, name: &str) -> String {
+    create_token_with(db, name, "read,push,submit,work")
+}
+
+/// A new API token named `name` with `scopes` (`push,work`): its secret.
+pub fn create_token_with(db: impl AsRef<OsStr>, name: &str, scopes: &str) -> String {
     let out = kbench(db)
-        .args(["token", "create", "--name", name])
+        .args(["token", "create", "--name", name, "--scope", scopes])
         .output()
         .unwrap();
     assert_success(&out, "kbench token create: ");
