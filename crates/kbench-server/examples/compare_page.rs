@@ -36,14 +36,12 @@ fn main() -> anyhow::Result<()> {
 
     let server = kbench_server::spawn(
         "127.0.0.1:0",
-        Config {
-            location: location.clone(),
-            max_body: kbench_server::DEFAULT_MAX_BODY,
-            check_job: std::sync::Arc::new(kbench_lab::job::checker(
+        Config::new(
+            location.clone(),
+            std::sync::Arc::new(kbench_lab::job::checker(
                 kbench_lab::profile::Profiles::builtin(),
             )),
-            private: false,
-        },
+        ),
     )?;
     let addr = server.addr.to_string();
     let path = format!("/sets/{SET}/compare");

@@ -70,14 +70,12 @@ fn main() -> anyhow::Result<()> {
     )?;
     let running = kbench_server::spawn(
         "127.0.0.1:0",
-        Config {
+        Config::new(
             location,
-            max_body: kbench_server::DEFAULT_MAX_BODY,
-            check_job: std::sync::Arc::new(kbench_lab::job::checker(
+            std::sync::Arc::new(kbench_lab::job::checker(
                 kbench_lab::profile::Profiles::builtin(),
             )),
-            private: false,
-        },
+        ),
     )?;
     let addr = running.addr.to_string();
     let bearer = format!("Bearer {token}");

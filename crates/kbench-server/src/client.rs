@@ -1,9 +1,11 @@
 //! A minimal HTTP/1.1 client over `std::net::TcpStream` for `kbench push`
-//! and the tests: plain `http://` only (the lab's server is on loopback or
-//! a trusted network, like its PostgreSQL), one request per connection
-//! (`Connection: close`), the response read to its end. No TLS and no
-//! extra dependency; an `https://` URL is refused with a message.
+//! and the tests: `http://`, or `https://` through rustls with the CAs of
+//! a [`Trust`] (the certificate must name the URL's host); one request per
+//! connection (`Connection: close`), the response read to its end.
 
+pub use crate::tls::Trust;
+
+use rustls::pki_types::ServerName;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
@@ -33,15 +35,26 @@ pub struct Response {
     pub body: String,
 }
 
-/// `http://HOST[:PORT][/BASE]` split into the address and the base path.
-/// A URL with a user name or password is refused first, before any
-/// message could show it.
+/// Whether `url` is an `https://` one (the scheme in any case).
+pub fn is_https(url: &str) -> bool {
+    url.get(..8)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+}
+
+/// `http://HOST[:PORT][/BASE]` or `https://...` split into the address
+/// (port 80 or 443 unless given) and the base path. A URL with a user name
+/// or password is refused first, before any message could show it.
 pub fn parse_base(url: &str) -> Result<(String, String), String> {
     refuse_userinfo(url)?;
-    let Some(rest) = url.strip_prefix("http://") else {
-        return Err(format!(
-            "{url}: kbench speaks plain http:// to its lab server (no TLS: push, run --upload, job, worker); reach a remote server through an SSH tunnel"
-        ));
+    let (rest, port) = match url.split_once("://") {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => (rest, 80),
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("https") => (rest, 443),
+        _ => {
+            return Err(format!(
+                "{url}: the lab server's URL is http://HOST[:PORT] or https://HOST[:PORT] \
+                 (push, run --upload, job, worker)"
+            ));
+        }
     };
     let (host, path) = match rest.find('/') {
         Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
@@ -53,7 +66,7 @@ pub fn parse_base(url: &str) -> Result<(String, String), String> {
     let host = if host.contains(':') && !host.ends_with(']') {
         host.to_string()
     } else {
-        format!("{host}:80")
+        format!("{host}:{port}")
     };
     Ok((host, path.to_string()))
 }
@@ -113,7 +126,21 @@ pub fn request_with_timeouts(
     body: &[u8],
     timeouts: Timeouts,
 ) -> io::Result<Response> {
-    let mut stream = connect(addr, timeouts.connect)?;
+    request_over(addr, None, method, path, headers, body, timeouts)
+}
+
+/// [`request_with_timeouts`] over TLS when `trust` is given (an
+/// `https://` server, whose certificate `trust` must vouch for).
+pub fn request_over(
+    addr: &str,
+    trust: Option<&Trust>,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    timeouts: Timeouts,
+) -> io::Result<Response> {
+    let stream = connect(addr, timeouts.connect)?;
     stream.set_read_timeout(Some(timeouts.io))?;
     stream.set_write_timeout(Some(timeouts.io))?;
     let mut head = format!(
@@ -124,11 +151,42 @@ pub fn request_with_timeouts(
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("\r\n");
+    match trust {
+        None => exchange(stream, head.as_bytes(), body),
+        Some(trust) => {
+            let host = addr
+                .rsplit_once(':')
+                .map_or(addr, |(host, _)| host)
+                .trim_start_matches('[')
+                .trim_end_matches(']');
+            let name = ServerName::try_from(host.to_string())
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{host}: {e}")))?;
+            let tls = rustls::ClientConnection::new(trust.config.clone(), name)
+                .map_err(io::Error::other)?;
+            exchange(rustls::StreamOwned::new(tls, stream), head.as_bytes(), body).map_err(|e| {
+                match e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+                    Some(tls_error) => io::Error::new(
+                        e.kind(),
+                        format!(
+                            "TLS with {addr} failed ({tls_error}); its certificate must be signed by a CA in {}",
+                            trust.source.display()
+                        ),
+                    ),
+                    None => e,
+                }
+            })
+        }
+    }
+}
+
+/// Sends `head` and `body` on `stream` and reads the whole answer.
+fn exchange(mut stream: impl Read + Write, head: &[u8], body: &[u8]) -> io::Result<Response> {
     // The server may answer (413, 401) and close before reading the whole
     // body: a failed write still leaves its answer to read.
     let sent = stream
-        .write_all(head.as_bytes())
-        .and_then(|()| stream.write_all(body));
+        .write_all(head)
+        .and_then(|()| stream.write_all(body))
+        .and_then(|()| stream.flush());
     let mut raw = Vec::new();
     let read = stream.read_to_end(&mut raw);
     if raw.is_empty() {
@@ -158,6 +216,12 @@ fn connect(addr: &str, timeout: Duration) -> io::Result<TcpStream> {
 
 fn parse_response(raw: &[u8]) -> io::Result<Response> {
     let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
+    // Content type 21 (alert), version 3.x: an HTTPS server's refusal.
+    if raw.starts_with(&[0x15, 0x03]) {
+        return Err(bad(
+            "the server answered in TLS: it serves https, give its URL as https://",
+        ));
+    }
     let end = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -211,7 +275,6 @@ mod tests {
             parse_base("http://lab/kb").unwrap(),
             ("lab:80".into(), "/kb".into())
         );
-        assert!(parse_base("https://lab").is_err());
         for url in [
             "http://user:s3cret@lab:8080/kb",
             "http://s3cret@lab",
@@ -228,6 +291,12 @@ mod tests {
         }
         // An '@' in the path is no user name.
         assert!(parse_base("http://lab/a@b").is_ok());
+        assert_eq!(
+            parse_base("HTTPS://lab/kb/").unwrap(),
+            ("lab:443".into(), "/kb".into())
+        );
+        assert!(is_https("HTTPS://lab") && !is_https("http://lab"));
+        assert!(parse_base("ftp://lab").is_err());
         assert_eq!(encode_segment("a b/<'>"), "a%20b%2F%3C%27%3E");
         assert_eq!(dechunk(b"3\r\nabc\r\n0\r\n\r\n").unwrap(), b"abc");
     }

@@ -14,18 +14,23 @@
 //! `Authorization: Bearer TOKEN` with a token whose scopes allow it.
 //!
 //! The store is synchronous: every store call runs on tokio's blocking pool
-//! ([`pool::Stores`]), one store per request taken from a small pool of open
+//! ([`pool::Stores`]), on a store taken from a bounded pool of open
 //! connections, so requests run in parallel on PostgreSQL and the async
-//! threads never wait on the database. A database that cannot be reached
-//! answers 503: the client retries.
+//! threads never wait on the database. A database that cannot be reached,
+//! or a pool that stays busy, answers 503: the client retries.
+//!
+//! Connections are served under [`Limits`] (timeouts, a cap, a drain at
+//! shutdown): see `connections.rs`.
 
 pub mod auth;
 pub mod client;
+mod connections;
 mod dashboard;
 mod error;
 mod handlers;
 mod headers;
 mod pool;
+pub mod tls;
 
 pub use error::ApiError;
 pub use pool::Stores;
@@ -35,6 +40,7 @@ use kbench_store::Location;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Default request body limit: 32 MiB.
 pub const DEFAULT_MAX_BODY: usize = 32 << 20;
@@ -53,12 +59,72 @@ pub struct Config {
     pub check_job: JobCheck,
     /// Whether reading (every GET) needs a token with the `read` scope too.
     pub private: bool,
+    pub limits: Limits,
+    /// Serve HTTPS with this certificate and key (else plain HTTP).
+    pub tls: Option<tls::TlsFiles>,
+}
+
+/// How long the server waits for clients, how many it serves at once, and
+/// how long it drains at shutdown (docs/api.md, "Limits, timeouts and
+/// TLS").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A request head must arrive complete within this; it also closes a
+    /// connection that sends nothing, or stays idle between requests.
+    pub header_timeout: Duration,
+    /// A request body must arrive complete within this of the handler's
+    /// first read (408 after).
+    pub body_timeout: Duration,
+    /// Connections served at once; more wait to be accepted.
+    pub max_connections: usize,
+    /// Store connections open at once (PostgreSQL connections, or SQLite
+    /// handles on the file).
+    pub db_connections: usize,
+    /// How long a request waits for a free store connection (503 after).
+    pub db_wait: Duration,
+    /// At shutdown, how long requests in flight may take to finish before
+    /// their connections are cut.
+    pub drain: Duration,
+}
+
+impl Limits {
+    /// `kbench serve`'s defaults.
+    pub const DEFAULT: Limits = Limits {
+        header_timeout: Duration::from_secs(10),
+        body_timeout: Duration::from_secs(60),
+        max_connections: 256,
+        db_connections: 16,
+        db_wait: Duration::from_secs(30),
+        drain: Duration::from_secs(10),
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits::DEFAULT
+    }
+}
+
+impl Config {
+    /// `location` and `check_job` with the defaults: the body limit,
+    /// reading open, [`Limits::DEFAULT`], plain HTTP.
+    pub fn new(location: Location, check_job: JobCheck) -> Config {
+        Config {
+            location,
+            max_body: DEFAULT_MAX_BODY,
+            check_job,
+            private: false,
+            limits: Limits::DEFAULT,
+            tls: None,
+        }
+    }
 }
 
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub stores: Arc<Stores>,
     pub max_body: usize,
+    pub body_timeout: Duration,
     pub check_job: JobCheck,
     pub private: bool,
 }
@@ -108,6 +174,7 @@ pub fn router(stores: Arc<Stores>, config: &Config) -> Router {
         max_body: config.max_body,
         check_job: config.check_job.clone(),
         private: config.private,
+        body_timeout: config.limits.body_timeout,
     };
     headers::secure(
         api_router()
@@ -121,24 +188,40 @@ pub fn router(stores: Arc<Stores>, config: &Config) -> Router {
     )
 }
 
-/// Opens (creating or migrating) the store once, so a bad `--db` fails
-/// before listening.
-pub fn check_store(location: &Location) -> anyhow::Result<()> {
-    location.open_send()?;
-    Ok(())
+/// The server's stores for `config`, the first one opened (so a bad
+/// `--db` fails before listening).
+pub fn open_stores(config: &Config) -> anyhow::Result<Arc<Stores>> {
+    let limits = config.limits;
+    let stores = Stores::open(
+        config.location.clone(),
+        limits.db_connections,
+        limits.db_wait,
+    )?;
+    Ok(Arc::new(stores))
 }
 
-/// Serves on `listener` until `shutdown` completes (see [`router`] on
-/// where to drop `stores`).
+/// The TLS acceptor of `config`'s certificate and key, if it has them
+/// (read before listening, so bad files fail first).
+pub fn tls_acceptor(config: &Config) -> anyhow::Result<Option<tokio_rustls::TlsAcceptor>> {
+    let Some(files) = &config.tls else {
+        return Ok(None);
+    };
+    let server = files.server_config().map_err(anyhow::Error::msg)?;
+    Ok(Some(tokio_rustls::TlsAcceptor::from(server)))
+}
+
+/// Serves on `listener` under `config`'s limits (over `tls` when given)
+/// until `shutdown` completes, then drains (see [`router`] on where to
+/// drop `stores`).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     stores: Arc<Stores>,
     config: &Config,
-    shutdown: impl Future<Output = ()> + Send + 'static,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(stores, config))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let router = router(stores, config);
+    connections::serve(listener, router, config.limits, tls, shutdown).await
 }
 
 /// A server on its own thread and runtime (tests, `kbench serve`): binds
@@ -150,13 +233,15 @@ pub fn spawn(listen: &str, config: Config) -> anyhow::Result<Running> {
         .build()?;
     let listener = runtime.block_on(tokio::net::TcpListener::bind(listen))?;
     let addr = listener.local_addr()?;
+    let tls = tls_acceptor(&config)?;
+    let stores = open_stores(&config)?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
-        let stores = Arc::new(Stores::new(config.location.clone()));
-        let served = runtime.block_on(serve(listener, stores.clone(), &config, async {
+        let drain = config.limits.drain;
+        let served = runtime.block_on(serve(listener, stores.clone(), &config, tls, async {
             let _ = stopped.await;
         }));
-        drop(runtime);
+        runtime.shutdown_timeout(drain);
         drop(stores);
         served
     });
@@ -199,28 +284,32 @@ impl Drop for Running {
 }
 
 /// `kbench serve`: serves until Ctrl-C or SIGTERM, then finishes the
-/// requests in flight.
+/// requests in flight within the drain deadline and returns.
 pub fn run(listen: &str, config: Config) -> anyhow::Result<()> {
-    check_store(&config.location)?;
+    let tls = tls_acceptor(&config)?;
+    let stores = open_stores(&config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let stores = Arc::new(Stores::new(config.location.clone()));
     let shared = stores.clone();
+    let drain = config.limits.drain;
     let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
         let addr = listener.local_addr()?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
         eprintln!(
-            "kbench serve: listening on http://{addr} (results in {}); Ctrl-C stops",
+            "kbench serve: listening on {scheme}://{addr} (results in {}); Ctrl-C stops",
             config.location
         );
-        serve(listener, shared, &config, shutdown_signal()).await?;
+        serve(listener, shared, &config, tls, shutdown_signal()).await?;
         eprintln!("kbench serve: stopped");
         Ok(())
     });
-    drop(runtime);
+    // Store calls of requests cut at the drain deadline run on; they get
+    // as long again before the process leaves them.
+    runtime.shutdown_timeout(drain);
     drop(stores);
     served
 }

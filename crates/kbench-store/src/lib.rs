@@ -23,7 +23,7 @@ pub mod validate;
 
 pub use engine::{MAX_JOB_ROUNDS, MAX_JOB_SECONDS, check_job_spec};
 pub use error::StoreError;
-pub use location::{Location, PostgresUrl, redact};
+pub use location::{Location, Opening, PostgresUrl, redact};
 pub use model::{
     BisectInfo, IdentifierData, Job, JobLease, JobSpec, JobState, LiveBatch, LiveOutcome,
     LiveSamples, Push, PushOutcome, ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo,

@@ -89,14 +89,66 @@ impl Location {
         Ok(self.open_send()?)
     }
 
+    /// Opens a store that must exist already (the reading commands): a
+    /// missing SQLite file is an `Open` error saying how to make one, and
+    /// nothing is created.
+    pub fn open_existing(&self) -> Result<Box<dyn Store>> {
+        Ok(self.open_with(Opening::EXISTING)?)
+    }
+
     /// [`Location::open`] for a store handed between threads (`kbench
     /// serve` runs store calls on tokio's blocking pool).
     pub fn open_send(&self) -> Result<Box<dyn Store + Send>> {
+        self.open_with(Opening::LOCAL)
+    }
+
+    /// Opens the store as `opening` says (PostgreSQL reads only what
+    /// concerns it: a database there always exists before kbench connects).
+    pub fn open_with(&self, opening: Opening) -> Result<Box<dyn Store + Send>> {
         Ok(match self {
-            Location::Sqlite(path) => Box::new(SqliteStore::open(path)?),
+            Location::Sqlite(path) => Box::new(SqliteStore::open_with(path, opening)?),
             Location::Postgres(url) => Box::new(PostgresStore::connect(url)?),
         })
     }
+}
+
+/// How a SQLite file is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opening {
+    /// Create a missing file and its directories; when false a missing
+    /// file is an `Open` error and nothing is created.
+    pub create: bool,
+    /// Run SQLite's `quick_check` over an existing file first. It reads
+    /// the whole file: a server checks once, at its first connection, not
+    /// at each connection of its pool.
+    pub check: bool,
+    /// `synchronous=FULL`: every commit is on disk when it returns, so it
+    /// survives an OS crash or a power cut. Without it (NORMAL, in WAL
+    /// mode) a commit survives a killed process, but an OS crash may lose
+    /// the last transactions before it.
+    pub durable: bool,
+}
+
+impl Opening {
+    /// `kbench run`, `import` and the other writing commands: created when
+    /// missing, checked, synchronous=NORMAL.
+    pub const LOCAL: Opening = Opening {
+        create: true,
+        check: true,
+        durable: false,
+    };
+    /// The reading commands (`show`, `compare`, `export`, `history`...).
+    pub const EXISTING: Opening = Opening {
+        create: false,
+        ..Opening::LOCAL
+    };
+    /// `kbench serve`'s first connection: what it acknowledges survives an
+    /// OS crash. The pool's further connections add `check: false`.
+    pub const SERVER: Opening = Opening {
+        create: true,
+        check: true,
+        durable: true,
+    };
 }
 
 /// The path, or the URL without its password.

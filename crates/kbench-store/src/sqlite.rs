@@ -10,8 +10,8 @@
 
 mod open;
 
-use crate::StoreError;
 use crate::engine::{DbError, Fail, Param, Res, Row, Sql};
+use crate::{Opening, StoreError};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, params_from_iter};
 use std::path::{Path, PathBuf};
@@ -37,7 +37,13 @@ impl SqliteStore {
     /// from a newer kbench is `TooNew`; a place that cannot be written is
     /// `Open`.
     pub fn open(path: &Path) -> crate::Result<SqliteStore> {
-        let conn = open::open(path)?;
+        Self::open_with(path, Opening::LOCAL)
+    }
+
+    /// [`SqliteStore::open`] as `opening` says: whether a missing file is
+    /// created, an existing one checked, and how durable commits are.
+    pub fn open_with(path: &Path, opening: Opening) -> crate::Result<SqliteStore> {
+        let conn = open::open(path, opening)?;
         Ok(SqliteStore {
             conn,
             path: path.to_path_buf(),

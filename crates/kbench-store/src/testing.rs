@@ -58,6 +58,22 @@ impl ThrowawayDatabase {
     }
 }
 
+impl ThrowawayDatabase {
+    /// How many connections the server has open to this database now
+    /// (`pg_stat_activity`).
+    pub fn connections(&self) -> i64 {
+        let mut client = postgres::Client::connect(&self.server, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", crate::redact(&self.server)));
+        client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = $1",
+                &[&self.name],
+            )
+            .unwrap()
+            .get(0)
+    }
+}
+
 impl Drop for ThrowawayDatabase {
     fn drop(&mut self) {
         if let Ok(mut client) = postgres::Client::connect(&self.server, postgres::NoTls) {

@@ -143,8 +143,19 @@ fn too_large(limit: usize) -> ApiError {
     )
 }
 
+fn body_too_slow(timeout: std::time::Duration) -> ApiError {
+    ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        format!(
+            "the request body did not arrive within {} s (kbench serve --body-timeout); nothing was stored. Retry",
+            timeout.as_secs_f64()
+        ),
+    )
+}
+
 /// The request body, at most the server's `max_body` bytes (413 beyond:
-/// refused by its Content-Length before reading when it declares one).
+/// refused by its Content-Length before reading when it declares one),
+/// read within the server's body timeout (408 after).
 pub struct RawBody(pub Bytes);
 
 impl FromRequest<AppState> for RawBody {
@@ -160,8 +171,10 @@ impl FromRequest<AppState> for RawBody {
         if declared.is_some_and(|len| len > limit as u64) {
             return Err(too_large(limit));
         }
-        let bytes = to_bytes(request.into_body(), limit)
+        let timeout = state.body_timeout;
+        let bytes = tokio::time::timeout(timeout, to_bytes(request.into_body(), limit))
             .await
+            .map_err(|_| body_too_slow(timeout))?
             .map_err(|_| too_large(limit))?;
         Ok(RawBody(bytes))
     }

@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use kbench_server::client::{self, Response};
-use kbench_server::{Config, Running, auth};
+use kbench_server::{Config, Limits, Running, auth};
 use kbench_store::testing::{ThrowawayDatabase, postgres_server};
 use kbench_store::{Location, Store};
 use serde_json::Value;
@@ -17,6 +17,7 @@ pub struct Lab {
     pub location: Location,
     server: Option<Running>,
     max_body: usize,
+    limits: Limits,
     /// Started `--private` (reading needs a token with `read`).
     private: bool,
     pub addr: String,
@@ -25,29 +26,31 @@ pub struct Lab {
 
 impl Lab {
     pub fn start(location: Location, max_body: usize) -> Lab {
-        Lab::start_with(location, max_body, false)
+        Lab::start_with(location, max_body, Limits::default())
     }
 
     /// A server whose every GET needs a token with the `read` scope.
     pub fn start_private(location: Location) -> Lab {
-        Lab::start_with(location, kbench_server::DEFAULT_MAX_BODY, true)
+        Lab::start_as(
+            location,
+            kbench_server::DEFAULT_MAX_BODY,
+            Limits::default(),
+            true,
+        )
     }
 
-    fn start_with(location: Location, max_body: usize, private: bool) -> Lab {
-        let token = auth::new_secret().unwrap();
-        location
-            .open_send()
-            .unwrap()
-            .create_token(
-                "runner-1",
-                &auth::sha256_hex(token.as_bytes()),
-                &kbench_store::Scope::ALL,
-            )
-            .unwrap();
+    /// [`Lab::start`] with other limits (short timeouts, a small pool).
+    pub fn start_with(location: Location, max_body: usize, limits: Limits) -> Lab {
+        Lab::start_as(location, max_body, limits, false)
+    }
+
+    fn start_as(location: Location, max_body: usize, limits: Limits, private: bool) -> Lab {
+        let token = create_token(&location, "runner-1");
         let mut lab = Lab {
             location,
             server: None,
             max_body,
+            limits,
             private,
             addr: "127.0.0.1:0".into(),
             token,
@@ -62,12 +65,10 @@ impl Lab {
         let server = kbench_server::spawn(
             &self.addr,
             Config {
-                location: self.location.clone(),
                 max_body: self.max_body,
-                check_job: std::sync::Arc::new(kbench_lab::job::checker(
-                    kbench_lab::profile::Profiles::builtin(),
-                )),
+                limits: self.limits,
                 private: self.private,
+                ..config(self.location.clone())
             },
         )
         .unwrap_or_else(|e| panic!("cannot serve on {}: {e}", self.addr));
@@ -140,6 +141,33 @@ impl Drop for Lab {
     fn drop(&mut self) {
         self.stop_server();
     }
+}
+
+/// A server's [`Config`] over `location` with the defaults and the job
+/// check of `kbench serve` with the built-in profiles.
+pub fn config(location: Location) -> Config {
+    Config::new(
+        location,
+        std::sync::Arc::new(kbench_lab::job::checker(
+            kbench_lab::profile::Profiles::builtin(),
+        )),
+    )
+}
+
+/// A new API token `name` with every scope in the store at `location`:
+/// its secret.
+pub fn create_token(location: &Location, name: &str) -> String {
+    let token = auth::new_secret().unwrap();
+    location
+        .open_send()
+        .unwrap()
+        .create_token(
+            name,
+            &auth::sha256_hex(token.as_bytes()),
+            &kbench_store::Scope::ALL,
+        )
+        .unwrap();
+    token
 }
 
 pub fn samples_path(set: &str) -> String {

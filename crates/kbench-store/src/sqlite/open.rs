@@ -9,7 +9,7 @@
 //! and migrated.
 
 use crate::engine::{TABLES, migration_failed, pending, too_new};
-use crate::{Result, StoreError};
+use crate::{Opening, Result, StoreError};
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 use std::fmt::Write as _;
 use std::io::Read;
@@ -40,10 +40,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// The first 16 bytes of every SQLite 3 database.
 const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
-/// Opens (creating when missing) the kbench database at `path`, in WAL mode
-/// with synchronous=NORMAL and foreign keys on, migrated to the current
-/// schema.
-pub(super) fn open(path: &Path) -> Result<Connection> {
+/// Opens the kbench database at `path` (creating it when missing and
+/// `opening.create`), in WAL mode with foreign keys on, migrated to the
+/// current schema.
+pub(super) fn open(path: &Path, opening: Opening) -> Result<Connection> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => {
             return Err(open_error(
@@ -52,16 +52,23 @@ pub(super) fn open(path: &Path) -> Result<Connection> {
             ));
         }
         // An empty file (e.g. made by `touch` or mktemp) is a new database.
-        Ok(meta) if meta.len() > 0 => check_existing(path)?,
+        Ok(meta) if meta.len() > 0 => check_existing(path, opening.check)?,
+        // An empty file would become a database; a missing one would
+        // appear with its directories.
+        Ok(_) if !opening.create => return Err(no_database(path)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !opening.create => {
+            return Err(no_database(path));
+        }
         Ok(_) => {}
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => create_parent(path)?,
         Err(err) => return Err(open_error(path, &format!("{err}; {WHERE_INSTEAD}"))),
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if opening.create {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
     let mut conn = Connection::open_with_flags(path, flags).map_err(|e| opening_failed(path, e))?;
-    configure(&conn, path)?;
+    configure(&conn, path, opening.durable)?;
     migrate(&mut conn, path)?;
     // Room for every statement the store prepares (with the sample INSERTs
     // of 1, 2, 4 ... 256 rows), so add_sample's INSERT stays compiled
@@ -77,6 +84,14 @@ fn open_error(path: &Path, reason: &str) -> StoreError {
         db: path.display().to_string(),
         reason: reason.to_string(),
     }
+}
+
+fn no_database(path: &Path) -> StoreError {
+    open_error(
+        path,
+        "there is no kbench database there; `kbench run` or `kbench import` makes one \
+         (or give another with --db or KBENCH_DB)",
+    )
 }
 
 fn corrupt(path: &Path, reason: String) -> StoreError {
@@ -117,8 +132,8 @@ fn create_parent(path: &Path) -> Result<()> {
 
 /// Judges an existing, non-empty file without writing to it: a kbench
 /// database of this or an older schema passes; anything else is `Corrupt`
-/// (or `TooNew`).
-fn check_existing(path: &Path) -> Result<()> {
+/// (or `TooNew`). `quick_check` reads the whole file: only with `deep`.
+fn check_existing(path: &Path, deep: bool) -> Result<()> {
     let mut header = Vec::with_capacity(100);
     std::fs::File::open(path)
         .and_then(|file| file.take(100).read_to_end(&mut header))
@@ -186,7 +201,11 @@ fn check_existing(path: &Path) -> Result<()> {
             SCHEMA_VERSION,
         ));
     }
-    let problems = quick_check(&conn).map_err(read)?;
+    let problems = if deep {
+        quick_check(&conn).map_err(read)?
+    } else {
+        Vec::new()
+    };
     if !problems.is_empty() {
         return Err(corrupt(
             path,
@@ -270,10 +289,11 @@ fn quick_check(conn: &Connection) -> rusqlite::Result<Vec<String>> {
         .collect())
 }
 
-/// WAL lets readers go on while a run writes; synchronous=NORMAL in WAL mode
-/// keeps every commit across a killed process (only a power cut can lose
-/// the last commits) at a fraction of FULL's cost.
-fn configure(conn: &Connection, path: &Path) -> Result<()> {
+/// WAL lets readers go on while a run writes. synchronous=NORMAL in WAL mode
+/// keeps every commit across a killed process (an OS crash or a power cut
+/// can lose the last commits) at a fraction of FULL's cost; `durable`
+/// (FULL) syncs the log at every commit, so a commit survives those too.
+fn configure(conn: &Connection, path: &Path, durable: bool) -> Result<()> {
     let failed = |e| opening_failed(path, e);
     conn.busy_timeout(BUSY_TIMEOUT).map_err(failed)?;
     if conn.is_readonly(rusqlite::MAIN_DB).map_err(failed)? {
@@ -294,7 +314,8 @@ fn configure(conn: &Connection, path: &Path) -> Result<()> {
             ),
         ));
     }
-    conn.pragma_update(None, "synchronous", "NORMAL")
+    let synchronous = if durable { "FULL" } else { "NORMAL" };
+    conn.pragma_update(None, "synchronous", synchronous)
         .map_err(failed)?;
     conn.pragma_update(None, "foreign_keys", true)
         .map_err(failed)?;
@@ -332,6 +353,67 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn synchronous(conn: &Connection) -> i64 {
+        conn.pragma_query_value(None, "synchronous", |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn the_server_syncs_every_commit_and_local_runs_in_normal_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.db");
+        // SQLite's numbers: 1 NORMAL, 2 FULL.
+        assert_eq!(synchronous(&open(&path, Opening::LOCAL).unwrap()), 1);
+        assert_eq!(synchronous(&open(&path, Opening::SERVER).unwrap()), 2);
+    }
+
+    /// A kbench database that only `quick_check` finds damaged: a NULL in
+    /// a column its schema (rewritten behind SQLite's back) says NOT NULL.
+    fn damaged_inside(path: &Path) {
+        let conn = open(path, Opening::LOCAL).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE extra (a); INSERT INTO extra VALUES (NULL);
+             PRAGMA writable_schema = ON;
+             UPDATE sqlite_master SET sql = 'CREATE TABLE extra (a NOT NULL)' WHERE name = 'extra';
+             PRAGMA writable_schema = OFF;",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn the_whole_file_check_runs_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.db");
+        damaged_inside(&path);
+        let checked = open(&path, Opening::SERVER).unwrap_err();
+        assert!(
+            matches!(&checked, StoreError::Corrupt { reason, .. } if reason.contains("integrity")),
+            "{checked:?}"
+        );
+        let unchecked = Opening {
+            check: false,
+            ..Opening::SERVER
+        };
+        open(&path, unchecked).unwrap();
+    }
+
+    #[test]
+    fn reading_a_missing_or_empty_file_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no").join("such").join("x.db");
+        let err = open(&path, Opening::EXISTING).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("there is no kbench database there"),
+            "{err}"
+        );
+        assert!(!dir.path().join("no").exists());
+        let empty = dir.path().join("empty.db");
+        std::fs::write(&empty, b"").unwrap();
+        open(&empty, Opening::EXISTING).unwrap_err();
+        assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+    }
 
     #[test]
     fn uri_escapes_special_bytes() {

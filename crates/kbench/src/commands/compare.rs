@@ -37,7 +37,7 @@ fn run(args: CompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
             args.threshold
         );
     }
-    let mut store = db.open()?;
+    let mut store = db.open_existing()?;
     let data = store.load(&args.set)?;
     let request = CompareRequest {
         baseline: args.baseline.clone(),

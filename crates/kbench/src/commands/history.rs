@@ -54,7 +54,7 @@ pub fn history(args: HistoryArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
         .map(|name| name.trim().to_string())
         .filter(|name| !name.is_empty())
         .collect();
-    let mut store = db.open()?;
+    let mut store = db.open_existing()?;
     let data = store.load(&args.set)?;
     let request = HistoryRequest {
         order,

@@ -28,10 +28,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let profiles = cli.profile_dirs.clone();
     match cli.command {
         Command::Run(args) => run::run(args, &profiles, db.open()?.as_mut()),
-        Command::Show(args) => show::show(args, db.open()?.as_mut()),
+        Command::Show(args) => show::show(args, db.open_existing()?.as_mut()),
         Command::Compare(args) => Ok(compare::compare(args, &db)),
         Command::Import(args) => exchange::import(args, db.open()?.as_mut()),
-        Command::Export(args) => exchange::export(args, db.open()?.as_mut()),
+        Command::Export(args) => exchange::export(args, db.open_existing()?.as_mut()),
         Command::History(args) => history::history(args, &db),
         Command::Bisect(args) => bisect::bisect(args, &db),
         Command::Vm(command) => vm::vm(command, &db),
@@ -62,6 +62,13 @@ impl Db {
     /// Opens the store (SQLite or PostgreSQL), creating or migrating it.
     pub fn open(&self) -> anyhow::Result<Box<dyn Store>> {
         Ok(self.location()?.open()?)
+    }
+
+    /// Opens a store that exists already, for the commands that only read
+    /// (show, compare, export, history, push): a missing file is an error
+    /// saying how to make one, and nothing is created.
+    pub fn open_existing(&self) -> anyhow::Result<Box<dyn Store>> {
+        Ok(self.location()?.open_existing()?)
     }
 }
 

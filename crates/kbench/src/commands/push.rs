@@ -42,7 +42,7 @@ pub struct PushArgs {
 
 pub fn push(args: PushArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
     let api = Api::new(&args.to, Some(&args.token))?;
-    let data = db.open()?.load(&args.set)?;
+    let data = db.open_existing()?.load(&args.set)?;
     let target = args.into.clone().unwrap_or_else(|| args.set.clone());
     let body = serde_json::to_vec(&exchange::export(&data))?;
     let push_id = match &args.push_id {

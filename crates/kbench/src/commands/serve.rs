@@ -1,9 +1,12 @@
 //! `kbench serve`: the shared lab's API, dashboard and job queue
 //! (crates/kbench-server).
 
+use kbench_server::Limits;
+use kbench_server::tls::TlsFiles;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Serve the shared lab: the JSON HTTP API, the dashboard and the job queue
 #[derive(Debug, clap::Args)]
@@ -30,6 +33,54 @@ pub struct ServeArgs {
     /// scope (by default reading is open and only writes need tokens)
     #[arg(long)]
     pub private: bool,
+
+    /// A request's head must arrive within this; also closes connections
+    /// that stay silent or idle this long
+    #[arg(long, value_name = "SECONDS", value_parser = seconds,
+          default_value_t = DEFAULT.header_timeout.as_secs_f64())]
+    pub header_timeout: f64,
+
+    /// A request's body must arrive within this (408 after)
+    #[arg(long, value_name = "SECONDS", value_parser = seconds,
+          default_value_t = DEFAULT.body_timeout.as_secs_f64())]
+    pub body_timeout: f64,
+
+    /// Connections served at once; more wait to be accepted
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..),
+          default_value_t = DEFAULT.max_connections as u32)]
+    pub max_connections: u32,
+
+    /// Database connections open at once (keep it under PostgreSQL's
+    /// max_connections); requests beyond wait for one, 503 after 30 s
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..),
+          default_value_t = DEFAULT.db_connections as u32)]
+    pub db_connections: u32,
+
+    /// On SIGTERM or Ctrl-C, how long requests in flight may take to
+    /// finish before their connections are cut
+    #[arg(long, value_name = "SECONDS", value_parser = seconds,
+          default_value_t = DEFAULT.drain.as_secs_f64())]
+    pub drain_timeout: f64,
+
+    /// Serve HTTPS with this certificate (chain), a PEM file; needs --tls-key
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key of --tls-cert, a PEM file
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+}
+
+const DEFAULT: Limits = Limits::DEFAULT;
+
+/// A positive, finite number of seconds.
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value > 0.0 && value <= 86_400.0 => Ok(value),
+        _ => Err(format!(
+            "'{text}' is not a number of seconds from above 0 to 86400 (e.g. 10 or 0.5)"
+        )),
+    }
 }
 
 /// Jobs are checked against the suites, benchmarks and profiles (with
@@ -41,10 +92,21 @@ pub fn serve(
 ) -> anyhow::Result<ExitCode> {
     let profiles = kbench_lab::profile::Profiles::load(profile_dirs)?;
     let config = kbench_server::Config {
-        location: db.location()?,
         max_body: args.max_body,
-        check_job: Arc::new(kbench_lab::job::checker(profiles)),
+        limits: Limits {
+            header_timeout: Duration::from_secs_f64(args.header_timeout),
+            body_timeout: Duration::from_secs_f64(args.body_timeout),
+            max_connections: args.max_connections as usize,
+            db_connections: args.db_connections as usize,
+            drain: Duration::from_secs_f64(args.drain_timeout),
+            ..DEFAULT
+        },
+        tls: args
+            .tls_cert
+            .zip(args.tls_key)
+            .map(|(cert, key)| TlsFiles { cert, key }),
         private: args.private,
+        ..kbench_server::Config::new(db.location()?, Arc::new(kbench_lab::job::checker(profiles)))
     };
     kbench_server::run(&args.listen, config)?;
     Ok(ExitCode::SUCCESS)

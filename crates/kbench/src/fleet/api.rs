@@ -6,7 +6,7 @@
 //! here.
 
 use anyhow::{Context, bail};
-use kbench_server::client::{self, Response, Timeouts};
+use kbench_server::client::{self, Response, Timeouts, Trust};
 use kbench_store::Scope;
 use serde::Serialize;
 use std::fmt;
@@ -20,18 +20,26 @@ pub struct Api {
     pub url: String,
     addr: String,
     base: String,
+    /// The CAs an `https://` server's certificate must be signed by.
+    trust: Option<Trust>,
     token: Option<String>,
     timeouts: Timeouts,
 }
 
 impl Api {
-    /// `url` is `http://HOST[:PORT][/BASE]`; `token` is needed for writes.
+    /// `url` is `http[s]://HOST[:PORT][/BASE]` (https trusts the CAs of
+    /// `$KBENCH_CA_CERT`, else the system's); `token` is needed for writes.
     pub fn new(url: &str, token: Option<&str>) -> anyhow::Result<Api> {
         let (addr, base) = client::parse_base(url).map_err(anyhow::Error::msg)?;
+        let trust = match client::is_https(url) {
+            true => Some(Trust::from_env().map_err(anyhow::Error::msg)?),
+            false => None,
+        };
         Ok(Api {
             url: url.trim_end_matches('/').to_string(),
             addr,
             base,
+            trust,
             token: token.map(str::to_string),
             timeouts: Timeouts::default(),
         })
@@ -71,8 +79,9 @@ impl Api {
         if let Some(value) = &authorization {
             all.push(("Authorization", value));
         }
-        client::request_with_timeouts(
+        client::request_over(
             &self.addr,
+            self.trust.as_ref(),
             method,
             &self.path(rest),
             &all,

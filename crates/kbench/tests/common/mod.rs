@@ -163,6 +163,8 @@ pub fn assert_success(out: &Output, context: &str) {
 pub struct Server {
     child: Option<Child>,
     db: PathBuf,
+    /// More `kbench serve` options.
+    args: Vec<String>,
     /// `127.0.0.1:PORT`, as the server printed it.
     pub addr: String,
 }
@@ -170,9 +172,15 @@ pub struct Server {
 impl Server {
     /// Starts one on `listen` (port 0: any free port).
     pub fn start(db: &std::path::Path, listen: &str) -> Server {
+        Server::start_with(db, listen, &[])
+    }
+
+    /// [`Server::start`] with more `kbench serve` options.
+    pub fn start_with(db: &std::path::Path, listen: &str, args: &[&str]) -> Server {
         let mut server = Server {
             child: None,
             db: db.to_path_buf(),
+            args: args.iter().map(|a| a.to_string()).collect(),
             addr: listen.to_string(),
         };
         server.spawn();
@@ -184,6 +192,7 @@ impl Server {
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kbench"))
             .env("KBENCH_DB", &self.db)
             .args(["serve", "--listen", &self.addr])
+            .args(&self.args)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -207,14 +216,36 @@ impl Server {
         format!("http://{}", self.addr)
     }
 
-    /// Stops it (SIGTERM), checking that it exits cleanly.
+    /// Stops it (SIGTERM), checking that it exits cleanly within a minute.
     pub fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            // SAFETY: signals our own child, not yet reaped.
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-            let status = child.wait().unwrap();
+        if let Some(status) = self.stop_within(Duration::from_secs(60)) {
+            let status = status.unwrap_or_else(|e| panic!("{e}"));
             assert!(status.success(), "kbench serve exited with {status}");
         }
+    }
+
+    /// Sends SIGTERM and waits at most `limit` for the server to exit
+    /// (`None` when it was not running); one still running then is killed
+    /// and an `Err`.
+    pub fn stop_within(
+        &mut self,
+        limit: Duration,
+    ) -> Option<Result<std::process::ExitStatus, String>> {
+        let mut child = self.child.take()?;
+        // SAFETY: signals our own child, not yet reaped.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Some(status) = child.try_wait().unwrap() {
+                return Some(Ok(status));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        Some(Err(format!(
+            "kbench serve still ran {limit:?} after SIGTERM"
+        )))
     }
 
     /// Starts it again on the same address and database.
