@@ -41,6 +41,11 @@ fn finish(lab: &Lab, id: i64, worker: &str, ok: bool) -> Response {
     )
 }
 
+/// A POST as `token`.
+fn post_as(lab: &Lab, path: &str, token: &str, body: &[u8]) -> Response {
+    lab.send_as("POST", path, token, body)
+}
+
 fn jobs(lab: &Lab) -> Vec<Value> {
     let list = json(&lab.get("/api/v1/jobs"));
     assert_eq!(list["schema"], "kbench.jobs/1");
@@ -228,12 +233,12 @@ fn tokens_act_within_their_scopes_and_on_their_own_leases() {
         let lease_body =
             |worker: &str| serde_json::json!({"worker": worker, "lease_seconds": 60}).to_string();
         // A push-only token queues nothing and leases nothing.
-        let submitted = lab.send_as("POST", "/api/v1/jobs", &pusher, &spec("s", "i", &[]));
+        let submitted = post_as(&lab, "/api/v1/jobs", &pusher, &spec("s", "i", &[]));
         assert_eq!(submitted.status, 403, "{submitted:?}");
         assert!(submitted.body.contains("needs 'submit'"), "{submitted:?}");
         assert!(jobs(&lab).is_empty());
-        let leased = lab.send_as(
-            "POST",
+        let leased = post_as(
+            &lab,
             "/api/v1/jobs/lease",
             &pusher,
             lease_body("p").as_bytes(),
@@ -247,36 +252,26 @@ fn tokens_act_within_their_scopes_and_on_their_own_leases() {
         let created = lab.post("/api/v1/jobs", &spec("s", "i", &[]));
         assert_eq!(created.status, 201, "{created:?}");
         let id = json(&created)["id"].as_i64().unwrap();
-        let taken = lab.send_as(
-            "POST",
-            "/api/v1/jobs/lease",
-            &a,
-            lease_body("w-a").as_bytes(),
-        );
+        let taken = post_as(&lab, "/api/v1/jobs/lease", &a, lease_body("w-a").as_bytes());
         assert_eq!(taken.status, 200, "{taken:?}");
         assert_eq!(json(&taken)["token"], "worker-a");
         // Token B cannot finish, renew or take over A's lease or its name.
         let end = serde_json::json!({"worker": "w-a", "ok": false, "message": "stolen"});
-        let stolen = lab.send_as(
-            "POST",
+        let stolen = post_as(
+            &lab,
             &format!("/api/v1/jobs/{id}/finish"),
             &b,
             end.to_string().as_bytes(),
         );
         assert_eq!(stolen.status, 403, "{stolen:?}");
-        let renewed = lab.send_as(
-            "POST",
+        let renewed = post_as(
+            &lab,
             &format!("/api/v1/jobs/{id}/renew"),
             &b,
             lease_body("w-a").as_bytes(),
         );
         assert_eq!(renewed.status, 403, "{renewed:?}");
-        let named = lab.send_as(
-            "POST",
-            "/api/v1/jobs/lease",
-            &b,
-            lease_body("w-a").as_bytes(),
-        );
+        let named = post_as(&lab, "/api/v1/jobs/lease", &b, lease_body("w-a").as_bytes());
         assert_eq!(named.status, 403, "{named:?}");
         let job = json(&lab.get(&format!("/api/v1/jobs/{id}")));
         assert_eq!(
@@ -284,8 +279,8 @@ fn tokens_act_within_their_scopes_and_on_their_own_leases() {
             (Some("running"), None)
         );
         // A's own token ends it.
-        let done = lab.send_as(
-            "POST",
+        let done = post_as(
+            &lab,
             &format!("/api/v1/jobs/{id}/finish"),
             &a,
             serde_json::json!({"worker": "w-a", "ok": true})

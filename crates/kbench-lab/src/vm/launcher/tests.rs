@@ -118,7 +118,7 @@ fn fakes() -> &'static Path {
                 "rest",
                 script(
                     "booted",
-                    &test_events("syscall-read", 2, true),
+                    &[vec![snapshot_event()], test_events("syscall-read", 2, true)].concat(),
                     "echo '#kbench-guest-exit 0'",
                 ),
             ),
@@ -380,15 +380,18 @@ fn an_interrupted_batched_round_resumes_with_the_tests_left() {
     .unwrap();
     assert!(summary.interrupted);
     assert_eq!(summary.outcomes.len(), 1);
-    // The resumed round boots once more, for syscall-read only.
+    // The resumed round boots once more, for syscall-read only, in a run
+    // and a round of its own (a round is one invocation); the interrupted
+    // run keeps what it measured.
     let rest = launcher("rest", dir.path(), Duration::from_secs(20));
     let summary = execute(&mut store, &rest, "D").unwrap();
     assert_eq!(summary.outcomes.len(), 1);
     assert_eq!(summary.outcomes[0].test, key("syscall-read"));
     let data = store.load("vm").unwrap();
     let d = &data.identifiers[0];
-    assert_eq!(d.runs.len(), 1);
-    assert_eq!(d.runs[0].status, RunStatus::Complete);
-    assert_eq!(d.samples[&key("syscall-read")].len(), 2);
-    assert!(d.samples[&key("syscall-read")].iter().all(|s| s.round == 0));
+    let statuses: Vec<RunStatus> = d.runs.iter().map(|run| run.status).collect();
+    assert_eq!(statuses, [RunStatus::Interrupted, RunStatus::Complete]);
+    assert_eq!(d.runs_of_samples(&key("syscall-read")), [1, 1]);
+    assert!(d.samples[&key("syscall-read")].iter().all(|s| s.round == 1));
+    assert!(d.runs_of_samples(&key("syscall-null")).iter().all(|&run| run == 0));
 }
