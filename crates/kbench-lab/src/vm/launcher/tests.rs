@@ -393,5 +393,9 @@ fn an_interrupted_batched_round_resumes_with_the_tests_left() {
     assert_eq!(statuses, [RunStatus::Interrupted, RunStatus::Complete]);
     assert_eq!(d.runs_of_samples(&key("syscall-read")), [1, 1]);
     assert!(d.samples[&key("syscall-read")].iter().all(|s| s.round == 1));
-    assert!(d.runs_of_samples(&key("syscall-null")).iter().all(|&run| run == 0));
+    assert!(
+        d.runs_of_samples(&key("syscall-null"))
+            .iter()
+            .all(|&run| run == 0)
+    );
 }
