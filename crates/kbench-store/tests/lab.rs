@@ -5,10 +5,10 @@
 #[macro_use]
 mod common;
 
-use common::{TestDb, info, outcome, sample, spec};
+use common::{TestDb, info, job, outcome, sample, spec};
 use kbench_model::{Direction, Sample, TestSpec};
 use kbench_store::{
-    Job, JobLease, JobSpec, JobState, LiveBatch, LiveOutcome, LiveSamples, MAX_JOB_ATTEMPTS, Push,
+    Job, JobLease, JobState, LiveBatch, LiveOutcome, LiveSamples, MAX_JOB_ATTEMPTS, Push,
     PushOutcome, RunId, RunInfo, RunStatus, Store, StoreError, TestOutcomeKind,
 };
 use std::collections::BTreeSet;
@@ -444,18 +444,6 @@ fn uids_ride_along_export_and_import(db: &TestDb) {
         .begin_run("lab", "6.19", &run_info("no/slash"))
         .unwrap_err();
     assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
-}
-
-fn job(set: &str, tags: &[&str]) -> JobSpec {
-    JobSpec {
-        set: set.into(),
-        identifier: "6.18 stock".into(),
-        names: vec!["quick".into()],
-        kernel: Some("debian:6.12".into()),
-        rounds: 3,
-        max_time: Some(0.5),
-        tags: tags.iter().map(|t| t.to_string()).collect(),
-    }
 }
 
 fn tags(list: &[&str]) -> Vec<String> {

@@ -5,7 +5,7 @@
 #[macro_use]
 mod common;
 
-use common::{TestDb, info, outcome, sample, spec};
+use common::{TestDb, info, job, outcome, sample, spec};
 use kbench_model::{Direction, Sample, TestKey};
 use kbench_store::{
     Location, ResultSetData, RunId, RunStatus, Scope, Store, StoreError, TestOutcomeKind,
@@ -348,15 +348,7 @@ fn version_3_databases_are_migrated_keeping_their_data(db: &TestDb) {
     store.begin_run("old", "id", &with_uid).unwrap();
     let err = store.begin_run("old", "id", &with_uid).unwrap_err();
     assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
-    let job = kbench_store::JobSpec {
-        set: "old".into(),
-        identifier: "next".into(),
-        names: vec!["quick".into()],
-        kernel: None,
-        rounds: 3,
-        max_time: None,
-        tags: vec![],
-    };
+    let job = job("old", &[]);
     let id = store.submit_job(&job).unwrap();
     assert_eq!(store.job(id).unwrap().spec, job);
 }
@@ -367,15 +359,7 @@ fn version_3_databases_are_migrated_keeping_their_data(db: &TestDb) {
 /// token, while new leases belong to their token.
 fn version_4_databases_are_migrated_keeping_what_tokens_could_do(db: &TestDb) {
     let mut store = db.open();
-    let job = kbench_store::JobSpec {
-        set: "lab".into(),
-        identifier: "a".into(),
-        names: vec!["quick".into()],
-        kernel: None,
-        rounds: 1,
-        max_time: None,
-        tags: vec![],
-    };
+    let job = job("lab", &[]);
     let old = store.submit_job(&job).unwrap();
     store
         .lease_job("w1", "t-old", &[], 60_000)

@@ -248,10 +248,20 @@ fn claim_name(db: &mut dyn Sql, worker: &str, token: &str) -> Res<()> {
     }
 }
 
-/// `Forbidden` when `worker` holds running `job` under another token than
-/// `token` (a token acts only on the leases its own workers took); `None`
-/// when the job is not `worker`'s at all (the lease was lost).
-fn foreign_lease(db: &mut dyn Sql, job: i64, worker: &str, token: &str) -> Res<Option<Fail>> {
+/// Whether a statement on `worker`'s lease of `job`, taken with `token`,
+/// changed it (`changed` rows): false when the lease is no longer
+/// `worker`'s (it was lost), `Forbidden` when `worker` holds it under
+/// another token (a token acts only on the leases its own workers took).
+fn acted_on_lease(
+    db: &mut dyn Sql,
+    changed: u64,
+    job: i64,
+    worker: &str,
+    token: &str,
+) -> Res<bool> {
+    if changed > 0 {
+        return Ok(true);
+    }
     let mut holder: Option<String> = None;
     db.query(
         "SELECT token_name FROM jobs WHERE id = ?1 AND worker = ?2 AND state = 'running'",
@@ -261,13 +271,14 @@ fn foreign_lease(db: &mut dyn Sql, job: i64, worker: &str, token: &str) -> Res<O
             Ok(())
         },
     )?;
-    Ok(holder.filter(|holder| holder != token).map(|holder| {
-        Fail::Store(StoreError::Forbidden(format!(
+    match holder {
+        Some(holder) if holder != token => Err(Fail::Store(StoreError::Forbidden(format!(
             "job {job} is leased by worker \"{worker}\" with another API token (\"{holder}\"); \
              token \"{token}\" cannot renew, finish or upload for it. Only the token a lease \
              was taken with acts on it"
-        )))
-    }))
+        )))),
+        _ => Ok(false),
+    }
 }
 
 /// The lease of a job whose lease was taken with this token, or before
@@ -334,13 +345,9 @@ pub(super) fn renew(
         ),
         args![job, worker, now.saturating_add(lease_ms), token],
     )?;
-    if renewed == 0
-        && let Some(forbidden) = foreign_lease(db, job, worker, token)?
-    {
-        return Err(forbidden);
-    }
+    let renewed = acted_on_lease(db, renewed, job, worker, token)?;
     seen(db, worker, token, now, None)?;
-    Ok(renewed == 1)
+    Ok(renewed)
 }
 
 /// Locks `lease`'s job row for the rest of the write transaction if its
@@ -360,12 +367,7 @@ pub(super) fn hold(db: &mut dyn Sql, lease: &JobLease, token: &str) -> Res<()> {
         ),
         args![lease.job, &lease.worker, token],
     )?;
-    if held == 0
-        && let Some(forbidden) = foreign_lease(db, lease.job, &lease.worker, token)?
-    {
-        return Err(forbidden);
-    }
-    if held == 0 {
+    if !acted_on_lease(db, held, lease.job, &lease.worker, token)? {
         return Err(Fail::Store(StoreError::Conflict(format!(
             "job {} is no longer leased to worker \"{}\" in {} (its lease expired and another \
              worker took the job, or the job ended): nothing of this batch was stored. Only \
@@ -399,13 +401,9 @@ pub(super) fn finish(
         ),
         args![job, worker, state.as_str(), now, message, token],
     )?;
-    if finished == 0
-        && let Some(forbidden) = foreign_lease(db, job, worker, token)?
-    {
-        return Err(forbidden);
-    }
+    let finished = acted_on_lease(db, finished, job, worker, token)?;
     seen(db, worker, token, now, Some(job))?;
-    Ok(finished == 1)
+    Ok(finished)
 }
 
 /// Every worker, most recently seen first.

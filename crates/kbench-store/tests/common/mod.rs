@@ -10,7 +10,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec};
-use kbench_store::{Location, RunInfo, Store, StoreError, TestOutcome, TestOutcomeKind};
+use kbench_store::{JobSpec, Location, RunInfo, Store, StoreError, TestOutcome, TestOutcomeKind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -259,5 +259,18 @@ pub fn outcome(spec: &TestSpec, kind: TestOutcomeKind) -> TestOutcome {
         test: spec.key.clone(),
         kind,
         detail: format!("{} stopped", spec.key),
+    }
+}
+
+/// A job of the quick suite on Debian 6.12 into `set`, with `tags`.
+pub fn job(set: &str, tags: &[&str]) -> JobSpec {
+    JobSpec {
+        set: set.into(),
+        identifier: "6.18 stock".into(),
+        names: vec!["quick".into()],
+        kernel: Some("debian:6.12".into()),
+        rounds: 3,
+        max_time: Some(0.5),
+        tags: tags.iter().map(|t| t.to_string()).collect(),
     }
 }
