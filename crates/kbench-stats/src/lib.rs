@@ -12,6 +12,7 @@ mod error;
 mod estimate;
 pub mod geomean;
 pub mod outliers;
+pub mod paired;
 mod samples;
 mod serde_float;
 mod summary;
