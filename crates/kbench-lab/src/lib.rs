@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod bisect;
+pub mod interleave;
 pub mod job;
 pub mod launcher;
 pub mod profile;
@@ -12,4 +13,5 @@ pub mod runner;
 pub mod sampler;
 pub mod suite;
 pub mod sysinfo;
+pub mod variant;
 pub mod vm;

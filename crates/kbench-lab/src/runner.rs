@@ -163,7 +163,9 @@ pub fn execute(
                 test: test.clone(),
             });
             let outcome = match batch.as_deref_mut() {
-                None => round_run.run_test(launcher, test, observer, stop, &mut summary)?,
+                None => round_run
+                    .run_test(launcher, test, observer, stop, &mut summary)?
+                    .map(|(outcome, _)| outcome),
                 Some(stream) => {
                     let events = round_run.read_test(stream, test, observer, stop, &mut summary)?;
                     if events.ended.is_some() {
@@ -230,7 +232,7 @@ pub fn execute(
 /// else interrupted. Returns the tests it ended, which the invocation
 /// resuming it does not measure again. (Taken over first, so that an
 /// upload sends its end too.)
-fn close_unfinished(
+pub(crate) fn close_unfinished(
     store: &mut dyn Store,
     unfinished: &RunRecord,
     tests: &[TestKey],
@@ -257,7 +259,7 @@ fn same_test(a: &TestKey, b: &TestKey) -> bool {
 
 /// The run's facts: the measuring side's snapshot (taken by an agent, so
 /// under the wrapper, with its cgroup) and what the runner knows.
-fn run_info(
+pub(crate) fn run_info(
     launcher: &dyn Launcher,
     request: &RunRequest,
     stop: &AtomicBool,
@@ -334,12 +336,12 @@ fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> anyhow::Resul
 }
 
 /// One round's run: where its samples go.
-struct RoundRun<'a> {
-    store: &'a mut dyn Store,
-    request: &'a RunRequest,
-    run: RunId,
-    round: u32,
-    test_ids: HashMap<TestKey, TestId>,
+pub(crate) struct RoundRun<'a> {
+    pub(crate) store: &'a mut dyn Store,
+    pub(crate) request: &'a RunRequest,
+    pub(crate) run: RunId,
+    pub(crate) round: u32,
+    pub(crate) test_ids: HashMap<TestKey, TestId>,
 }
 
 /// What the events of one test said.
@@ -351,16 +353,17 @@ struct TestEvents {
 }
 
 impl RoundRun<'_> {
-    /// Runs one test in a fresh agent; `None` when interrupted mid-test (the
-    /// test stays unended so a resumed run measures it again).
-    fn run_test(
+    /// Runs one test in a fresh agent: how it ended and its main metric's
+    /// values; `None` when interrupted mid-test (the test stays unended so a
+    /// resumed run measures it again).
+    pub(crate) fn run_test(
         &mut self,
         launcher: &dyn Launcher,
         test: &TestKey,
         observer: &mut dyn FnMut(RunEvent),
         stop: &AtomicBool,
         summary: &mut RunSummary,
-    ) -> anyhow::Result<Option<TestOutcome>> {
+    ) -> anyhow::Result<Option<(TestOutcome, Vec<f64>)>> {
         let job = AgentJob {
             snapshot: false,
             tests: vec![test.clone()],
@@ -384,11 +387,16 @@ impl RoundRun<'_> {
                 "the measuring process ended without finishing the test".to_string(),
             ),
         };
+        let values = events
+            .started
+            .as_ref()
+            .map(|(_, values)| values.clone())
+            .unwrap_or_default();
         let events = TestEvents {
             ended: Some(ended),
             ..events
         };
-        self.record_end(test, events).map(Some)
+        Ok(Some((self.record_end(test, events)?, values)))
     }
 
     /// Reads `test`'s events from `stream`, committing each sample, until

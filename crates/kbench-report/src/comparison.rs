@@ -3,11 +3,12 @@
 //! of kbench-stats), the geometric-mean summary, verdict counts, and the
 //! system header. Built once from stored data; formats only lay it out.
 
+use crate::blocks;
 use crate::header::{self, Difference};
 use kbench_model::{Direction, SystemSnapshot, TestKey, TestSpec};
 use kbench_stats::{
-    Better, CompareOptions, Comparison, MetricInput, Samples, Side, Summary, Verdict, compare_all,
-    geomean,
+    Analysis, Better, CompareOptions, Comparison, MetricInput, Samples, Side, Summary, Verdict,
+    compare_all, geomean,
 };
 use kbench_store::{IdentifierData, ResultSetData};
 use serde::Serialize;
@@ -126,12 +127,18 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<C
         let rows: Vec<usize> = (0..specs.len())
             .filter(|&row| sides[row][0].is_some() && sides[row][column].is_some())
             .collect();
+        let blocks: Vec<Option<Vec<f64>>> = rows
+            .iter()
+            .map(|&row| blocks::log_ratios(chosen[0], chosen[column], &specs[row].key))
+            .collect();
         let inputs: Vec<MetricInput> = rows
             .iter()
-            .map(|&row| MetricInput {
+            .zip(&blocks)
+            .map(|(&row, blocks)| MetricInput {
                 baseline: sides[row][0].as_ref().expect("filtered"),
                 current: sides[row][column].as_ref().expect("filtered"),
                 better: better(specs[row].direction),
+                blocks: blocks.as_deref(),
             })
             .collect();
         for (row, comparison) in rows.into_iter().zip(compare_all(&inputs, &options)) {
@@ -348,6 +355,22 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
 
 fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String> {
     let mut notes = vec![];
+    let compared = || metrics.iter().flat_map(|m| &m.results[1..]);
+    let blocked = compared()
+        .filter(|r| {
+            r.comparison
+                .as_ref()
+                .is_some_and(|c| matches!(c.analysis, Analysis::Blocked { .. }))
+        })
+        .count();
+    if blocked > 0 {
+        notes.push(format!(
+            "{blocked} of {} comparisons paired block by block (measured in the same interleaved \
+             blocks): the change is the Hodges-Lehmann shift of the per-block log ratios, with \
+             the signed-rank CI and p; the others compare independent rounds.",
+            compared().filter(|r| r.comparison.is_some()).count()
+        ));
+    }
     let one_round = metrics
         .iter()
         .flat_map(|m| &m.results)

@@ -14,6 +14,7 @@
 //! A side with one observation has no variance: the CI is unbounded, p = 1,
 //! and the verdict INCONCLUSIVE.
 
+mod blocked;
 mod fdr;
 mod mann_whitney;
 mod power;
@@ -65,6 +66,20 @@ pub struct MetricInput<'a> {
     pub baseline: &'a Side,
     pub current: &'a Side,
     pub better: Better,
+    /// Per-block log ratios current / baseline when both were measured in
+    /// the same interleaved blocks: the blocked analysis then decides.
+    pub blocks: Option<&'a [f64]>,
+}
+
+/// Which analysis a comparison used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Analysis {
+    /// The sides as independent samples (Welch's t-test on logs).
+    Independent,
+    /// Paired block by block: the Hodges-Lehmann shift of the per-block
+    /// log ratios, with the signed-rank CI and p.
+    Blocked { blocks: usize },
 }
 
 /// The comparison of one metric, current against baseline.
@@ -99,6 +114,7 @@ pub struct Comparison {
     pub baseline: Summary,
     /// Summary of the current observations.
     pub current: Summary,
+    pub analysis: Analysis,
 }
 
 /// Compares one metric on its own (a family of one: q = p).
@@ -113,6 +129,7 @@ pub fn compare_metric(
             baseline,
             current,
             better,
+            blocks: None,
         }],
         options,
     )
@@ -144,9 +161,16 @@ struct Tested {
     warnings: Vec<Warning>,
     baseline: Summary,
     current: Summary,
+    analysis: Analysis,
 }
 
 fn test(metric: &MetricInput<'_>, options: &CompareOptions) -> Tested {
+    if let Some(tested) = metric
+        .blocks
+        .and_then(|blocks| blocked::test(metric, blocks, options))
+    {
+        return tested;
+    }
     let (a, b) = (metric.baseline.logs(), metric.current.logs());
     let level = 1.0 - options.alpha;
     let unbounded = Estimate {
@@ -182,6 +206,7 @@ fn test(metric: &MetricInput<'_>, options: &CompareOptions) -> Tested {
         warnings: warning::warnings(metric.baseline, metric.current, p_value < options.alpha),
         baseline: Summary::of(raw_a),
         current: Summary::of(raw_b),
+        analysis: Analysis::Independent,
     }
 }
 
@@ -223,6 +248,7 @@ fn conclude(t: Tested, q_value: f64, options: &CompareOptions) -> Comparison {
         warnings: t.warnings,
         baseline: t.baseline,
         current: t.current,
+        analysis: t.analysis,
     }
 }
 
@@ -336,6 +362,7 @@ mod tests {
                 baseline: &a,
                 current: if i == 0 { &b } else { &a },
                 better: Better::Lower,
+                blocks: None,
             })
             .collect();
         let all = compare_all(&metrics, &CompareOptions::default());

@@ -124,6 +124,7 @@ fn aa_family_of_50_metrics_after_fdr_stays_within_q() {
                     baseline: a,
                     current: b,
                     better: Better::Higher,
+                    blocks: None,
                 })
                 .collect();
             let results = compare_all(&inputs, &options(threshold));

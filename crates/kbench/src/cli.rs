@@ -111,8 +111,31 @@ pub struct RunArgs {
 
     /// Fresh invocations of each test, interleaved: compare treats the round as the unit of
     /// replication, so drift between invocations shows up in the verdict's CI
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100),
+          conflicts_with_all = ["variant", "variants"])]
     pub rounds: u32,
+
+    /// Measure several identifiers on this kernel in randomized interleaved blocks; the first
+    /// is the baseline. NAME or NAME=SETTING;SETTING with wrap:CMD, env:KEY=VALUE,
+    /// sysctl:key=value, cgroup:PATH, cpus:LIST, e.g. --variant base --variant
+    /// 'slow=wrap:./seccomp-slow 1' --variant 'plu5=sysctl:vm.page_lock_unfairness=5'
+    #[arg(long, value_name = "NAME[=SETTINGS]", conflicts_with_all = ["identifier", "wrap"])]
+    pub variant: Vec<String>,
+
+    /// Variants from a TOML file of [[variant]] tables (name, wrap, env, sysctl, cgroup, cpus),
+    /// before any --variant
+    #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["identifier", "wrap"])]
+    pub variants: Vec<PathBuf>,
+
+    /// Seed of the variants' order within blocks (default: random; recorded with the runs)
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// With variants: seconds per test and variant that blocks may take once at least 12 are
+    /// done, unless the change's CI reaches --target-ci first (3.5 s keeps the quick suite
+    /// near 60 s per variant)
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.5)]
+    pub budget: f64,
 
     #[command(flatten)]
     pub sampling: SamplingArgs,

@@ -27,6 +27,9 @@ pub fn run(
     profile_dirs: &[PathBuf],
     store: &mut dyn Store,
 ) -> anyhow::Result<ExitCode> {
+    if !args.variant.is_empty() || !args.variants.is_empty() {
+        return super::variants::run(args, profile_dirs, store);
+    }
     let plan = sampling_plan(&args.sampling)?;
     let profiles = Profiles::load(profile_dirs)?;
     let tests = suite::expand_with(&args.names, &profiles)?;

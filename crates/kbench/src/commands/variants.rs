@@ -1,0 +1,185 @@
+//! `kbench run --variant ...`: several identifiers measured on this kernel
+//! in randomized interleaved blocks (kbench_lab::interleave), then their
+//! comparison against the first, paired block by block.
+
+use super::run::{EXIT_INTERRUPTED, sampling_plan, with_upload};
+use crate::cli::RunArgs;
+use crate::fleet;
+use crate::progress::Progress;
+use anyhow::{Context, bail};
+use kbench_lab::interleave::{self, BlockPlan, InterleavedRequest};
+use kbench_lab::launcher::{Launcher, ProcessLauncher};
+use kbench_lab::profile::{PROFILES_ENV, Profiles};
+use kbench_lab::runner::RunRequest;
+use kbench_lab::variant::{self, CGROUP_ENV, CPUS_ENV, Variant};
+use kbench_lab::{sampler::SamplingPlan, suite};
+use kbench_report::comparison::{self, CompareRequest};
+use kbench_report::format::{self, Style};
+use kbench_store::Store;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Round time per variant when `--max-time` is not given: a block of a
+/// few variants then lasts about a second.
+const ROUND_TIME: Duration = Duration::from_millis(200);
+const MIN_BLOCKS: usize = 12;
+const MAX_BLOCKS: usize = 200;
+
+pub fn run(
+    args: RunArgs,
+    profile_dirs: &[PathBuf],
+    store: &mut dyn Store,
+) -> anyhow::Result<ExitCode> {
+    let variants = variant::gather(&args.variant, &args.variants)?;
+    // Every setting is checked before anything runs or is stored.
+    for v in &variants {
+        v.check()?;
+    }
+    if !(args.budget.is_finite() && args.budget > 0.0 && args.budget <= 86_400.0) {
+        bail!(
+            "--budget {} must be a number of seconds above 0 (at most a day)",
+            args.budget
+        );
+    }
+    let mut plan = sampling_plan(&args.sampling)?;
+    if !plan.max_time_chosen {
+        plan.max_time = ROUND_TIME;
+    }
+    let profiles = Profiles::load(profile_dirs)?;
+    let tests = suite::expand_with(&args.names, &profiles)?;
+    profiles.check_installed(&tests)?;
+    kbench_model::validate_name("result set", &args.into).map_err(anyhow::Error::msg)?;
+    let exe = std::env::current_exe()
+        .context("finding the kbench binary to run as the measuring process")?;
+    let launchers = variants
+        .iter()
+        .map(|v| launcher_for(&exe, v, profile_dirs))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone())?;
+    }
+    let seed = match args.seed {
+        Some(seed) => seed,
+        None => random_seed()?,
+    };
+    let request = InterleavedRequest {
+        requests: variants
+            .iter()
+            .map(|v| variant_request(&args.into, v, &tests, &plan))
+            .collect(),
+        launchers: launchers.iter().map(|l| l as &dyn Launcher).collect(),
+        variants,
+        blocks: BlockPlan {
+            min_blocks: MIN_BLOCKS,
+            max_blocks: MAX_BLOCKS,
+            target_ci: plan.target_ci,
+            budget: Duration::from_secs_f64(args.budget),
+        },
+        seed,
+    };
+    eprintln!(
+        "Measuring {} variants in interleaved blocks (seed {seed}; the first, '{}', is the baseline).",
+        request.variants.len(),
+        request.variants[0].name
+    );
+    let upload = fleet::upload_target(&args.upload)?;
+    let mut progress = Progress::new(tests.len());
+    let (summary, uploaded) = fleet::mirror::mirrored(store, upload.as_ref(), |store| {
+        interleave::execute(store, &request, &mut |e| progress.observe(e), &stop)
+    });
+    progress.finish();
+    let names: Vec<String> = request.variants.iter().map(|v| v.name.clone()).collect();
+    let ended = summary.and_then(|summary| {
+        report(store, &args.into, &names, args.json)?;
+        eprintln!(
+            "\nStored {} sample(s) of {} variants in result set '{}'{}.",
+            summary.samples,
+            names.len(),
+            args.into,
+            if summary.interrupted {
+                " (interrupted: run the same command again to measure a new session)"
+            } else {
+                ""
+            }
+        );
+        Ok(if summary.interrupted {
+            ExitCode::from(EXIT_INTERRUPTED)
+        } else {
+            ExitCode::SUCCESS
+        })
+    });
+    with_upload(ended, uploaded.as_ref())
+}
+
+/// The agent launcher of one variant: its wrapper, environment, cgroup and
+/// CPUs (the agent applies the last two itself, before its snapshot).
+fn launcher_for(
+    exe: &Path,
+    variant: &Variant,
+    profile_dirs: &[PathBuf],
+) -> anyhow::Result<ProcessLauncher> {
+    let mut launcher = ProcessLauncher::new(exe.to_path_buf(), variant.wrap.as_deref())
+        .with_context(|| format!("variant '{}'", variant.name))?;
+    if !profile_dirs.is_empty() {
+        launcher = launcher.with_env(PROFILES_ENV, std::env::join_paths(profile_dirs)?);
+    }
+    for (key, value) in &variant.env {
+        launcher = launcher.with_env(key, value);
+    }
+    if let Some(cgroup) = &variant.cgroup {
+        launcher = launcher.with_env(CGROUP_ENV, cgroup);
+    }
+    if let Some(cpus) = &variant.cpus {
+        launcher = launcher.with_env(CPUS_ENV, cpus);
+    }
+    Ok(launcher)
+}
+
+fn variant_request(
+    set: &str,
+    variant: &Variant,
+    tests: &[kbench_model::TestKey],
+    plan: &SamplingPlan,
+) -> RunRequest {
+    RunRequest {
+        set: set.to_string(),
+        identifier: variant.name.clone(),
+        tests: tests.to_vec(),
+        plan: plan.clone(),
+        rounds: 1,
+        wrapper: variant.wrap.clone(),
+        notes: vec![],
+        host: None,
+    }
+}
+
+fn random_seed() -> anyhow::Result<u64> {
+    let id = kbench_model::random_id().context("choosing a seed")?;
+    u64::from_str_radix(&id[..16], 16).context("choosing a seed")
+}
+
+/// Prints the variants' comparison against the first (text, or the
+/// `kbench.compare/1` document with --json).
+fn report(store: &mut dyn Store, set: &str, names: &[String], json: bool) -> anyhow::Result<()> {
+    let data = store.load(set)?;
+    let request = CompareRequest {
+        baseline: Some(names[0].clone()),
+        identifiers: names[1..].to_vec(),
+        threshold: 0.01,
+        metric_filter: None,
+    };
+    let report = comparison::build(&data, &request)?;
+    if json {
+        super::print_json(&report)
+    } else {
+        let text = format::by_name("bars")
+            .expect("the text format exists")
+            .render(&report, Style { color: false });
+        print!("{text}");
+        Ok(())
+    }
+}
