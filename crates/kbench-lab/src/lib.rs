@@ -3,6 +3,7 @@
 //! the system snapshot, VMs that boot a kernel under test, and what a lab
 //! job may ask a worker to run.
 
+pub mod adaptive;
 pub mod agent;
 pub mod bisect;
 pub mod interleave;

@@ -19,6 +19,7 @@
 //! in progress is failed, the run is ended as failed, and `execute` returns
 //! the error; the samples before it are kept.
 
+use crate::adaptive::{AdaptiveRounds, RoundsSoFar};
 use crate::agent::AgentJob;
 use crate::launcher::{AgentStream, Launcher};
 use crate::sampler::{SamplingPlan, relative_ci};
@@ -38,8 +39,11 @@ pub struct RunRequest {
     /// Canonical keys of the tests, in order.
     pub tests: Vec<TestKey>,
     pub plan: SamplingPlan,
-    /// Fresh invocations per test (>= 1).
+    /// Fresh invocations per test (>= 1); with `adaptive`, the most.
     pub rounds: u32,
+    /// Rounds until the round means are precise enough (not for a
+    /// launcher that batches tests: a VM round has a fixed cost).
+    pub adaptive: Option<AdaptiveRounds>,
     /// The wrapper as the user wrote it, recorded with the run.
     pub wrapper: Option<String>,
     /// Notes stored with every run (e.g. "emulated: TCG").
@@ -102,6 +106,8 @@ pub fn execute(
         .last_round(&request.set, &request.identifier)?
         .map_or(0, |last| last + 1);
     let batched = launcher.batches_tests();
+    let adaptive = request.adaptive.as_ref().filter(|_| !batched);
+    let mut so_far = RoundsSoFar::default();
     for offset in 0..request.rounds.max(1) {
         let round = first_round + offset;
         // A run left unfinished (killed, interrupted) is ended as
@@ -117,8 +123,12 @@ pub fn execute(
             .tests
             .iter()
             .filter(|test| !done.iter().any(|d| same_test(d, test)))
+            .filter(|test| adaptive.is_none_or(|plan| !so_far.settled(test, plan)))
             .collect();
         if todo.is_empty() {
+            if adaptive.is_some() && !resumed {
+                break;
+            }
             // The unfinished run had ended every test: it was this round.
             continue;
         }
@@ -163,9 +173,15 @@ pub fn execute(
                 test: test.clone(),
             });
             let outcome = match batch.as_deref_mut() {
-                None => round_run
-                    .run_test(launcher, test, observer, stop, &mut summary)?
-                    .map(|(outcome, _)| outcome),
+                None => {
+                    let started = std::time::Instant::now();
+                    let measured =
+                        round_run.run_test(launcher, test, observer, stop, &mut summary)?;
+                    measured.map(|(outcome, values)| {
+                        so_far.record(&outcome, &values, started.elapsed());
+                        outcome
+                    })
+                }
                 Some(stream) => {
                     let events = round_run.read_test(stream, test, observer, stop, &mut summary)?;
                     if events.ended.is_some() {

@@ -34,11 +34,10 @@ fn block_means(identifier: &IdentifierData, key: &TestKey) -> BTreeMap<(String, 
     };
     let mut sums: BTreeMap<(String, u32), (f64, usize)> = BTreeMap::new();
     for (sample, run) in samples.iter().zip(identifier.runs_of_samples(key)) {
-        let session = identifier.runs[run]
-            .info
-            .snapshot
-            .variant
-            .as_ref()
+        let session = identifier
+            .runs
+            .get(run)
+            .and_then(|r| r.info.snapshot.variant.as_ref())
             .map(|v| v.session.clone());
         if let Some(session) = session {
             let entry = sums.entry((session, sample.round)).or_default();

@@ -110,10 +110,12 @@ pub struct RunArgs {
     pub wrap: Option<String>,
 
     /// Fresh invocations of each test, interleaved: compare treats the round as the unit of
-    /// replication, so drift between invocations shows up in the verdict's CI
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100),
+    /// replication, so drift between invocations shows up in the verdict's CI [default:
+    /// adaptive: short rounds until the CI of the round means is within --target-ci or the test
+    /// used --budget, at least 5]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100),
           conflicts_with_all = ["variant", "variants"])]
-    pub rounds: u32,
+    pub rounds: Option<u32>,
 
     /// Measure several identifiers on this kernel in randomized interleaved blocks; the first
     /// is the baseline. NAME or NAME=SETTING;SETTING with wrap:CMD, env:KEY=VALUE,
@@ -131,9 +133,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    /// With variants: seconds per test and variant that blocks may take once at least 12 are
-    /// done, unless the change's CI reaches --target-ci first (3.5 s keeps the quick suite
-    /// near 60 s per variant)
+    /// Seconds per test (and variant) that adaptive rounds or blocks may take once the minimum
+    /// is done (5 rounds, 12 blocks), unless the CI reaches --target-ci first; 3.5 s keeps the
+    /// quick suite near 60 s per identifier. Not used with --rounds
     #[arg(long, value_name = "SECONDS", default_value_t = 3.5)]
     pub budget: f64,
 

@@ -6,7 +6,7 @@ use super::run::{EXIT_INTERRUPTED, sampling_plan, with_upload};
 use crate::cli::RunArgs;
 use crate::fleet;
 use crate::progress::Progress;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use kbench_lab::interleave::{self, BlockPlan, InterleavedRequest};
 use kbench_lab::launcher::{Launcher, ProcessLauncher};
 use kbench_lab::profile::{PROFILES_ENV, Profiles};
@@ -38,12 +38,7 @@ pub fn run(
     for v in &variants {
         v.check()?;
     }
-    if !(args.budget.is_finite() && args.budget > 0.0 && args.budget <= 86_400.0) {
-        bail!(
-            "--budget {} must be a number of seconds above 0 (at most a day)",
-            args.budget
-        );
-    }
+    let budget = super::run::budget(args.budget)?;
     let mut plan = sampling_plan(&args.sampling)?;
     if !plan.max_time_chosen {
         plan.max_time = ROUND_TIME;
@@ -77,7 +72,7 @@ pub fn run(
             min_blocks: MIN_BLOCKS,
             max_blocks: MAX_BLOCKS,
             target_ci: plan.target_ci,
-            budget: Duration::from_secs_f64(args.budget),
+            budget,
         },
         seed,
     };
@@ -151,6 +146,7 @@ fn variant_request(
         tests: tests.to_vec(),
         plan: plan.clone(),
         rounds: 1,
+        adaptive: None,
         wrapper: variant.wrap.clone(),
         notes: vec![],
         host: None,
