@@ -40,7 +40,9 @@ impl RoundsSoFar {
         let rounds = self.tests.entry(outcome.test.clone()).or_default();
         rounds.spent += took;
         if !values.is_empty() {
-            rounds.means.push(values.iter().sum::<f64>() / values.len() as f64);
+            rounds
+                .means
+                .push(values.iter().sum::<f64>() / values.len() as f64);
         }
         rounds.ended |= matches!(
             outcome.kind,
@@ -82,10 +84,18 @@ mod tests {
         let key = TestKey::new("t");
         let mut quiet = RoundsSoFar::default();
         for _ in 0..2 {
-            quiet.record(&outcome(TestOutcomeKind::TargetMet), &[100.0], Duration::ZERO);
+            quiet.record(
+                &outcome(TestOutcomeKind::TargetMet),
+                &[100.0],
+                Duration::ZERO,
+            );
         }
         assert!(!quiet.settled(&key, &PLAN), "minimum not reached");
-        quiet.record(&outcome(TestOutcomeKind::TargetMet), &[100.1], Duration::ZERO);
+        quiet.record(
+            &outcome(TestOutcomeKind::TargetMet),
+            &[100.1],
+            Duration::ZERO,
+        );
         assert!(quiet.settled(&key, &PLAN), "within 1 %");
 
         let mut noisy = RoundsSoFar::default();

@@ -17,7 +17,8 @@
 //! interrupted invocation keeps its blocks, and running it again measures
 //! a new session.
 
-use crate::launcher::Launcher;
+use crate::agent::AgentJob;
+use crate::launcher::{AgentStream, Launcher, Started};
 use crate::runner::{self, RoundRun, RunEvent, RunRequest, RunSummary};
 use crate::variant::{SysctlGuard, Variant};
 use anyhow::Context;
@@ -53,6 +54,11 @@ pub struct InterleavedRequest<'a> {
     pub launchers: Vec<&'a dyn Launcher>,
     pub blocks: BlockPlan,
     pub seed: u64,
+    /// Duet (two variants): launchers of variant v pinned to CPU c, as
+    /// `duet[v][c]`. Each block starts both variants at once, each on a
+    /// CPU of its own (which one is random per block), so both see the
+    /// same interference (Bulej et al., "Duet Benchmarking", ICPE 2020).
+    pub duet: Option<[[&'a dyn Launcher; 2]; 2]>,
 }
 
 /// One variant's run during the session.
@@ -190,28 +196,54 @@ fn measure_test(
     let mut order: Vec<usize> = (0..request.variants.len()).collect();
     let mut last: Option<TestOutcome> = None;
     for block in 0..plan.max_blocks {
-        rng.shuffle(&mut order);
-        for &v in &order {
-            if stop.load(Ordering::SeqCst) {
-                return Ok(None);
+        if stop.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        let round = first_round + block as u32;
+        let launchers: Vec<(usize, Box<dyn Launcher + '_>)> = match &request.duet {
+            Some(duet) => {
+                let cpus = if rng.bool() { [0, 1] } else { [1, 0] };
+                let job = AgentJob {
+                    snapshot: false,
+                    tests: vec![test.clone()],
+                    plan: request.requests[0].plan.clone(),
+                };
+                let both = [
+                    duet[0][cpus[0]].launch(&job)?,
+                    duet[1][cpus[1]].launch(&job)?,
+                ];
+                both.into_iter()
+                    .enumerate()
+                    .map(|(v, stream)| (v, Box::new(Started::new(stream)) as Box<dyn Launcher>))
+                    .collect()
             }
-            let guard = SysctlGuard::apply(&request.variants[v])?;
-            let mut round_run = RoundRun {
-                store: &mut *store,
-                request: &request.requests[v],
-                run: runs[v].run,
-                round: first_round + block as u32,
-                test_ids: std::mem::take(&mut runs[v].test_ids),
-            };
-            let measured = round_run.run_test(request.launchers[v], test, observer, stop, summary);
-            runs[v].test_ids = std::mem::take(&mut round_run.test_ids);
-            guard.restore().with_context(|| {
-                format!(
-                    "after a round of variant '{}' on {test}",
-                    request.variants[v].name
-                )
-            })?;
-            let Some((outcome, values)) = measured? else {
+            None => {
+                rng.shuffle(&mut order);
+                order
+                    .iter()
+                    .map(|&v| {
+                        (
+                            v,
+                            Box::new(Borrowed(request.launchers[v])) as Box<dyn Launcher>,
+                        )
+                    })
+                    .collect()
+            }
+        };
+        for (v, launcher) in launchers {
+            let measured = measure_round(
+                store,
+                request,
+                &mut runs[v],
+                v,
+                launcher.as_ref(),
+                test,
+                round,
+                observer,
+                stop,
+                summary,
+            )?;
+            let Some((outcome, values)) = measured else {
                 return Ok(None);
             };
             if matches!(
@@ -260,6 +292,48 @@ fn measure_test(
         }
     }
     Ok(last)
+}
+
+/// A launcher lent for one round.
+struct Borrowed<'a>(&'a dyn Launcher);
+
+impl Launcher for Borrowed<'_> {
+    fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>> {
+        self.0.launch(job)
+    }
+}
+
+/// One round of variant `v` on `test`, its sysctl values set around it.
+#[allow(clippy::too_many_arguments)]
+fn measure_round(
+    store: &mut dyn Store,
+    request: &InterleavedRequest<'_>,
+    variant_run: &mut VariantRun,
+    v: usize,
+    launcher: &dyn Launcher,
+    test: &TestKey,
+    round: u32,
+    observer: &mut dyn FnMut(RunEvent),
+    stop: &AtomicBool,
+    summary: &mut RunSummary,
+) -> anyhow::Result<Option<(TestOutcome, Vec<f64>)>> {
+    let guard = SysctlGuard::apply(&request.variants[v])?;
+    let mut round_run = RoundRun {
+        store,
+        request: &request.requests[v],
+        run: variant_run.run,
+        round,
+        test_ids: std::mem::take(&mut variant_run.test_ids),
+    };
+    let measured = round_run.run_test(launcher, test, observer, stop, summary);
+    variant_run.test_ids = std::mem::take(&mut round_run.test_ids);
+    guard.restore().with_context(|| {
+        format!(
+            "after a round of variant '{}' on {test}",
+            request.variants[v].name
+        )
+    })?;
+    measured
 }
 
 fn mean(values: &[f64]) -> Option<f64> {

@@ -129,6 +129,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["identifier", "wrap"])]
     pub variants: Vec<PathBuf>,
 
+    /// With two variants: run them at the same time, each on a CPU of its own (swapped at random
+    /// per block), so both see the same interference; single-task built-in tests only
+    #[arg(long)]
+    pub duet: bool,
+
     /// Seed of the variants' order within blocks (default: random; recorded with the runs)
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,

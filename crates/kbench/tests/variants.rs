@@ -215,3 +215,96 @@ fn a_variants_sysctl_is_set_for_its_rounds_and_restored_after() {
         old.as_str()
     );
 }
+
+#[test]
+fn a_duet_runs_both_variants_of_a_block_at_the_same_time() {
+    let (_dir, db) = temp_db();
+    let mut args = vec![
+        "run",
+        "syscall-null",
+        "--into",
+        "v",
+        "--duet",
+        "--variant",
+        "a",
+        "--variant",
+        "b",
+    ];
+    args.extend(SHORT_BLOCKS);
+    let out = output(&db, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = export(&db, "v");
+    // Per block (round), the time span of each variant's samples.
+    let spans = |name| {
+        let mut spans = std::collections::BTreeMap::<u64, (i64, i64)>::new();
+        for s in identifier(&doc, name)["runs"][0]["samples"]["syscall-null"]
+            .as_array()
+            .unwrap()
+        {
+            let at = s["at_ms"].as_i64().unwrap();
+            let span = spans
+                .entry(s["round"].as_u64().unwrap())
+                .or_insert((at, at));
+            *span = (span.0.min(at), span.1.max(at));
+        }
+        spans
+    };
+    let (a, b) = (spans("a"), spans("b"));
+    assert!(a.len() >= 12);
+    let overlapping = a
+        .iter()
+        .filter(|(round, (start, end))| {
+            b.get(round)
+                .is_some_and(|(b_start, b_end)| b_start <= end && start <= b_end)
+        })
+        .count();
+    // Sequential blocks never overlap; a duet's nearly always do.
+    assert!(
+        overlapping * 4 >= a.len() * 3,
+        "{overlapping} of {} blocks overlap",
+        a.len()
+    );
+    let notes = identifier(&doc, "a")["runs"][0]["info"]["notes"].to_string();
+    assert!(notes.contains("duet"), "{notes}");
+}
+
+#[test]
+fn a_duet_refuses_what_it_cannot_run_side_by_side() {
+    let (_dir, db) = temp_db();
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["pipe-lat", "--variant", "a", "--variant", "b"],
+            "single-task",
+        ),
+        (
+            &[
+                "syscall-null",
+                "--variant",
+                "a",
+                "--variant",
+                "b",
+                "--variant",
+                "c",
+            ],
+            "3 are given",
+        ),
+        (
+            &["syscall-null", "--variant", "a", "--variant", "b=cpus:0"],
+            "chooses the CPUs",
+        ),
+    ];
+    for (rest, expected) in cases {
+        let mut args = vec!["run", "--into", "v", "--duet"];
+        args.extend(rest);
+        let out = output(&db, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(expected),
+            "{rest:?}: {stderr}"
+        );
+    }
+}

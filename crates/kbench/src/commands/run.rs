@@ -89,7 +89,10 @@ pub fn run(
         host: None,
     };
     let upload = fleet::upload_target(&args.upload)?;
-    let rounds = request.adaptive.as_ref().map_or(request.rounds, |a| a.min_rounds);
+    let rounds = request
+        .adaptive
+        .as_ref()
+        .map_or(request.rounds, |a| a.min_rounds);
     let mut progress = Progress::new(request.tests.len() * rounds as usize);
     let (summary, uploaded) = fleet::mirror::mirrored(store, upload.as_ref(), |store| {
         runner::execute(

@@ -6,7 +6,7 @@ use super::run::{EXIT_INTERRUPTED, sampling_plan, with_upload};
 use crate::cli::RunArgs;
 use crate::fleet;
 use crate::progress::Progress;
-use anyhow::Context;
+use anyhow::{Context, bail};
 use kbench_lab::interleave::{self, BlockPlan, InterleavedRequest};
 use kbench_lab::launcher::{Launcher, ProcessLauncher};
 use kbench_lab::profile::{PROFILES_ENV, Profiles};
@@ -53,6 +53,20 @@ pub fn run(
         .iter()
         .map(|v| launcher_for(&exe, v, profile_dirs))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let duet = if args.duet {
+        check_duet(&variants, &tests)?;
+        let pinned = |v: &Variant, cpu: usize| {
+            let mut pinned = v.clone();
+            pinned.cpus = Some(cpu.to_string());
+            launcher_for(&exe, &pinned, profile_dirs)
+        };
+        Some([
+            [pinned(&variants[0], 0)?, pinned(&variants[0], 1)?],
+            [pinned(&variants[1], 0)?, pinned(&variants[1], 1)?],
+        ])
+    } else {
+        None
+    };
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, stop.clone())?;
@@ -64,7 +78,15 @@ pub fn run(
     let request = InterleavedRequest {
         requests: variants
             .iter()
-            .map(|v| variant_request(&args.into, v, &tests, &plan))
+            .map(|v| {
+                variant_request(
+                    &args.into,
+                    v,
+                    &tests,
+                    &plan,
+                    duet_note(&variants, v, args.duet),
+                )
+            })
             .collect(),
         launchers: launchers.iter().map(|l| l as &dyn Launcher).collect(),
         variants,
@@ -75,6 +97,12 @@ pub fn run(
             budget,
         },
         seed,
+        duet: duet.as_ref().map(|[a, b]| {
+            [
+                [&a[0] as &dyn Launcher, &a[1]],
+                [&b[0] as &dyn Launcher, &b[1]],
+            ]
+        }),
     };
     eprintln!(
         "Measuring {} variants in interleaved blocks (seed {seed}; the first, '{}', is the baseline).",
@@ -139,6 +167,7 @@ fn variant_request(
     variant: &Variant,
     tests: &[kbench_model::TestKey],
     plan: &SamplingPlan,
+    notes: Vec<String>,
 ) -> RunRequest {
     RunRequest {
         set: set.to_string(),
@@ -148,8 +177,60 @@ fn variant_request(
         rounds: 1,
         adaptive: None,
         wrapper: variant.wrap.clone(),
-        notes: vec![],
+        notes,
         host: None,
+    }
+}
+
+/// What `--duet` needs: two variants that leave the CPUs and sysctl
+/// values to it, two CPUs, and tests that run in one task.
+fn check_duet(variants: &[Variant], tests: &[kbench_model::TestKey]) -> anyhow::Result<()> {
+    if variants.len() != 2 {
+        bail!(
+            "--duet runs two variants at once (the baseline and one other), but {} are given",
+            variants.len()
+        );
+    }
+    let cpus = variant::online_cpus();
+    if cpus < 2 {
+        bail!("--duet runs each variant on a CPU of its own, but this machine has {cpus} CPU");
+    }
+    for v in variants {
+        if v.cpus.is_some() {
+            bail!(
+                "variant '{}': --duet chooses the CPUs itself; drop its cpus: setting",
+                v.name
+            );
+        }
+        if !v.sysctl.is_empty() {
+            bail!(
+                "variant '{}': sysctl values are system-wide, so two variants running at once \
+                 cannot each have their own; run without --duet",
+                v.name
+            );
+        }
+    }
+    if let Some(test) = tests
+        .iter()
+        .find(|t| !kbench_bench::runs_in_one_task(&t.benchmark))
+    {
+        bail!(
+            "--duet measures only single-task built-in tests (the syscall, file and memory \
+             families), but {test} runs more tasks or is external; run it without --duet"
+        );
+    }
+    Ok(())
+}
+
+/// The note a duet variant's runs carry.
+fn duet_note(variants: &[Variant], variant: &Variant, duet: bool) -> Vec<String> {
+    let other = variants.iter().find(|v| v.name != variant.name);
+    match other {
+        Some(other) if duet => vec![format!(
+            "duet: measured at the same time as '{}', each on a CPU of its own",
+            other.name
+        )],
+        _ => vec![],
     }
 }
 
