@@ -85,7 +85,8 @@ pub enum EndpointCheck {
         samples: usize,
         comparison: Comparison,
     },
-    /// They do not differ (NO CHANGE, or INCONCLUSIVE at the cap).
+    /// They do not differ (NO CHANGE, or INCONCLUSIVE or CANNOT DECIDE at
+    /// the cap).
     DoNotDiffer { comparison: Comparison },
 }
 
@@ -99,7 +100,7 @@ pub fn check_endpoints(
     let comparison = compare_metric(good, bad, better, &options.compare());
     match comparison.verdict {
         Verdict::Regression | Verdict::Improvement => EndpointCheck::Differ { comparison },
-        Verdict::Inconclusive => {
+        Verdict::Inconclusive | Verdict::CannotDecide => {
             let have = good.logs().len().min(bad.logs().len());
             match options.doubled(have) {
                 Some(samples) => EndpointCheck::MoreSamples {
@@ -283,7 +284,11 @@ pub fn confirm(
 ) -> Confirmation {
     let comparison = compare_metric(parent, culprit, better, &options.compare());
     let confirmed = comparison.verdict == expected;
-    let more_samples = if !confirmed && comparison.verdict == Verdict::Inconclusive {
+    let undecided = matches!(
+        comparison.verdict,
+        Verdict::Inconclusive | Verdict::CannotDecide
+    );
+    let more_samples = if !confirmed && undecided {
         options.doubled(parent.logs().len().min(culprit.logs().len()))
     } else {
         None
@@ -429,19 +434,27 @@ mod tests {
         assert_eq!(c.more_samples, Some(5));
     }
 
+    /// Constant data has no spread, so the tests cannot decide (issue 19):
+    /// the commit is measured up to the cap, then the likelihood decides by
+    /// distance.
     #[test]
     fn constant_data_still_decides() {
         let constant = |v: f64, n: usize| Side::new(Samples::new(vec![v; n]).unwrap()).unwrap();
         let (good, bad) = (constant(10.0, 5), constant(12.0, 5));
         let c = classify(&constant(12.0, 5), &good, &bad, Better::Lower, &options());
-        assert_eq!(c.state, State::LikeBad);
+        assert_eq!(c.state, State::Unknown);
+        assert_eq!(c.vs_good.verdict, Verdict::CannotDecide);
+        assert!(c.more_samples.is_some());
         let capped = BisectionOptions {
             max_samples: 5,
             ..options()
         };
-        // A position exactly known: 0.52 of the way is like-bad.
+        let c = classify(&constant(12.0, 5), &good, &bad, Better::Lower, &capped);
+        assert_eq!(c.state, State::LikeBad);
+        // 0.52 of the way (on the log scale) is like-bad.
         let c = classify(&constant(11.0, 5), &good, &bad, Better::Lower, &capped);
         assert_eq!(c.state, State::LikeBad);
+        assert_eq!(c.decided_by, Some(DecidedBy::Likelihood));
         assert!((c.from_good.point - 0.5228).abs() < 1e-3, "{c:?}");
         // Equal endpoints (no reference effect): only the likelihood can call it.
         let c = classify(&constant(11.0, 5), &good, &good, Better::Lower, &capped);

@@ -207,10 +207,12 @@ pub struct ShowArgs {
 #[command(
     after_help = "Verdicts (statistics.md): REGRESSION / IMPROVEMENT when the change's 95 % CI \
 lies wholly beyond --threshold in the worse / better direction and q < 0.05 (Benjamini-Hochberg over \
-the metrics of one comparison); NO CHANGE when the CI lies within +-threshold; INCONCLUSIVE otherwise, \
-with the smallest detectable effect and the samples that would decide.\n\n\
-Exit status: 0 done (no regression, or no --fail-on-regression); 1 a metric is a REGRESSION and \
---fail-on-regression was given; 2 a usage error or anything else that stopped the comparison."
+all metrics of one comparison, whatever --metric shows); NO CHANGE when the CI lies within \
++-threshold; CANNOT DECIDE when no test can be made (a side with one observation, no spread on \
+either side, or rounds against one round); INCONCLUSIVE otherwise, with the smallest detectable \
+effect and the samples that would decide.\n\n\
+Exit status: 0 done (no regression, or no --fail-on-regression; CANNOT DECIDE does not fail); 1 a \
+metric is a REGRESSION and --fail-on-regression was given; 2 a usage error or anything else that stopped the comparison."
 )]
 pub struct CompareArgs {
     /// Result set to compare

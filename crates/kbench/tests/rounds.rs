@@ -214,12 +214,27 @@ fn rounds_are_adaptive_without_rounds() {
     let (_dir, db) = temp_db();
     let out = kbench(&db)
         .args(["run", "syscall-null", "--into", "a", "--max-time", "0.02"])
-        .args(["--max-samples", "5", "--budget", "0.05", "--target-ci", "0.001"])
+        .args([
+            "--max-samples",
+            "5",
+            "--budget",
+            "0.05",
+            "--target-ci",
+            "0.001",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let identifier = String::from_utf8_lossy(
-        &kbench(&db).args(["sysinfo", "--json"]).output().unwrap().stdout,
+        &kbench(&db)
+            .args(["sysinfo", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
     )
     .to_string();
     let release: Value = serde_json::from_str(&identifier).unwrap();

@@ -6,7 +6,7 @@
 //! is kept as a cross-check (in `p_welch`). The MDE and the blocks needed
 //! use the SD of the differences: a paired SE of sd_d / sqrt(n).
 
-use super::{Analysis, CompareOptions, MetricInput, Tested, warning};
+use super::{Analysis, CompareOptions, MetricInput, Spread, Tested, warning};
 use crate::dist::{t_quantile, t_two_sided};
 use crate::paired::hodges_lehmann;
 use crate::{Estimate, Samples, Summary};
@@ -38,12 +38,18 @@ pub(super) fn test(
     Some(Tested {
         better: metric.better,
         ratio: Estimate { n, ..shift.shift }.map(f64::exp),
-        p_welch: p_t,
+        p_welch: Some(p_t),
         p_mwu: None,
-        p_value: shift.p_value,
-        // The two-sample formulas of `power` see sd * sqrt(2 / n): with
-        // sd_d / sqrt(2) that is the paired SE.
-        sd_log: sd.map(|sd| sd / 2f64.sqrt()),
+        p_value: Some(shift.p_value),
+        // Welch's SE of two spreads of variance sd_d^2 / 2 and n each is
+        // the paired SE sd_d / sqrt(n), which the blocks needed follow.
+        spreads: sd.map(|sd| {
+            let spread = Spread {
+                variance: sd * sd / 2.0,
+                n,
+            };
+            (spread, spread)
+        }),
         mde_pct,
         warnings: warning::warnings(
             metric.baseline,
@@ -54,4 +60,55 @@ pub(super) fn test(
         current: Summary::of(raw_b),
         analysis: Analysis::Blocked { blocks: n },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compare::{Analysis, Better, CompareOptions, MetricInput, Verdict, compare_all};
+    use crate::{Samples, Side};
+
+    /// Round means drift by +-8 % from block to block, and current is 3 %
+    /// slower within every block: as independent samples the drift hides
+    /// the change; paired by block it cancels.
+    #[test]
+    fn pairing_by_block_cancels_drift_between_blocks() {
+        let drift: Vec<f64> = (0..16)
+            .map(|i| 1.0 + 0.08 * ((i * 7 % 5) as f64 - 2.0) / 2.0)
+            .collect();
+        let jitter = |i: usize| 1.0 + 0.002 * ((i * 3 % 4) as f64 - 1.5);
+        let base: Vec<f64> = drift.iter().map(|d| 100.0 * d).collect();
+        let slow: Vec<f64> = drift
+            .iter()
+            .enumerate()
+            .map(|(i, d)| 103.0 * d * jitter(i))
+            .collect();
+        let side = |v: &[f64]| {
+            Side::from_rounds(
+                &v.iter()
+                    .map(|x| Samples::new(vec![*x]).unwrap())
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap()
+        };
+        let (a, b) = (side(&base), side(&slow));
+        let ratios: Vec<f64> = base.iter().zip(&slow).map(|(x, y)| (y / x).ln()).collect();
+        let input = |blocks| MetricInput {
+            baseline: &a,
+            current: &b,
+            better: Better::Lower,
+            blocks,
+        };
+        let options = CompareOptions::default();
+        let apart = compare_all(&[input(None)], &options).remove(0);
+        let paired = compare_all(&[input(Some(&ratios))], &options).remove(0);
+        assert_eq!(apart.verdict, Verdict::Inconclusive, "{apart:?}");
+        assert_eq!(paired.verdict, Verdict::Regression, "{paired:?}");
+        assert_eq!(paired.analysis, Analysis::Blocked { blocks: 16 });
+        assert!(
+            (paired.change_pct.point - 3.0).abs() < 0.3,
+            "{:?}",
+            paired.change_pct
+        );
+        assert!(paired.mde_pct.unwrap() < 1.0);
+    }
 }
