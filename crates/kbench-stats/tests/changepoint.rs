@@ -372,3 +372,22 @@ fn a_step_whose_ci_straddles_the_threshold_is_no_change() {
     );
     assert_eq!(found(&versions, 0.01), vec![]);
 }
+
+/// A long flat series of one sample per version: the search tries ~500
+/// splits, so p < 0.001 alone lets chance blocks through; the scan
+/// threshold keeps them out.
+#[test]
+fn a_long_flat_series_rarely_alarms() {
+    let mut rng = Rng(500);
+    let flat = levels(500, &[]);
+    let mut alarmed = 0;
+    for _ in 0..100 {
+        let versions: Vec<Side> = flat
+            .iter()
+            .map(|&l| Side::new(Samples::new(rng.samples(1, l, 0.01)).unwrap()).unwrap())
+            .collect();
+        alarmed += usize::from(!found(&versions, 0.01).is_empty());
+    }
+    println!("flat, 500 versions of one sample: alarmed in {alarmed} of 100");
+    assert!(alarmed <= 5, "alarmed {alarmed} of 100");
+}
