@@ -37,7 +37,6 @@ pub use power::{Spread, min_detectable_effect, samples_needed};
 pub use side::Side;
 pub use verdict::{Better, Verdict};
 pub use warning::{MIN_SAMPLES, Sides, Warning};
-pub(crate) use welch::welch_from;
 pub use welch::{Welch, welch};
 
 use serde::{Deserialize, Serialize};
