@@ -180,7 +180,10 @@ pub enum EndpointCheck {
     /// or IMPROVEMENT.
     Differ { change: BlockedChange },
     /// Not decided yet: measure up to `blocks` blocks.
-    MoreBlocks { blocks: usize, change: BlockedChange },
+    MoreBlocks {
+        blocks: usize,
+        change: BlockedChange,
+    },
     /// They do not differ (NO CHANGE, or INCONCLUSIVE at the cap).
     DoNotDiffer { change: BlockedChange },
 }
@@ -264,11 +267,7 @@ pub struct Classification {
 /// `reference` is the endpoints' log shift ln(bad / good) (its sign says
 /// which side is bad, its size scales the position). A zero reference
 /// leaves every commit UNKNOWN until the cap.
-pub fn classify(
-    blocks: &[[f64; 3]],
-    reference: f64,
-    options: &BisectionOptions,
-) -> Classification {
+pub fn classify(blocks: &[[f64; 3]], reference: f64, options: &BisectionOptions) -> Classification {
     let d: Vec<f64> = blocks
         .iter()
         .map(|[g, b, c]| (c - g) - (b - g) / 2.0)
