@@ -116,7 +116,7 @@ pub struct BisectArgs {
     #[arg(long)]
     pub allow_dirty: bool,
 
-    /// Print the result as JSON on stdout (schema kbench.bisect/1)
+    /// Print the result as JSON on stdout (schema kbench.bisect/2)
     #[arg(long)]
     pub json: bool,
 }
