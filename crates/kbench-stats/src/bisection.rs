@@ -70,7 +70,7 @@ impl Default for BisectionOptions {
             threshold: 0.01,
             alpha: 0.05,
             initial_blocks: 8,
-            max_blocks: 64,
+            max_blocks: 128,
         }
     }
 }

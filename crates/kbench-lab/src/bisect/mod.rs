@@ -71,6 +71,9 @@ pub struct BisectRequest {
     /// Bisect even with uncommitted changes in the repository (they are
     /// not part of any commit built).
     pub allow_dirty: bool,
+    /// The seed of the blocks' orders for a new bisection (`None`: drawn
+    /// from the kernel's generator; a continued one keeps its own).
+    pub seed: Option<u64>,
 }
 
 /// The commits of a bisection: `commits[0]` good, the last one bad.
@@ -276,7 +279,10 @@ impl<'a> Session<'a> {
             None => None,
         };
         let fresh = |fingerprint| -> anyhow::Result<SavedState> {
-            let seed = order::new_seed().context("drawing the seed of the blocks' orders")?;
+            let seed = match request.seed {
+                Some(seed) => seed,
+                None => order::new_seed().context("drawing the seed of the blocks' orders")?,
+            };
             Ok(SavedState::new(fingerprint, seed))
         };
         let (state, resumed) = match saved {

@@ -105,7 +105,7 @@ pub struct BisectArgs {
     pub blocks: u64,
 
     /// Cap of the doubling of blocks for an undecided decision
-    #[arg(long, alias = "max-samples", default_value_t = 64, value_parser = clap::value_parser!(u64).range(2..=10000))]
+    #[arg(long, alias = "max-samples", default_value_t = 128, value_parser = clap::value_parser!(u64).range(2..=10000))]
     pub max_blocks: u64,
 
     /// Practical threshold in percent for the endpoint and confirmation verdicts
@@ -167,6 +167,7 @@ pub fn bisect(args: BisectArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
         set,
         options: options(&args),
         allow_dirty: args.allow_dirty,
+        seed: None,
     };
     let build = args.build.clone();
     drive(&args, request, db, move |repo, root, _good, stop| {
@@ -295,6 +296,7 @@ fn bisect_kernel(args: &BisectArgs, image: PathBuf, db: &super::Db) -> anyhow::R
         set: set.clone(),
         options: options(args),
         allow_dirty: args.allow_dirty,
+        seed: None,
     };
     let machine = Machine {
         accel: Accel::Tcg,
