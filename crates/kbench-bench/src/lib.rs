@@ -114,6 +114,16 @@ pub fn find(id: &str) -> Option<&'static BenchInfo> {
     all().into_iter().find(|b| b.id == id)
 }
 
+/// Whether the built-in `id` runs in one task on one CPU (the syscall,
+/// file and memory families): what a duet run, two tests at once on CPUs
+/// of their own, can measure. Partners, forks and scaling tasks would
+/// share or cross the duet's CPUs.
+pub fn runs_in_one_task(id: &str) -> bool {
+    [syscalls::BENCHES, files::BENCHES, memory::BENCHES]
+        .iter()
+        .any(|family| family.iter().any(|b| b.id == id))
+}
+
 impl BenchInfo {
     /// Checks a test's options against this benchmark's and fills in the
     /// defaults: the canonical key names every option.

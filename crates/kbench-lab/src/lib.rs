@@ -3,8 +3,10 @@
 //! the system snapshot, VMs that boot a kernel under test, and what a lab
 //! job may ask a worker to run.
 
+pub mod adaptive;
 pub mod agent;
 pub mod bisect;
+pub mod interleave;
 pub mod job;
 pub mod launcher;
 pub mod profile;
@@ -12,4 +14,5 @@ pub mod runner;
 pub mod sampler;
 pub mod suite;
 pub mod sysinfo;
+pub mod variant;
 pub mod vm;

@@ -19,6 +19,7 @@
 //! in progress is failed, the run is ended as failed, and `execute` returns
 //! the error; the samples before it are kept.
 
+use crate::adaptive::{AdaptiveRounds, RoundsSoFar};
 use crate::agent::AgentJob;
 use crate::launcher::{AgentStream, Launcher};
 use crate::sampler::{SamplingPlan, relative_ci};
@@ -38,8 +39,11 @@ pub struct RunRequest {
     /// Canonical keys of the tests, in order.
     pub tests: Vec<TestKey>,
     pub plan: SamplingPlan,
-    /// Fresh invocations per test (>= 1).
+    /// Fresh invocations per test (>= 1); with `adaptive`, the most.
     pub rounds: u32,
+    /// Rounds until the round means are precise enough (not for a
+    /// launcher that batches tests: a VM round has a fixed cost).
+    pub adaptive: Option<AdaptiveRounds>,
     /// The wrapper as the user wrote it, recorded with the run.
     pub wrapper: Option<String>,
     /// Notes stored with every run (e.g. "emulated: TCG").
@@ -102,6 +106,8 @@ pub fn execute(
         .last_round(&request.set, &request.identifier)?
         .map_or(0, |last| last + 1);
     let batched = launcher.batches_tests();
+    let adaptive = request.adaptive.as_ref().filter(|_| !batched);
+    let mut so_far = RoundsSoFar::default();
     for offset in 0..request.rounds.max(1) {
         let round = first_round + offset;
         // A run left unfinished (killed, interrupted) is ended as
@@ -117,8 +123,12 @@ pub fn execute(
             .tests
             .iter()
             .filter(|test| !done.iter().any(|d| same_test(d, test)))
+            .filter(|test| adaptive.is_none_or(|plan| !so_far.settled(test, plan)))
             .collect();
         if todo.is_empty() {
+            if adaptive.is_some() && !resumed {
+                break;
+            }
             // The unfinished run had ended every test: it was this round.
             continue;
         }
@@ -163,7 +173,15 @@ pub fn execute(
                 test: test.clone(),
             });
             let outcome = match batch.as_deref_mut() {
-                None => round_run.run_test(launcher, test, observer, stop, &mut summary)?,
+                None => {
+                    let started = std::time::Instant::now();
+                    let measured =
+                        round_run.run_test(launcher, test, observer, stop, &mut summary)?;
+                    measured.map(|(outcome, values)| {
+                        so_far.record(&outcome, &values, started.elapsed());
+                        outcome
+                    })
+                }
                 Some(stream) => {
                     let events = round_run.read_test(stream, test, observer, stop, &mut summary)?;
                     if events.ended.is_some() {
@@ -230,7 +248,7 @@ pub fn execute(
 /// else interrupted. Returns the tests it ended, which the invocation
 /// resuming it does not measure again. (Taken over first, so that an
 /// upload sends its end too.)
-fn close_unfinished(
+pub(crate) fn close_unfinished(
     store: &mut dyn Store,
     unfinished: &RunRecord,
     tests: &[TestKey],
@@ -257,7 +275,7 @@ fn same_test(a: &TestKey, b: &TestKey) -> bool {
 
 /// The run's facts: the measuring side's snapshot (taken by an agent, so
 /// under the wrapper, with its cgroup) and what the runner knows.
-fn run_info(
+pub(crate) fn run_info(
     launcher: &dyn Launcher,
     request: &RunRequest,
     stop: &AtomicBool,
@@ -334,12 +352,12 @@ fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> anyhow::Resul
 }
 
 /// One round's run: where its samples go.
-struct RoundRun<'a> {
-    store: &'a mut dyn Store,
-    request: &'a RunRequest,
-    run: RunId,
-    round: u32,
-    test_ids: HashMap<TestKey, TestId>,
+pub(crate) struct RoundRun<'a> {
+    pub(crate) store: &'a mut dyn Store,
+    pub(crate) request: &'a RunRequest,
+    pub(crate) run: RunId,
+    pub(crate) round: u32,
+    pub(crate) test_ids: HashMap<TestKey, TestId>,
 }
 
 /// What the events of one test said.
@@ -351,16 +369,17 @@ struct TestEvents {
 }
 
 impl RoundRun<'_> {
-    /// Runs one test in a fresh agent; `None` when interrupted mid-test (the
-    /// test stays unended so a resumed run measures it again).
-    fn run_test(
+    /// Runs one test in a fresh agent: how it ended and its main metric's
+    /// values; `None` when interrupted mid-test (the test stays unended so a
+    /// resumed run measures it again).
+    pub(crate) fn run_test(
         &mut self,
         launcher: &dyn Launcher,
         test: &TestKey,
         observer: &mut dyn FnMut(RunEvent),
         stop: &AtomicBool,
         summary: &mut RunSummary,
-    ) -> anyhow::Result<Option<TestOutcome>> {
+    ) -> anyhow::Result<Option<(TestOutcome, Vec<f64>)>> {
         let job = AgentJob {
             snapshot: false,
             tests: vec![test.clone()],
@@ -384,11 +403,16 @@ impl RoundRun<'_> {
                 "the measuring process ended without finishing the test".to_string(),
             ),
         };
+        let values = events
+            .started
+            .as_ref()
+            .map(|(_, values)| values.clone())
+            .unwrap_or_default();
         let events = TestEvents {
             ended: Some(ended),
             ..events
         };
-        self.record_end(test, events).map(Some)
+        Ok(Some((self.record_end(test, events)?, values)))
     }
 
     /// Reads `test`'s events from `stream`, committing each sample, until

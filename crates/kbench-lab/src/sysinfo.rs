@@ -52,6 +52,7 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
             .unwrap_or("rustc (unknown)")
             .to_string(),
         kbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        variant: None,
         kernel_cmdline: cmdline,
         hostname: uname.nodename,
         arch: uname.machine,

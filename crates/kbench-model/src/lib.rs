@@ -15,7 +15,7 @@ pub use event::AgentEvent;
 pub use names::{
     MAX_NAME_CHARS, MAX_TEST_NAME_CHARS, MAX_UNIT_CHARS, check_test_spec, validate_name,
 };
-pub use snapshot::SystemSnapshot;
+pub use snapshot::{SystemSnapshot, VariantRecord};
 pub use test_key::{MAIN_METRIC, ParseTestKeyError, TestKey};
 
 use serde::{Deserialize, Serialize};

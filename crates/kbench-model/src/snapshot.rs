@@ -41,6 +41,29 @@ pub struct SystemSnapshot {
     pub steal_percent: Option<f64>,
     pub compiler: String,
     pub kbench_version: String,
+    /// The variant this run measured, when it was one of several measured
+    /// in interleaved blocks (`kbench run --variant`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<VariantRecord>,
+}
+
+/// A variant of an interleaved run: what it set, and the session whose
+/// blocks pair it with the other variants.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VariantRecord {
+    pub name: String,
+    /// Its settings as written: `wrap:CMD`, `env:K=V`, `sysctl:k=v`,
+    /// `cgroup:PATH`, `cpus:LIST`.
+    pub settings: Vec<String>,
+    /// Each sysctl's value before the variant set it (restored after each
+    /// of its rounds).
+    pub sysctl_before: BTreeMap<String, String>,
+    /// Shared by every variant of one invocation: a round number of one
+    /// session is one block, measured for every variant.
+    pub session: String,
+    /// Seed of the random variant order within blocks.
+    pub seed: u64,
 }
 
 impl SystemSnapshot {

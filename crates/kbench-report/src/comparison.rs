@@ -3,11 +3,12 @@
 //! of kbench-stats), the geometric-mean summary, verdict counts, and the
 //! system header. Built once from stored data; formats only lay it out.
 
+use crate::blocks;
 use crate::header::{self, Difference};
 use kbench_model::{Direction, SystemSnapshot, TestKey, TestSpec};
 use kbench_stats::{
-    Better, CompareOptions, Comparison, MetricInput, Samples, Side, Summary, Verdict, compare_all,
-    geomean,
+    Analysis, Better, CompareOptions, Comparison, MetricInput, Samples, Side, Summary, Verdict,
+    Warning, compare_all, geomean,
 };
 use kbench_store::{IdentifierData, ResultSetData};
 use serde::Serialize;
@@ -24,7 +25,8 @@ pub struct CompareRequest {
     pub identifiers: Vec<String>,
     /// Practical threshold delta as a fraction (0.01 = 1 %).
     pub threshold: f64,
-    /// Only metrics whose test name contains this text (e.g. "pipe-lat").
+    /// Only metrics whose test name contains this text (e.g. "pipe-lat")
+    /// are shown; the q-values are over every metric all the same.
     pub metric_filter: Option<String>,
 }
 
@@ -95,6 +97,7 @@ pub struct IdentifierSummary {
     pub improvements: usize,
     pub no_change: usize,
     pub inconclusive: usize,
+    pub cannot_decide: usize,
 }
 
 impl ComparisonReport {
@@ -114,7 +117,9 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<C
         threshold: request.threshold,
         ..CompareOptions::default()
     };
-    let specs = filtered_specs(data, request.metric_filter.as_deref());
+    // Every metric is compared, so that the FDR family does not depend on
+    // `--metric`; the filter only chooses what is shown.
+    let specs = filtered_specs(data, None);
     // Sides per metric and identifier; None where there is no usable sample.
     let sides: Vec<Vec<Option<Side>>> = specs
         .iter()
@@ -126,12 +131,18 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<C
         let rows: Vec<usize> = (0..specs.len())
             .filter(|&row| sides[row][0].is_some() && sides[row][column].is_some())
             .collect();
+        let blocks: Vec<Option<Vec<f64>>> = rows
+            .iter()
+            .map(|&row| blocks::log_ratios(chosen[0], chosen[column], &specs[row].key))
+            .collect();
         let inputs: Vec<MetricInput> = rows
             .iter()
-            .map(|&row| MetricInput {
+            .zip(&blocks)
+            .map(|(&row, blocks)| MetricInput {
                 baseline: sides[row][0].as_ref().expect("filtered"),
                 current: sides[row][column].as_ref().expect("filtered"),
                 better: better(specs[row].direction),
+                blocks: blocks.as_deref(),
             })
             .collect();
         for (row, comparison) in rows.into_iter().zip(compare_all(&inputs, &options)) {
@@ -142,6 +153,7 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<C
         .iter()
         .zip(comparisons)
         .zip(&sides)
+        .filter(|((spec, _), _)| shown(spec, request.metric_filter.as_deref()))
         .map(|((spec, row), side_row)| MetricReport {
             test: spec.key.to_string(),
             key: spec.key.clone(),
@@ -240,8 +252,13 @@ pub(crate) fn filtered_specs<'a>(
 ) -> Vec<&'a TestSpec> {
     data.tests
         .iter()
-        .filter(|spec| filter.is_none_or(|f| spec.key.to_string().contains(f)))
+        .filter(|spec| shown(spec, filter))
         .collect()
+}
+
+/// Whether the test's name contains `filter` (always without one).
+fn shown(spec: &TestSpec, filter: Option<&str>) -> bool {
+    filter.is_none_or(|f| spec.key.to_string().contains(f))
 }
 
 /// The summary of a side's observations.
@@ -341,6 +358,7 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
                 improvements: count(Verdict::Improvement),
                 no_change: count(Verdict::NoChange),
                 inconclusive: count(Verdict::Inconclusive),
+                cannot_decide: count(Verdict::CannotDecide),
             }
         })
         .collect()
@@ -348,6 +366,22 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
 
 fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String> {
     let mut notes = vec![];
+    let compared = || metrics.iter().flat_map(|m| &m.results[1..]);
+    let blocked = compared()
+        .filter(|r| {
+            r.comparison
+                .as_ref()
+                .is_some_and(|c| matches!(c.analysis, Analysis::Blocked { .. }))
+        })
+        .count();
+    if blocked > 0 {
+        notes.push(format!(
+            "{blocked} of {} comparisons paired block by block (measured in the same interleaved \
+             blocks): the change is the Hodges-Lehmann shift of the per-block log ratios, with \
+             the signed-rank CI and p; the others compare independent rounds.",
+            compared().filter(|r| r.comparison.is_some()).count()
+        ));
+    }
     let one_round = metrics
         .iter()
         .flat_map(|m| &m.results)
@@ -356,6 +390,23 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
         notes.push(
             "Some metrics were measured in one round: drift between invocations cannot be ruled out \
              (use `kbench run --rounds N`)."
+                .to_string(),
+        );
+    }
+    let mixed = metrics
+        .iter()
+        .flat_map(|m| &m.results)
+        .filter_map(|r| r.comparison.as_ref())
+        .any(|c| {
+            c.warnings
+                .iter()
+                .any(|w| matches!(w, Warning::MixedRounds { .. }))
+        });
+    if mixed {
+        notes.push(
+            "Some metrics were measured in several rounds on one side and in one round on the \
+             other: they are not compared (CANNOT DECIDE), since round means and raw samples are \
+             different units; measure the one-round side with `kbench run --rounds N`."
                 .to_string(),
         );
     }

@@ -1,10 +1,11 @@
 //! The history every `kbench history` format renders: per metric of a
 //! result set, the identifiers as an ordered series of versions (mean and
 //! CI per version) and the change points found in it (kbench-stats'
-//! `changepoint`: E-divisive means, Welch on logs, statistics.md "Series and
-//! change points"), each with the version where the change happened, its
-//! size with a 95 % CI and its p-value. Built once from stored data;
-//! formats only lay it out.
+//! `changepoint`: E-divisive means on the version means, tested with the
+//! noise the series shows, a change only when its CI lies wholly beyond the
+//! threshold), each with the version where the change happened, its size
+//! with a 95 % CI and its p-value. Built once from stored data; formats
+//! only lay it out.
 //!
 //! A version without samples of a metric is left out of that metric's
 //! series (and listed); change points fall between the versions that have
@@ -49,7 +50,8 @@ pub struct HistoryRequest {
     pub order: Vec<String>,
     /// Only metrics whose test name contains this text.
     pub metric_filter: Option<String>,
-    /// Smallest change that counts, as a fraction (0.01 = 1 %).
+    /// Smallest change that counts, as a fraction (0.01 = 1 %): a change's
+    /// whole CI must lie beyond it.
     pub threshold: f64,
 }
 
@@ -100,8 +102,8 @@ pub struct ChangeReport {
     pub previous: String,
     /// Position of `identifier` in [`HistoryReport::identifiers`].
     pub index: usize,
-    /// Geometric mean of the new level over the old one (neighbouring
-    /// segments), 95 % CI.
+    /// Geometric mean of the new level's version means over the old one's
+    /// (neighbouring segments), 95 % CI; `n` counts their versions.
     pub ratio: Estimate,
     /// The same in percent.
     pub change_pct: Estimate,

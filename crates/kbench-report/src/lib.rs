@@ -2,6 +2,7 @@
 //! Data flows one way: the store's [`kbench_store::ResultSetData`] and the
 //! statistics of `kbench-stats` in, text or JSON out.
 
+mod blocks;
 pub mod comparison;
 pub mod format;
 pub mod header;

@@ -711,3 +711,123 @@ fn shown_text(document: &str) -> String {
     }
     shown
 }
+
+/// `--metric` only chooses what is shown: the Benjamini-Hochberg family is
+/// every metric of the comparison (issue 19). The old code adjusted
+/// syscall-null's p over the one metric shown (q = p) instead of all four.
+#[test]
+fn metric_filter_keeps_the_fdr_family() {
+    let set = data(["v5.8", SLOW, ODD]);
+    let all = compared(&set);
+    let shown = comparison::build(
+        &set,
+        &CompareRequest {
+            baseline: None,
+            identifiers: vec![],
+            threshold: 0.01,
+            metric_filter: Some("syscall".into()),
+        },
+    )
+    .unwrap();
+    assert_eq!(shown.metrics.len(), 1);
+    let q = |report: &ComparisonReport| {
+        let metric = report.metrics.iter().find(|m| m.test == SYSCALL).unwrap();
+        metric.results[1].comparison.as_ref().unwrap().q_value
+    };
+    assert_eq!(q(&shown), q(&all));
+    let p = all.metrics[0].results[1]
+        .comparison
+        .as_ref()
+        .unwrap()
+        .p_value;
+    assert!(q(&all) > p, "q is adjusted over all four metrics");
+}
+
+/// The fixture with metrics no test can decide against SLOW: pipe-lat
+/// constant on both sides (2 + 2 equal values), mem-bw one sample, futex1
+/// measured in 3 rounds by the baseline and in one by the others.
+fn undecidable() -> ComparisonReport {
+    let mut set = data(["v5.8", SLOW, ODD]);
+    let [base, slow, _] = &mut set.identifiers[..] else {
+        unreachable!()
+    };
+    base.samples.insert(key(PIPE), samples(vec![5.0, 5.0]));
+    slow.samples.insert(key(PIPE), samples(vec![6.0, 6.0]));
+    slow.samples.insert(key(MEMBW), samples(vec![10_000.0]));
+    for (i, sample) in base
+        .samples
+        .get_mut(&key(FUTEX))
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        sample.round = (i % 3) as u32;
+    }
+    compared(&set)
+}
+
+#[test]
+fn undecidable_metrics_are_cannot_decide_in_every_format() {
+    let r = undecidable();
+    let comparison = |metric: usize| r.metrics[metric].results[1].comparison.as_ref().unwrap();
+    assert_eq!(comparison(0).verdict.to_string(), "REGRESSION");
+    for metric in 1..4 {
+        let c = comparison(metric);
+        assert_eq!(
+            c.verdict.to_string(),
+            "CANNOT DECIDE",
+            "{}",
+            r.metrics[metric].test
+        );
+        assert!(c.p_value.is_nan() && c.q_value.is_nan());
+    }
+    assert_eq!(r.summaries[0].cannot_decide, 3);
+    assert_eq!(r.summaries[0].regressions, 1);
+    assert!(r.has_regression());
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("not compared (CANNOT DECIDE)"))
+    );
+
+    let bars = render("bars", &r, false);
+    assert!(bars.contains("+20.0% CANNOT DECIDE (no spread)"), "{bars}");
+    assert!(bars.contains("+0.0% CANNOT DECIDE (one observation)"));
+    assert!(bars.contains("-0.0% CANNOT DECIDE (rounds against one round)"));
+    assert!(
+        bars.contains("1 regression, 0 improvements, 0 no change, 0 inconclusive, 3 cannot decide")
+    );
+    let regressions = render("regressions", &r, false);
+    let section = between(&regressions, "Cannot decide", "No change");
+    assert!(
+        section
+            .iter()
+            .any(|l| l.contains("| n/a ") && l.contains("CANNOT DECIDE")),
+        "{regressions}"
+    );
+    assert!(regressions.contains("cannot decide: all observations are equal within each side"));
+    assert!(regressions.contains("measure the current with `kbench run --rounds 3`"));
+    assert!(render("table", &r, false).contains('!'));
+    let markdown = render("markdown", &r, false);
+    assert!(markdown.contains("| Cannot decide |") && markdown.contains("| CANNOT DECIDE |"));
+    assert!(
+        markdown.contains("cannot decide: one observation (current)"),
+        "{markdown}"
+    );
+    let html = render("html", &r, false);
+    assert!(html.contains("v-undecided") && shown_text(&html).contains("3 cannot decide"));
+
+    let value: serde_json::Value = serde_json::from_str(&render("json", &r, false)).unwrap();
+    let c = &value["metrics"][1]["results"][1]["comparison"];
+    assert_eq!(c["verdict"], "cannot_decide");
+    assert!(c["p_value"].is_null() && c["q_value"].is_null() && c["p_welch"].is_null());
+    assert_eq!(c["warnings"][0]["kind"], "no_spread");
+    assert_eq!(value["summaries"][0]["cannot_decide"], 3);
+    let csv = records(&render("csv", &r, false));
+    let pipe = csv
+        .iter()
+        .find(|row| row[1] == PIPE && row.contains(&SLOW.to_string()))
+        .unwrap();
+    assert_eq!(pipe.last().unwrap(), "cannot_decide");
+    assert_eq!(pipe[pipe.len() - 2], "", "no q-value: an empty cell");
+}

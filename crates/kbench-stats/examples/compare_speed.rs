@@ -70,6 +70,7 @@ fn run(data: &[Vec<Samples>]) -> Duration {
                 baseline,
                 current,
                 better: Better::Lower,
+                blocks: None,
             })
             .collect();
         let results = compare_all(&inputs, &options);

@@ -144,7 +144,7 @@ pub fn blocked_change(
         analysis: ANALYSIS,
         better,
         blocks: blocks.len(),
-        verdict: verdict(&ratio, p_value, better, options),
+        verdict: verdict(&diffs, &ratio, p_value, better, options),
         ratio,
         change_pct,
         p_value,
@@ -152,8 +152,18 @@ pub fn blocked_change(
 }
 
 /// `compare`'s verdict rule on a ratio's CI (statistics.md, "A/B verdict
-/// per metric"), with the signed-rank p in place of the q-value.
-fn verdict(ratio: &Estimate, p_value: f64, better: Better, options: &BisectionOptions) -> Verdict {
+/// per metric"), with the signed-rank p in place of the q-value; CANNOT
+/// DECIDE when the blocks have no spread (as `compare` for a side without).
+fn verdict(
+    diffs: &[f64],
+    ratio: &Estimate,
+    p_value: f64,
+    better: Better,
+    options: &BisectionOptions,
+) -> Verdict {
+    if diffs.windows(2).all(|w| w[0] == w[1]) {
+        return Verdict::CannotDecide;
+    }
     let t = options.threshold;
     let (above, below) = (ratio.ci_low > 1.0 + t, ratio.ci_high < 1.0 - t);
     let (worse, improved) = match better {
@@ -184,7 +194,8 @@ pub enum EndpointCheck {
         blocks: usize,
         change: BlockedChange,
     },
-    /// They do not differ (NO CHANGE, or INCONCLUSIVE at the cap).
+    /// They do not differ (NO CHANGE, or INCONCLUSIVE or CANNOT DECIDE at
+    /// the cap).
     DoNotDiffer { change: BlockedChange },
 }
 
@@ -197,7 +208,7 @@ pub fn check_endpoints(
     let change = blocked_change(blocks, better, options);
     match change.verdict {
         Verdict::Regression | Verdict::Improvement => EndpointCheck::Differ { change },
-        Verdict::Inconclusive => match options.doubled(blocks.len()) {
+        Verdict::Inconclusive | Verdict::CannotDecide => match options.doubled(blocks.len()) {
             Some(blocks) => EndpointCheck::MoreBlocks { blocks, change },
             None => EndpointCheck::DoNotDiffer { change },
         },
@@ -336,7 +347,11 @@ pub fn confirm(
 ) -> Confirmation {
     let change = blocked_change(blocks, better, options);
     let confirmed = change.verdict == expected;
-    let more_blocks = if !confirmed && change.verdict == Verdict::Inconclusive {
+    let undecided = matches!(
+        change.verdict,
+        Verdict::Inconclusive | Verdict::CannotDecide
+    );
+    let more_blocks = if !confirmed && undecided {
         options.doubled(blocks.len())
     } else {
         None
@@ -436,11 +451,20 @@ mod tests {
             matches!(&check, EndpointCheck::DoNotDiffer { change } if change.verdict == Verdict::NoChange),
             "{check:?}"
         );
-        // Identical values: exactly no change.
+        // Identical values: no spread, no test (more blocks, then give up).
         let flat = vec![[1.0, 1.0]; 8];
         let check = check_endpoints(&flat, Better::Lower, &options());
         assert!(
-            matches!(&check, EndpointCheck::DoNotDiffer { change } if change.change_pct.ci_low == 0.0 && change.change_pct.ci_high == 0.0),
+            matches!(&check, EndpointCheck::MoreBlocks { change, .. } if change.verdict == Verdict::CannotDecide),
+            "{check:?}"
+        );
+        let capped = BisectionOptions {
+            max_blocks: 8,
+            ..options()
+        };
+        let check = check_endpoints(&flat, Better::Lower, &capped);
+        assert!(
+            matches!(&check, EndpointCheck::DoNotDiffer { change } if change.verdict == Verdict::CannotDecide),
             "{check:?}"
         );
         // 1.5 % apart at 3 % noise, 8 blocks: inconclusive, twice the blocks.

@@ -1,41 +1,57 @@
 //! Change points in a history: an ordered list of versions, each with its
-//! samples. Three steps, all deterministic:
+//! observations (the raw samples of one round, or the means of several).
+//! The unit is the version: each contributes the mean of its log
+//! observations, as the samples of one version share what differs between
+//! versions (drift between invocations, the machine's slow spells) and
+//! cannot be counted as independent across versions. All deterministic:
 //!
-//! 1. E-divisive means (Matteson and James, "A Nonparametric Approach for
+//! 1. The noise of a version mean comes from the series itself: a robust
+//!    scale of the successive differences of the version means, at least
+//!    the versions' own spread (see [`noise`]). So a version-to-version
+//!    drift of 1 % is noise, not a change; fewer than three versions and
+//!    no spread within them decide nothing.
+//! 2. E-divisive means (Matteson and James, "A Nonparametric Approach for
 //!    Multiple Change Point Analysis of Multivariate Data", JASA 109, 2014)
-//!    with binary segmentation: within a segment, pick the split tau (and
-//!    the end kappa of the part after it) that maximizes the energy
-//!    statistic Q = mn/(m+n) (2 E|X-Y| - E|X-X'| - E|Y-Y'|) on log samples.
-//!    Splits fall only on version boundaries.
-//! 2. Significance by Welch's t-test on logs between the two adjacent parts
-//!    instead of the paper's permutation test (no randomness), each part's
-//!    variance taken as at least the other's (the search favours parts
-//!    that are quiet by chance; see `Series::test`): a split stays if
-//!    p < 0.01 and the ratio of geometric means is beyond the threshold;
-//!    then both halves are searched again.
-//! 3. Final pass: every change point is re-tested between its neighbouring
+//!    on the version means, with binary segmentation: within a segment,
+//!    pick the split tau (and the end kappa of the part after it) that
+//!    maximizes the energy statistic Q = mn/(m+n) (2 E|X-Y| - E|X-X'| -
+//!    E|Y-Y'|).
+//! 3. The split is tested by a t-test of the difference of the mean version
+//!    means of the two adjacent parts, with the series noise: standard
+//!    error sigma sqrt(1/m + 1/n), the noise's degrees of freedom. It stays
+//!    if p < 0.01, |t| is at least 1.3 sqrt(2 ln g) for g versions (a
+//!    search tries ~g splits; see [`SCAN_CONSTANT`]) and the 95 % CI of the
+//!    ratio lies wholly beyond the threshold, as `compare` calls a REGRESSION or IMPROVEMENT (a CI that
+//!    straddles it would be INCONCLUSIVE there); then both halves are
+//!    searched again.
+//! 4. Final pass: every change point is re-tested between its neighbouring
 //!    change points at p < 0.001 (the weakest failure is removed, then all
 //!    are re-tested). A single interior version that differs from both
 //!    neighbours while they agree is a spike that recovered, not a change:
 //!    both its change points are removed.
 //!
-//! Cost: the pairwise distance sums are O(N^2) in samples, once (2-D
+//! Cost: the pairwise distance sums are O(g^2) in versions, once (2-D
 //! prefix sums then give any segment's in O(1)); each searched segment of
-//! g versions costs O(g^2). 500 versions of one sample: about 1 ms.
+//! g versions costs O(g^2). 500 versions: about 1 ms.
 //!
 //! MongoDB runs the same E-divisive means on its performance CI (Daly et
 //! al., "The Use of Change Point Detection to Identify Software Performance
 //! Regressions in a Continuous Integration System", ICPE 2020).
 
+mod noise;
+
 use serde::{Deserialize, Serialize};
 
 use crate::Estimate;
-use crate::compare::{Better, Side, Verdict, Welch, welch_from};
+use crate::compare::{Better, Side, Verdict};
+use crate::dist::{t_quantile, t_two_sided};
+use noise::Noise;
 
 /// Knobs of the search.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChangePointOptions {
-    /// Smallest change that counts, as a fraction (0.01 = 1 %).
+    /// Smallest change that counts, as a fraction (0.01 = 1 %): the whole
+    /// 95 % CI of a change must lie beyond it.
     pub threshold: f64,
     /// Significance of a split during the search.
     pub p_search: f64,
@@ -58,7 +74,8 @@ impl Default for ChangePointOptions {
 pub struct ChangePoint {
     /// The first version of the new level.
     pub index: usize,
-    /// Geometric mean after / before (neighbouring segments), 95 % CI.
+    /// Geometric mean of the version means after / before (neighbouring
+    /// segments), 95 % CI; `n` counts the versions of both segments.
     pub ratio: Estimate,
     pub p_value: f64,
     /// `Regression` or `Improvement`.
@@ -71,7 +88,9 @@ pub fn change_points(
     better: Better,
     options: &ChangePointOptions,
 ) -> Vec<ChangePoint> {
-    let series = Series::new(versions);
+    let Some(series) = Series::new(versions) else {
+        return Vec::new();
+    };
     let mut points = Vec::new();
     series.search(0, versions.len(), options, &mut points);
     points.sort_unstable();
@@ -87,9 +106,7 @@ pub fn change_points(
     bounds
         .windows(3)
         .map(|w| {
-            let test = series
-                .test((w[0], w[1]), (w[1], w[2]))
-                .expect("kept points were tested");
+            let test = series.test((w[0], w[1]), (w[1], w[2]));
             let ratio = test.diff.map(f64::exp);
             let worse = (ratio.point > 1.0) == (better == Better::Lower);
             ChangePoint {
@@ -106,98 +123,78 @@ pub fn change_points(
         .collect()
 }
 
-/// Log samples of every version, with the sums the energy statistic and
-/// the tests need. Logs are centred on their overall mean (sums of squares
-/// stay small; a shift changes no statistic).
+/// The version means (of logs) with the sums the energy statistic and the
+/// tests need, and the series noise.
 struct Series {
     versions: usize,
     /// `cross[i * stride + j]`: sum of |x - y| over x in versions < i, y in
     /// versions < j. Symmetric.
     cross: Vec<f64>,
     stride: usize,
-    /// Observations in versions < i.
-    counts: Vec<usize>,
-    /// Sum and sum of squares of the (centred) logs in versions < i.
+    /// Sum of the means of versions < i.
     sums: Vec<f64>,
-    squares: Vec<f64>,
-    /// Whether the logs in versions < i are all equal, tracked per version
-    /// so that constant data gives an exact zero variance.
-    constant: Vec<bool>,
     /// `cross[i][i]`.
     diagonal: Vec<f64>,
-    /// 1 / k and 1 / (k (k - 1)) (0 for k < 2) for k up to all samples.
+    /// 1 / k and 1 / (k (k - 1)) (0 for k < 2) for k up to all versions.
     inverse: Vec<f64>,
     inverse_pairs: Vec<f64>,
+    /// Standard deviation of one version mean, and its degrees of freedom.
+    sigma: f64,
+    df: f64,
+    /// Student's t quantile of a two-sided 95 % CI at the noise's df.
+    quantile: f64,
+    /// Smallest |t| of a change: see [`SCAN_CONSTANT`].
+    min_t: f64,
 }
 
 /// Versions [from, to).
 type Range = (usize, usize);
 
-/// Count, mean and variance (n - 1) of the logs of some versions.
+/// A test of one segment against the one before it.
 #[derive(Debug, Clone, Copy)]
-struct Moments {
-    n: usize,
-    mean: f64,
-    variance: f64,
+struct Test {
+    /// Mean log of the later segment less the earlier's, 95 % CI.
+    diff: Estimate,
+    /// The difference over its standard error.
+    t: f64,
+    p_value: f64,
 }
 
+/// The constant C of the threshold C sqrt(2 ln g) on the standardized
+/// difference, for g versions: the largest of the ~g splits a search tries
+/// on a flat series of g versions grows like sqrt(2 ln g) (Fryzlewicz,
+/// "Wild binary segmentation for multiple change-point detection", Annals
+/// of Statistics 42, 2014, whose default C is 1.3). It only bites on long
+/// series (above p = 0.001 from about 60 versions): with 500 versions of one
+/// sample, a block of 4 versions 2 % off by chance passed p < 0.001.
+const SCAN_CONSTANT: f64 = 1.3;
+
 impl Series {
-    fn new(versions: &[Side]) -> Series {
-        let g = versions.len();
-        let all: Vec<&[f64]> = versions.iter().map(|v| v.logs().as_slice()).collect();
-        let total: usize = all.iter().map(|v| v.len()).sum();
-        let centre = if total == 0 {
-            0.0
-        } else {
-            all.iter().flat_map(|v| v.iter()).sum::<f64>() / total as f64
-        };
-        let logs: Vec<Vec<f64>> = all
-            .iter()
-            .map(|v| v.iter().map(|x| x - centre).collect())
-            .collect();
+    /// `None` when the noise cannot be estimated.
+    fn new(versions: &[Side]) -> Option<Series> {
+        let noise = Noise::of(versions)?;
+        let means: Vec<f64> = versions.iter().map(|v| v.logs().mean()).collect();
+        let g = means.len();
         let stride = g + 1;
-        // 2-D prefix sums of the pairwise distance sums, row by row:
-        // cross[i+1][j+1] = cross[i][j+1] + sum over k <= j of D(i, k).
+        // 2-D prefix sums of the pairwise distances, row by row:
+        // cross[i+1][j+1] = cross[i][j+1] + sum over k <= j of |m_i - m_k|.
         let mut cross = vec![0.0; stride * stride];
-        let single: Option<Vec<f64>> = logs.iter().map(|v| (v.len() == 1).then(|| v[0])).collect();
-        for i in 0..g {
+        for (i, x) in means.iter().enumerate() {
             let (above, row) = cross.split_at_mut((i + 1) * stride);
             let above = &above[i * stride..];
             let mut running = 0.0;
-            match &single {
-                // One sample per version (the common long series): no inner loops.
-                Some(values) => {
-                    let x = values[i];
-                    for j in 0..g {
-                        running += (x - values[j]).abs();
-                        row[j + 1] = above[j + 1] + running;
-                    }
-                }
-                None => {
-                    for j in 0..g {
-                        running += logs[i]
-                            .iter()
-                            .map(|x| logs[j].iter().map(|y| (x - y).abs()).sum::<f64>())
-                            .sum::<f64>();
-                        row[j + 1] = above[j + 1] + running;
-                    }
-                }
+            for (j, y) in means.iter().enumerate() {
+                running += (x - y).abs();
+                row[j + 1] = above[j + 1] + running;
             }
         }
-        let mut counts = vec![0];
         let mut sums = vec![0.0];
-        let mut squares = vec![0.0];
-        let mut constant = vec![true];
-        for v in &logs {
-            counts.push(counts[counts.len() - 1] + v.len());
-            sums.push(sums[sums.len() - 1] + v.iter().sum::<f64>());
-            squares.push(squares[squares.len() - 1] + v.iter().map(|x| x * x).sum::<f64>());
-            constant.push(v.iter().all(|x| *x == v[0]));
+        for m in &means {
+            sums.push(sums[sums.len() - 1] + m);
         }
         let diagonal = (0..stride).map(|i| cross[i * stride + i]).collect();
-        let total = counts[g];
-        let inverse = (0..=total).map(|k| 1.0 / k.max(1) as f64).collect();
-        let inverse_pairs = (0..=total)
+        let inverse = (0..=g).map(|k| 1.0 / k.max(1) as f64).collect();
+        let inverse_pairs = (0..=g)
             .map(|k| {
                 if k < 2 {
                     0.0
@@ -206,18 +203,19 @@ impl Series {
                 }
             })
             .collect();
-        Series {
+        Some(Series {
             versions: g,
             cross,
+            stride,
+            sums,
             diagonal,
             inverse,
             inverse_pairs,
-            stride,
-            counts,
-            sums,
-            squares,
-            constant,
-        }
+            sigma: noise.variance.sqrt(),
+            df: noise.df,
+            quantile: t_quantile(0.975, noise.df),
+            min_t: SCAN_CONSTANT * (2.0 * (g as f64).ln()).sqrt(),
+        })
     }
 
     fn cross(&self, i: usize, j: usize) -> f64 {
@@ -232,8 +230,8 @@ impl Series {
     /// Matteson-James Q between versions [s, tau) and [tau, kappa).
     #[cfg(test)]
     fn energy(&self, s: usize, tau: usize, kappa: usize) -> f64 {
-        let m = (self.counts[tau] - self.counts[s]) as f64;
-        let n = (self.counts[kappa] - self.counts[tau]) as f64;
+        let m = (tau - s) as f64;
+        let n = (kappa - tau) as f64;
         let within = |count: f64, range| {
             if count > 1.0 {
                 self.distance(range, range) / (count * (count - 1.0))
@@ -254,12 +252,11 @@ impl Series {
         let row_s = &self.cross[s * self.stride..(s + 1) * self.stride];
         for tau in s + 1..e {
             let row_tau = &self.cross[tau * self.stride..(tau + 1) * self.stride];
-            let m = self.counts[tau] - self.counts[s];
+            let m = tau - s;
             let within_x = self.distance((s, tau), (s, tau)) * self.inverse_pairs[m];
             let (c_tau_tau, c_s_tau) = (row_tau[tau], row_s[tau]);
-            let base = self.counts[tau];
             for kappa in tau + 1..=e {
-                let n = self.counts[kappa] - base;
+                let n = kappa - tau;
                 let between = row_tau[kappa] - row_s[kappa] - c_tau_tau + c_s_tau;
                 let within_y = (self.diagonal[kappa] - 2.0 * row_tau[kappa] + c_tau_tau)
                     * self.inverse_pairs[n];
@@ -273,55 +270,38 @@ impl Series {
         best.map(|(_, tau, kappa)| (tau, kappa))
     }
 
-    fn moments(&self, (from, to): Range) -> Moments {
-        let n = self.counts[to] - self.counts[from];
-        let sum = self.sums[to] - self.sums[from];
-        let mean = sum / n as f64;
-        let constant = (from..to).all(|v| self.constant[v + 1])
-            && (from + 1..to).all(|v| self.version_first(v) == self.version_first(from));
-        let variance = if n < 2 || constant {
-            0.0
-        } else {
-            ((self.squares[to] - self.squares[from] - sum * mean) / (n - 1) as f64).max(0.0)
-        };
-        Moments { n, mean, variance }
+    /// Mean of the version means in `range`.
+    fn mean(&self, (from, to): Range) -> f64 {
+        (self.sums[to] - self.sums[from]) / (to - from) as f64
     }
 
-    /// The mean of a constant version (its first log).
-    fn version_first(&self, v: usize) -> f64 {
-        let n = self.counts[v + 1] - self.counts[v];
-        (self.sums[v + 1] - self.sums[v]) / n as f64
-    }
-
-    /// Welch's test on logs of `after` against `before` (see
-    /// `compare::welch`), except that each segment's variance is at least
-    /// the other's. The search picks the split with the largest energy,
-    /// and the energy grows as a segment's spread shrinks: a short segment
-    /// that is quiet by chance would otherwise pass for a sure change (on
-    /// one-sample versions, 1 in 7 flat series of 500 points alarmed).
-    /// `None` when a side has one observation.
-    fn test(&self, before: Range, after: Range) -> Option<Welch> {
-        let (a, b) = (self.moments(before), self.moments(after));
-        if a.n < 2 || b.n < 2 {
-            return None;
+    /// `after` against `before`, with the series noise.
+    fn test(&self, before: Range, after: Range) -> Test {
+        let (m, n) = ((before.1 - before.0) as f64, (after.1 - after.0) as f64);
+        let diff = self.mean(after) - self.mean(before);
+        let se = self.sigma * (1.0 / m + 1.0 / n).sqrt();
+        let half = self.quantile * se;
+        Test {
+            diff: Estimate {
+                point: diff,
+                ci_low: diff - half,
+                ci_high: diff + half,
+                n: (m + n) as usize,
+            },
+            t: diff / se,
+            p_value: t_two_sided(diff / se, self.df),
         }
-        let variance = a.variance.max(b.variance);
-        Some(welch_from(
-            (a.mean, variance, a.n),
-            (b.mean, variance, b.n),
-            0.95,
-        ))
     }
 
-    /// Whether `after` differs from `before`: p below `level` and the ratio
-    /// beyond the threshold. Also returns p (1 when a part has one sample).
+    /// Whether `after` differs from `before`: p below `level`, |t| at
+    /// least the scan threshold and the whole CI of the ratio beyond the
+    /// threshold. Also returns p.
     fn differs(&self, before: Range, after: Range, level: f64, threshold: f64) -> (bool, f64) {
-        let Some(test) = self.test(before, after) else {
-            return (false, 1.0);
-        };
-        let ratio = test.diff.point.exp();
-        let big = ratio >= 1.0 + threshold || ratio <= 1.0 - threshold;
-        (test.p_value < level && big, test.p_value)
+        let test = self.test(before, after);
+        let ratio = test.diff.map(f64::exp);
+        let beyond = ratio.ci_low > 1.0 + threshold || ratio.ci_high < 1.0 - threshold;
+        let significant = test.p_value < level && test.t.abs() >= self.min_t;
+        (significant && beyond, test.p_value)
     }
 
     /// Binary segmentation of versions [s, e).
@@ -482,7 +462,7 @@ mod tests {
                 Side::new(Samples::new(values).unwrap()).unwrap()
             })
             .collect();
-        let series = Series::new(&versions);
+        let series = Series::new(&versions).unwrap();
         for (s, e) in [(0, 9), (2, 7), (0, 2), (4, 9)] {
             let mut best = (f64::NEG_INFINITY, 0, 0);
             for tau in s + 1..e {
@@ -499,36 +479,40 @@ mod tests {
     }
 
     #[test]
-    fn a_short_segment_borrows_its_neighbours_noise() {
-        // Two single-sample versions that agree closely, 2 % below a noisy
-        // rest: on their own variance they would look like a sure change.
+    fn a_short_quiet_segment_is_judged_by_the_series_noise() {
+        // Two single-sample versions that agree closely, 2 % below a rest
+        // that wobbles by up to 1.7 %: the series' noise, not theirs.
         let mut levels: Vec<f64> = (0..20)
-            .map(|i| 100.0 * (1.0 + 0.01 * ((i * 37 % 11) as f64 - 5.0) / 3.0))
+            .map(|i| 100.0 * (1.0 + 0.017 * (2.4 * i as f64).sin()))
             .collect();
         levels[10] = 98.0;
         levels[11] = 98.01;
         let single = |v: f64| Side::new(Samples::new(vec![v]).unwrap()).unwrap();
         let versions: Vec<Side> = levels.iter().map(|&l| single(l)).collect();
-        let series = Series::new(&versions);
-        let test = series.test((0, 10), (10, 12)).unwrap();
+        let series = Series::new(&versions).unwrap();
+        let test = series.test((0, 10), (10, 12));
         assert!(test.p_value > 0.01, "{test:?}");
         assert!(change_points(&versions, Better::Lower, &ChangePointOptions::default()).is_empty());
     }
 
     #[test]
-    fn moments_match_the_samples() {
-        let versions = history(&[100.0, 104.0, 104.0]);
-        let series = Series::new(&versions);
-        let m = series.moments((1, 3));
-        let logs: Vec<f64> = versions[1..]
-            .iter()
-            .flat_map(|v| v.logs().as_slice().to_vec())
-            .collect();
-        let exact = Samples::new(logs).unwrap();
-        assert_eq!(m.n, 16);
-        assert!((m.variance - exact.variance().unwrap()).abs() < 1e-15);
+    fn the_test_is_on_version_means_with_the_series_noise() {
+        // Versions of 8 samples that agree exactly: the noise is the
+        // samples' own variance of a mean (35 df), the observations are
+        // the 5 versions, and the CI follows from both.
+        let versions = history(&[100.0, 100.0, 104.0, 104.0, 104.0]);
+        let series = Series::new(&versions).unwrap();
+        let logs = versions[0].logs();
+        let se_mean = (logs.variance().unwrap() / 8.0).sqrt();
+        assert!((series.sigma - se_mean).abs() < 1e-15);
+        assert_eq!(series.df, 5.0 * 7.0);
+        let test = series.test((0, 2), (2, 5));
+        let se = se_mean * (1.0f64 / 2.0 + 1.0 / 3.0).sqrt();
+        assert!((test.diff.point - 1.04f64.ln()).abs() < 1e-12);
+        assert!((test.diff.half_width() - t_quantile(0.975, 35.0) * se).abs() < 1e-15);
+        assert_eq!(test.diff.n, 5);
         let constant = [Side::new(Samples::new(vec![3.0; 4]).unwrap()).unwrap()];
-        assert_eq!(Series::new(&constant).moments((0, 1)).variance, 0.0);
+        assert!(Series::new(&constant).is_none());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! JSON has no infinity: serde_json writes `inf` as `null` and then refuses
 //! to read it back. An unbounded confidence limit is written as `null` and
-//! read back as the matching infinity, so estimates round-trip.
+//! read back as the matching infinity, so estimates round-trip. A value
+//! that does not exist (NaN: no test was made) is `null` too.
 
 use serde::{Deserialize, Deserializer, Serializer};
 
@@ -41,5 +42,30 @@ pub mod upper {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
         read(deserializer, f64::INFINITY)
+    }
+}
+
+/// A value that may not exist: NaN is written as `null` and read back.
+pub mod missing {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+        write(*value, serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+        read(deserializer, f64::NAN)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::de::value::{Error, UnitDeserializer};
+
+    #[test]
+    fn a_missing_value_reads_back_as_nan() {
+        let read = missing::deserialize(UnitDeserializer::<Error>::new()).unwrap();
+        assert!(read.is_nan());
     }
 }

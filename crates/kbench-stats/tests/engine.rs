@@ -124,6 +124,7 @@ fn aa_family_of_50_metrics_after_fdr_stays_within_q() {
                     baseline: a,
                     current: b,
                     better: Better::Higher,
+                    blocks: None,
                 })
                 .collect();
             let results = compare_all(&inputs, &options(threshold));
@@ -222,36 +223,22 @@ fn rounds_absorb_drift_between_invocations() {
     assert!(rounds <= 0.05 + tolerance(0.05, trials), "{rounds}");
 }
 
+/// Both sides constant: no spread, so no test can tell a change from noise
+/// (issue 19; this used to be NO CHANGE / a REGRESSION with p = 0).
 #[test]
 fn zero_variance() {
     let opts = CompareOptions::default();
-    let equal = compare_metric(
-        &side(vec![7.0; 5]),
-        &side(vec![7.0; 5]),
-        Better::Lower,
-        &opts,
-    );
-    assert_eq!(equal.verdict, Verdict::NoChange);
-    assert_eq!((equal.ratio.ci_low, equal.ratio.ci_high), (1.0, 1.0));
-    let worse = compare_metric(
-        &side(vec![7.0; 5]),
-        &side(vec![7.7; 5]),
-        Better::Lower,
-        &opts,
-    );
-    assert_eq!(worse.verdict, Verdict::Regression);
-    assert!((worse.change_pct.point - 10.0).abs() < 1e-9);
-    let within = compare_metric(
-        &side(vec![7.0; 5]),
-        &side(vec![7.035; 5]),
-        Better::Lower,
-        &opts,
-    );
-    assert_eq!(
-        within.verdict,
-        Verdict::NoChange,
-        "0.5 % is inside the 1 % threshold"
-    );
+    for current in [7.0, 7.7, 7.035] {
+        let c = compare_metric(
+            &side(vec![7.0; 5]),
+            &side(vec![current; 5]),
+            Better::Lower,
+            &opts,
+        );
+        assert_eq!(c.verdict, Verdict::CannotDecide, "{current}");
+        assert!(c.warnings.contains(&Warning::NoSpread));
+        assert!((c.ratio.point - current / 7.0).abs() < 1e-12);
+    }
     // One constant side against a noisy one is an ordinary test.
     let mixed = compare_metric(
         &side(vec![7.0; 8]),
@@ -308,14 +295,14 @@ fn two_samples_per_side() {
 }
 
 #[test]
-fn one_sample_is_inconclusive() {
+fn one_sample_cannot_be_decided() {
     let c = compare_metric(
         &side(vec![100.0]),
         &side(vec![200.0]),
         Better::Lower,
         &CompareOptions::default(),
     );
-    assert_eq!(c.verdict, Verdict::Inconclusive);
+    assert_eq!(c.verdict, Verdict::CannotDecide);
     assert!(c.warnings.contains(&Warning::TooFewSamples {
         baseline: 1,
         current: 1

@@ -110,9 +110,39 @@ pub struct RunArgs {
     pub wrap: Option<String>,
 
     /// Fresh invocations of each test, interleaved: compare treats the round as the unit of
-    /// replication, so drift between invocations shows up in the verdict's CI
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub rounds: u32,
+    /// replication, so drift between invocations shows up in the verdict's CI [default:
+    /// adaptive: short rounds until the CI of the round means is within --target-ci or the test
+    /// used --budget, at least 5]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100),
+          conflicts_with_all = ["variant", "variants"])]
+    pub rounds: Option<u32>,
+
+    /// Measure several identifiers on this kernel in randomized interleaved blocks; the first
+    /// is the baseline. NAME or NAME=SETTING;SETTING with wrap:CMD, env:KEY=VALUE,
+    /// sysctl:key=value, cgroup:PATH, cpus:LIST, e.g. --variant base --variant
+    /// 'slow=wrap:./seccomp-slow 1' --variant 'plu5=sysctl:vm.page_lock_unfairness=5'
+    #[arg(long, value_name = "NAME[=SETTINGS]", conflicts_with_all = ["identifier", "wrap"])]
+    pub variant: Vec<String>,
+
+    /// Variants from a TOML file of [[variant]] tables (name, wrap, env, sysctl, cgroup, cpus),
+    /// before any --variant
+    #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["identifier", "wrap"])]
+    pub variants: Vec<PathBuf>,
+
+    /// With two variants: run them at the same time, each on a CPU of its own (swapped at random
+    /// per block), so both see the same interference; single-task built-in tests only
+    #[arg(long)]
+    pub duet: bool,
+
+    /// Seed of the variants' order within blocks (default: random; recorded with the runs)
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Seconds per test (and variant) that adaptive rounds or blocks may take once the minimum
+    /// is done (5 rounds, 12 blocks), unless the CI reaches --target-ci first; 3.5 s keeps the
+    /// quick suite near 60 s per identifier. Not used with --rounds
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.5)]
+    pub budget: f64,
 
     #[command(flatten)]
     pub sampling: SamplingArgs,
@@ -177,10 +207,12 @@ pub struct ShowArgs {
 #[command(
     after_help = "Verdicts (statistics.md): REGRESSION / IMPROVEMENT when the change's 95 % CI \
 lies wholly beyond --threshold in the worse / better direction and q < 0.05 (Benjamini-Hochberg over \
-the metrics of one comparison); NO CHANGE when the CI lies within +-threshold; INCONCLUSIVE otherwise, \
-with the smallest detectable effect and the samples that would decide.\n\n\
-Exit status: 0 done (no regression, or no --fail-on-regression); 1 a metric is a REGRESSION and \
---fail-on-regression was given; 2 a usage error or anything else that stopped the comparison."
+all metrics of one comparison, whatever --metric shows); NO CHANGE when the CI lies within \
++-threshold; CANNOT DECIDE when no test can be made (a side with one observation, no spread on \
+either side, or rounds against one round); INCONCLUSIVE otherwise, with the smallest detectable \
+effect and the samples that would decide.\n\n\
+Exit status: 0 done (no regression, or no --fail-on-regression; CANNOT DECIDE does not fail); 1 a \
+metric is a REGRESSION and --fail-on-regression was given; 2 a usage error or anything else that stopped the comparison."
 )]
 pub struct CompareArgs {
     /// Result set to compare

@@ -4,6 +4,8 @@
 //! a one-version spike in null call that recovers.
 
 mod common;
+#[path = "../../kbench-stats/tests/support/mod.rs"]
+mod support;
 
 use common::{assert_success, json, json_of, kbench, temp_db};
 use serde_json::{Value, json};
@@ -128,6 +130,61 @@ fn finds_where_each_metric_changed() {
         "{text}"
     );
     assert!(!text.contains("pipe-lat"), "{text}");
+}
+
+/// Issue 19: 30 versions of one round each, 5 samples at 0.2 % noise,
+/// whose means wander by 1 % (sd, iid, seeded) from version to version: `flat` has no
+/// change, `step` only its +10 % at v15. Taking the samples as independent
+/// across versions found change points all over `flat`.
+#[test]
+fn version_to_version_drift_is_noise() {
+    let (_dir, db) = temp_db();
+    let mut rng = support::Rng(19);
+    let drift: Vec<f64> = (0..30).map(|_| 1.0 + 0.01 * rng.normal()).collect();
+    let within = [0.0, 0.2, -0.2, 0.1, -0.1];
+    let samples = |level: f64| -> Value {
+        within
+            .iter()
+            .enumerate()
+            .map(|(i, p)| json!({"value": level * (1.0 + p / 100.0), "round": 0, "at_ms": i}))
+            .collect()
+    };
+    let identifiers: Vec<Value> = (0..30)
+        .map(|v| {
+            let step = if v >= 15 { 1.1 } else { 1.0 };
+            json!({
+                "name": format!("v{v}"),
+                "samples": {
+                    "flat": samples(100.0 * drift[v]),
+                    "step": samples(100.0 * drift[v] * step),
+                }
+            })
+        })
+        .collect();
+    let document = json!({
+        "schema": "kbench.samples/1",
+        "result_set": "drift",
+        "tests": [
+            {"test": "flat", "unit": "ns", "direction": "lower"},
+            {"test": "step", "unit": "ns", "direction": "lower"},
+        ],
+        "identifiers": identifiers,
+    });
+    let file = db.with_file_name("drift.json");
+    std::fs::write(&file, document.to_string()).unwrap();
+    assert_success(&kbench(&db).arg("import").arg(&file).output().unwrap(), "");
+    let report = json_of(&db, &["history", "drift", "--format", "json"]);
+    assert_eq!(changes(&report, "flat"), vec![]);
+    assert_eq!(
+        changes(&report, "step"),
+        vec![("v15".to_string(), "regression".to_string())]
+    );
+    let pct = &report["metrics"][1]["changes"][0]["change_pct"];
+    let (low, high) = (
+        pct["ci_low"].as_f64().unwrap(),
+        pct["ci_high"].as_f64().unwrap(),
+    );
+    assert!(low > 1.0 && low < 10.0 && high > 10.0, "{pct}");
 }
 
 #[test]

@@ -206,3 +206,41 @@ fn a_second_run_of_an_identifier_being_measured_is_refused() {
     let again = kbench(&db).args(args).args(SHORT).output().unwrap();
     assert!(again.status.success());
 }
+
+/// Without --rounds, rounds are adaptive: short ones, at least five, until
+/// the round means' CI reaches --target-ci or the test used --budget.
+#[test]
+fn rounds_are_adaptive_without_rounds() {
+    let (_dir, db) = temp_db();
+    let out = kbench(&db)
+        .args(["run", "syscall-null", "--into", "a", "--max-time", "0.02"])
+        .args([
+            "--max-samples",
+            "5",
+            "--budget",
+            "0.05",
+            "--target-ci",
+            "0.001",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let identifier = String::from_utf8_lossy(
+        &kbench(&db)
+            .args(["sysinfo", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .to_string();
+    let release: Value = serde_json::from_str(&identifier).unwrap();
+    let counts = rounds(&db, "a", release["kernel_release"].as_str().unwrap());
+    // A 0.1 % target is out of reach: the minimum of five rounds, then the
+    // budget (a few rounds of 0.02 s); never the old fixed three.
+    assert!(counts.len() >= 5, "{counts:?}");
+    assert!(counts.len() < 100, "{counts:?}");
+}

@@ -11,8 +11,8 @@
 //! kbench adds each mean's 95 % CI half-width relative to it (`+-x.x%`), and
 //! after the bar of every identifier but the baseline the change of its
 //! mean against the baseline's and the verdict (`REGRESSION`,
-//! `IMPROVEMENT`, `no change`, `? inconclusive`). The bar is scaled to the
-//! metric's largest mean (50 `=`). A closing summary gives, per identifier,
+//! `IMPROVEMENT`, `no change`, `? inconclusive`, `CANNOT DECIDE`). The bar
+//! is scaled to the metric's largest mean (50 `=`). A closing summary gives, per identifier,
 //! the geometric mean against the baseline and the verdict counts.
 
 use super::common::{self, paint};
@@ -117,7 +117,8 @@ fn bar(value: f64, largest: f64) -> String {
     "=".repeat(length.clamp(1, BAR_WIDTH))
 }
 
-/// "+10.0% REGRESSION", "+1.5% ? inconclusive (~24 samples would decide)".
+/// "+10.0% REGRESSION", "+1.5% ? inconclusive (~24 samples would decide)",
+/// "+20.0% CANNOT DECIDE (no spread)".
 fn change(result: &IdentifierResult, style: Style) -> String {
     let Some(c) = &result.comparison else {
         return "not compared (baseline has no samples)".to_string();
@@ -131,6 +132,9 @@ fn change(result: &IdentifierResult, style: Style) -> String {
         && let Some(n) = c.samples_needed
     {
         let _ = write!(text, " (~{})", common::needed_text(result, n));
+    }
+    if let Some(reason) = common::undecided_reason(c) {
+        let _ = write!(text, " ({reason})");
     }
     text
 }

@@ -6,7 +6,7 @@ use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, I
 use crate::header::HEADLINE_FACTS;
 use crate::number;
 use kbench_model::{Direction, MAIN_METRIC, TestKey};
-use kbench_stats::{Verdict, Warning};
+use kbench_stats::{Comparison, Verdict, Warning};
 
 /// Width of a string in characters (names may hold any Unicode).
 pub(super) fn width(text: &str) -> usize {
@@ -137,6 +137,7 @@ pub(super) fn mark(verdict: Verdict) -> &'static str {
         Verdict::Improvement => "IMPROVEMENT",
         Verdict::NoChange => "no change",
         Verdict::Inconclusive => "? inconclusive",
+        Verdict::CannotDecide => "CANNOT DECIDE",
     }
 }
 
@@ -174,9 +175,12 @@ pub(super) fn ci_text(relative_half_width: f64) -> String {
     }
 }
 
-/// A p- or q-value: three decimals, or scientific below 0.001.
+/// A p- or q-value: three decimals, or scientific below 0.001; "n/a"
+/// when there is none (CANNOT DECIDE).
 pub(super) fn p_text(p: f64) -> String {
-    if p == 0.0 {
+    if p.is_nan() {
+        "n/a".to_string()
+    } else if p == 0.0 {
         "0".to_string()
     } else if p < 0.001 {
         format!("{p:.1e}")
@@ -200,9 +204,10 @@ pub(super) fn geomean_text(summary: &IdentifierSummary) -> String {
     }
 }
 
-/// "1 regression, 0 improvements, 2 no change, 1 inconclusive".
+/// "1 regression, 0 improvements, 2 no change, 1 inconclusive", and ",
+/// 1 cannot decide" when any metric cannot be decided.
 pub(super) fn counts_text(summary: &IdentifierSummary) -> String {
-    format!(
+    let mut text = format!(
         "{} regression{}, {} improvement{}, {} no change, {} inconclusive",
         summary.regressions,
         if summary.regressions == 1 { "" } else { "s" },
@@ -210,7 +215,11 @@ pub(super) fn counts_text(summary: &IdentifierSummary) -> String {
         if summary.improvements == 1 { "" } else { "s" },
         summary.no_change,
         summary.inconclusive
-    )
+    );
+    if summary.cannot_decide > 0 {
+        text.push_str(&format!(", {} cannot decide", summary.cannot_decide));
+    }
+    text
 }
 
 /// "geometric mean of 3 metrics, 1 left out".
@@ -268,6 +277,17 @@ pub(super) fn warning_texts(
         }
     }
     texts
+}
+
+/// Why a CANNOT DECIDE metric cannot be decided, in a few words: "no
+/// spread", "one observation", "rounds against one round".
+pub(super) fn undecided_reason(c: &Comparison) -> Option<&'static str> {
+    c.warnings.iter().find_map(|w| match w {
+        Warning::NoSpread => Some("no spread"),
+        Warning::SingleObservation { .. } => Some("one observation"),
+        Warning::MixedRounds { .. } => Some("rounds against one round"),
+        _ => None,
+    })
 }
 
 /// "21 samples per side would decide", in rounds when measured in rounds

@@ -107,6 +107,7 @@ fn verdict(verdict: Verdict) -> &'static str {
         Verdict::Improvement => "improvement",
         Verdict::NoChange => "no_change",
         Verdict::Inconclusive => "inconclusive",
+        Verdict::CannotDecide => "cannot_decide",
     }
 }
 

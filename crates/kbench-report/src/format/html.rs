@@ -153,6 +153,12 @@ fn counts(s: &IdentifierSummary) -> Markup {
             "inconclusive",
             "inconclusive",
         ),
+        (
+            Verdict::CannotDecide,
+            s.cannot_decide,
+            "cannot decide",
+            "cannot decide",
+        ),
     ];
     Markup::concat(
         items
@@ -192,13 +198,14 @@ fn table_head(report: &ComparisonReport) -> Markup {
 }
 
 /// The worst verdict of a metric first: regression, improvement,
-/// inconclusive, no change.
+/// inconclusive, cannot decide, no change.
 fn worst(metric: &MetricReport) -> Option<Verdict> {
     let rank = |v: &Verdict| match v {
         Verdict::Regression => 0,
         Verdict::Improvement => 1,
         Verdict::Inconclusive => 2,
-        Verdict::NoChange => 3,
+        Verdict::CannotDecide => 3,
+        Verdict::NoChange => 4,
     };
     metric
         .results

@@ -37,7 +37,7 @@ impl Format for Markdown {
                 out,
                 " Verdicts: REGRESSION / IMPROVEMENT when q < 0.05 and the change's 95 % CI \
                  lies wholly beyond the threshold; NO CHANGE when it lies within it; \
-                 INCONCLUSIVE otherwise."
+                 INCONCLUSIVE otherwise; CANNOT DECIDE when no test can be made."
             );
         }
         out.push('\n');
@@ -154,6 +154,7 @@ fn summary(out: &mut String, report: &ComparisonReport) {
         "Improvements",
         "No change",
         "Inconclusive",
+        "Cannot decide",
     ]
     .map(String::from)
     .to_vec();
@@ -169,6 +170,7 @@ fn summary(out: &mut String, report: &ComparisonReport) {
             s.improvements.to_string(),
             s.no_change.to_string(),
             s.inconclusive.to_string(),
+            s.cannot_decide.to_string(),
         ];
         let _ = writeln!(out, "{}", row(&cells));
     }

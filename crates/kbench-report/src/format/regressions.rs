@@ -16,11 +16,13 @@
 //! `Diff, %` is the signed change of the current mean against the baseline
 //! (ratio of geometric means); `SD` is baseline / current; `Samples` is the
 //! observations per side (per-round means when measured in rounds);
-//! `Confidence interval` is the 95 % CI of the change in percent; `p` the
-//! larger of Welch's and Mann-Whitney's, `q` Benjamini-Hochberg over the
-//! block's metrics. Sections: Regressions, Improvements, Inconclusive (with
-//! the minimum detectable effect and the samples per side that would
-//! decide), then the count of NO CHANGE and the metrics not compared.
+//! `Confidence interval` is the 95 % CI of the change in percent; `p`
+//! Welch's, `q` Benjamini-Hochberg over the block's metrics (all of them,
+//! whatever `--metric` shows). Sections: Regressions, Improvements,
+//! Inconclusive (with the minimum detectable effect and the samples per
+//! side that would decide), Cannot decide (only when there are such
+//! metrics; the warning says why), then the count of NO CHANGE and the
+//! metrics not compared.
 //! Warnings other than "one round" (covered by the header's notes) follow
 //! their row.
 
@@ -108,6 +110,10 @@ fn block(
         true,
         style,
     );
+    let undecided = of(Verdict::CannotDecide);
+    if !undecided.is_empty() {
+        section(out, "Cannot decide", &undecided, false, style);
+    }
     let no_change = of(Verdict::NoChange).len();
     let _ = writeln!(
         out,

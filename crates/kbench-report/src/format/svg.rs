@@ -97,6 +97,7 @@ pub fn verdict_class(verdict: Option<Verdict>) -> &'static str {
         Some(Verdict::Improvement) => "v-improvement",
         Some(Verdict::NoChange) => "v-same",
         Some(Verdict::Inconclusive) => "v-inconclusive",
+        Some(Verdict::CannotDecide) => "v-undecided",
     }
 }
 

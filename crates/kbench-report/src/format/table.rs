@@ -17,7 +17,8 @@
 //!   and KB/s converted). Any other unit is shown as stored and named in the
 //!   column key.
 //! - A cell is the identifier's mean, marked against the baseline: `*`
-//!   REGRESSION, `+` IMPROVEMENT, `?` INCONCLUSIVE (legend line on top).
+//!   REGRESSION, `+` IMPROVEMENT, `?` INCONCLUSIVE, `!` CANNOT DECIDE
+//!   (legend line on top).
 //! - Columns without data in any identifier, and sections without columns,
 //!   are dropped.
 
@@ -170,7 +171,7 @@ impl Format for Table {
             let _ = writeln!(
                 out,
                 "Cells: each identifier's mean; marks against the baseline '{}': * REGRESSION, \
-                 + IMPROVEMENT, ? INCONCLUSIVE; no mark: NO CHANGE, the baseline, or not compared.",
+                 + IMPROVEMENT, ? INCONCLUSIVE, ! CANNOT DECIDE; no mark: NO CHANGE, the baseline, or not compared.",
                 report.baseline
             );
         } else {
@@ -283,6 +284,7 @@ fn cell(value: f64, result: &IdentifierResult) -> (String, Option<Verdict>) {
         Some(Verdict::Regression) => '*',
         Some(Verdict::Improvement) => '+',
         Some(Verdict::Inconclusive) => '?',
+        Some(Verdict::CannotDecide) => '!',
         _ => ' ',
     };
     (format!("{}{mark}", number::value(value)), verdict)

@@ -15,7 +15,8 @@ pub fn to_markdown(report: &HistoryReport) -> String {
     let _ = writeln!(
         out,
         "{} versions in order: {}. Threshold {:.2} %. {} of {} metrics changed. Change points by \
-         E-divisive means, Welch's t-test on logs between neighbouring segments (p < 0.001).",
+         E-divisive means on the version means, a t-test between neighbouring segments with the \
+         noise of the series (p < 0.001), the whole CI beyond the threshold.",
         report.identifiers.len(),
         report
             .identifiers

@@ -4,6 +4,9 @@
 //!   threshold delta on the worse / better side;
 //! - NO CHANGE: the whole CI lies within 1 +- delta (equivalence);
 //! - INCONCLUSIVE: anything else.
+//!
+//! CANNOT DECIDE is not decided here: it is the verdict when no test can be
+//! made at all (see `undecided`), and it has no q-value.
 
 use std::fmt;
 
@@ -29,6 +32,9 @@ pub enum Verdict {
     Improvement,
     NoChange,
     Inconclusive,
+    /// No test can be made (a side with one observation, no spread on
+    /// either side, or rounds against one round); a warning says why.
+    CannotDecide,
 }
 
 impl fmt::Display for Verdict {
@@ -38,6 +44,7 @@ impl fmt::Display for Verdict {
             Verdict::Improvement => "IMPROVEMENT",
             Verdict::NoChange => "NO CHANGE",
             Verdict::Inconclusive => "INCONCLUSIVE",
+            Verdict::CannotDecide => "CANNOT DECIDE",
         })
     }
 }
@@ -146,5 +153,6 @@ mod tests {
     #[test]
     fn display_is_the_report_form() {
         assert_eq!(Verdict::NoChange.to_string(), "NO CHANGE");
+        assert_eq!(Verdict::CannotDecide.to_string(), "CANNOT DECIDE");
     }
 }

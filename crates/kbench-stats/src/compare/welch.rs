@@ -60,7 +60,7 @@ pub(crate) fn welch_from(
             p_value: if diff == 0.0 { 1.0 } else { 0.0 },
         };
     }
-    let df = (wa + wb).powi(2) / (wa * wa / (na - 1.0) + wb * wb / (nb - 1.0));
+    let df = satterthwaite_df((wa, count_a), (wb, count_b));
     let t = diff / se;
     let half = t_quantile(0.5 + level / 2.0, df) * se;
     Welch {
@@ -74,6 +74,14 @@ pub(crate) fn welch_from(
         df,
         p_value: t_two_sided(t, df),
     }
+}
+
+/// Welch-Satterthwaite degrees of freedom from each side's squared
+/// standard error (variance / count) and count (at least 2); not both
+/// squared errors zero.
+pub(crate) fn satterthwaite_df((wa, count_a): (f64, usize), (wb, count_b): (f64, usize)) -> f64 {
+    let (da, db) = ((count_a - 1) as f64, (count_b - 1) as f64);
+    (wa + wb).powi(2) / (wa * wa / da + wb * wb / db)
 }
 
 #[cfg(test)]

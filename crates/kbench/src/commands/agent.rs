@@ -13,6 +13,8 @@ pub fn agent(job: &str) -> anyhow::Result<ExitCode> {
     // by hand): stop as on SIGTERM instead of measuring for no one.
     // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag of this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
+    // A variant's cgroup and CPUs, before the snapshot records them.
+    kbench_lab::variant::apply_placement_from_env()?;
     let stdout = std::io::stdout();
     match run_job(&job, &mut stdout.lock()) {
         Ok(()) => Ok(ExitCode::SUCCESS),

@@ -9,10 +9,12 @@ use std::process::ExitCode;
 /// Change points across a result set's identifiers in version order
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "For each metric, the identifiers are a series of versions; change points are \
-found by E-divisive means and kept when Welch's t-test on logs between neighbouring segments gives \
-p < 0.001 and the change is at least --threshold (statistics.md, \"Series and change points\"). \
-A one-version spike that recovers is not a change.\n\n\
+    after_help = "For each metric, the identifiers are a series of versions, each one observation: \
+its mean. The noise of a version mean is estimated from the series (the spread of successive \
+differences, so version-to-version drift is noise), at least the versions' own spread. Change \
+points are found by E-divisive means and kept when a t-test between neighbouring segments gives \
+p < 0.001 and the whole 95 % CI of the change lies beyond --threshold, as compare's verdicts \
+(docs/json.md, kbench.history/1). A one-version spike that recovers is not a change.\n\n\
 Examples:\n  kbench history lkml-26 --order 2.6.0,2.6.1,2.6.2\n  kbench history lkml-26 --metric pipe-lat --format markdown\n  \
 kbench history lkml-26 --format html -o series.html"
 )]
@@ -36,7 +38,7 @@ pub struct HistoryArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Practical threshold in percent: smaller changes are not change points
+    /// Practical threshold in percent: a change point's whole CI must lie beyond it
     #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
     pub threshold: f64,
 }

@@ -15,6 +15,7 @@ pub mod serve;
 mod show;
 mod sysinfo;
 pub mod token;
+mod variants;
 pub mod vm;
 pub mod worker;
 

@@ -5,6 +5,7 @@ use crate::cli::{RunArgs, SamplingArgs};
 use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
+use kbench_lab::adaptive::AdaptiveRounds;
 use kbench_lab::launcher::ProcessLauncher;
 use kbench_lab::profile::{PROFILES_ENV, Profiles};
 use kbench_lab::runner::{self, RunRequest, RunSummary};
@@ -22,12 +23,42 @@ use std::time::Duration;
 /// Exit status after Ctrl-C, as shells report a SIGINT death.
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
+/// Adaptive rounds: short ones (unless --max-time), at least 5 (Welch on
+/// round means needs a few degrees of freedom), at most --rounds' limit.
+const ADAPTIVE_ROUND_TIME: Duration = Duration::from_millis(200);
+const ADAPTIVE_MIN_ROUNDS: u32 = 5;
+const ADAPTIVE_MAX_ROUNDS: u32 = 100;
+
+/// `--budget` as a duration, checked.
+pub(crate) fn budget(seconds: f64) -> anyhow::Result<Duration> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
+        bail!("--budget {seconds} must be a number of seconds above 0 (at most a day)");
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
 pub fn run(
     args: RunArgs,
     profile_dirs: &[PathBuf],
     store: &mut dyn Store,
 ) -> anyhow::Result<ExitCode> {
-    let plan = sampling_plan(&args.sampling)?;
+    if !args.variant.is_empty() || !args.variants.is_empty() {
+        return super::variants::run(args, profile_dirs, store);
+    }
+    let mut plan = sampling_plan(&args.sampling)?;
+    let adaptive = match args.rounds {
+        Some(_) => None,
+        None => {
+            if !plan.max_time_chosen {
+                plan.max_time = ADAPTIVE_ROUND_TIME;
+            }
+            Some(AdaptiveRounds {
+                min_rounds: ADAPTIVE_MIN_ROUNDS,
+                target_ci: plan.target_ci,
+                budget: budget(args.budget)?,
+            })
+        }
+    };
     let profiles = Profiles::load(profile_dirs)?;
     let tests = suite::expand_with(&args.names, &profiles)?;
     // Missing tools are reported before anything is stored.
@@ -51,13 +82,18 @@ pub fn run(
         identifier: identifier.clone(),
         tests,
         plan,
-        rounds: args.rounds,
+        rounds: args.rounds.unwrap_or(ADAPTIVE_MAX_ROUNDS),
+        adaptive,
         wrapper: args.wrap.clone(),
         notes: vec![],
         host: None,
     };
     let upload = fleet::upload_target(&args.upload)?;
-    let mut progress = Progress::new(request.tests.len() * request.rounds as usize);
+    let rounds = request
+        .adaptive
+        .as_ref()
+        .map_or(request.rounds, |a| a.min_rounds);
+    let mut progress = Progress::new(request.tests.len() * rounds as usize);
     let (summary, uploaded) = fleet::mirror::mirrored(store, upload.as_ref(), |store| {
         runner::execute(
             store,

@@ -363,6 +363,7 @@ impl Lab {
             tests,
             plan,
             rounds: 1,
+            adaptive: None,
             wrapper: Some(guests[0].launcher.spec().machine.describe()),
             notes: decision.notes.clone(),
             host: Some(kbench_lab::sysinfo::snapshot(Path::new("."))),

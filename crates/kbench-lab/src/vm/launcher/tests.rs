@@ -279,6 +279,7 @@ fn request(identifier: &str) -> RunRequest {
         tests: vec![key("syscall-null"), key("syscall-read")],
         plan: SamplingPlan::default(),
         rounds: 1,
+        adaptive: None,
         wrapper: Some("qemu -accel tcg".into()),
         notes: vec![crate::vm::qemu::TCG_NOTE.into()],
         host: Some(SystemSnapshot {

@@ -1,0 +1,262 @@
+//! `kbench run --variant ...`: several identifiers measured on this kernel
+//! in randomized interleaved blocks (kbench_lab::interleave), then their
+//! comparison against the first, paired block by block.
+
+use super::run::{EXIT_INTERRUPTED, sampling_plan, with_upload};
+use crate::cli::RunArgs;
+use crate::fleet;
+use crate::progress::Progress;
+use anyhow::{Context, bail};
+use kbench_lab::interleave::{self, BlockPlan, InterleavedRequest};
+use kbench_lab::launcher::{Launcher, ProcessLauncher};
+use kbench_lab::profile::{PROFILES_ENV, Profiles};
+use kbench_lab::runner::RunRequest;
+use kbench_lab::variant::{self, CGROUP_ENV, CPUS_ENV, Variant};
+use kbench_lab::{sampler::SamplingPlan, suite};
+use kbench_report::comparison::{self, CompareRequest};
+use kbench_report::format::{self, Style};
+use kbench_store::Store;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Round time per variant when `--max-time` is not given: a block of a
+/// few variants then lasts about a second.
+const ROUND_TIME: Duration = Duration::from_millis(200);
+const MIN_BLOCKS: usize = 12;
+const MAX_BLOCKS: usize = 200;
+
+pub fn run(
+    args: RunArgs,
+    profile_dirs: &[PathBuf],
+    store: &mut dyn Store,
+) -> anyhow::Result<ExitCode> {
+    let variants = variant::gather(&args.variant, &args.variants)?;
+    // Every setting is checked before anything runs or is stored.
+    for v in &variants {
+        v.check()?;
+    }
+    let budget = super::run::budget(args.budget)?;
+    let mut plan = sampling_plan(&args.sampling)?;
+    if !plan.max_time_chosen {
+        plan.max_time = ROUND_TIME;
+    }
+    let profiles = Profiles::load(profile_dirs)?;
+    let tests = suite::expand_with(&args.names, &profiles)?;
+    profiles.check_installed(&tests)?;
+    kbench_model::validate_name("result set", &args.into).map_err(anyhow::Error::msg)?;
+    let exe = std::env::current_exe()
+        .context("finding the kbench binary to run as the measuring process")?;
+    let launchers = variants
+        .iter()
+        .map(|v| launcher_for(&exe, v, profile_dirs))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let duet = if args.duet {
+        check_duet(&variants, &tests)?;
+        let pinned = |v: &Variant, cpu: usize| {
+            let mut pinned = v.clone();
+            pinned.cpus = Some(cpu.to_string());
+            launcher_for(&exe, &pinned, profile_dirs)
+        };
+        Some([
+            [pinned(&variants[0], 0)?, pinned(&variants[0], 1)?],
+            [pinned(&variants[1], 0)?, pinned(&variants[1], 1)?],
+        ])
+    } else {
+        None
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone())?;
+    }
+    let seed = match args.seed {
+        Some(seed) => seed,
+        None => random_seed()?,
+    };
+    let request = InterleavedRequest {
+        requests: variants
+            .iter()
+            .map(|v| {
+                variant_request(
+                    &args.into,
+                    v,
+                    &tests,
+                    &plan,
+                    duet_note(&variants, v, args.duet),
+                )
+            })
+            .collect(),
+        launchers: launchers.iter().map(|l| l as &dyn Launcher).collect(),
+        variants,
+        blocks: BlockPlan {
+            min_blocks: MIN_BLOCKS,
+            max_blocks: MAX_BLOCKS,
+            target_ci: plan.target_ci,
+            budget,
+        },
+        seed,
+        duet: duet.as_ref().map(|[a, b]| {
+            [
+                [&a[0] as &dyn Launcher, &a[1]],
+                [&b[0] as &dyn Launcher, &b[1]],
+            ]
+        }),
+    };
+    eprintln!(
+        "Measuring {} variants in interleaved blocks (seed {seed}; the first, '{}', is the baseline).",
+        request.variants.len(),
+        request.variants[0].name
+    );
+    let upload = fleet::upload_target(&args.upload)?;
+    let mut progress = Progress::new(tests.len());
+    let (summary, uploaded) = fleet::mirror::mirrored(store, upload.as_ref(), |store| {
+        interleave::execute(store, &request, &mut |e| progress.observe(e), &stop)
+    });
+    progress.finish();
+    let names: Vec<String> = request.variants.iter().map(|v| v.name.clone()).collect();
+    let ended = summary.and_then(|summary| {
+        report(store, &args.into, &names, args.json)?;
+        eprintln!(
+            "\nStored {} sample(s) of {} variants in result set '{}'{}.",
+            summary.samples,
+            names.len(),
+            args.into,
+            if summary.interrupted {
+                " (interrupted: run the same command again to measure a new session)"
+            } else {
+                ""
+            }
+        );
+        Ok(if summary.interrupted {
+            ExitCode::from(EXIT_INTERRUPTED)
+        } else {
+            ExitCode::SUCCESS
+        })
+    });
+    with_upload(ended, uploaded.as_ref())
+}
+
+/// The agent launcher of one variant: its wrapper, environment, cgroup and
+/// CPUs (the agent applies the last two itself, before its snapshot).
+fn launcher_for(
+    exe: &Path,
+    variant: &Variant,
+    profile_dirs: &[PathBuf],
+) -> anyhow::Result<ProcessLauncher> {
+    let mut launcher = ProcessLauncher::new(exe.to_path_buf(), variant.wrap.as_deref())
+        .with_context(|| format!("variant '{}'", variant.name))?;
+    if !profile_dirs.is_empty() {
+        launcher = launcher.with_env(PROFILES_ENV, std::env::join_paths(profile_dirs)?);
+    }
+    for (key, value) in &variant.env {
+        launcher = launcher.with_env(key, value);
+    }
+    if let Some(cgroup) = &variant.cgroup {
+        launcher = launcher.with_env(CGROUP_ENV, cgroup);
+    }
+    if let Some(cpus) = &variant.cpus {
+        launcher = launcher.with_env(CPUS_ENV, cpus);
+    }
+    Ok(launcher)
+}
+
+fn variant_request(
+    set: &str,
+    variant: &Variant,
+    tests: &[kbench_model::TestKey],
+    plan: &SamplingPlan,
+    notes: Vec<String>,
+) -> RunRequest {
+    RunRequest {
+        set: set.to_string(),
+        identifier: variant.name.clone(),
+        tests: tests.to_vec(),
+        plan: plan.clone(),
+        rounds: 1,
+        adaptive: None,
+        wrapper: variant.wrap.clone(),
+        notes,
+        host: None,
+    }
+}
+
+/// What `--duet` needs: two variants that leave the CPUs and sysctl
+/// values to it, two CPUs, and tests that run in one task.
+fn check_duet(variants: &[Variant], tests: &[kbench_model::TestKey]) -> anyhow::Result<()> {
+    if variants.len() != 2 {
+        bail!(
+            "--duet runs two variants at once (the baseline and one other), but {} are given",
+            variants.len()
+        );
+    }
+    let cpus = variant::online_cpus();
+    if cpus < 2 {
+        bail!("--duet runs each variant on a CPU of its own, but this machine has {cpus} CPU");
+    }
+    for v in variants {
+        if v.cpus.is_some() {
+            bail!(
+                "variant '{}': --duet chooses the CPUs itself; drop its cpus: setting",
+                v.name
+            );
+        }
+        if !v.sysctl.is_empty() {
+            bail!(
+                "variant '{}': sysctl values are system-wide, so two variants running at once \
+                 cannot each have their own; run without --duet",
+                v.name
+            );
+        }
+    }
+    if let Some(test) = tests
+        .iter()
+        .find(|t| !kbench_bench::runs_in_one_task(&t.benchmark))
+    {
+        bail!(
+            "--duet measures only single-task built-in tests (the syscall, file and memory \
+             families), but {test} runs more tasks or is external; run it without --duet"
+        );
+    }
+    Ok(())
+}
+
+/// The note a duet variant's runs carry.
+fn duet_note(variants: &[Variant], variant: &Variant, duet: bool) -> Vec<String> {
+    let other = variants.iter().find(|v| v.name != variant.name);
+    match other {
+        Some(other) if duet => vec![format!(
+            "duet: measured at the same time as '{}', each on a CPU of its own",
+            other.name
+        )],
+        _ => vec![],
+    }
+}
+
+fn random_seed() -> anyhow::Result<u64> {
+    let id = kbench_model::random_id().context("choosing a seed")?;
+    u64::from_str_radix(&id[..16], 16).context("choosing a seed")
+}
+
+/// Prints the variants' comparison against the first (text, or the
+/// `kbench.compare/1` document with --json).
+fn report(store: &mut dyn Store, set: &str, names: &[String], json: bool) -> anyhow::Result<()> {
+    let data = store.load(set)?;
+    let request = CompareRequest {
+        baseline: Some(names[0].clone()),
+        identifiers: names[1..].to_vec(),
+        threshold: 0.01,
+        metric_filter: None,
+    };
+    let report = comparison::build(&data, &request)?;
+    if json {
+        super::print_json(&report)
+    } else {
+        let text = format::by_name("bars")
+            .expect("the text format exists")
+            .render(&report, Style { color: false });
+        print!("{text}");
+        Ok(())
+    }
+}
