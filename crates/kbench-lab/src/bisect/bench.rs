@@ -1,21 +1,32 @@
 //! What a bisection does at a commit: build it, then measure it. The
 //! [`Workbench`] trait is the seam: [`CommandBench`] runs the user's
-//! `--build` and `--run` commands in the worktree; tests use a fake with a
-//! known answer.
+//! `--build` and `--run` commands in worktrees of its own; tests use a fake
+//! with a known answer.
+//!
+//! A bisection measures in blocks (the commit under test between fresh
+//! measurements of both endpoints), so a workbench keeps the builds of the
+//! last few commits: [`CommandBench`] one worktree for each of the last
+//! [`KEPT_WORKTREES`] commits built (good, bad, the commit under test and
+//! the one before it), re-using the least recently used one, with its
+//! build output, for the next commit.
 //!
 //! A `--run` command prints `NAME: VALUE` lines (a unit may follow the
 //! value) or one JSON object (`{"NAME": VALUE, ...}`, nested objects as
 //! `outer.inner`); one run of it is one sample.
 
-use super::git::{Commit, Worktree};
+use super::git::{Commit, Repo, Worktree};
 use crate::launcher::{last_output, push_bounded};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// How many lines of a failed command's output are kept.
 const TAIL: usize = 20;
+
+/// Worktrees a [`CommandBench`] keeps built: a block's three commits and
+/// the one measured before (the confirmation's parent, usually).
+pub const KEPT_WORKTREES: usize = 4;
 
 /// Why a commit could not be measured.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -40,63 +51,136 @@ pub enum MeasureError {
 
 /// Builds and measures commits.
 pub trait Workbench {
-    /// Checks out and builds `commit`. `Ok(Err(why))` when the build
-    /// failed (the commit is skipped); `Err` when nothing can go on.
+    /// Selects `commit`, building it unless [`Workbench::has_build`].
+    /// `Ok(Err(why))` when the build failed (the commit is skipped); `Err`
+    /// when nothing can go on.
     fn build(&mut self, commit: &Commit) -> anyhow::Result<Result<(), String>>;
 
-    /// One fresh run at the commit last built: its samples of the metric
+    /// One fresh run at the commit selected: its samples of the metric
     /// (one for a `--run` command).
     fn measure(&mut self) -> anyhow::Result<Result<Vec<f64>, MeasureError>>;
 
-    /// Whether every build stays usable, so that `build` of a commit built
-    /// before is free and two commits can be measured interleaved.
-    fn keeps_builds(&self) -> bool {
-        false
-    }
+    /// Whether a build of `commit` is kept, so that selecting it is free.
+    fn has_build(&self, commit: &Commit) -> bool;
 }
 
-/// The user's commands, run with `sh -c` in the worktree.
+/// A worktree and the commit built in it.
+struct Slot {
+    worktree: Worktree,
+    built: Option<String>,
+    /// When it was last selected (a counter).
+    used: u64,
+}
+
+/// The user's commands, run with `sh -c` in a worktree per kept commit
+/// (directories `w0`, `w1`, ... under `root`).
 pub struct CommandBench {
-    pub worktree: Worktree,
+    pub repo: Repo,
+    pub root: PathBuf,
     pub build: String,
     pub run: String,
     pub metric: String,
     /// Set by SIGINT; a command that fails with it set is an interruption,
     /// not a failed build.
     pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// The commit last built.
-    pub built: Option<String>,
+    slots: Vec<Slot>,
+    /// The slot selected.
+    current: Option<usize>,
+    clock: u64,
 }
 
 impl CommandBench {
+    /// A workbench with no worktree yet (they are added as commits are).
+    pub fn new(
+        repo: Repo,
+        root: PathBuf,
+        build: String,
+        run: String,
+        metric: String,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> CommandBench {
+        CommandBench {
+            repo,
+            root,
+            build,
+            run,
+            metric,
+            stop,
+            slots: Vec::new(),
+            current: None,
+            clock: 0,
+        }
+    }
+
     fn interrupted(&self) -> anyhow::Result<()> {
         if self.stop.load(std::sync::atomic::Ordering::SeqCst) {
             anyhow::bail!(super::INTERRUPTED);
         }
         Ok(())
     }
+
+    /// The slot for `commit`: its own, a new one, or the least recently
+    /// used (checked out afresh).
+    fn slot_for(&mut self, commit: &Commit) -> anyhow::Result<(usize, bool)> {
+        if let Some(i) = self
+            .slots
+            .iter()
+            .position(|s| s.built.as_deref() == Some(&commit.hash))
+        {
+            return Ok((i, true));
+        }
+        if self.slots.len() < KEPT_WORKTREES {
+            let path = self.root.join(format!("w{}", self.slots.len()));
+            let worktree = Worktree::add(&self.repo, &path, &commit.hash)?;
+            self.slots.push(Slot {
+                worktree,
+                built: None,
+                used: 0,
+            });
+            return Ok((self.slots.len() - 1, false));
+        }
+        let i = (0..self.slots.len())
+            .min_by_key(|&i| self.slots[i].used)
+            .expect("slots");
+        self.slots[i].built = None;
+        self.slots[i].worktree.checkout(&commit.hash)?;
+        Ok((i, false))
+    }
 }
 
 impl Workbench for CommandBench {
     fn build(&mut self, commit: &Commit) -> anyhow::Result<Result<(), String>> {
-        self.worktree.checkout(&commit.hash)?;
-        self.built = Some(commit.hash.clone());
-        let result = shell(&self.build, self.worktree.path(), &commit.hash)?;
-        self.interrupted()?;
-        Ok(match result {
-            Ok(_) => Ok(()),
-            Err(tail) => Err(tail),
-        })
+        self.current = None;
+        let (i, kept) = self.slot_for(commit)?;
+        self.clock += 1;
+        self.slots[i].used = self.clock;
+        if !kept {
+            let result = shell(&self.build, self.slots[i].worktree.path(), &commit.hash)?;
+            self.interrupted()?;
+            if let Err(tail) = result {
+                return Ok(Err(tail));
+            }
+            self.slots[i].built = Some(commit.hash.clone());
+        }
+        self.current = Some(i);
+        Ok(Ok(()))
     }
 
     fn measure(&mut self) -> anyhow::Result<Result<Vec<f64>, MeasureError>> {
-        let commit = self.built.clone().unwrap_or_default();
-        let result = shell(&self.run, self.worktree.path(), &commit)?;
+        let slot = &self.slots[self.current.expect("a commit built before measuring")];
+        let commit = slot.built.clone().unwrap_or_default();
+        let result = shell(&self.run, slot.worktree.path(), &commit)?;
         self.interrupted()?;
         Ok(match result {
             Ok(stdout) => parse_metric(&stdout, &self.metric).map(|v| vec![v]),
             Err(tail) => Err(MeasureError::Failed(tail)),
         })
+    }
+
+    fn has_build(&self, commit: &Commit) -> bool {
+        self.slots
+            .iter()
+            .any(|s| s.built.as_deref() == Some(&commit.hash))
     }
 }
 

@@ -57,8 +57,8 @@ impl Drop for KernelBench {
 }
 
 impl Workbench for KernelBench {
-    fn keeps_builds(&self) -> bool {
-        true
+    fn has_build(&self, commit: &Commit) -> bool {
+        self.launchers.contains_key(&commit.hash)
     }
 
     fn build(&mut self, commit: &Commit) -> anyhow::Result<Result<(), String>> {

@@ -10,33 +10,36 @@
 //!    the result set's name; a rerun of the same request continues it.
 //! 3. [`Session::run`] measures the endpoints until they differ (or stops
 //!    and says so), binary-searches the commits with the three-state
-//!    decision and its adaptive doubling, skips commits that fail to build
-//!    or run, then re-measures the culprit and its last good ancestor
-//!    afresh to confirm. Every sample is stored the moment it is measured,
-//!    under the commit's identifier; the state and its log after every
-//!    step. Measuring is delegated to a [`bench::Workbench`].
+//!    decision and its doubling of blocks, skips commits that fail to build
+//!    or run, then re-measures the culprit and its last good ancestor afresh
+//!    to confirm. Every sample is stored the moment it is measured, under
+//!    the commit's identifier; the state and its log after every step.
+//!    Measuring is delegated to a [`bench::Workbench`].
 //!
-//! Two commits measured together (the endpoints, the confirmation) are
-//! interleaved A B A B when the workbench keeps every build (kernel images
-//! booted in a VM); with one worktree to build in they are measured in
-//! blocks, good before bad, and doubling alternates the blocks.
+//! Nothing is compared across time: every decision is made on *blocks*,
+//! short groups of one fresh measurement of each commit involved (good and
+//! bad; good, bad and the commit under test; parent and culprit), in an
+//! order drawn per block from the state's seed. Drift and slow spells of
+//! the machine that cover a block cancel in its ratios.
 
 pub mod bench;
 pub mod git;
 pub mod kernel;
+pub mod order;
 pub mod state;
 
 use anyhow::{Context, bail};
 use bench::{MeasureError, Workbench};
 use git::{Commit, Repo};
 use kbench_model::{Direction, Sample, TestKey, TestSpec};
+use kbench_stats::Better;
 use kbench_stats::bisection::{
-    BisectionOptions, EndpointCheck, State, check_endpoints, classify, confirm,
+    BisectionOptions, BlockedChange, DecidedBy, EndpointCheck, State, check_endpoints, classify,
+    confirm,
 };
-use kbench_stats::{Better, Comparison, Samples, Side};
-use kbench_store::{RunInfo, RunStatus, Store, StoreError};
+use kbench_store::{RunId, RunInfo, RunStatus, Store, StoreError, TestId};
 use serde::Serialize;
-use state::{Fingerprint, LogEntry, Phase, SavedState};
+use state::{Fingerprint, LogEntry, Phase, STATE_SCHEMA, SavedState};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,7 +48,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const INTERRUPTED: &str =
     "interrupted; every sample so far is stored: run the same command again to continue";
 
-pub const SCHEMA: &str = "kbench.bisect/1";
+/// Version 2: blocked analyses in `reference` and `change`.
+pub const SCHEMA: &str = "kbench.bisect/2";
 
 /// What to bisect.
 #[derive(Debug, Clone)]
@@ -67,6 +71,9 @@ pub struct BisectRequest {
     /// Bisect even with uncommitted changes in the repository (they are
     /// not part of any commit built).
     pub allow_dirty: bool,
+    /// The seed of the blocks' orders for a new bisection (`None`: drawn
+    /// from the kernel's generator; a continued one keeps its own).
+    pub seed: Option<u64>,
 }
 
 /// The commits of a bisection: `commits[0]` good, the last one bad.
@@ -152,7 +159,7 @@ pub struct SkippedCommit {
     pub reason: String,
 }
 
-/// How a bisection ended (`kbench.bisect/1`).
+/// How a bisection ended (`kbench.bisect/2`).
 #[derive(Debug, Clone, Serialize)]
 pub struct BisectReport {
     pub schema: &'static str,
@@ -164,8 +171,8 @@ pub struct BisectReport {
     pub bad: CommitRef,
     /// Commits after good up to and including bad.
     pub commits: usize,
-    /// Bad against good: the reference effect.
-    pub reference: Comparison,
+    /// Bad against good in the endpoints' blocks: the reference effect.
+    pub reference: BlockedChange,
     /// The first commit like bad (with skipped commits right before it,
     /// one of `candidates`).
     pub first_bad: CommitRef,
@@ -175,11 +182,18 @@ pub struct BisectReport {
     /// `first_bad` and the skipped commits between `parent` and it: the
     /// change is in one of them.
     pub candidates: Vec<CommitRef>,
-    /// `first_bad` against `parent`, both measured afresh.
-    pub change: Comparison,
-    /// The fresh measurement shows the endpoints' verdict again.
+    /// `first_bad` against `parent`, in fresh blocks of their own.
+    pub change: BlockedChange,
+    /// The fresh blocks show the endpoints' verdict again.
     pub confirmed: bool,
     pub skipped: Vec<SkippedCommit>,
+    /// Commits the search could not tell at the block cap; each was called
+    /// by the sign of its estimate, which may be wrong.
+    pub undecided: Vec<CommitRef>,
+    /// Blocks measured, all steps together.
+    pub blocks: usize,
+    /// Seed of the order of the commits in every block.
+    pub seed: u64,
     /// Measurements the bisection used, all commits together: runs of the
     /// `--run` command (one sample each) or boots (a round of samples).
     pub measurements: usize,
@@ -191,8 +205,9 @@ pub struct BisectReport {
     pub builds_now: usize,
     /// Commits that got measured (of `commits + 1`).
     pub commits_measured: usize,
-    /// What measuring every commit at the starting count would take:
-    /// (commits + 1) x initial measurements.
+    /// What the same design would take for every commit at the starting
+    /// block count: each commit between in blocks with both endpoints, and
+    /// the endpoints' own blocks.
     pub every_commit_measurements: usize,
     pub resumed: bool,
     pub notes: Vec<String>,
@@ -209,15 +224,25 @@ pub struct Session<'a> {
     /// Measurements per commit hash, in order: each one run of the
     /// command (one sample) or one boot (a round of samples).
     samples: HashMap<String, Vec<Vec<f64>>>,
+    /// Measurements of each commit taken into blocks so far; the next
+    /// block takes the next one (stored, or measured then).
+    used: HashMap<String, usize>,
+    /// Blocks taken so far: the next block's number for its order.
+    blocks: u64,
     /// Measurements taken by this invocation, per commit hash.
     measured_now: HashMap<String, usize>,
     samples_now: usize,
     builds_now: usize,
+    /// The commit selected in the workbench.
     built: Option<String>,
-    /// Commits built by this invocation.
-    built_ever: std::collections::HashSet<String>,
+    /// The open run of each commit measured in the current step.
+    runs: HashMap<String, RunId>,
+    test: Option<TestId>,
     spec: TestSpec,
 }
+
+/// Which of a block's members failed, and why.
+type BlockFailure = (usize, Failure);
 
 impl<'a> Session<'a> {
     /// Loads the state of `request.set`, or starts one. A state of another
@@ -250,13 +275,15 @@ impl<'a> Session<'a> {
         };
         let samples = stored_samples(store, &request.set, &plan, &spec.key)?;
         let saved = match store.load_bisect(&request.set)? {
-            Some(text) => Some(serde_json::from_str::<SavedState>(&text).with_context(|| {
-                format!(
-                    "the bisection state of result set '{}' is not readable",
-                    request.set
-                )
-            })?),
+            Some(text) => saved_state(&text, &request.set, samples.is_empty(), &plan)?,
             None => None,
+        };
+        let fresh = |fingerprint| -> anyhow::Result<SavedState> {
+            let seed = match request.seed {
+                Some(seed) => seed,
+                None => order::new_seed().context("drawing the seed of the blocks' orders")?,
+            };
+            Ok(SavedState::new(fingerprint, seed))
         };
         let (state, resumed) = match saved {
             Some(state) if state.fingerprint == fingerprint => (state, true),
@@ -266,7 +293,7 @@ impl<'a> Session<'a> {
                 if let (Some(repo), Some(path)) = (&plan.repo, &state.worktree) {
                     git::Worktree::remove_stale(repo, path);
                 }
-                (SavedState::new(fingerprint), false)
+                (fresh(fingerprint)?, false)
             }
             Some(state) => bail!(
                 "result set '{}' holds samples of another bisection (good {}, bad {}, metric \
@@ -283,7 +310,7 @@ impl<'a> Session<'a> {
                  state describes; give this bisection its own --into",
                 request.set
             ),
-            None => (SavedState::new(fingerprint), false),
+            None => (fresh(fingerprint)?, false),
         };
         if let (Some(repo), Some(path)) = (&plan.repo, &state.worktree) {
             git::Worktree::remove_stale(repo, path);
@@ -295,11 +322,14 @@ impl<'a> Session<'a> {
             state,
             resumed,
             samples,
+            used: HashMap::new(),
+            blocks: 0,
             measured_now: HashMap::new(),
             samples_now: 0,
             builds_now: 0,
             built: None,
-            built_ever: Default::default(),
+            runs: HashMap::new(),
+            test: None,
             spec,
         })
     }
@@ -309,8 +339,8 @@ impl<'a> Session<'a> {
         self.resumed
     }
 
-    /// A fresh directory for the worktree, recorded in the state first so
-    /// that a killed run's worktree is found and removed next time.
+    /// A fresh directory for the worktrees, recorded in the state first so
+    /// that a killed run's worktrees are found and removed next time.
     pub fn worktree_path(&mut self) -> anyhow::Result<PathBuf> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -337,156 +367,158 @@ impl<'a> Session<'a> {
         &self.plan.commits[self.plan.commits.len() - 1]
     }
 
-    /// The search's measurements of a commit (before its confirmation's).
-    fn search_side(&self, commit: &Commit) -> Option<Side> {
-        let all = self.samples.get(&commit.hash)?;
-        let end = self
-            .state
-            .confirm_from
-            .get(&commit.hash)
-            .copied()
-            .unwrap_or(all.len())
-            .min(all.len());
-        side(&all[..end])
-    }
-
-    /// The confirmation's measurements of a commit.
-    fn confirm_side(&self, commit: &Commit) -> Option<Side> {
-        let all = self.samples.get(&commit.hash)?;
-        let start = *self.state.confirm_from.get(&commit.hash)?;
-        side(all.get(start..)?)
-    }
-
     /// Measurements of a commit so far.
     fn count(&self, commit: &Commit) -> usize {
         self.samples.get(&commit.hash).map_or(0, Vec::len)
     }
 
-    /// Measures `commit` until it has `target` measurements, building it
-    /// first when it is not the commit built last. `Ok(Err(why))` when it
-    /// cannot be built or measured.
-    fn ensure(
+    fn used(&self, commit: &Commit) -> usize {
+        self.used.get(&commit.hash).copied().unwrap_or(0)
+    }
+
+    /// Selects `commit` in the workbench, building it unless its build is
+    /// kept.
+    fn select(
         &mut self,
         bench: &mut dyn Workbench,
         commit: &Commit,
-        target: usize,
         observer: &mut dyn FnMut(&str),
-        stop: &AtomicBool,
     ) -> anyhow::Result<Result<(), Failure>> {
-        if self.count(commit) >= target {
+        if self.built.as_deref() == Some(commit.hash.as_str()) {
             return Ok(Ok(()));
         }
-        if stop.load(Ordering::SeqCst) {
-            bail!(INTERRUPTED);
+        if !bench.has_build(commit) {
+            observer(&format!("building {}", commit.identifier()));
+            self.builds_now += 1;
         }
-        if self.built.as_deref() != Some(commit.hash.as_str()) {
-            let again = bench.keeps_builds() && self.built_ever.contains(&commit.hash);
-            if !again {
-                observer(&format!("building {}", commit.identifier()));
-                self.builds_now += 1;
-            }
-            self.built = None;
-            if let Err(log) = bench.build(commit)? {
-                return Ok(Err(Failure::Build(log)));
-            }
-            self.built = Some(commit.hash.clone());
-            self.built_ever.insert(commit.hash.clone());
+        self.built = None;
+        if let Err(log) = bench.build(commit)? {
+            return Ok(Err(Failure::Build(log)));
         }
-        let identifier = commit.identifier();
+        self.built = Some(commit.hash.clone());
+        Ok(Ok(()))
+    }
+
+    /// The run of `commit` in this step, begun on its first measurement.
+    fn run_of(&mut self, commit: &Commit) -> anyhow::Result<RunId> {
+        if let Some(run) = self.runs.get(&commit.hash) {
+            return Ok(*run);
+        }
         let info = RunInfo {
             snapshot: crate::sysinfo::snapshot(Path::new(".")),
             host: None,
             wrapper: None,
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
-            notes: vec![format!("kbench bisect: commit {}", commit.hash)],
+            notes: vec![format!(
+                "kbench bisect: commit {}, blocks seeded {}",
+                commit.hash, self.state.seed
+            )],
             started_at_ms: kbench_model::now_ms(),
             pid: std::process::id(),
             uid: Some(kbench_model::random_id()?),
         };
         let run = self
             .store
-            .begin_run(&self.request.set, &identifier, &info)?;
-        let test = self.store.test_id(&self.request.set, &self.spec)?;
-        observer(&format!(
-            "measuring {identifier}: {} -> {target} measurements",
-            self.count(commit)
-        ));
-        while self.count(commit) < target {
-            if stop.load(Ordering::SeqCst) {
-                self.store.end_run(run, RunStatus::Interrupted, None)?;
-                bail!(INTERRUPTED);
-            }
-            let values = match bench.measure() {
-                Ok(Ok(values)) => values,
-                Ok(Err(error)) => {
-                    self.store.end_run(run, RunStatus::Failed, None)?;
-                    return Ok(Err(Failure::Measure(error)));
-                }
-                Err(error) => {
-                    let status = if stop.load(Ordering::SeqCst) {
-                        RunStatus::Interrupted
-                    } else {
-                        RunStatus::Failed
-                    };
-                    self.store.end_run(run, status, None)?;
-                    return Err(error);
-                }
-            };
-            if values.is_empty() {
-                self.store.end_run(run, RunStatus::Failed, None)?;
-                return Ok(Err(Failure::Measure(MeasureError::Failed(
-                    "the measurement gave no sample".to_string(),
-                ))));
-            }
-            let round = self.count(commit) as u32;
-            for &value in &values {
-                let sample = Sample {
-                    value,
-                    iterations: 1,
-                    at_ms: kbench_model::now_ms(),
-                    round,
-                };
-                self.store.add_sample(run, test, &sample)?;
-            }
-            self.samples_now += values.len();
-            self.samples
-                .entry(commit.hash.clone())
-                .or_default()
-                .push(values);
-            *self.measured_now.entry(commit.hash.clone()).or_default() += 1;
-        }
-        self.store.end_run(run, RunStatus::Complete, None)?;
-        Ok(Ok(()))
+            .begin_run(&self.request.set, &commit.identifier(), &info)?;
+        self.runs.insert(commit.hash.clone(), run);
+        Ok(run)
     }
 
-    /// Measures two commits up to their targets: interleaved one
-    /// measurement at a time (A B A B) when the workbench keeps every build,
-    /// else in blocks (a rebuild sits between commits). The first failure
-    /// is returned with its commit.
-    fn ensure_pair(
+    /// Ends the runs of the step with `status`.
+    fn end_runs(&mut self, status: RunStatus) -> anyhow::Result<()> {
+        for (_, run) in self.runs.drain() {
+            self.store.end_run(run, status, None)?;
+        }
+        Ok(())
+    }
+
+    /// One fresh measurement of the selected `commit`, stored at once.
+    fn measure(
         &mut self,
         bench: &mut dyn Workbench,
-        pair: [(&Commit, usize); 2],
+        commit: &Commit,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<Result<(), Failure>> {
+        if stop.load(Ordering::SeqCst) {
+            bail!(INTERRUPTED);
+        }
+        let run = self.run_of(commit)?;
+        let test = match self.test {
+            Some(test) => test,
+            None => *self
+                .test
+                .insert(self.store.test_id(&self.request.set, &self.spec)?),
+        };
+        let failure = match bench.measure()? {
+            Ok(values) if !values.is_empty() => {
+                let round = self.count(commit) as u32;
+                for &value in &values {
+                    let sample = Sample {
+                        value,
+                        iterations: 1,
+                        at_ms: kbench_model::now_ms(),
+                        round,
+                    };
+                    self.store.add_sample(run, test, &sample)?;
+                }
+                self.samples_now += values.len();
+                self.samples
+                    .entry(commit.hash.clone())
+                    .or_default()
+                    .push(values);
+                *self.measured_now.entry(commit.hash.clone()).or_default() += 1;
+                return Ok(Ok(()));
+            }
+            Ok(_) => MeasureError::Failed("the measurement gave no sample".to_string()),
+            Err(error) => error,
+        };
+        self.runs.remove(&commit.hash);
+        self.store.end_run(run, RunStatus::Failed, None)?;
+        Ok(Err(Failure::Measure(failure)))
+    }
+
+    /// One block of `members`: each member's next measurement, stored or
+    /// measured now (builds first, in member order, so that no build splits
+    /// the block; then the measurements in the block's seeded order). The
+    /// logs of each member's mean, in member order; on a failure, which
+    /// member failed (the block is then not counted, and what it measured
+    /// goes to the next block).
+    fn block(
+        &mut self,
+        bench: &mut dyn Workbench,
+        members: &[&Commit],
         observer: &mut dyn FnMut(&str),
         stop: &AtomicBool,
-    ) -> anyhow::Result<Result<(), (Commit, Failure)>> {
-        if !bench.keeps_builds() {
-            for (commit, target) in pair {
-                if let Err(failure) = self.ensure(bench, commit, target, observer, stop)? {
-                    return Ok(Err((commit.clone(), failure)));
-                }
-            }
-            return Ok(Ok(()));
-        }
-        while pair.iter().any(|(c, target)| self.count(c) < *target) {
-            for (commit, target) in pair {
-                let next = (self.count(commit) + 1).min(target);
-                if let Err(failure) = self.ensure(bench, commit, next, observer, stop)? {
-                    return Ok(Err((commit.clone(), failure)));
-                }
+    ) -> anyhow::Result<Result<Vec<f64>, BlockFailure>> {
+        let missing = |i: &usize| self.count(members[*i]) <= self.used(members[*i]);
+        let to_build: Vec<usize> = (0..members.len()).filter(missing).collect();
+        let to_measure: Vec<usize> =
+            order::block_order(self.state.seed, self.blocks, members.len())
+                .into_iter()
+                .filter(missing)
+                .collect();
+        for i in to_build {
+            if let Err(failure) = self.select(bench, members[i], observer)? {
+                return Ok(Err((i, failure)));
             }
         }
-        Ok(Ok(()))
+        for i in to_measure {
+            if let Err(failure) = self.select(bench, members[i], observer)? {
+                return Ok(Err((i, failure)));
+            }
+            if let Err(failure) = self.measure(bench, members[i], stop)? {
+                return Ok(Err((i, failure)));
+            }
+        }
+        let mut logs = Vec::with_capacity(members.len());
+        for commit in members {
+            let at = self.used(commit);
+            let values = &self.samples[&commit.hash][at];
+            logs.push((values.iter().sum::<f64>() / values.len() as f64).ln());
+            self.used.insert(commit.hash.clone(), at + 1);
+        }
+        self.blocks += 1;
+        Ok(Ok(logs))
     }
 
     fn log(&mut self, mut entry: LogEntry, observer: &mut dyn FnMut(&str)) -> anyhow::Result<()> {
@@ -496,13 +528,21 @@ impl<'a> Session<'a> {
         self.save()
     }
 
-    fn entry(&self, phase: Phase, commit: &Commit, event: &str, detail: String) -> LogEntry {
+    fn entry(
+        &self,
+        phase: Phase,
+        commit: &Commit,
+        blocks: Option<usize>,
+        event: &str,
+        detail: String,
+    ) -> LogEntry {
         LogEntry {
             step: 0,
             phase,
             commit: commit.hash.clone(),
             identifier: commit.identifier(),
             measurements: self.count(commit),
+            blocks,
             measured_now: self.measured_now.get(&commit.hash).copied().unwrap_or(0),
             event: event.to_string(),
             state: None,
@@ -516,6 +556,24 @@ impl<'a> Session<'a> {
     /// Runs (or continues) the bisection to its end.
     pub fn run(
         mut self,
+        bench: &mut dyn Workbench,
+        observer: &mut dyn FnMut(&str),
+        stop: &AtomicBool,
+    ) -> anyhow::Result<BisectReport> {
+        let result = self.bisect(bench, observer, stop);
+        let status = match &result {
+            Ok(_) => RunStatus::Complete,
+            Err(_) if stop.load(Ordering::SeqCst) => RunStatus::Interrupted,
+            Err(_) => RunStatus::Failed,
+        };
+        let ended = self.end_runs(status);
+        let report = result?;
+        ended?;
+        Ok(report)
+    }
+
+    fn bisect(
+        &mut self,
         bench: &mut dyn Workbench,
         observer: &mut dyn FnMut(&str),
         stop: &AtomicBool,
@@ -534,80 +592,95 @@ impl<'a> Session<'a> {
         let better = self.request.better;
         let (good, bad) = (self.good().clone(), self.bad().clone());
 
-        // 1. The endpoints must differ.
-        let mut target = endpoint_samples(&options);
+        // 1. The endpoints must differ, in blocks of (good, bad).
+        let mut pairs: Vec<[f64; 2]> = Vec::new();
+        let mut target = options.initial_blocks;
         let reference = loop {
-            if let Err((commit, failure)) =
-                self.ensure_pair(bench, [(&good, target), (&bad, target)], observer, stop)?
-            {
-                let name = if commit == good { "good" } else { "bad" };
-                bail!(
-                    "the {name} commit {} {}; bisection needs both endpoints measured",
-                    commit.identifier(),
-                    failure.describe(&self.request.metric)
-                );
+            observer(&format!(
+                "measuring the endpoints: blocks {} to {target} of good and bad",
+                pairs.len() + 1
+            ));
+            while pairs.len() < target {
+                match self.block(bench, &[&good, &bad], observer, stop)? {
+                    Ok(logs) => pairs.push([logs[0], logs[1]]),
+                    Err((i, failure)) => {
+                        let (name, commit) = if i == 0 {
+                            ("good", &good)
+                        } else {
+                            ("bad", &bad)
+                        };
+                        bail!(
+                            "the {name} commit {} {}; bisection needs both endpoints measured",
+                            commit.identifier(),
+                            failure.describe(&self.request.metric)
+                        );
+                    }
+                }
             }
-            let (g, b) = (
-                self.search_side(&good).context("good has samples")?,
-                self.search_side(&bad).context("bad has samples")?,
-            );
-            match check_endpoints(&g, &b, better, &options) {
-                EndpointCheck::Differ { comparison } => {
+            self.end_runs(RunStatus::Complete)?;
+            let blocks = Some(pairs.len());
+            match check_endpoints(&pairs, better, &options) {
+                EndpointCheck::Differ { change } => {
                     let mut entry = self.entry(
                         Phase::Endpoints,
                         &bad,
-                        &format!("endpoints differ: {}", comparison.verdict),
-                        comparison_text(&comparison, "against good"),
+                        blocks,
+                        &format!("endpoints differ: {}", change.verdict),
+                        change_text(&change, "against good"),
                     );
-                    entry.change_pct = Some(comparison.change_pct);
+                    entry.change_pct = Some(change.change_pct);
                     self.log(entry, observer)?;
-                    break comparison;
+                    break change;
                 }
-                EndpointCheck::MoreSamples {
-                    samples,
-                    comparison,
+                EndpointCheck::MoreBlocks {
+                    blocks: more,
+                    change,
                 } => {
                     let entry = self.entry(
                         Phase::Endpoints,
                         &bad,
-                        "endpoints unclear: more samples",
+                        blocks,
+                        "endpoints unclear: more blocks",
                         format!(
-                            "{}; measuring both up to {samples}",
-                            comparison_text(&comparison, "against good")
+                            "{}; measuring up to {more} blocks",
+                            change_text(&change, "against good")
                         ),
                     );
                     self.log(entry, observer)?;
-                    target = samples;
+                    target = more;
                 }
-                EndpointCheck::DoNotDiffer { comparison } => {
-                    let how = if comparison.verdict == kbench_stats::Verdict::NoChange {
+                EndpointCheck::DoNotDiffer { change } => {
+                    let how = if change.verdict == kbench_stats::Verdict::NoChange {
                         "do not differ"
                     } else {
-                        "could not be told apart (at the --max-samples cap)"
+                        "could not be told apart (at the --max-blocks cap)"
                     };
                     let entry = self.entry(
                         Phase::Endpoints,
                         &bad,
+                        blocks,
                         &format!("endpoints {how}"),
-                        comparison_text(&comparison, "against good"),
+                        change_text(&change, "against good"),
                     );
                     self.log(entry, observer)?;
                     bail!(
-                        "the endpoints {how} in '{}': bad {} against good {}: {}, \
-                         {} measurements each (threshold {:.2} %); there is nothing to bisect. \
-                         Check the endpoints, or measure more (--max-samples) or with less noise",
+                        "the endpoints {how} in '{}': bad {} against good {}: {} (threshold \
+                         {:.2} %); there is nothing to bisect. Check the endpoints, or measure \
+                         more (--max-blocks) or with less noise",
                         self.request.metric,
                         bad.identifier(),
                         good.identifier(),
-                        comparison_text(&comparison, ""),
-                        comparison.baseline.n.min(comparison.current.n),
+                        change_text(&change, ""),
                         options.threshold * 100.0
                     );
                 }
             }
         };
+        let reference_shift = reference.ratio.point.ln();
 
-        // 2. Binary search with three states; failures are skipped.
+        // 2. Binary search with three states, in blocks of (good, bad,
+        //    commit); failures are skipped.
+        let mut undecided = Vec::new();
         let (mut lo, mut hi) = (0, self.plan.commits.len() - 1);
         loop {
             let open: Vec<usize> = (lo + 1..hi)
@@ -617,42 +690,64 @@ impl<'a> Session<'a> {
                 break;
             };
             let commit = self.plan.commits[mid].clone();
-            let mut target = options.initial_samples;
-            loop {
-                if let Err(failure) = self.ensure(bench, &commit, target, observer, stop)? {
-                    let reason = failure.describe(&self.request.metric);
-                    self.state
-                        .skipped
-                        .insert(commit.hash.clone(), reason.clone());
-                    let entry = self.entry(Phase::Search, &commit, "skipped", reason);
-                    self.log(entry, observer)?;
-                    break;
+            let mut blocks: Vec<[f64; 3]> = Vec::new();
+            let mut target = options.initial_blocks;
+            'step: loop {
+                observer(&format!(
+                    "measuring {}: blocks {} to {target} with good and bad",
+                    commit.identifier(),
+                    blocks.len() + 1
+                ));
+                while blocks.len() < target {
+                    match self.block(bench, &[&good, &bad, &commit], observer, stop)? {
+                        Ok(logs) => blocks.push([logs[0], logs[1], logs[2]]),
+                        Err((2, failure)) => {
+                            self.end_runs(RunStatus::Complete)?;
+                            let reason = failure.describe(&self.request.metric);
+                            self.state
+                                .skipped
+                                .insert(commit.hash.clone(), reason.clone());
+                            let entry = self.entry(Phase::Search, &commit, None, "skipped", reason);
+                            self.log(entry, observer)?;
+                            break 'step;
+                        }
+                        Err((i, failure)) => bail!(
+                            "re-measuring the {} commit {} with {}: it {}",
+                            if i == 0 { "good" } else { "bad" },
+                            if i == 0 { &good } else { &bad }.identifier(),
+                            commit.short(),
+                            failure.describe(&self.request.metric)
+                        ),
+                    }
                 }
-                let c = self.search_side(&commit).context("measured")?;
-                let (g, b) = (
-                    self.search_side(&good).context("good")?,
-                    self.search_side(&bad).context("bad")?,
+                self.end_runs(RunStatus::Complete)?;
+                let class = classify(&blocks, reference_shift, &options);
+                let pct = |x: f64| 100.0 * x.exp_m1();
+                let detail = format!(
+                    "position {:.2} [{:.2}, {:.2}] (0 = good, 1 = bad); per block {:+.2} % \
+                     [{:+.2}, {:+.2}] from half-way, p = {:.2e}; {:+.2} % against good",
+                    class.position.point,
+                    class.position.low,
+                    class.position.high,
+                    pct(class.toward_bad.point),
+                    pct(class.toward_bad.ci_low),
+                    pct(class.toward_bad.ci_high),
+                    class.p_value,
+                    class.vs_good_pct.point
                 );
-                let class = classify(&c, &g, &b, better, &options);
-                let position = format!(
-                    "position {:.2} [{:.2}, {:.2}] from good, {:.2} [{:.2}, {:.2}] from bad \
-                     (0 = good, 1 = bad); p = {:.2e} against good, {:.2e} against bad",
-                    class.from_good.point,
-                    class.from_good.low,
-                    class.from_good.high,
-                    class.from_bad.point,
-                    class.from_bad.low,
-                    class.from_bad.high,
-                    class.vs_good.p_value,
-                    class.vs_bad.p_value
+                let mut entry = self.entry(
+                    Phase::Search,
+                    &commit,
+                    Some(blocks.len()),
+                    "",
+                    String::new(),
                 );
-                let mut entry = self.entry(Phase::Search, &commit, "", String::new());
-                entry.position = Some(class.from_good);
-                entry.change_pct = Some(class.vs_good.change_pct);
-                if let Some(more) = class.more_samples {
-                    entry.event = "unknown: more samples".to_string();
+                entry.position = Some(class.position);
+                entry.change_pct = Some(class.vs_good_pct);
+                if let Some(more) = class.more_blocks {
+                    entry.event = "unknown: more blocks".to_string();
                     entry.state = Some(State::Unknown);
-                    entry.detail = format!("{position}; measuring up to {more}");
+                    entry.detail = format!("{detail}; measuring up to {more} blocks");
                     self.log(entry, observer)?;
                     target = more;
                     continue;
@@ -660,16 +755,17 @@ impl<'a> Session<'a> {
                 entry.state = Some(class.state);
                 entry.decided_by = class.decided_by;
                 entry.event = match class.decided_by {
-                    Some(kbench_stats::bisection::DecidedBy::Likelihood) => format!(
-                        "{} by likelihood (still unknown at {} samples; log-likelihood ratio \
-                         bad - good {:.2})",
-                        class.state,
-                        self.count(&commit),
-                        class.log_likelihood_ratio.unwrap_or(0.0)
-                    ),
+                    Some(DecidedBy::Estimate) => {
+                        undecided.push(CommitRef::from(&commit));
+                        format!(
+                            "could not tell at the cap of {} blocks: called {} by the estimate",
+                            blocks.len(),
+                            class.state
+                        )
+                    }
                     _ => class.state.to_string(),
                 };
-                entry.detail = position;
+                entry.detail = detail;
                 self.log(entry, observer)?;
                 match class.state {
                     State::LikeBad => hi = mid,
@@ -679,54 +775,46 @@ impl<'a> Session<'a> {
             }
         }
 
-        // 3. Confirm on fresh samples of the culprit and its last good
+        // 3. Confirm in fresh blocks of the culprit and its last good
         //    ancestor.
         let (parent, culprit) = (self.plan.commits[lo].clone(), self.plan.commits[hi].clone());
-        for commit in [&parent, &culprit] {
-            let count = self.count(commit);
-            self.state
-                .confirm_from
-                .entry(commit.hash.clone())
-                .or_insert(count);
-        }
-        self.save()?;
-        let mut fresh = endpoint_samples(&options);
+        let mut pairs: Vec<[f64; 2]> = Vec::new();
+        let mut target = options.initial_blocks;
         let confirmation = loop {
-            let targets = [
-                (&parent, self.state.confirm_from[&parent.hash] + fresh),
-                (&culprit, self.state.confirm_from[&culprit.hash] + fresh),
-            ];
-            if let Err((commit, failure)) = self.ensure_pair(bench, targets, observer, stop)? {
-                bail!(
-                    "re-measuring {} to confirm: it {}",
-                    commit.identifier(),
-                    failure.describe(&self.request.metric)
-                );
+            observer(&format!(
+                "confirming: blocks {} to {target} of {} and {}",
+                pairs.len() + 1,
+                parent.short(),
+                culprit.short()
+            ));
+            while pairs.len() < target {
+                match self.block(bench, &[&parent, &culprit], observer, stop)? {
+                    Ok(logs) => pairs.push([logs[0], logs[1]]),
+                    Err((i, failure)) => bail!(
+                        "re-measuring {} to confirm: it {}",
+                        if i == 0 { &parent } else { &culprit }.identifier(),
+                        failure.describe(&self.request.metric)
+                    ),
+                }
             }
-            let (p, c) = (
-                self.confirm_side(&parent).context("parent")?,
-                self.confirm_side(&culprit).context("culprit")?,
-            );
-            let result = confirm(&p, &c, better, reference.verdict, &options);
-            let event = match (result.confirmed, result.more_samples) {
-                (true, _) => format!("confirmed: {}", result.comparison.verdict),
-                (false, Some(_)) => "unclear: more samples".to_string(),
-                (false, None) => format!("NOT confirmed: {}", result.comparison.verdict),
+            self.end_runs(RunStatus::Complete)?;
+            let result = confirm(&pairs, better, reference.verdict, &options);
+            let event = match (result.confirmed, result.more_blocks) {
+                (true, _) => format!("confirmed: {}", result.change.verdict),
+                (false, Some(_)) => "unclear: more blocks".to_string(),
+                (false, None) => format!("NOT confirmed: {}", result.change.verdict),
             };
             let mut entry = self.entry(
                 Phase::Confirm,
                 &culprit,
+                Some(pairs.len()),
                 &event,
-                format!(
-                    "{} ({} fresh samples each)",
-                    comparison_text(&result.comparison, &format!("against {}", parent.short())),
-                    p.logs().len().min(c.logs().len())
-                ),
+                change_text(&result.change, &format!("against {}", parent.short())),
             );
-            entry.change_pct = Some(result.comparison.change_pct);
+            entry.change_pct = Some(result.change.change_pct);
             self.log(entry, observer)?;
-            match result.more_samples {
-                Some(more) => fresh = more,
+            match result.more_blocks {
+                Some(more) => target = more,
                 None => break result,
             }
         };
@@ -751,9 +839,20 @@ impl<'a> Session<'a> {
                 culprit.short()
             ));
         }
+        if !undecided.is_empty() {
+            let names: Vec<&str> = undecided.iter().map(|c| &c.hash[..12]).collect();
+            notes.push(format!(
+                "the search could not tell {} at the cap of {} blocks and called {} by the \
+                 estimate alone: the culprit may be wrong; measure more (--max-blocks) or with \
+                 less noise",
+                names.join(", "),
+                options.max_blocks,
+                if names.len() == 1 { "it" } else { "them" }
+            ));
+        }
         if !confirmation.confirmed {
             notes.push(
-                "the fresh measurement of the culprit and its parent did not show the endpoints' \
+                "the fresh blocks of the culprit and its parent did not show the endpoints' \
                  change again: the change may be spread over several commits, or noise misled \
                  the search; look at the log"
                     .to_string(),
@@ -765,6 +864,7 @@ impl<'a> Session<'a> {
             .iter()
             .filter(|c| self.count(c) > 0)
             .count();
+        let between = self.plan.commits.len().saturating_sub(2);
         Ok(BisectReport {
             schema: SCHEMA,
             result_set: self.request.set.clone(),
@@ -781,7 +881,7 @@ impl<'a> Session<'a> {
                 .iter()
                 .map(CommitRef::from)
                 .collect(),
-            change: confirmation.comparison,
+            change: confirmation.change,
             confirmed: confirmation.confirmed,
             skipped: self
                 .plan
@@ -794,6 +894,9 @@ impl<'a> Session<'a> {
                     })
                 })
                 .collect(),
+            undecided,
+            blocks: self.blocks as usize,
+            seed: self.state.seed,
             measurements: self.samples.values().map(Vec::len).sum(),
             measurements_now: self.measured_now.values().sum(),
             samples: self
@@ -804,7 +907,7 @@ impl<'a> Session<'a> {
             samples_now: self.samples_now,
             builds_now: self.builds_now,
             commits_measured,
-            every_commit_measurements: self.plan.commits.len() * options.initial_samples,
+            every_commit_measurements: options.initial_blocks * (2 + 3 * between),
             resumed: self.resumed,
             notes,
             log: self.state.log.clone(),
@@ -812,11 +915,33 @@ impl<'a> Session<'a> {
     }
 }
 
-/// Samples per endpoint to start with: twice a commit's, at least 6.
-fn endpoint_samples(options: &BisectionOptions) -> usize {
-    (2 * options.initial_samples)
-        .max(6)
-        .min(options.max_samples.max(2))
+/// The saved state in `text`: `None` when it is of an older kbench
+/// (measured unblocked) and the result set holds none of its samples.
+fn saved_state(
+    text: &str,
+    set: &str,
+    no_samples: bool,
+    plan: &Plan,
+) -> anyhow::Result<Option<SavedState>> {
+    let unreadable = || format!("the bisection state of result set '{set}' is not readable");
+    let value: serde_json::Value = serde_json::from_str(text).with_context(unreadable)?;
+    if value["schema"] == STATE_SCHEMA {
+        return Ok(Some(
+            serde_json::from_value(value).with_context(unreadable)?,
+        ));
+    }
+    if !no_samples {
+        bail!(
+            "result set '{set}' holds a bisection of another kbench version ({}; this one \
+             keeps {STATE_SCHEMA}, measured in blocks), which it cannot continue; give this \
+             bisection its own --into",
+            value["schema"]
+        );
+    }
+    if let (Some(repo), Some(path)) = (&plan.repo, value["worktree"].as_str()) {
+        git::Worktree::remove_stale(repo, Path::new(path));
+    }
+    Ok(None)
 }
 
 /// Why a commit could not be measured.
@@ -837,24 +962,9 @@ impl Failure {
     }
 }
 
-/// Measurements as a comparison side: the samples themselves when each
-/// measurement is one sample, else one observation per measurement (its
-/// mean: the round is the unit of replication).
-fn side(measurements: &[Vec<f64>]) -> Option<Side> {
-    if measurements.iter().all(|m| m.len() == 1) {
-        let values = measurements.iter().map(|m| m[0]).collect();
-        return Side::new(Samples::new(values).ok()?).ok();
-    }
-    let rounds: Vec<Samples> = measurements
-        .iter()
-        .map(|m| Samples::new(m.clone()))
-        .collect::<Result<_, _>>()
-        .ok()?;
-    Side::from_rounds(&rounds).ok()
-}
-
-/// "+4.87 % [+3.9, +5.8] against good, p = 1.2e-05, REGRESSION".
-pub fn comparison_text(c: &Comparison, against: &str) -> String {
+/// "+4.87 % [95 % CI +3.90, +5.80] against good, p = 1.2e-05, REGRESSION
+/// (16 blocks)".
+pub fn change_text(c: &BlockedChange, against: &str) -> String {
     let bound = |v: f64| {
         if v.is_finite() {
             format!("{v:+.2}")
@@ -863,14 +973,15 @@ pub fn comparison_text(c: &Comparison, against: &str) -> String {
         }
     };
     format!(
-        "{} % [95 % CI {}, {}]{}{}, p = {:.2e}, {}",
+        "{} % [95 % CI {}, {}]{}{}, p = {:.2e}, {} ({} blocks)",
         bound(c.change_pct.point),
         bound(c.change_pct.ci_low),
         bound(c.change_pct.ci_high),
         if against.is_empty() { "" } else { " " },
         against,
         c.p_value,
-        c.verdict
+        c.verdict,
+        c.blocks
     )
 }
 

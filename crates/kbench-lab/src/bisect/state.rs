@@ -2,12 +2,13 @@
 //! save_bisect`, one JSON document per result set), and its log.
 //!
 //! Samples are not in the state: they are in the result set, one
-//! identifier per commit, and every decision is a function of them. A
-//! rerun replays the search on the stored samples and measures only what
-//! is missing. The state holds what samples cannot tell: the request it
-//! belongs to, the commits skipped (and why), where each commit's
-//! confirmation samples start, the worktree a killed run may have left,
-//! and the log.
+//! identifier per commit (a measurement is a round), and every decision is
+//! a function of them. A rerun replays the bisection on the stored
+//! measurements, block by block in the same sequence (each block takes
+//! every member's next measurement), and measures only what is missing.
+//! The state holds what samples cannot tell: the request it belongs to,
+//! the seed of the blocks' orders, the commits skipped (and why), the
+//! worktrees a killed run may have left, and the log.
 
 use kbench_stats::bisection::{DecidedBy, Position, State};
 use kbench_stats::{Better, Estimate};
@@ -15,7 +16,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-pub const STATE_SCHEMA: &str = "kbench.bisect-state/1";
+/// Version 2: blocked measurements (version 1 measured commits apart).
+pub const STATE_SCHEMA: &str = "kbench.bisect-state/2";
 
 /// The request a state belongs to; a rerun must match it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,26 +36,27 @@ pub struct Fingerprint {
 pub struct SavedState {
     pub schema: String,
     pub fingerprint: Fingerprint,
-    /// The worktree of the running (or killed) invocation.
+    /// The directory of the worktrees of the running (or killed)
+    /// invocation.
     pub worktree: Option<PathBuf>,
+    /// Seeds the order of the commits in every block
+    /// ([`super::order::block_order`]).
+    pub seed: u64,
     /// Commits skipped, by hash, with the reason.
     pub skipped: BTreeMap<String, String>,
-    /// Where a commit's confirmation measurements start (its count when
-    /// the confirmation began); those before belong to the search.
-    pub confirm_from: BTreeMap<String, usize>,
     pub log: Vec<LogEntry>,
     /// Set once a bisection has ended with a result.
     pub finished: bool,
 }
 
 impl SavedState {
-    pub fn new(fingerprint: Fingerprint) -> SavedState {
+    pub fn new(fingerprint: Fingerprint, seed: u64) -> SavedState {
         SavedState {
             schema: STATE_SCHEMA.to_string(),
             fingerprint,
             worktree: None,
+            seed,
             skipped: BTreeMap::new(),
-            confirm_from: BTreeMap::new(),
             log: Vec::new(),
             finished: false,
         }
@@ -86,9 +89,11 @@ pub struct LogEntry {
     pub phase: Phase,
     pub commit: String,
     pub identifier: String,
-    /// Measurements of the commit the decision used (runs of the command,
-    /// or boots).
+    /// Measurements of the commit so far (runs of the command, or boots).
     pub measurements: usize,
+    /// Blocks the decision used (each one measurement of every member).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<usize>,
     /// Of them, taken by this invocation (0: all from the store).
     pub measured_now: usize,
     /// What was decided: "like-good", "like-bad", "unknown: more samples",
@@ -99,11 +104,12 @@ pub struct LogEntry {
     pub state: Option<State>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<DecidedBy>,
-    /// The commit's position between good (0) and bad (1), from good.
+    /// The commit's position between good (0) and bad (1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub position: Option<Position>,
-    /// Change in percent against the commit compared with (good for the
-    /// endpoints, the parent for the confirmation).
+    /// Change in percent against the commit compared with in the same
+    /// blocks (good for the endpoints and the search, the parent for the
+    /// confirmation).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change_pct: Option<Estimate>,
     /// Reasons, p-values and the like, for people.
@@ -123,8 +129,11 @@ impl LogEntry {
         } else {
             format!(": {}", self.detail)
         };
+        let blocks = self
+            .blocks
+            .map_or_else(String::new, |b| format!("{b} blocks, "));
         format!(
-            "[{:>2}] {:<9} {}: {} [{} measurements{now}]{detail}",
+            "[{:>2}] {:<9} {}: {} [{blocks}{} measurements{now}]{detail}",
             self.step, self.phase, self.identifier, self.event, self.measurements
         )
     }

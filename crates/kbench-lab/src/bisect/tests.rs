@@ -1,23 +1,22 @@
 //! The driver on a fake workbench with a known answer: a metric that steps
-//! at one commit, with seeded noise; builds that fail where told; a stop
-//! flag raised after a given number of samples (a killed run).
+//! at one commit, with seeded noise and slow spells of the whole machine;
+//! builds that fail where told; a stop flag raised after a given number of
+//! samples (a killed run).
 
+use super::order::{SplitMix64, block_order};
 use super::*;
 use crate::runner::temp_store;
 use kbench_store::SqliteStore;
 use std::collections::BTreeSet;
+use std::ops::Range;
 use std::sync::Arc;
 
-/// SplitMix64 with Box-Muller normals.
-struct Rng(u64);
+/// Box-Muller normals from SplitMix64.
+struct Rng(SplitMix64);
 
 impl Rng {
     fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (((z ^ (z >> 31)) >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        ((self.0.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
 
     fn normal(&mut self) -> f64 {
@@ -26,7 +25,8 @@ impl Rng {
     }
 }
 
-/// Commit `i` measures `level(i)` with 1 % noise.
+/// Commit `i` measures `level(i)` with 1 % noise, 14 % slower while the
+/// machine is in a slow spell.
 struct Fake {
     commits: Vec<Commit>,
     level: Box<dyn Fn(usize) -> f64>,
@@ -38,21 +38,37 @@ struct Fake {
     stop_after: Option<(usize, Arc<AtomicBool>)>,
     /// Samples per measurement (a boot's round); 1 for a command.
     per_round: usize,
-    /// Keeps every build (a VM's images): interleaving is free.
-    keeps: bool,
+    /// Measurement numbers (from 0) that run in the slow mode.
+    spells: Vec<Range<usize>>,
     /// The commit of every measurement, in order; builds run.
     order: Vec<usize>,
     builds: usize,
+    built: BTreeSet<usize>,
+}
+
+impl Fake {
+    /// The machine's speed factor for the next measurement.
+    fn mode(&self) -> f64 {
+        if self.spells.iter().any(|s| s.contains(&self.measured)) {
+            1.14
+        } else {
+            1.0
+        }
+    }
 }
 
 impl Workbench for Fake {
     fn build(&mut self, commit: &Commit) -> anyhow::Result<Result<(), String>> {
         let index = self.commits.iter().position(|c| c == commit).unwrap();
         self.current = Some(index);
+        if self.built.contains(&index) {
+            return Ok(Ok(()));
+        }
         self.builds += 1;
         Ok(if self.broken.contains(&index) {
             Err("error: expected ';'".to_string())
         } else {
+            self.built.insert(index);
             Ok(())
         })
     }
@@ -65,6 +81,7 @@ impl Workbench for Fake {
                 found: vec!["other".into()],
             }));
         }
+        let level = (self.level)(index) * self.mode();
         self.measured += 1;
         self.order.push(index);
         if let Some((after, stop)) = &self.stop_after
@@ -74,18 +91,17 @@ impl Workbench for Fake {
         }
         if self.per_round > 1 {
             // A round shares its state: 1 % between rounds, 0.2 % within.
-            let round = (self.level)(index) * (1.0 + 0.01 * self.rng.normal());
+            let round = level * (1.0 + 0.01 * self.rng.normal());
             return Ok(Ok((0..self.per_round)
                 .map(|_| round * (1.0 + 0.002 * self.rng.normal()))
                 .collect()));
         }
-        Ok(Ok(vec![
-            (self.level)(index) * (1.0 + 0.01 * self.rng.normal()),
-        ]))
+        Ok(Ok(vec![level * (1.0 + 0.01 * self.rng.normal())]))
     }
 
-    fn keeps_builds(&self) -> bool {
-        self.keeps
+    fn has_build(&self, commit: &Commit) -> bool {
+        let index = self.commits.iter().position(|c| c == commit).unwrap();
+        self.built.contains(&index)
     }
 }
 
@@ -112,6 +128,7 @@ fn request(set: &str) -> BisectRequest {
         set: set.into(),
         options: BisectionOptions::default(),
         allow_dirty: false,
+        seed: Some(7),
     }
 }
 
@@ -122,13 +139,14 @@ fn fake(n: usize, step_at: usize, seed: u64) -> Fake {
         broken: BTreeSet::new(),
         no_metric: BTreeSet::new(),
         current: None,
-        rng: Rng(seed),
+        rng: Rng(SplitMix64(seed)),
         measured: 0,
         stop_after: None,
         per_round: 1,
-        keeps: false,
+        spells: Vec::new(),
         order: Vec::new(),
         builds: 0,
+        built: BTreeSet::new(),
     }
 }
 
@@ -163,7 +181,11 @@ fn finds_every_culprit_in_fewer_samples_than_measuring_every_commit() {
         assert_eq!(report.parent.hash, bench.commits[step_at - 1].hash);
         assert!(report.confirmed, "step at {step_at}");
         assert_eq!(report.reference.verdict, kbench_stats::Verdict::Regression);
-        assert!(report.change.change_pct.ci_low > 2.0 && report.change.change_pct.ci_high < 8.0);
+        let change = report.change.change_pct;
+        assert!(
+            change.ci_low > 1.0 && (3.0..7.0).contains(&change.point),
+            "{change:?}"
+        );
         assert_eq!(report.samples, bench.measured);
         assert_eq!(report.measurements, bench.measured);
         assert_eq!(report.measurements_now, bench.measured);
@@ -177,8 +199,8 @@ fn finds_every_culprit_in_fewer_samples_than_measuring_every_commit() {
             .sum();
         assert_eq!(stored, report.samples);
     }
-    let every = (n + 1) * BisectionOptions::default().initial_samples;
-    println!("most samples over {n} culprit positions: {worst}; every commit once: {every}");
+    let every = BisectionOptions::default().initial_blocks * (2 + 3 * (n - 1));
+    println!("most samples over {n} culprit positions: {worst}; every commit in blocks: {every}");
     assert!(worst < every, "{worst} >= {every}");
 }
 
@@ -326,26 +348,92 @@ fn rounds_of_samples_count_as_one_measurement_each() {
 }
 
 #[test]
-fn endpoints_are_interleaved_when_builds_are_kept() {
+fn every_decision_is_made_on_blocks_in_seeded_orders() {
     let (_dir, mut store) = temp_store();
-    let mut blocks = fake(16, 7, 13);
-    let report = bisect(&mut store, "blocks", &mut blocks, &AtomicBool::new(false)).unwrap();
-    assert_eq!(&blocks.order[..12], &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 16]);
-    let mut kept = fake(16, 7, 13);
-    kept.keeps = true;
-    let interleaved = bisect(&mut store, "kept", &mut kept, &AtomicBool::new(false)).unwrap();
-    assert_eq!(&kept.order[..6], &[0, 16, 0, 16, 0, 16]);
-    assert_eq!(interleaved.first_bad.hash, report.first_bad.hash);
-    // The confirmation alternates parent and culprit too.
-    let tail: Vec<usize> = kept.order[kept.order.len() - 4..].to_vec();
-    assert_eq!(tail, [6, 7, 6, 7]);
-    // Re-selecting a kept build is not counted as a build.
+    let mut bench = fake(16, 7, 13);
+    let report = bisect(&mut store, "blocks", &mut bench, &AtomicBool::new(false)).unwrap();
+    assert_eq!(report.first_bad.hash, bench.commits[7].hash);
+    let initial = BisectionOptions::default().initial_blocks;
+    // The endpoints: blocks of good and bad, in the seed's orders.
+    let order = |block: usize, members: &[usize]| -> Vec<usize> {
+        block_order(report.seed, block as u64, members.len())
+            .into_iter()
+            .map(|i| members[i])
+            .collect()
+    };
+    let mut at = 0;
+    let mut block = 0;
+    for _ in 0..initial {
+        assert_eq!(bench.order[at..at + 2], order(block, &[0, 16])[..]);
+        (at, block) = (at + 2, block + 1);
+    }
+    // Then the first commit searched, 8, in blocks with both endpoints.
+    for _ in 0..initial {
+        assert_eq!(bench.order[at..at + 3], order(block, &[0, 16, 8])[..]);
+        (at, block) = (at + 3, block + 1);
+    }
+    // The confirmation: blocks of the parent and the culprit, at the end.
+    let tail = &bench.order[bench.order.len() - 2 * initial..];
     assert!(
-        interleaved.builds_now < kept.builds,
-        "{} {}",
-        interleaved.builds_now,
-        kept.builds
+        tail.chunks(2).all(|b| b.contains(&6) && b.contains(&7)),
+        "{tail:?}"
     );
+    // Every measurement belongs to one block: 2 per endpoint or
+    // confirmation block, 3 per search block.
+    let mut most: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    for entry in &report.log {
+        let key = (entry.phase.to_string(), entry.commit.clone());
+        let blocks = most.entry(key).or_default();
+        *blocks = (*blocks).max(entry.blocks.unwrap());
+    }
+    let (mut measurements, mut blocks) = (0, 0);
+    for ((phase, _), n) in &most {
+        measurements += n * if phase == "search" { 3 } else { 2 };
+        blocks += n;
+    }
+    assert_eq!(measurements, bench.order.len());
+    assert_eq!(blocks, report.blocks);
+    assert_eq!(report.reference.analysis, kbench_stats::bisection::ANALYSIS);
+    assert_eq!(report.reference.blocks, initial);
+    // Every commit is built once: the workbench keeps the builds.
+    assert_eq!(report.builds_now, bench.builds);
+    assert_eq!(bench.builds, report.commits_measured);
+}
+
+#[test]
+fn a_3_pct_step_is_found_through_slow_spells_of_the_machine() {
+    let (_dir, mut store) = temp_store();
+    for seed in 0..6 {
+        let mut bench = fake(32, 21, 100 + seed);
+        bench.level = Box::new(|i| if i >= 21 { 103.0 } else { 100.0 });
+        // Spells of +14 % that cover 30 to 60 measurements, starting
+        // anywhere, block boundaries or not.
+        let start = 7 * seed as usize;
+        bench.spells = vec![
+            start + 5..start + 45,
+            start + 101..start + 160,
+            start + 230..start + 262,
+            start + 340..start + 371,
+        ];
+        let report = bisect(
+            &mut store,
+            &format!("s{seed}"),
+            &mut bench,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(
+            report.first_bad.hash, bench.commits[21].hash,
+            "seed {seed}: {:#?}",
+            report.log
+        );
+        assert!(report.confirmed, "seed {seed}: {:#?}", report.log);
+        let change = report.change.change_pct;
+        assert!(
+            change.ci_low > 1.0 && (1.5..4.5).contains(&change.point),
+            "{change:?}"
+        );
+    }
 }
 
 #[test]
@@ -357,4 +445,31 @@ fn an_improvement_is_bisected_too() {
     assert_eq!(report.reference.verdict, kbench_stats::Verdict::Improvement);
     assert_eq!(report.first_bad.hash, bench.commits[5].hash);
     assert!(report.confirmed);
+}
+
+#[test]
+fn a_state_of_the_unblocked_bisection_is_not_continued() {
+    let (_dir, mut store) = temp_store();
+    let old = r#"{"schema": "kbench.bisect-state/1", "fingerprint": {}, "worktree": null,
+                  "skipped": {}, "confirm_from": {}, "log": [], "finished": false}"#;
+    // Nothing stored under it: a new bisection takes the result set over.
+    store.save_bisect("fresh", old).unwrap();
+    let mut bench = fake(8, 4, 6);
+    let report = bisect(&mut store, "fresh", &mut bench, &AtomicBool::new(false)).unwrap();
+    assert!(!report.resumed);
+    assert_eq!(report.first_bad.hash, bench.commits[4].hash);
+    // Its samples stored: refused, saying why and what to do.
+    store.save_bisect("fresh", old).unwrap();
+    let error = bisect(
+        &mut store,
+        "fresh",
+        &mut fake(8, 4, 6),
+        &AtomicBool::new(false),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("kbench.bisect-state/1") && error.contains("its own --into"),
+        "{error}"
+    );
 }

@@ -1,12 +1,13 @@
 //! `kbench bisect`: find the commit that changed a metric, by automatic
-//! bisection with the three-state decision of statistics.md. Progress on
-//! stderr; the result as text, or `--json` (kbench.bisect/1), on stdout.
+//! bisection with the three-state decision of statistics.md, on blocked
+//! measurements. Progress on stderr; the result as text, or `--json`
+//! (kbench.bisect/2), on stdout.
 
 use anyhow::{Context, bail};
 use kbench_lab::bisect::bench::{CommandBench, Workbench};
-use kbench_lab::bisect::git::Worktree;
+use kbench_lab::bisect::git::{Repo, Worktree};
 use kbench_lab::bisect::kernel::KernelBench;
-use kbench_lab::bisect::{self, BisectReport, BisectRequest, Plan, Session, comparison_text};
+use kbench_lab::bisect::{self, BisectReport, BisectRequest, Plan, Session, change_text};
 use kbench_lab::launcher::Launcher;
 use kbench_lab::sampler::SamplingPlan;
 use kbench_lab::suite;
@@ -27,13 +28,19 @@ const EXIT_INTERRUPTED: u8 = 130;
 /// Find the commit that changed a metric: automatic bisection with statistics
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "The endpoints must differ (compare verdict REGRESSION or IMPROVEMENT of --bad \
-against --good). Each commit between is built and measured, then compared with both endpoints: \
-like-good, like-bad, or unknown (twice the samples, up to --max-samples; then the more likely \
-endpoint, said so in the log). Commits that fail to build or run are skipped. At the end the \
-culprit and its parent are measured afresh to confirm.\n\n\
-The repository's checkout, index and branches are never touched: kbench builds in a detached \
-`git worktree` of its own in the temporary directory (hooks off) and removes it at the end. With \
+    after_help = "Every decision is made on blocks: short groups of one fresh measurement of each \
+commit involved, in a random order drawn from a recorded seed, so that drift and slow spells of the \
+machine cancel in the per-block ratios; the analysis is the Hodges-Lehmann shift of the per-block \
+log ratios with its signed-rank CI. The endpoints must differ (blocks of good and bad; verdict \
+REGRESSION or IMPROVEMENT: significant, the CI beyond --threshold). Each commit between is built \
+and measured in blocks with both endpoints, and is like-bad when its per-block shift is \
+significantly nearer bad's, like-good when nearer good's, else unknown (twice the blocks, up to \
+--max-blocks; then it is called by the estimate and the report says it could not tell). Commits \
+that fail to build or run are skipped. At the end the culprit and its parent are measured in \
+fresh blocks to confirm.\n\n\
+The repository's checkout, index and branches are never touched: kbench builds in detached \
+`git worktree`s of its own in the temporary directory (hooks off; one per commit of the last 4 \
+built, so that a block needs no rebuild) and removes them at the end. With \
 --kernel each measurement boots the built image in a VM as `kbench vm` does (KVM when a probe boot \
 works, else emulated) and takes one round of the test's samples. Samples go to the result set (--into), one \
 identifier per commit ('<hash> <subject>'), so `kbench compare` and `kbench history` read them; \
@@ -93,13 +100,13 @@ pub struct BisectArgs {
     #[arg(long, value_name = "SET")]
     pub into: Option<String>,
 
-    /// Measurements per commit to start with (runs of --run, or boots; endpoints get twice as many)
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(2..=1000))]
-    pub samples: u64,
+    /// Blocks per decision to start with (a block is one run of --run, or one boot, of each commit involved)
+    #[arg(long, alias = "samples", default_value_t = 8, value_parser = clap::value_parser!(u64).range(2..=1000))]
+    pub blocks: u64,
 
-    /// Cap of the doubling of measurements for an undecided commit
-    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(2..=10000))]
-    pub max_samples: u64,
+    /// Cap of the doubling of blocks for an undecided decision
+    #[arg(long, alias = "max-samples", default_value_t = 128, value_parser = clap::value_parser!(u64).range(2..=10000))]
+    pub max_blocks: u64,
 
     /// Practical threshold in percent for the endpoint and confirmation verdicts
     #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
@@ -109,7 +116,7 @@ pub struct BisectArgs {
     #[arg(long)]
     pub allow_dirty: bool,
 
-    /// Print the result as JSON on stdout (schema kbench.bisect/1)
+    /// Print the result as JSON on stdout (schema kbench.bisect/2)
     #[arg(long)]
     pub json: bool,
 }
@@ -121,11 +128,11 @@ pub fn bisect(args: BisectArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
             args.threshold
         );
     }
-    if args.max_samples < args.samples {
+    if args.max_blocks < args.blocks {
         bail!(
-            "--max-samples {} is below --samples {}",
-            args.max_samples,
-            args.samples
+            "--max-blocks {} is below --blocks {}",
+            args.max_blocks,
+            args.blocks
         );
     }
     if let Some(image) = args.kernel.clone() {
@@ -160,17 +167,13 @@ pub fn bisect(args: BisectArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
         set,
         options: options(&args),
         allow_dirty: args.allow_dirty,
+        seed: None,
     };
     let build = args.build.clone();
-    drive(&args, request, db, move |worktree, stop| {
-        Ok(Box::new(CommandBench {
-            worktree,
-            build,
-            run,
-            metric,
-            stop,
-            built: None,
-        }))
+    drive(&args, request, db, move |repo, root, _good, stop| {
+        Ok(Box::new(CommandBench::new(
+            repo, root, build, run, metric, stop,
+        )))
     })
 }
 
@@ -178,8 +181,8 @@ pub fn bisect(args: BisectArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
 fn options(args: &BisectArgs) -> BisectionOptions {
     BisectionOptions {
         threshold: args.threshold / 100.0,
-        initial_samples: args.samples as usize,
-        max_samples: args.max_samples as usize,
+        initial_blocks: args.blocks as usize,
+        max_blocks: args.max_blocks as usize,
         ..BisectionOptions::default()
     }
 }
@@ -190,7 +193,7 @@ fn drive(
     args: &BisectArgs,
     request: BisectRequest,
     db: &super::Db,
-    make: impl FnOnce(Worktree, Arc<AtomicBool>) -> anyhow::Result<Box<dyn Workbench>>,
+    make: impl FnOnce(Repo, PathBuf, &str, Arc<AtomicBool>) -> anyhow::Result<Box<dyn Workbench>>,
 ) -> anyhow::Result<ExitCode> {
     // Everything that can be checked without writing comes first.
     let plan = Plan::new(&request)?;
@@ -210,12 +213,12 @@ fn drive(
     );
     let mut store = db.open()?;
     let mut session = Session::open(store.as_mut(), request, plan)?;
-    let path = session.worktree_path()?;
-    let worktree = Worktree::add(&repo, &path, &good)?;
-    let mut bench = make(worktree, stop.clone())?;
+    let root = session.worktree_path()?;
+    let mut bench = make(repo, root.clone(), &good, stop.clone())?;
     let result = session.run(bench.as_mut(), &mut |line| eprintln!("{line}"), &stop);
-    // The worktree goes before anything is printed or returned.
+    // The worktrees go before anything is printed or returned.
     drop(bench);
+    let _ = std::fs::remove_dir_all(&root);
     let report = match result {
         Ok(report) => report,
         Err(error) if bisect::is_interrupted(&error) => {
@@ -293,6 +296,7 @@ fn bisect_kernel(args: &BisectArgs, image: PathBuf, db: &super::Db) -> anyhow::R
         set: set.clone(),
         options: options(args),
         allow_dirty: args.allow_dirty,
+        seed: None,
     };
     let machine = Machine {
         accel: Accel::Tcg,
@@ -301,7 +305,8 @@ fn bisect_kernel(args: &BisectArgs, image: PathBuf, db: &super::Db) -> anyhow::R
         append: None,
     };
     let build = args.build.clone();
-    drive(args, request, db, move |worktree, stop| {
+    drive(args, request, db, move |repo, root, good, stop| {
+        let worktree = Worktree::add(&repo, &root.join("tree"), good)?;
         let mut accel: Option<Accel> = None;
         let boot_stop = stop.clone();
         let boot = Box::new(move |path: &Path| -> anyhow::Result<Box<dyn Launcher>> {
@@ -332,13 +337,7 @@ fn bisect_kernel(args: &BisectArgs, image: PathBuf, db: &super::Db) -> anyhow::R
             launcher.set_accel(chosen);
             Ok(Box::new(launcher))
         });
-        let image_dir = std::env::temp_dir().join(format!(
-            "{}-images",
-            worktree.path().file_name().map_or_else(
-                || "kbench-bisect".to_string(),
-                |n| n.to_string_lossy().into_owned()
-            )
-        ));
+        let image_dir = root.join("images");
         Ok(Box::new(KernelBench {
             worktree,
             build,
@@ -387,7 +386,7 @@ fn text(report: &BisectReport) -> String {
             Better::Lower => "lower",
             Better::Higher => "higher",
         },
-        comparison_text(&report.change, "against the parent"),
+        change_text(&report.change, "against the parent"),
         if report.confirmed {
             " (confirmed)"
         } else {
@@ -396,11 +395,15 @@ fn text(report: &BisectReport) -> String {
     ));
     out.push_str(&format!(
         "Endpoints: {}\n",
-        comparison_text(&report.reference, "bad against good")
+        change_text(&report.reference, "bad against good")
     ));
+    out.push_str(&format!("Analysis: {}\n", report.reference.analysis));
     out.push_str(&format!(
-        "Cost: {} measurements ({} samples) on {} of {} commits ({} taken now, {} builds now); \
-         measuring every commit at the starting count would take {}\n",
+        "Cost: {} blocks (orders seeded {}), {} measurements ({} samples) on {} of {} commits \
+         ({} taken now, {} builds now); measuring every commit in blocks at the starting count \
+         would take {}\n",
+        report.blocks,
+        report.seed,
         report.measurements,
         report.samples,
         report.commits_measured,
