@@ -7,6 +7,7 @@ pub mod agent;
 pub mod bisect;
 pub mod job;
 pub mod launcher;
+pub mod monitor;
 pub mod profile;
 pub mod runner;
 pub mod sampler;

@@ -1,0 +1,204 @@
+//! The agent's interference monitors of one test (one round): steal time,
+//! other runnable tasks, the agent's involuntary context switches, and the
+//! control loop before and after (kbench-model's `monitor` names them).
+//!
+//! Nothing here runs inside a timed interval: [`RoundMonitor::start`] runs
+//! before the test, [`RoundMonitor::between_samples`] after a sample is
+//! reported (between intervals), and [`RoundMonitor::finish`] after the
+//! last sample.
+
+use crate::sysinfo::{self, CpuTimes};
+use kbench_model::{
+    AgentEvent, Direction, MONITOR_CONTROL, MONITOR_NIVCSW, MONITOR_RUNNABLE, MONITOR_STEAL,
+    MONITORS,
+};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// How long one control measurement runs: long enough that a timer tick or
+/// a cache miss does not move it, short against a round.
+pub const CONTROL_TIME: Duration = Duration::from_millis(20);
+
+/// How often, at most, the runnable tasks are read between samples.
+const RUNNABLE_EVERY: Duration = Duration::from_millis(100);
+
+/// The monitors of one running test.
+pub struct RoundMonitor {
+    cpu_before: Option<CpuTimes>,
+    nivcsw_before: Option<i64>,
+    /// `procs_running` readings minus the agent itself.
+    runnable: Vec<f64>,
+    last_read: Instant,
+    control_before: Control,
+}
+
+/// One control measurement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Control {
+    pub ns_per_iteration: f64,
+    pub iterations: u64,
+}
+
+impl RoundMonitor {
+    /// Runs the control loop, then reads the counters the test's deltas
+    /// start from.
+    pub fn start() -> RoundMonitor {
+        let control_before = control_loop(CONTROL_TIME);
+        let mut monitor = RoundMonitor {
+            cpu_before: sysinfo::cpu_times(),
+            nivcsw_before: involuntary_switches(),
+            runnable: Vec::new(),
+            last_read: Instant::now(),
+            control_before,
+        };
+        monitor.read_runnable();
+        monitor
+    }
+
+    /// Reads the runnable tasks when the last reading is old enough.
+    pub fn between_samples(&mut self) {
+        if self.last_read.elapsed() >= RUNNABLE_EVERY {
+            self.read_runnable();
+        }
+    }
+
+    fn read_runnable(&mut self) {
+        if let Some(running) = sysinfo::procs_running() {
+            self.runnable.push(f64::from(running.saturating_sub(1)));
+        }
+        self.last_read = Instant::now();
+    }
+
+    /// Ends the test's monitors: the counters' deltas, then the control
+    /// loop again. Returns each monitor's declaration and its samples, to
+    /// be sent before the test's end event.
+    pub fn finish(&mut self) -> Vec<AgentEvent> {
+        self.read_runnable();
+        let nivcsw = self
+            .nivcsw_before
+            .zip(involuntary_switches())
+            .map(|(before, after)| (after - before).max(0) as f64);
+        let steal = self
+            .cpu_before
+            .zip(sysinfo::cpu_times())
+            .and_then(|(before, after)| sysinfo::steal_percent(&before, &after));
+        let runnable =
+            (!self.runnable.is_empty()).then(|| mean(&self.runnable));
+        let control_after = control_loop(CONTROL_TIME);
+        let mut samples: Vec<(&str, f64, u64)> = Vec::new();
+        samples.extend(steal.map(|v| (MONITOR_STEAL, v, 1)));
+        samples.extend(runnable.map(|v| (MONITOR_RUNNABLE, v, 1)));
+        samples.extend(nivcsw.map(|v| (MONITOR_NIVCSW, v, 1)));
+        for control in [self.control_before, control_after] {
+            samples.push((MONITOR_CONTROL, control.ns_per_iteration, control.iterations));
+        }
+        let at_ms = kbench_model::now_ms();
+        let mut events = Vec::new();
+        for (name, unit) in MONITORS {
+            let mine: Vec<_> = samples.iter().filter(|(n, ..)| *n == name).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            events.push(AgentEvent::Metric {
+                metric: name.to_string(),
+                unit: unit.to_string(),
+                direction: Direction::Lower,
+            });
+            events.extend(mine.into_iter().map(|&(_, value, iterations)| {
+                AgentEvent::Sample {
+                    metric: name.to_string(),
+                    value,
+                    iterations,
+                    at_ms,
+                }
+            }));
+        }
+        events
+    }
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// The control loop: a dependent chain of 64-bit LCG steps (multiply, add)
+/// in userspace only, run in chunks until `time` has passed. Each step
+/// needs the one before and goes through `black_box`, so the compiler can
+/// neither remove nor shorten it; it touches no memory beyond the stack, so
+/// only the CPU's own speed (its frequency, the host's vCPU state, an
+/// SMT sibling, preemption) moves it.
+pub fn control_loop(time: Duration) -> Control {
+    const CHUNK: u64 = 50_000;
+    let started = Instant::now();
+    let mut x = black_box(0x2545_f491_4f6c_dd1d_u64);
+    let mut iterations = 0;
+    loop {
+        for _ in 0..CHUNK {
+            x = black_box(
+                x.wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407),
+            );
+        }
+        iterations += CHUNK;
+        let elapsed = started.elapsed();
+        if elapsed >= time {
+            black_box(x);
+            return Control {
+                ns_per_iteration: elapsed.as_nanos() as f64 / iterations as f64,
+                iterations,
+            };
+        }
+    }
+}
+
+/// This process's involuntary context switches so far (`ru_nivcsw`: it was
+/// preempted while it could have run on).
+fn involuntary_switches() -> Option<i64> {
+    // SAFETY: `rusage` is plain C data, valid when zeroed.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable `rusage`.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return None;
+    }
+    Some(usage.ru_nivcsw as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_control_loop_runs_its_time_and_reports_a_speed() {
+        let control = control_loop(Duration::from_millis(5));
+        assert!(control.iterations >= 50_000);
+        assert!(
+            control.ns_per_iteration > 0.0 && control.ns_per_iteration.is_finite(),
+            "{control:?}"
+        );
+    }
+
+    #[test]
+    fn a_round_sends_every_monitor_declared_before_its_samples() {
+        let mut monitor = RoundMonitor::start();
+        monitor.between_samples();
+        let events = monitor.finish();
+        let mut declared: Vec<String> = Vec::new();
+        let mut controls = 0;
+        for event in &events {
+            match event {
+                AgentEvent::Metric { metric, .. } => declared.push(metric.clone()),
+                AgentEvent::Sample { metric, value, .. } => {
+                    assert!(declared.contains(metric), "{metric} sent before declared");
+                    assert!(*value >= 0.0 && value.is_finite(), "{metric} = {value}");
+                    controls += usize::from(metric == MONITOR_CONTROL);
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert_eq!(controls, 2, "a control before and one after");
+        // /proc is there on Linux: the counters are read too.
+        for name in [MONITOR_RUNNABLE, MONITOR_NIVCSW, MONITOR_CONTROL] {
+            assert!(declared.iter().any(|d| d == name), "{name} missing");
+        }
+    }
+}
