@@ -9,6 +9,7 @@ pub mod job;
 pub mod launcher;
 pub mod monitor;
 pub mod profile;
+pub mod redo;
 pub mod runner;
 pub mod sampler;
 pub mod suite;

@@ -14,7 +14,7 @@ mod test_key;
 
 pub use event::AgentEvent;
 pub use monitor::{
-    MONITOR_CONTROL, MONITOR_NIVCSW, MONITOR_PREFIX, MONITOR_RUNNABLE, MONITOR_STEAL, MONITORS,
+    MONITOR_CONTROL, MONITOR_NIVCSW, MONITOR_PREFIX, MONITOR_RUNNING, MONITOR_STEAL, MONITORS,
     REDO_NOTE, is_monitor_metric,
 };
 pub use names::{

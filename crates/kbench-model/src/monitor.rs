@@ -11,14 +11,18 @@
 /// `per_task`, so no measured metric can take it.
 pub const MONITOR_PREFIX: &str = "monitor.";
 
-/// Steal time over the test, in % of all CPU time (`/proc/stat`).
+/// Steal time over the test, in % of all CPU time (`/proc/stat`). Not
+/// stored when it is 0 (the store keeps positive values only): a round with
+/// monitors but no steal sample had none.
 pub const MONITOR_STEAL: &str = "monitor.steal";
 
-/// Other runnable tasks during the test: the mean of `/proc/stat`
-/// `procs_running` minus the agent itself, read between samples.
-pub const MONITOR_RUNNABLE: &str = "monitor.runnable";
+/// Runnable tasks during the test: the mean of `/proc/stat`
+/// `procs_running`, read between samples, the agent itself included (so at
+/// least 1; the other runnable tasks are this minus 1).
+pub const MONITOR_RUNNING: &str = "monitor.running";
 
-/// The agent's involuntary context switches over the test.
+/// The agent's involuntary context switches over the test. Not stored
+/// when 0, like [`MONITOR_STEAL`].
 pub const MONITOR_NIVCSW: &str = "monitor.nivcsw";
 
 /// The control loop: ns per iteration of a short pure-userspace loop, one
@@ -29,7 +33,7 @@ pub const MONITOR_CONTROL: &str = "monitor.control";
 /// Each monitor with its unit; smaller is always better (less disturbed).
 pub const MONITORS: [(&str, &str); 4] = [
     (MONITOR_STEAL, "%"),
-    (MONITOR_RUNNABLE, "tasks"),
+    (MONITOR_RUNNING, "tasks"),
     (MONITOR_NIVCSW, "switches"),
     (MONITOR_CONTROL, "ns"),
 ];

@@ -17,7 +17,7 @@
 //!   itself was slow (a slow spell of the host, a lower frequency).
 
 use kbench_model::{
-    MAIN_METRIC, MONITOR_CONTROL, MONITOR_NIVCSW, MONITOR_RUNNABLE, MONITOR_STEAL, REDO_NOTE,
+    MAIN_METRIC, MONITOR_CONTROL, MONITOR_NIVCSW, MONITOR_RUNNING, MONITOR_STEAL, REDO_NOTE,
     TestKey, is_monitor_metric,
 };
 use kbench_store::{IdentifierData, ResultSetData};
@@ -82,12 +82,14 @@ impl fmt::Display for Disturbance {
     }
 }
 
-/// The monitor samples of one round of one test.
+/// The monitor samples of one round of one test. Steal and switches are
+/// stored only when above 0, so a round without them had none.
 #[derive(Debug, Default)]
 struct RoundMonitors {
-    steal: Option<f64>,
+    steal: f64,
+    /// Other runnable tasks: `procs_running` less the agent itself.
     runnable: Option<f64>,
-    nivcsw: Option<f64>,
+    nivcsw: f64,
     control: Vec<f64>,
 }
 
@@ -107,9 +109,9 @@ fn rounds(identifier: &IdentifierData) -> BTreeMap<RoundId, RoundMonitors> {
                 .entry((test.clone(), run, sample.round))
                 .or_default();
             match key.metric.as_str() {
-                MONITOR_STEAL => monitors.steal = Some(sample.value),
-                MONITOR_RUNNABLE => monitors.runnable = Some(sample.value),
-                MONITOR_NIVCSW => monitors.nivcsw = Some(sample.value),
+                MONITOR_STEAL => monitors.steal = sample.value,
+                MONITOR_RUNNING => monitors.runnable = Some((sample.value - 1.0).max(0.0)),
+                MONITOR_NIVCSW => monitors.nivcsw = sample.value,
                 MONITOR_CONTROL => monitors.control.push(sample.value),
                 _ => {}
             }
@@ -168,8 +170,10 @@ pub fn disturbed_rounds(identifier: &IdentifierData) -> Vec<DisturbedRound> {
 
 fn disturbances(monitors: &RoundMonitors, cpus: u32, median: Option<f64>) -> Vec<Disturbance> {
     let mut reasons = vec![];
-    if let Some(percent) = monitors.steal.filter(|&p| p > STEAL_LIMIT_PCT) {
-        reasons.push(Disturbance::Steal { percent });
+    if monitors.steal > STEAL_LIMIT_PCT {
+        reasons.push(Disturbance::Steal {
+            percent: monitors.steal,
+        });
     }
     let limit = runnable_limit(cpus);
     if let Some(mean) = monitors.runnable.filter(|&m| m >= limit) {
@@ -340,9 +344,9 @@ pub fn summary_line(identifier: &IdentifierData) -> Option<String> {
          involuntary switches {}, control loop {} ns/iteration; {} round(s) disturbed",
         identifier.name,
         rounds.len(),
-        shown(of(|m| m.steal), 1),
+        shown(of(|m| Some(m.steal)), 1),
         shown(of(|m| m.runnable), 2),
-        shown(of(|m| m.nivcsw), 0),
+        shown(of(|m| Some(m.nivcsw)), 0),
         shown(median_control(identifier), 3),
         disturbed_rounds(identifier).len()
     ))

@@ -53,8 +53,11 @@ fn identifier(name: &str, cpus: u32, rounds: &[Round]) -> IdentifierData {
         for i in 0..3 {
             add(MAIN_METRIC, r.value + f64::from(i), run);
         }
-        add(MONITOR_STEAL, r.steal, run);
-        add(MONITOR_RUNNABLE, r.runnable, run);
+        // As stored: steal only when above 0, the agent among the running.
+        if r.steal > 0.0 {
+            add(MONITOR_STEAL, r.steal, run);
+        }
+        add(MONITOR_RUNNING, r.runnable + 1.0, run);
         add(MONITOR_NIVCSW, 2.0, run);
         for control in r.control {
             add(MONITOR_CONTROL, control, run);
@@ -110,7 +113,7 @@ fn steal_runnable_tasks_and_a_slow_control_each_disturb_a_round() {
                 ..quiet(1.0)
             },
             Round {
-                runnable: 0.9,
+                runnable: 1.0,
                 ..quiet(1.0)
             },
             Round {
@@ -135,7 +138,7 @@ fn steal_runnable_tasks_and_a_slow_control_each_disturb_a_round() {
     assert_eq!(
         disturbed[1].reasons,
         [Disturbance::Runnable {
-            mean: 0.9,
+            mean: 1.0,
             limit: 0.5
         }]
     );
@@ -202,8 +205,8 @@ fn an_undisturbed_redo_round_replaces_the_oldest_disturbed_one() {
     assert_eq!(runs, BTreeSet::from([0, 2, 3, 4]));
     assert_eq!(id.samples[&test()].len(), 12);
     // Monitors stay, so the note still counts the replaced round.
-    let steal = test().with_metric(MONITOR_STEAL);
-    assert_eq!(id.samples[&steal].len(), 5);
+    let control = test().with_metric(MONITOR_CONTROL);
+    assert_eq!(id.samples[&control].len(), 10);
     let notes = notes(&kept.identifiers);
     assert!(
         notes[0].contains("3 of 5 round(s) ran disturbed")
