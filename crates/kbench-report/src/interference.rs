@@ -287,10 +287,14 @@ fn disturbed_note(identifier: &IdentifierData) -> Option<String> {
     }
     let why: Vec<String> = why.iter().map(|(kind, n)| format!("{n} {kind}")).collect();
     let replaced = replaced_rounds(identifier).len();
+    let redone = (0..identifier.runs.len()).any(|run| is_redo_run(identifier, run));
     let action = if replaced > 0 {
         format!(
             "{replaced} of them were run again (--redo-disturbed) and are left out of compare"
         )
+    } else if redone {
+        "the rounds run again (--redo-disturbed) ran disturbed too, so every round stays in"
+            .to_string()
     } else {
         "`kbench run --redo-disturbed` runs such rounds again".to_string()
     };

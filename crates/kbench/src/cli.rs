@@ -114,6 +114,12 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub rounds: u32,
 
+    /// Run rounds that ran disturbed (steal, a busy machine, a slow control loop) again as new
+    /// rounds, once each and at most 2 per test; compare leaves out a disturbed round for each
+    /// quiet replacement
+    #[arg(long)]
+    pub redo_disturbed: bool,
+
     #[command(flatten)]
     pub sampling: SamplingArgs,
 

@@ -194,6 +194,17 @@ fn an_undisturbed_redo_round_replaces_the_oldest_disturbed_one() {
         .map(|d| (d.run, d.round))
         .collect();
     assert_eq!(replaced, [(1, 1)]);
+    // Without the quiet redo round, nothing is replaced, and the note says why.
+    let mut all_disturbed = id.clone();
+    all_disturbed.runs.pop();
+    all_disturbed.samples.values_mut().for_each(|s| s.retain(|x| x.round != 4));
+    all_disturbed
+        .sample_runs
+        .values_mut()
+        .for_each(|r| r.retain(|&run| run != 4));
+    assert_eq!(replaced_rounds(&all_disturbed), vec![]);
+    let note = &notes(std::slice::from_ref(&all_disturbed))[0];
+    assert!(note.contains("ran disturbed too, so every round stays in"), "{note}");
     let data = ResultSetData {
         name: "s".into(),
         tests: vec![],
