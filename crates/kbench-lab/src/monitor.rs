@@ -89,7 +89,11 @@ impl RoundMonitor {
         samples.extend(running.map(|v| (MONITOR_RUNNING, v, 1)));
         samples.extend(nivcsw.map(|v| (MONITOR_NIVCSW, v, 1)));
         for control in [self.control_before, control_after] {
-            samples.push((MONITOR_CONTROL, control.ns_per_iteration, control.iterations));
+            samples.push((
+                MONITOR_CONTROL,
+                control.ns_per_iteration,
+                control.iterations,
+            ));
         }
         // The store keeps positive values only: no steal, no switch and
         // (unreadable) no runnable task are told by the sample's absence.
@@ -106,14 +110,15 @@ impl RoundMonitor {
                 unit: unit.to_string(),
                 direction: Direction::Lower,
             });
-            events.extend(mine.into_iter().map(|&(_, value, iterations)| {
-                AgentEvent::Sample {
-                    metric: name.to_string(),
-                    value,
-                    iterations,
-                    at_ms,
-                }
-            }));
+            events.extend(
+                mine.into_iter()
+                    .map(|&(_, value, iterations)| AgentEvent::Sample {
+                        metric: name.to_string(),
+                        value,
+                        iterations,
+                        at_ms,
+                    }),
+            );
         }
         events
     }
@@ -254,20 +259,37 @@ mod tests {
         };
         let control = of(MONITOR_CONTROL);
         let rounds: Vec<u32> = control.iter().map(|c| c.0).collect();
-        assert_eq!(rounds, [0, 0, 1, 1], "a control before and after each round");
+        assert_eq!(
+            rounds,
+            [0, 0, 1, 1],
+            "a control before and after each round"
+        );
         // A pure userspace loop step takes well under a microsecond.
-        assert!(control.iter().all(|c| c.1 > 0.0 && c.1 < 1000.0), "{control:?}");
+        assert!(
+            control.iter().all(|c| c.1 > 0.0 && c.1 < 1000.0),
+            "{control:?}"
+        );
         let running = of(MONITOR_RUNNING);
         assert_eq!(running.len(), 2, "{running:?}");
         assert!(running.iter().all(|r| r.1 >= 1.0), "the agent itself runs");
         // Steal and switches are stored only when above 0, at most once a round.
         for metric in [MONITOR_STEAL, MONITOR_NIVCSW] {
             let values = of(metric);
-            assert!(values.len() <= 2 && values.iter().all(|v| v.1 > 0.0), "{values:?}");
+            assert!(
+                values.len() <= 2 && values.iter().all(|v| v.1 > 0.0),
+                "{values:?}"
+            );
         }
         for (metric, unit) in MONITORS {
-            if let Some(spec) = data.tests.iter().find(|t| t.key == test.with_metric(metric)) {
-                assert_eq!((spec.unit.as_str(), spec.direction), (unit, Direction::Lower));
+            if let Some(spec) = data
+                .tests
+                .iter()
+                .find(|t| t.key == test.with_metric(metric))
+            {
+                assert_eq!(
+                    (spec.unit.as_str(), spec.direction),
+                    (unit, Direction::Lower)
+                );
             }
         }
         // The measured metric keeps the test's own unit.

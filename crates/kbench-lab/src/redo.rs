@@ -47,7 +47,9 @@ pub fn redo_disturbed(
     };
     let mut redone: Vec<DisturbedRound> = Vec::new();
     for disturbed in disturbed_rounds(identifier).into_iter().filter(ours) {
-        let already = redone.iter().filter(|r| same_test(&r.test, &disturbed.test));
+        let already = redone
+            .iter()
+            .filter(|r| same_test(&r.test, &disturbed.test));
         if already.count() < MAX_REDO_PER_TEST {
             redone.push(disturbed);
         }

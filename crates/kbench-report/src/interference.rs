@@ -105,9 +105,7 @@ fn rounds(identifier: &IdentifierData) -> BTreeMap<RoundId, RoundMonitors> {
         }
         let test = key.with_metric(MAIN_METRIC);
         for (sample, run) in samples.iter().zip(identifier.runs_of_samples(key)) {
-            let monitors = rounds
-                .entry((test.clone(), run, sample.round))
-                .or_default();
+            let monitors = rounds.entry((test.clone(), run, sample.round)).or_default();
             match key.metric.as_str() {
                 MONITOR_STEAL => monitors.steal = sample.value,
                 MONITOR_RUNNING => monitors.runnable = Some((sample.value - 1.0).max(0.0)),
@@ -264,7 +262,11 @@ pub fn without_replaced_rounds(data: &ResultSetData) -> ResultSetData {
 pub fn notes(identifiers: &[IdentifierData]) -> Vec<String> {
     let mut notes: Vec<String> = identifiers.iter().filter_map(disturbed_note).collect();
     if let Some((baseline, others)) = identifiers.split_first() {
-        notes.extend(others.iter().filter_map(|other| speed_note(baseline, other)));
+        notes.extend(
+            others
+                .iter()
+                .filter_map(|other| speed_note(baseline, other)),
+        );
     }
     notes
 }
@@ -289,9 +291,7 @@ fn disturbed_note(identifier: &IdentifierData) -> Option<String> {
     let replaced = replaced_rounds(identifier).len();
     let redone = (0..identifier.runs.len()).any(|run| is_redo_run(identifier, run));
     let action = if replaced > 0 {
-        format!(
-            "{replaced} of them were run again (--redo-disturbed) and are left out of compare"
-        )
+        format!("{replaced} of them were run again (--redo-disturbed) and are left out of compare")
     } else if redone {
         "the rounds run again (--redo-disturbed) ran disturbed too, so every round stays in"
             .to_string()

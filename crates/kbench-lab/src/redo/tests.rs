@@ -121,9 +121,15 @@ fn a_disturbed_round_is_run_again_and_replaced_in_compare() {
     let launcher = Scripted::new(&[("b", &[0.0, 30.0, 0.0])]);
     let (summary, redone) = run_and_redo(&mut store, &launcher, &request(&["a", "b"], 3));
     assert_eq!(redone.len(), 1);
-    assert_eq!((redone[0].test.to_string(), redone[0].round), ("b".into(), 1));
+    assert_eq!(
+        (redone[0].test.to_string(), redone[0].round),
+        ("b".into(), 1)
+    );
     assert_eq!(summary.runs.len(), 4, "three rounds and one redo");
-    assert_eq!(launcher.launched.borrow().as_slice(), ["a", "b", "a", "b", "a", "b", "b"]);
+    assert_eq!(
+        launcher.launched.borrow().as_slice(),
+        ["a", "b", "a", "b", "a", "b", "b"]
+    );
     let data = store.load("s").unwrap();
     let id = &data.identifiers[0];
     let redo_runs: Vec<usize> = (0..id.runs.len())
@@ -163,7 +169,14 @@ fn quiet_rounds_and_earlier_invocations_are_not_run_again() {
     // The first invocation's round is stolen from, then all is quiet.
     let launcher = Scripted::new(&[("b", &[30.0])]);
     let stop = AtomicBool::new(false);
-    runner::execute(&mut store, &launcher, &request(&["b"], 1), &mut |_| {}, &stop).unwrap();
+    runner::execute(
+        &mut store,
+        &launcher,
+        &request(&["b"], 1),
+        &mut |_| {},
+        &stop,
+    )
+    .unwrap();
     let (summary, redone) = run_and_redo(&mut store, &launcher, &request(&["b"], 2));
     assert_eq!(redone, vec![]);
     assert_eq!(summary.runs.len(), 2);

@@ -197,14 +197,20 @@ fn an_undisturbed_redo_round_replaces_the_oldest_disturbed_one() {
     // Without the quiet redo round, nothing is replaced, and the note says why.
     let mut all_disturbed = id.clone();
     all_disturbed.runs.pop();
-    all_disturbed.samples.values_mut().for_each(|s| s.retain(|x| x.round != 4));
+    all_disturbed
+        .samples
+        .values_mut()
+        .for_each(|s| s.retain(|x| x.round != 4));
     all_disturbed
         .sample_runs
         .values_mut()
         .for_each(|r| r.retain(|&run| run != 4));
     assert_eq!(replaced_rounds(&all_disturbed), vec![]);
     let note = &notes(std::slice::from_ref(&all_disturbed))[0];
-    assert!(note.contains("ran disturbed too, so every round stays in"), "{note}");
+    assert!(
+        note.contains("ran disturbed too, so every round stays in"),
+        "{note}"
+    );
     let data = ResultSetData {
         name: "s".into(),
         tests: vec![],
@@ -257,7 +263,9 @@ fn a_machine_slower_by_more_than_the_limit_is_named_with_its_size() {
     let notes = notes(&[base, slow, fast, near]);
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(
-        notes[0].starts_with("The machine itself ran 5.0 % slower while 'b' was measured than while 'a' was"),
+        notes[0].starts_with(
+            "The machine itself ran 5.0 % slower while 'b' was measured than while 'a' was"
+        ),
         "{}",
         notes[0]
     );
@@ -269,7 +277,8 @@ fn a_machine_slower_by_more_than_the_limit_is_named_with_its_size() {
 fn data_without_monitors_says_nothing() {
     let mut id = identifier("a", 2, &[quiet(1.0)]);
     id.samples.retain(|key, _| !is_monitor_metric(&key.metric));
-    id.sample_runs.retain(|key, _| !is_monitor_metric(&key.metric));
+    id.sample_runs
+        .retain(|key, _| !is_monitor_metric(&key.metric));
     assert_eq!(disturbed_rounds(&id), vec![]);
     assert_eq!(summary_line(&id), None);
     assert_eq!(notes(&[id.clone(), id]), Vec::<String>::new());
@@ -340,12 +349,18 @@ fn monitors_get_no_verdict_and_stay_out_of_the_family_and_history() {
     assert_eq!(q(&report), q(&plain));
     // The notes name the slower machine and b's stolen rounds.
     assert!(
-        report.notes.iter().any(|n| n.contains("ran 99.9 % slower while 'b'")),
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("ran 99.9 % slower while 'b'")),
         "{:?}",
         report.notes
     );
     assert!(
-        report.notes.iter().any(|n| n.starts_with("'b': 4 of 4 round(s) ran disturbed")),
+        report
+            .notes
+            .iter()
+            .any(|n| n.starts_with("'b': 4 of 4 round(s) ran disturbed")),
         "{:?}",
         report.notes
     );
@@ -377,5 +392,8 @@ fn show_lists_monitors_apart_from_tests() {
         doc.interference[0]
     );
     let text = crate::show::text(&data, &doc);
-    assert!(text.contains("'a' monitors (medians over 2 round(s))"), "{text}");
+    assert!(
+        text.contains("'a' monitors (medians over 2 round(s))"),
+        "{text}"
+    );
 }

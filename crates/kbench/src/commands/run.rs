@@ -65,8 +65,14 @@ pub fn run(
         let mut observe = |e| progress.observe(e);
         let mut summary = runner::execute(store, &launcher, &request, &mut observe, &stop)?;
         if args.redo_disturbed {
-            redone =
-                redo::redo_disturbed(store, &launcher, &request, &mut observe, &stop, &mut summary)?;
+            redone = redo::redo_disturbed(
+                store,
+                &launcher,
+                &request,
+                &mut observe,
+                &stop,
+                &mut summary,
+            )?;
         }
         Ok(summary)
     });
@@ -190,7 +196,12 @@ fn print_redone(redone: &[DisturbedRound]) {
     eprintln!("Ran {} disturbed round(s) again:", redone.len());
     for round in redone {
         let why: Vec<String> = round.reasons.iter().map(ToString::to_string).collect();
-        eprintln!("  {}, stored round {}: {}", round.test, round.round, why.join(", "));
+        eprintln!(
+            "  {}, stored round {}: {}",
+            round.test,
+            round.round,
+            why.join(", ")
+        );
     }
 }
 
