@@ -3,8 +3,10 @@
 //! line per thing that happens, flushed at once, so the side that stores
 //! samples (the `kbench run` parent, or a VM's host) commits each sample as
 //! it is measured. `kbench agent` runs this in a fresh
-//! process, under the user's wrapper when there is one.
+//! process, under the user's wrapper when there is one. Every test's
+//! samples are followed by its interference monitors ([`crate::monitor`]).
 
+use crate::monitor::RoundMonitor;
 use crate::profile::{self, Profiles};
 use crate::sampler::{Progress, SamplingPlan, StopReason, sample};
 use kbench_bench::BenchError;
@@ -60,8 +62,23 @@ pub fn run_job(job: &AgentJob, out: &mut dyn Write) -> io::Result<()> {
         if stopped() {
             break;
         }
+        // Every test's events pass its interference monitors, which read
+        // between samples and send their samples before the test's end.
+        let mut monitor = RoundMonitor::start();
+        let mut emit_monitored = |event: AgentEvent| -> io::Result<()> {
+            match event {
+                AgentEvent::Sample { .. } => monitor.between_samples(),
+                AgentEvent::TestEnd { .. } => {
+                    for monitored in monitor.finish() {
+                        emit(out, &monitored)?;
+                    }
+                }
+                _ => {}
+            }
+            emit(out, &event)
+        };
         if kbench_bench::find(&test.benchmark).is_some() {
-            run_test(test, &job.plan, out)?;
+            run_test(test, &job.plan, &mut emit_monitored)?;
             continue;
         }
         let loaded =
@@ -71,19 +88,14 @@ pub fn run_job(job: &AgentJob, out: &mut dyn Write) -> io::Result<()> {
                 // Scratch files go to the work directory (its filesystem is
                 // the one the snapshot records).
                 let work_dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-                profile::run::run_test(profiles, test, &job.plan, &work_dir, &mut |event| {
-                    emit(out, &event)
-                })?;
+                profile::run::run_test(profiles, test, &job.plan, &work_dir, &mut emit_monitored)?;
             }
             Err(reason) => {
                 let reason = reason.clone();
-                emit(
-                    out,
-                    &AgentEvent::Failed {
-                        test: test.clone(),
-                        reason,
-                    },
-                )?;
+                emit_monitored(AgentEvent::Failed {
+                    test: test.clone(),
+                    reason,
+                })?;
             }
         }
     }
@@ -96,23 +108,24 @@ pub fn run_job(job: &AgentJob, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn run_test(test: &TestKey, plan: &SamplingPlan, out: &mut dyn Write) -> io::Result<()> {
+fn run_test(
+    test: &TestKey,
+    plan: &SamplingPlan,
+    emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
+) -> io::Result<()> {
     let Some(info) = kbench_bench::find(&test.benchmark) else {
         let reason = format!("no built-in benchmark is called '{}'", test.benchmark);
-        return emit(
-            out,
-            &AgentEvent::Failed {
-                test: test.clone(),
-                reason,
-            },
-        );
+        return emit(AgentEvent::Failed {
+            test: test.clone(),
+            reason,
+        });
     };
     let prepared = info
         .resolve(test)
         .and_then(|(key, options)| info.prepare(&options).map(|w| (key, w)));
     let (key, mut workload) = match prepared {
         Ok(ready) => ready,
-        Err(error) => return emit(out, &failure_event(test, &error)),
+        Err(error) => return emit(failure_event(test, &error)),
     };
     let unit = info.unit;
     // Events are written from the sampler's callback; the first write error
@@ -134,7 +147,7 @@ fn run_test(test: &TestKey, plan: &SamplingPlan, out: &mut dyn Write) -> io::Res
             },
         };
         if write_error.is_none() {
-            write_error = emit(out, &event).err();
+            write_error = emit(event).err();
         }
     });
     drop(workload);
@@ -152,7 +165,7 @@ fn run_test(test: &TestKey, plan: &SamplingPlan, out: &mut dyn Write) -> io::Res
     };
     match write_error {
         Some(error) => Err(error),
-        None => emit(out, &last),
+        None => emit(last),
     }
 }
 

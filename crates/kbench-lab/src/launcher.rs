@@ -277,6 +277,21 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
         .find(|candidate| executable(candidate))
 }
 
+/// Test support: a stream that replays events already at hand.
+#[cfg(test)]
+pub(crate) struct Replay(pub VecDeque<AgentEvent>);
+
+#[cfg(test)]
+impl AgentStream for Replay {
+    fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>> {
+        self.0.pop_front().map(Ok)
+    }
+
+    fn finish(self: Box<Self>) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,6 @@
 //! Reads the [`SystemSnapshot`] recorded with every run from /proc, /sys and
-//! /etc, and the /proc/stat CPU times its steal time comes from.
+//! /etc, and the /proc/stat CPU times its steal time comes from (and the
+//! runnable tasks the interference monitors read).
 //!
 //! Every fact is read, never guessed: one that cannot be read stays empty or
 //! zero. The text parsers are pure functions in [`parse`], tested on text
@@ -95,6 +96,12 @@ impl CpuTimes {
 /// Reads the aggregate "cpu" line of `/proc/stat`; `None` if unreadable.
 pub fn cpu_times() -> Option<CpuTimes> {
     parse::cpu_times(&read("/proc/stat"))
+}
+
+/// Tasks runnable right now (`/proc/stat` procs_running), the reader
+/// included; `None` if unreadable.
+pub fn procs_running() -> Option<u32> {
+    parse::procs_running(&read("/proc/stat"))
 }
 
 /// Steal time as a percentage of all CPU ticks between two readings; `None`

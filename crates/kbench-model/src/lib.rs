@@ -7,11 +7,16 @@
 //! parent on the host, or the host side of a VM).
 
 mod event;
+mod monitor;
 mod names;
 mod snapshot;
 mod test_key;
 
 pub use event::AgentEvent;
+pub use monitor::{
+    MONITOR_CONTROL, MONITOR_NIVCSW, MONITOR_PREFIX, MONITOR_RUNNING, MONITOR_STEAL, MONITORS,
+    REDO_NOTE, is_monitor_metric,
+};
 pub use names::{
     MAX_NAME_CHARS, MAX_TEST_NAME_CHARS, MAX_UNIT_CHARS, check_test_spec, validate_name,
 };

@@ -111,6 +111,8 @@ impl ComparisonReport {
 /// ones. With a single identifier there is nothing to compare, but the
 /// report still holds its summaries (the `show --format` views).
 pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<ComparisonReport> {
+    // Disturbed rounds that `--redo-disturbed` replaced are left out.
+    let data = &crate::interference::without_replaced_rounds(data);
     let order = identifier_order(data, request)?;
     let chosen = chosen(data, &order);
     let options = CompareOptions {
@@ -245,13 +247,15 @@ pub(crate) fn chosen<'a>(data: &'a ResultSetData, order: &[String]) -> Vec<&'a I
         .collect()
 }
 
-/// The tests whose name contains `filter` (all without one).
+/// The tests whose name contains `filter` (all without one); never an
+/// interference monitor, which is no result.
 pub(crate) fn filtered_specs<'a>(
     data: &'a ResultSetData,
     filter: Option<&str>,
 ) -> Vec<&'a TestSpec> {
     data.tests
         .iter()
+        .filter(|spec| !kbench_model::is_monitor_metric(&spec.key.metric))
         .filter(|spec| shown(spec, filter))
         .collect()
 }
@@ -418,6 +422,7 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
             }
         }
     }
+    notes.extend(crate::interference::notes(identifiers));
     notes
 }
 

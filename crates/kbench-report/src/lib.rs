@@ -7,6 +7,7 @@ pub mod comparison;
 pub mod format;
 pub mod header;
 pub mod history;
+pub mod interference;
 pub mod number;
 pub mod show;
 #[cfg(feature = "testing")]

@@ -1,8 +1,10 @@
 //! `kbench show`: a result set's identifiers, system header and per-test
 //! summary (n, mean, median, SD, 95 % CI of the mean, whether the CI target
-//! was met). The JSON form is the `kbench.show/1` document of docs/json.md.
+//! was met), and what the interference monitors saw (they are listed there,
+//! not as tests). The JSON form is the `kbench.show/1` document of
+//! docs/json.md.
 
-use crate::{header, number};
+use crate::{header, interference, number};
 use kbench_model::{Direction, TestSpec};
 use kbench_stats::{Samples, Summary};
 use kbench_store::{IdentifierData, ResultSetData, RunRecord, TestOutcomeKind};
@@ -19,6 +21,9 @@ pub struct ShowDocument {
     pub identifiers: Vec<IdentifierEntry>,
     pub differences: Vec<header::Difference>,
     pub tests: Vec<TestEntry>,
+    /// Per identifier what its interference monitors saw, then disturbed
+    /// rounds and differing machine speed ([`crate::interference`]).
+    pub interference: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -69,7 +74,14 @@ pub fn document(data: &ResultSetData) -> ShowDocument {
         tests: data
             .tests
             .iter()
+            .filter(|spec| !kbench_model::is_monitor_metric(&spec.key.metric))
             .map(|spec| test_entry(spec, &data.identifiers))
+            .collect(),
+        interference: data
+            .identifiers
+            .iter()
+            .filter_map(interference::summary_line)
+            .chain(interference::notes(&data.identifiers))
             .collect(),
     }
 }
@@ -133,6 +145,9 @@ pub fn text(data: &ResultSetData, doc: &ShowDocument) -> String {
         samples
     );
     for line in header::text(&data.identifiers) {
+        let _ = writeln!(out, "{line}");
+    }
+    for line in &doc.interference {
         let _ = writeln!(out, "{line}");
     }
     let name_width = doc

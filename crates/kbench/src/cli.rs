@@ -144,6 +144,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 3.5)]
     pub budget: f64,
 
+    /// Run rounds that ran disturbed (steal, a busy machine, a slow control loop) again as new
+    /// rounds, once each and at most 2 per test; compare leaves out a disturbed round for each
+    /// quiet replacement
+    #[arg(long)]
+    pub redo_disturbed: bool,
+
     #[command(flatten)]
     pub sampling: SamplingArgs,
 

@@ -257,6 +257,14 @@ pub fn cpu_times(stat: &str) -> Option<CpuTimes> {
     })
 }
 
+/// The `procs_running` line of `/proc/stat`: tasks runnable right now,
+/// the reader included.
+pub fn procs_running(stat: &str) -> Option<u32> {
+    stat.lines()
+        .find_map(|line| line.strip_prefix("procs_running "))
+        .and_then(|n| n.trim().parse().ok())
+}
+
 /// What runs the machine, from (in this order) the CPUID hypervisor
 /// signature, the DMI vendor and product names, and the cpuinfo
 /// "hypervisor" flag: "kvm", "qemu-tcg", "vmware", ..., "hypervisor
@@ -394,7 +402,9 @@ mod tests {
     const STAT: &str = "cpu  3220 0 3625 79698 221 0 18 7 0 0\n\
         cpu0 1428 0 1618 40324 35 0 6 2 0 0\n\
         cpu1 1791 0 2007 39374 185 0 11 4 0 0\n\
-        intr 123456 0 0\n";
+        intr 123456 0 0\n\
+        procs_running 3\n\
+        procs_blocked 0\n";
 
     #[test]
     fn cpuinfo_model_mhz_and_flags() {
@@ -557,6 +567,9 @@ mod tests {
             Some((4, 0))
         );
         assert_eq!(cpu_times("cpu0 1 2 3 4\n"), None);
+        assert_eq!(procs_running(STAT), Some(3));
+        assert_eq!(procs_running("procs_running x\n"), None);
+        assert_eq!(procs_running("cpu  1 2 3 4\n"), None);
         assert_eq!(cpu_times("cpu  1 2\n"), None);
     }
 

@@ -8,9 +8,11 @@ use anyhow::{Context, bail};
 use kbench_lab::adaptive::AdaptiveRounds;
 use kbench_lab::launcher::ProcessLauncher;
 use kbench_lab::profile::{PROFILES_ENV, Profiles};
+use kbench_lab::redo;
 use kbench_lab::runner::{self, RunRequest, RunSummary};
 use kbench_lab::sampler::SamplingPlan;
 use kbench_lab::suite;
+use kbench_report::interference::DisturbedRound;
 use kbench_report::show;
 use kbench_store::{ResultSetData, Store, TestOutcome};
 use serde::Serialize;
@@ -94,16 +96,24 @@ pub fn run(
         .as_ref()
         .map_or(request.rounds, |a| a.min_rounds);
     let mut progress = Progress::new(request.tests.len() * rounds as usize);
+    let mut redone = vec![];
     let (summary, uploaded) = fleet::mirror::mirrored(store, upload.as_ref(), |store| {
-        runner::execute(
-            store,
-            &launcher,
-            &request,
-            &mut |e| progress.observe(e),
-            &stop,
-        )
+        let mut observe = |e| progress.observe(e);
+        let mut summary = runner::execute(store, &launcher, &request, &mut observe, &stop)?;
+        if args.redo_disturbed {
+            redone = redo::redo_disturbed(
+                store,
+                &launcher,
+                &request,
+                &mut observe,
+                &stop,
+                &mut summary,
+            )?;
+        }
+        Ok(summary)
     });
     progress.finish();
+    print_redone(&redone);
     let ended = summary.and_then(|summary| report(store, &request, &summary, args.json));
     with_upload(ended, uploaded.as_ref())
 }
@@ -212,6 +222,23 @@ fn only_this_run(mut data: ResultSetData, request: &RunRequest) -> ResultSetData
             .any(|t| t.benchmark == spec.key.benchmark && t.options == spec.key.options)
     });
     data
+}
+
+/// Says which disturbed rounds `--redo-disturbed` ran again, and why.
+fn print_redone(redone: &[DisturbedRound]) {
+    if redone.is_empty() {
+        return;
+    }
+    eprintln!("Ran {} disturbed round(s) again:", redone.len());
+    for round in redone {
+        let why: Vec<String> = round.reasons.iter().map(ToString::to_string).collect();
+        eprintln!(
+            "  {}, stored round {}: {}",
+            round.test,
+            round.round,
+            why.join(", ")
+        );
+    }
 }
 
 fn print_ending(summary: &RunSummary, request: &RunRequest) {
