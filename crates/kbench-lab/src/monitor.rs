@@ -242,6 +242,7 @@ mod tests {
                 ..Default::default()
             },
             rounds: 2,
+            adaptive: None,
             wrapper: None,
             notes: vec![],
             host: None,

@@ -94,6 +94,7 @@ fn request(tests: &[&str], rounds: u32) -> RunRequest {
         tests: tests.iter().map(|t| TestKey::new(*t)).collect(),
         plan: SamplingPlan::default(),
         rounds,
+        adaptive: None,
         wrapper: None,
         notes: vec![],
         host: None,
