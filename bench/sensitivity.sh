@@ -16,7 +16,7 @@
 # detections per (slowdown, metric) that did, the median change measured,
 # and the wall time per identifier. Real runs, nothing simulated.
 #
-# Usage: bench/sensitivity.sh   (env: TRIALS=5 MODES="sequential variant"
+# Usage: bench/sensitivity.sh   (env: KEEP=1 keeps the work dir, TRIALS=5 MODES="sequential variant"
 #        LOADS="none cpu1" TESTS="..." KBENCH=target/release/kbench)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +29,7 @@ SLOW="$PWD/bench/seccomp-slow"
 [ -x "$KBENCH" ] || cargo build --release
 W=$(mktemp -d /tmp/kbench-sensitivity.XXXXXX)
 LOAD_PID=
-cleanup() { [ -n "$LOAD_PID" ] && kill "$LOAD_PID" 2>/dev/null; rm -rf "$W"; }
+cleanup() { [ -n "$LOAD_PID" ] && kill "$LOAD_PID" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$W"; }
 trap cleanup EXIT
 mkdir -p "$W/t/a/b/c/d" "$W/out"
 read -r -a tests <<<"$TESTS"

@@ -164,22 +164,7 @@ fn verdict(
     if diffs.windows(2).all(|w| w[0] == w[1]) {
         return Verdict::CannotDecide;
     }
-    let t = options.threshold;
-    let (above, below) = (ratio.ci_low > 1.0 + t, ratio.ci_high < 1.0 - t);
-    let (worse, improved) = match better {
-        Better::Lower => (above, below),
-        Better::Higher => (below, above),
-    };
-    let significant = p_value < options.alpha;
-    if significant && worse {
-        Verdict::Regression
-    } else if significant && improved {
-        Verdict::Improvement
-    } else if ratio.ci_low >= 1.0 - t && ratio.ci_high <= 1.0 + t {
-        Verdict::NoChange
-    } else {
-        Verdict::Inconclusive
-    }
+    crate::compare::decide(ratio, p_value, better, options.alpha, options.threshold)
 }
 
 /// What the endpoints say.

@@ -35,6 +35,7 @@ pub use fdr::benjamini_hochberg;
 pub use mann_whitney::{MannWhitney, mann_whitney};
 pub use power::{Spread, min_detectable_effect, samples_needed};
 pub use side::Side;
+pub(crate) use verdict::decide;
 pub use verdict::{Better, Verdict};
 pub use warning::{MIN_SAMPLES, Sides, Warning};
 pub use welch::{Welch, welch};

@@ -24,6 +24,19 @@ fn export(db: &Path, set: &str) -> Value {
     json_of(db, &["export", set])
 }
 
+/// Runs `kbench run ARGS` with short blocks, failing the test unless it
+/// succeeds.
+fn run_blocks(db: &Path, args: &[&str]) {
+    let mut args = args.to_vec();
+    args.extend(SHORT_BLOCKS);
+    let out = output(db, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn identifier<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc["identifiers"]
         .as_array()
@@ -36,7 +49,7 @@ fn identifier<'a>(doc: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn variants_are_measured_in_paired_blocks_and_compared_by_block() {
     let (_dir, db) = temp_db();
-    let mut args = vec![
+    let args = vec![
         "run",
         "syscall-null",
         "--into",
@@ -48,13 +61,7 @@ fn variants_are_measured_in_paired_blocks_and_compared_by_block() {
         "--seed",
         "7",
     ];
-    args.extend(SHORT_BLOCKS);
-    let out = output(&db, &args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_blocks(&db, &args);
     let doc = export(&db, "v");
     let mut sessions = vec![];
     for name in ["base", "other"] {
@@ -89,7 +96,7 @@ fn variants_are_measured_in_paired_blocks_and_compared_by_block() {
 #[test]
 fn a_second_session_pairs_within_itself_and_never_across() {
     let (_dir, db) = temp_db();
-    let mut args = vec![
+    let args = vec![
         "run",
         "syscall-null",
         "--into",
@@ -99,14 +106,8 @@ fn a_second_session_pairs_within_itself_and_never_across() {
         "--variant",
         "b",
     ];
-    args.extend(SHORT_BLOCKS);
     for _ in 0..2 {
-        let out = output(&db, &args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run_blocks(&db, &args);
     }
     let doc = export(&db, "v");
     let runs = |name| identifier(&doc, name)["runs"].as_array().unwrap().clone();
@@ -186,7 +187,7 @@ fn a_variants_sysctl_is_set_for_its_rounds_and_restored_after() {
     let new = if old == "0" { "1" } else { "0" };
     let (_dir, db) = temp_db();
     let setting = format!("set=sysctl:kernel.sched_autogroup_enabled={new}");
-    let mut args = vec![
+    let args = vec![
         "run",
         "syscall-null",
         "--into",
@@ -196,13 +197,7 @@ fn a_variants_sysctl_is_set_for_its_rounds_and_restored_after() {
         "--variant",
         &setting,
     ];
-    args.extend(SHORT_BLOCKS);
-    let out = output(&db, &args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_blocks(&db, &args);
     assert_eq!(
         std::fs::read_to_string(key).unwrap().trim(),
         old,
@@ -219,7 +214,7 @@ fn a_variants_sysctl_is_set_for_its_rounds_and_restored_after() {
 #[test]
 fn a_duet_runs_both_variants_of_a_block_at_the_same_time() {
     let (_dir, db) = temp_db();
-    let mut args = vec![
+    let args = vec![
         "run",
         "syscall-null",
         "--into",
@@ -230,13 +225,7 @@ fn a_duet_runs_both_variants_of_a_block_at_the_same_time() {
         "--variant",
         "b",
     ];
-    args.extend(SHORT_BLOCKS);
-    let out = output(&db, &args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_blocks(&db, &args);
     let doc = export(&db, "v");
     // Per block (round), the time span of each variant's samples.
     let spans = |name| {
