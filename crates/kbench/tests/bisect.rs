@@ -290,7 +290,13 @@ fn finds_a_3_pct_step_through_the_machines_noise() {
     let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let f = fixture(slower_by_3_pct);
     let before = repo_state(&f.repo);
-    let args = bisect_args(&f.repo, &f.hashes[0], "main");
+    // The generated step is 3 % of the loop, about 2.5 % of the whole run
+    // (process start included): with the default 1 % threshold the
+    // endpoints' CI must clear 1 %, which a loaded CI machine sometimes
+    // misses at the 128-block cap ([+1.00, +3.90] once). A user bisecting a
+    // 3 % step sets the practical threshold below it, as here.
+    let mut args = bisect_args(&f.repo, &f.hashes[0], "main");
+    args.extend(["--threshold".to_string(), "0.5".to_string()]);
     let started = std::time::Instant::now();
     let report = ok_json(&f.db, &args, &[]);
     let log: Vec<String> = report["log"]
