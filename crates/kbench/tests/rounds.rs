@@ -30,7 +30,15 @@ fn rounds(db: &Path, set: &str, identifier: &str) -> BTreeMap<(usize, u64), usiz
         .unwrap();
     let mut counts = BTreeMap::new();
     for (r, run) in entry["runs"].as_array().unwrap().iter().enumerate() {
-        for samples in run["samples"].as_object().unwrap().values() {
+        // Measured metrics only: interference monitors add a few samples
+        // of their own to every round.
+        let measured = run["samples"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(key, _)| !key.contains(":monitor."))
+            .map(|(_, samples)| samples);
+        for samples in measured {
             for sample in samples.as_array().unwrap() {
                 let round = sample["round"].as_u64().unwrap();
                 *counts.entry((r, round)).or_insert(0) += 1;
