@@ -9,6 +9,7 @@
 use crate::monitor::RoundMonitor;
 use crate::profile::{self, Profiles};
 use crate::sampler::{Progress, SamplingPlan, StopReason, sample};
+use crate::turns::Turns;
 use kbench_bench::BenchError;
 use kbench_model::{AgentEvent, TestKey};
 use serde::{Deserialize, Serialize};
@@ -50,8 +51,38 @@ pub fn stopped() -> bool {
 /// Runs `job`, writing events to `out`. Fails only when `out` fails (the
 /// reader is gone) or the agent was stopped (`ErrorKind::Interrupted`; the
 /// unfinished test gets no end event, so a resumed run measures it again);
-/// a benchmark's failure is an event and the job goes on.
-pub fn run_job(job: &AgentJob, out: &mut dyn Write) -> io::Result<()> {
+/// a benchmark's failure is an event and the job goes on. With `turns`
+/// (an interleaved block, [`crate::turns`]), the agent works only while it
+/// holds the token, and built-in tests sample one sample a turn.
+pub fn run_job(
+    job: &AgentJob,
+    out: &mut dyn Write,
+    mut turns: Option<&mut Turns>,
+) -> io::Result<()> {
+    if let Some(turns) = turns.as_deref_mut()
+        && !turns.begin()?
+    {
+        for test in &job.tests {
+            emit(
+                out,
+                &AgentEvent::Failed {
+                    test: test.clone(),
+                    reason: "the block ended before this variant's turn (another variant's \
+                             agent ended early)"
+                        .to_string(),
+                },
+            )?;
+        }
+        return Ok(());
+    }
+    let result = run_tests(job, out, turns.as_deref_mut());
+    match turns {
+        Some(turns) => turns.end().and(result),
+        None => result,
+    }
+}
+
+fn run_tests(job: &AgentJob, out: &mut dyn Write, mut turns: Option<&mut Turns>) -> io::Result<()> {
     if job.snapshot {
         let snapshot = Box::new(crate::sysinfo::snapshot(Path::new(".")));
         emit(out, &AgentEvent::Snapshot { snapshot })?;
@@ -78,7 +109,7 @@ pub fn run_job(job: &AgentJob, out: &mut dyn Write) -> io::Result<()> {
             emit(out, &event)
         };
         if kbench_bench::find(&test.benchmark).is_some() {
-            run_test(test, &job.plan, &mut emit_monitored)?;
+            run_test(test, &job.plan, turns.as_deref_mut(), &mut emit_monitored)?;
             continue;
         }
         let loaded =
@@ -111,6 +142,7 @@ pub fn run_job(job: &AgentJob, out: &mut dyn Write) -> io::Result<()> {
 fn run_test(
     test: &TestKey,
     plan: &SamplingPlan,
+    turns: Option<&mut Turns>,
     emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
 ) -> io::Result<()> {
     let Some(info) = kbench_bench::find(&test.benchmark) else {
@@ -131,7 +163,7 @@ fn run_test(
     // Events are written from the sampler's callback; the first write error
     // is kept and returned once sampling ends.
     let mut write_error: Option<io::Error> = None;
-    let result = sample(workload.as_mut(), unit, plan, &STOP, |progress| {
+    let result = sample(workload.as_mut(), unit, plan, &STOP, turns, |progress| {
         let event = match progress {
             Progress::Calibrated { iterations } => AgentEvent::TestStart {
                 test: key.clone(),

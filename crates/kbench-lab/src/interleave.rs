@@ -2,10 +2,10 @@
 //! "Conducting Repeatable Experiments in Highly Variable Cloud Computing
 //! Environments", ICPE 2017): per test, every block runs each variant
 //! once, a fresh agent each (one round), in a fresh random order from a
-//! recorded seed. A block lasts about a second, short against this kind of
-//! machine's slow spells (10-20 s), so drift and load bursts hit every
-//! variant of a block alike, and `compare` pairs the variants block by
-//! block ([`kbench_stats::paired`]).
+//! recorded seed. The agents of a block start together and take turns
+//! sample by sample ([`crate::turns`]), so drift, speed spells and load
+//! bursts hit every variant of a block alike, and `compare` pairs the
+//! variants block by block ([`kbench_stats::paired`]).
 //!
 //! Each variant is an identifier of the set with one run for the whole
 //! invocation; block k of the session is round `first_round + k` of every
@@ -65,9 +65,9 @@ pub struct InterleavedRequest<'a> {
 struct VariantRun {
     run: RunId,
     test_ids: HashMap<TestKey, kbench_store::TestId>,
-    /// Main-metric mean of each block of the current test (`None`: no
-    /// usable round in that block).
-    block_means: Vec<Option<f64>>,
+    /// Main-metric median of each block of the current test (`None`: no
+    /// usable round in that block), as `compare` pairs them.
+    block_medians: Vec<Option<f64>>,
     cpu_before: Option<crate::sysinfo::CpuTimes>,
 }
 
@@ -114,7 +114,7 @@ pub fn execute(
         runs.push(VariantRun {
             run,
             test_ids: HashMap::new(),
-            block_means: vec![],
+            block_medians: vec![],
             cpu_before: crate::sysinfo::cpu_times(),
         });
     }
@@ -191,11 +191,12 @@ fn measure_test(
     let started = Instant::now();
     let budget = plan.budget * request.variants.len() as u32;
     for run in runs.iter_mut() {
-        run.block_means.clear();
+        run.block_medians.clear();
     }
     let mut order: Vec<usize> = (0..request.variants.len()).collect();
-    let mut last: Option<TestOutcome> = None;
-    for block in 0..plan.max_blocks {
+    // The command never asks for no block: the loop ends at max_blocks.
+    assert!(plan.max_blocks > 0, "an interleaved test needs a block");
+    for block in 0.. {
         if stop.load(Ordering::SeqCst) {
             return Ok(None);
         }
@@ -216,6 +217,10 @@ fn measure_test(
                     .enumerate()
                     .map(|(v, stream)| (v, Box::new(Started::new(stream)) as Box<dyn Launcher>))
                     .collect()
+            }
+            None if takes_turns(request, test) => {
+                rng.shuffle(&mut order);
+                in_turns(request, test, &order, rng)?
             }
             None => {
                 rng.shuffle(&mut order);
@@ -256,8 +261,7 @@ fn measure_test(
                     ..outcome
                 }));
             }
-            runs[v].block_means.push(mean(&values));
-            last = Some(outcome);
+            runs[v].block_medians.push(median(values));
         }
         let blocks = block + 1;
         let widest = widest_change_ci(runs);
@@ -291,7 +295,47 @@ fn measure_test(
             return Ok(Some(outcome));
         }
     }
-    Ok(last)
+    unreachable!("the blocks end at max_blocks")
+}
+
+/// Whether the variants take turns on `test` ([`crate::turns`]): a
+/// built-in test, every variant's agent started on this machine.
+fn takes_turns(request: &InterleavedRequest<'_>, test: &TestKey) -> bool {
+    kbench_bench::find(&test.benchmark).is_some()
+        && request.launchers.iter().all(|l| l.takes_turns())
+}
+
+/// Starts every variant's agent of a block at once, in a ring of turns in
+/// `order`. A single-task test's agents are pinned to one CPU, drawn per
+/// block, unless a variant chose its own CPUs; a test of more tasks keeps
+/// the placement it asks for.
+fn in_turns<'a>(
+    request: &InterleavedRequest<'a>,
+    test: &TestKey,
+    order: &[usize],
+    rng: &mut fastrand::Rng,
+) -> anyhow::Result<Vec<(usize, Box<dyn Launcher + 'a>)>> {
+    let cpus = crate::variant::allowed_cpus();
+    let cpu = (kbench_bench::runs_in_one_task(&test.benchmark) && !cpus.is_empty())
+        .then(|| cpus[rng.usize(..cpus.len())]);
+    let job = AgentJob {
+        snapshot: false,
+        tests: vec![test.clone()],
+        plan: request.requests[0].plan.clone(),
+    };
+    // The seats are dropped on return, once every agent has its ends: the
+    // parent keeps none, so an agent that dies reads as a closed ring.
+    let seats = crate::turns::ring(order.len())?;
+    order
+        .iter()
+        .zip(&seats)
+        .map(|(&v, seat)| {
+            let own_cpus = request.variants[v].cpus.is_some();
+            let stream =
+                request.launchers[v].launch_in_turn(&job, seat, cpu.filter(|_| !own_cpus))?;
+            Ok((v, Box::new(Started::new(stream)) as Box<dyn Launcher>))
+        })
+        .collect()
 }
 
 /// A launcher lent for one round.
@@ -336,20 +380,20 @@ fn measure_round(
     measured
 }
 
-fn mean(values: &[f64]) -> Option<f64> {
-    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+fn median(values: Vec<f64>) -> Option<f64> {
+    kbench_stats::Samples::new(values).ok().map(|s| s.median())
 }
 
 /// The widest half-width (log scale, about a fraction) of the paired CI
 /// of each variant's change against the baseline (the first) so far.
 fn widest_change_ci(runs: &[VariantRun]) -> f64 {
-    let base = &runs[0].block_means;
+    let base = &runs[0].block_medians;
     runs[1..]
         .iter()
         .map(|run| {
             let diffs: Vec<f64> = base
                 .iter()
-                .zip(&run.block_means)
+                .zip(&run.block_medians)
                 .filter_map(|(b, v)| Some((v.as_ref()?.ln()) - b.as_ref()?.ln()))
                 .collect();
             hodges_lehmann(&diffs, 0.95).map_or(f64::INFINITY, |p| p.shift.half_width())

@@ -3,6 +3,7 @@
 //! the user's wrapper), a VM launcher boots a guest, and tests use fakes.
 
 use crate::agent::AgentJob;
+use crate::turns::Seat;
 use kbench_model::AgentEvent;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
@@ -24,6 +25,23 @@ pub trait Launcher {
     /// one stream; otherwise each test gets a fresh agent.
     fn batches_tests(&self) -> bool {
         false
+    }
+
+    /// Whether [`Launcher::launch_in_turn`] works: its agents run on this
+    /// machine and can inherit a ring's pipes.
+    fn takes_turns(&self) -> bool {
+        false
+    }
+
+    /// Starts an agent at `seat` of a ring of turns ([`crate::turns`]),
+    /// pinned to `cpu` when given; only when [`Launcher::takes_turns`].
+    fn launch_in_turn(
+        &self,
+        _job: &AgentJob,
+        _seat: &Seat,
+        _cpu: Option<usize>,
+    ) -> anyhow::Result<Box<dyn AgentStream>> {
+        anyhow::bail!("this launcher's agents cannot take turns")
     }
 }
 
@@ -113,9 +131,32 @@ impl ProcessLauncher {
 
 impl Launcher for ProcessLauncher {
     fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>> {
+        self.spawn(job, self.command())
+    }
+
+    fn takes_turns(&self) -> bool {
+        true
+    }
+
+    fn launch_in_turn(
+        &self,
+        job: &AgentJob,
+        seat: &Seat,
+        cpu: Option<usize>,
+    ) -> anyhow::Result<Box<dyn AgentStream>> {
+        let mut command = self.command();
+        seat.hand_to(&mut command);
+        if let Some(cpu) = cpu {
+            command.env(crate::variant::CPUS_ENV, cpu.to_string());
+        }
+        self.spawn(job, command)
+    }
+}
+
+impl ProcessLauncher {
+    fn spawn(&self, job: &AgentJob, mut command: Command) -> anyhow::Result<Box<dyn AgentStream>> {
         let job_json = serde_json::to_string(job)?;
-        let mut child = self
-            .command()
+        let mut child = command
             .args(["agent", "--job", &job_json])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

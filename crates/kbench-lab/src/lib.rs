@@ -16,5 +16,6 @@ pub mod runner;
 pub mod sampler;
 pub mod suite;
 pub mod sysinfo;
+pub mod turns;
 pub mod variant;
 pub mod vm;

@@ -218,7 +218,7 @@ mod tests {
             job: &crate::agent::AgentJob,
         ) -> anyhow::Result<Box<dyn crate::launcher::AgentStream>> {
             let mut out = Vec::new();
-            crate::agent::run_job(job, &mut out)?;
+            crate::agent::run_job(job, &mut out, None)?;
             let events = String::from_utf8(out)?
                 .lines()
                 .map(serde_json::from_str)

@@ -3,6 +3,7 @@
 //! target, or the time or sample budget runs out. Every sample is handed to
 //! the caller the moment it exists.
 
+use crate::turns::Turns;
 use kbench_bench::{BenchError, Unit, Workload, calibrate};
 use kbench_stats::{Samples, Summary};
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,8 @@ pub enum StopReason {
     SampleBudget,
     /// The stop flag was raised (SIGINT): the test is unfinished.
     Interrupted,
+    /// Taking turns ([`crate::turns`]): the block's leader ended the round.
+    BlockEnded,
 }
 
 impl StopReason {
@@ -65,6 +68,7 @@ impl StopReason {
             StopReason::TimeBudget => format!("time budget of {:?} used", plan.max_time),
             StopReason::SampleBudget => format!("{} samples taken", plan.max_samples),
             StopReason::Interrupted => "interrupted".to_string(),
+            StopReason::BlockEnded => "as many samples as the block's first variant".to_string(),
         }
     }
 }
@@ -99,11 +103,14 @@ pub struct SamplingEnd {
 /// Calibrates `workload`, then samples it per `plan`; `report` hears of the
 /// calibration and of each sample as it is measured. `stop` is checked
 /// before each sample, so an interrupted test ends within one interval.
+/// With `turns`, each sample waits for this agent's turn, and the time
+/// spent waiting does not count against the plan's time.
 pub fn sample(
     workload: &mut dyn Workload,
     unit: Unit,
     plan: &SamplingPlan,
     stop: &AtomicBool,
+    mut turns: Option<&mut Turns>,
     mut report: impl FnMut(Progress),
 ) -> Result<SamplingEnd, BenchError> {
     let started = Instant::now();
@@ -136,7 +143,16 @@ pub fn sample(
                 iterations,
             }));
         }
-        if let Some(stop) = should_stop(&values, plan, started.elapsed()) {
+        let waited = turns.as_ref().map_or(Duration::ZERO, |t| t.waited());
+        let wants = should_stop(&values, plan, started.elapsed().saturating_sub(waited));
+        let ends = match turns.as_deref_mut() {
+            Some(turns) => turns.between(wants).map_err(|error| BenchError::Os {
+                what: "waiting for this variant's turn".to_string(),
+                error,
+            })?,
+            None => wants,
+        };
+        if let Some(stop) = ends {
             break stop;
         }
     };
@@ -196,11 +212,18 @@ mod tests {
     fn run_fake(noise: Vec<f64>, plan: &SamplingPlan) -> (SamplingEnd, Vec<f64>) {
         let mut fake = Fake { noise, calls: 0 };
         let mut values = vec![];
-        let end = sample(&mut fake, Unit::Nanos, plan, &AtomicBool::new(false), |p| {
-            if let Progress::Sample(m) = p {
-                values.push(m.value);
-            }
-        })
+        let end = sample(
+            &mut fake,
+            Unit::Nanos,
+            plan,
+            &AtomicBool::new(false),
+            None,
+            |p| {
+                if let Progress::Sample(m) = p {
+                    values.push(m.value);
+                }
+            },
+        )
         .unwrap();
         (end, values)
     }
@@ -253,6 +276,7 @@ mod tests {
             Unit::Nanos,
             &SamplingPlan::default(),
             &stop,
+            None,
             |p| {
                 if let Progress::Sample(_) = p {
                     samples += 1;

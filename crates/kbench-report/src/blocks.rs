@@ -1,16 +1,21 @@
 //! Which rounds of two identifiers were measured in the same blocks: runs
 //! of one interleaved session (`kbench run --variant`, the session id in
-//! each run's snapshot) with the same round number. Their block means pair
-//! up, and the per-block log ratios feed the blocked analysis.
+//! each run's snapshot) with the same round number. Their block medians
+//! pair up, and the per-block log ratios feed the blocked analysis. A
+//! round's median, not its mean: under load a preempted sample or two
+//! moves a 0.2 s round's mean, and on this project's machine the SD of
+//! the block log ratios under one busy CPU fell from 4-6 % with means to
+//! 2.5-3.7 % with medians (docs/sensitivity.md).
 
 use kbench_model::TestKey;
+use kbench_stats::Samples;
 use kbench_store::IdentifierData;
 use std::collections::BTreeMap;
 
 /// Pairs needed before the blocked analysis is used.
 const MIN_PAIRED_BLOCKS: usize = 2;
 
-/// ln(current block mean / baseline block mean) for every block both
+/// ln(current block median / baseline block median) for every block both
 /// measured `key` in, in session and round order; `None` with fewer than
 /// two such blocks.
 pub(crate) fn log_ratios(
@@ -18,21 +23,21 @@ pub(crate) fn log_ratios(
     current: &IdentifierData,
     key: &TestKey,
 ) -> Option<Vec<f64>> {
-    let (a, b) = (block_means(baseline, key), block_means(current, key));
+    let (a, b) = (block_medians(baseline, key), block_medians(current, key));
     let ratios: Vec<f64> = a
         .iter()
-        .filter_map(|(block, mean_a)| Some(b.get(block)?.ln() - mean_a.ln()))
+        .filter_map(|(block, median_a)| Some(b.get(block)?.ln() - median_a.ln()))
         .filter(|r| r.is_finite())
         .collect();
     (ratios.len() >= MIN_PAIRED_BLOCKS).then_some(ratios)
 }
 
-/// Mean of `key` per (session, round) of the identifier's session runs.
-fn block_means(identifier: &IdentifierData, key: &TestKey) -> BTreeMap<(String, u32), f64> {
+/// Median of `key` per (session, round) of the identifier's session runs.
+fn block_medians(identifier: &IdentifierData, key: &TestKey) -> BTreeMap<(String, u32), f64> {
     let Some(samples) = identifier.samples.get(key) else {
         return BTreeMap::new();
     };
-    let mut sums: BTreeMap<(String, u32), (f64, usize)> = BTreeMap::new();
+    let mut blocks: BTreeMap<(String, u32), Vec<f64>> = BTreeMap::new();
     for (sample, run) in samples.iter().zip(identifier.runs_of_samples(key)) {
         let session = identifier
             .runs
@@ -40,13 +45,15 @@ fn block_means(identifier: &IdentifierData, key: &TestKey) -> BTreeMap<(String, 
             .and_then(|r| r.info.snapshot.variant.as_ref())
             .map(|v| v.session.clone());
         if let Some(session) = session {
-            let entry = sums.entry((session, sample.round)).or_default();
-            entry.0 += sample.value;
-            entry.1 += 1;
+            blocks
+                .entry((session, sample.round))
+                .or_default()
+                .push(sample.value);
         }
     }
-    sums.into_iter()
-        .map(|(block, (sum, n))| (block, sum / n as f64))
+    blocks
+        .into_iter()
+        .filter_map(|(block, values)| Some((block, Samples::new(values).ok()?.median())))
         .collect()
 }
 
@@ -96,11 +103,12 @@ mod tests {
         let a = identifier(
             "a",
             Some("s1"),
-            &[(0, 10.0), (0, 12.0), (1, 20.0), (2, 5.0)],
+            &[(0, 10.0), (0, 90.0), (0, 11.0), (1, 20.0), (2, 5.0)],
         );
         let b = identifier("b", Some("s1"), &[(0, 22.0), (1, 40.0), (3, 1.0)]);
         let ratios = log_ratios(&a, &b, &TestKey::new("t")).unwrap();
-        // Blocks 0 and 1 pair (means 11 and 20 against 22 and 40).
+        // Blocks 0 and 1 pair (medians 11 and 20 against 22 and 40); the
+        // preempted 90 of block 0 moves its mean, not its median.
         assert_eq!(ratios.len(), 2);
         assert!(
             ratios.iter().all(|r| (r - 2f64.ln()).abs() < 1e-12),

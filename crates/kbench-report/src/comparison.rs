@@ -378,12 +378,13 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
                 .is_some_and(|c| matches!(c.analysis, Analysis::Blocked { .. }))
         })
         .count();
+    let all = compared().filter(|r| r.comparison.is_some()).count();
     if blocked > 0 {
         notes.push(format!(
-            "{blocked} of {} comparisons paired block by block (measured in the same interleaved \
-             blocks): the change is the Hodges-Lehmann shift of the per-block log ratios, with \
-             the signed-rank CI and p; the others compare independent rounds.",
-            compared().filter(|r| r.comparison.is_some()).count()
+            "{blocked} of {all} comparisons paired block by block (measured in the same \
+             interleaved blocks): the change is the Hodges-Lehmann shift of the per-block log \
+             ratios of round medians, with the signed-rank CI and p; the others compare \
+             independent rounds."
         ));
     }
     let one_round = metrics
@@ -396,6 +397,15 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
              (use `kbench run --rounds N`)."
                 .to_string(),
         );
+    }
+    if blocked < all {
+        notes.push(format!(
+            "{} of {all} comparisons are of identifiers measured apart in time: on a shared \
+             machine the speed drifts between invocations more than their rounds show, so a \
+             few percent either way can be the machine. Measured together (`kbench run \
+             --variant`), they would be paired.",
+            all - blocked
+        ));
     }
     let mixed = metrics
         .iter()

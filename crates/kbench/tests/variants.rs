@@ -94,6 +94,57 @@ fn variants_are_measured_in_paired_blocks_and_compared_by_block() {
 }
 
 #[test]
+fn the_variants_of_a_block_take_turns_sample_by_sample() {
+    let (_dir, db) = temp_db();
+    let args = [
+        "run",
+        "syscall-null",
+        "--into",
+        "v",
+        "--variant",
+        "a",
+        "--variant",
+        "b",
+    ];
+    run_blocks(&db, &args);
+    let doc = export(&db, "v");
+    // Per round, the (at_ms, value) of each variant's main samples.
+    let rounds = |name| {
+        let mut rounds = std::collections::BTreeMap::<u64, Vec<i64>>::new();
+        let samples = identifier(&doc, name)["runs"][0]["samples"]["syscall-null"].clone();
+        for sample in samples.as_array().unwrap() {
+            let round = sample["round"].as_u64().unwrap();
+            rounds
+                .entry(round)
+                .or_default()
+                .push(sample["at_ms"].as_i64().unwrap());
+        }
+        rounds
+    };
+    let (a, b) = (rounds("a"), rounds("b"));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (round, times_a) in &a {
+        let times_b = &b[round];
+        assert_eq!(
+            times_a.len(),
+            times_b.len(),
+            "round {round}: the block's leader decides how many samples both take"
+        );
+        // Taking turns, each variant's round overlaps the other's in time;
+        // one after the other, the second would start after the first ended.
+        let (first, second) = if times_a[0] <= times_b[0] {
+            (times_a, times_b)
+        } else {
+            (times_b, times_a)
+        };
+        assert!(
+            second[0] < *first.last().unwrap(),
+            "round {round}: {first:?} then {second:?} did not take turns"
+        );
+    }
+}
+
+#[test]
 fn a_second_session_pairs_within_itself_and_never_across() {
     let (_dir, db) = temp_db();
     let args = vec![

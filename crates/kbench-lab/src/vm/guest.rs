@@ -169,7 +169,7 @@ fn run_agent(job: &AgentJob, port: &File) -> anyhow::Result<i32> {
     }
     if pid == 0 {
         let mut out = port;
-        let code = match run_job(job, &mut out) {
+        let code = match run_job(job, &mut out, None) {
             Ok(()) => 0,
             Err(error) => {
                 eprintln!("kbench guest: the agent could not write its results: {error}");

@@ -15,8 +15,10 @@ pub fn agent(job: &str) -> anyhow::Result<ExitCode> {
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
     // A variant's cgroup and CPUs, before the snapshot records them.
     kbench_lab::variant::apply_placement_from_env()?;
+    // An interleaved block's place in the ring of turns.
+    let mut turns = kbench_lab::turns::Turns::from_env()?;
     let stdout = std::io::stdout();
-    match run_job(&job, &mut stdout.lock()) {
+    match run_job(&job, &mut stdout.lock(), turns.as_mut()) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
             Ok(ExitCode::from(EXIT_INTERRUPTED))
