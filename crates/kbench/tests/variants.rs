@@ -46,6 +46,20 @@ fn identifier<'a>(doc: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no identifier {name} in {doc}"))
 }
 
+/// Per round, the `at_ms` of each syscall-null sample of the variant's
+/// first run, in the order stored.
+fn sample_times(doc: &Value, name: &str) -> std::collections::BTreeMap<u64, Vec<i64>> {
+    let mut rounds = std::collections::BTreeMap::<u64, Vec<i64>>::new();
+    let samples = &identifier(doc, name)["runs"][0]["samples"]["syscall-null"];
+    for sample in samples.as_array().unwrap() {
+        rounds
+            .entry(sample["round"].as_u64().unwrap())
+            .or_default()
+            .push(sample["at_ms"].as_i64().unwrap());
+    }
+    rounds
+}
+
 #[test]
 fn variants_are_measured_in_paired_blocks_and_compared_by_block() {
     let (_dir, db) = temp_db();
@@ -108,20 +122,7 @@ fn the_variants_of_a_block_take_turns_sample_by_sample() {
     ];
     run_blocks(&db, &args);
     let doc = export(&db, "v");
-    // Per round, the (at_ms, value) of each variant's main samples.
-    let rounds = |name| {
-        let mut rounds = std::collections::BTreeMap::<u64, Vec<i64>>::new();
-        let samples = identifier(&doc, name)["runs"][0]["samples"]["syscall-null"].clone();
-        for sample in samples.as_array().unwrap() {
-            let round = sample["round"].as_u64().unwrap();
-            rounds
-                .entry(round)
-                .or_default()
-                .push(sample["at_ms"].as_i64().unwrap());
-        }
-        rounds
-    };
-    let (a, b) = (rounds("a"), rounds("b"));
+    let (a, b) = (sample_times(&doc, "a"), sample_times(&doc, "b"));
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     for (round, times_a) in &a {
         let times_b = &b[round];
@@ -279,19 +280,11 @@ fn a_duet_runs_both_variants_of_a_block_at_the_same_time() {
     run_blocks(&db, &args);
     let doc = export(&db, "v");
     // Per block (round), the time span of each variant's samples.
-    let spans = |name| {
-        let mut spans = std::collections::BTreeMap::<u64, (i64, i64)>::new();
-        for s in identifier(&doc, name)["runs"][0]["samples"]["syscall-null"]
-            .as_array()
-            .unwrap()
-        {
-            let at = s["at_ms"].as_i64().unwrap();
-            let span = spans
-                .entry(s["round"].as_u64().unwrap())
-                .or_insert((at, at));
-            *span = (span.0.min(at), span.1.max(at));
-        }
-        spans
+    let spans = |name| -> std::collections::BTreeMap<u64, (i64, i64)> {
+        sample_times(&doc, name)
+            .into_iter()
+            .map(|(round, times)| (round, (times[0], *times.last().unwrap())))
+            .collect()
     };
     let (a, b) = (spans("a"), spans("b"));
     assert!(a.len() >= 12);
