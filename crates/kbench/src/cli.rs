@@ -117,8 +117,9 @@ pub struct RunArgs {
           conflicts_with_all = ["variant", "variants"])]
     pub rounds: Option<u32>,
 
-    /// Measure several identifiers on this kernel in randomized interleaved blocks; the first
-    /// is the baseline. NAME or NAME=SETTING;SETTING with wrap:CMD, env:KEY=VALUE,
+    /// Measure several identifiers on this kernel in randomized interleaved blocks, where the
+    /// variants take turns sample by sample (single-task built-ins: on one CPU); the first is the
+    /// baseline. NAME or NAME=SETTING;SETTING with wrap:CMD, env:KEY=VALUE,
     /// sysctl:key=value, cgroup:PATH, cpus:LIST, e.g. --variant base --variant
     /// 'slow=wrap:./seccomp-slow 1' --variant 'plu5=sysctl:vm.page_lock_unfairness=5'
     #[arg(long, value_name = "NAME[=SETTINGS]", conflicts_with_all = ["identifier", "wrap"])]

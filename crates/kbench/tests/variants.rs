@@ -20,6 +20,18 @@ const SHORT_BLOCKS: [&str; 6] = [
     "0.05",
 ];
 
+/// Two plain variants of syscall-null into set "v".
+const A_AND_B: [&str; 8] = [
+    "run",
+    "syscall-null",
+    "--into",
+    "v",
+    "--variant",
+    "a",
+    "--variant",
+    "b",
+];
+
 fn export(db: &Path, set: &str) -> Value {
     json_of(db, &["export", set])
 }
@@ -110,17 +122,7 @@ fn variants_are_measured_in_paired_blocks_and_compared_by_block() {
 #[test]
 fn the_variants_of_a_block_take_turns_sample_by_sample() {
     let (_dir, db) = temp_db();
-    let args = [
-        "run",
-        "syscall-null",
-        "--into",
-        "v",
-        "--variant",
-        "a",
-        "--variant",
-        "b",
-    ];
-    run_blocks(&db, &args);
+    run_blocks(&db, &A_AND_B);
     let doc = export(&db, "v");
     let (a, b) = (sample_times(&doc, "a"), sample_times(&doc, "b"));
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
@@ -148,18 +150,8 @@ fn the_variants_of_a_block_take_turns_sample_by_sample() {
 #[test]
 fn a_second_session_pairs_within_itself_and_never_across() {
     let (_dir, db) = temp_db();
-    let args = vec![
-        "run",
-        "syscall-null",
-        "--into",
-        "v",
-        "--variant",
-        "a",
-        "--variant",
-        "b",
-    ];
     for _ in 0..2 {
-        run_blocks(&db, &args);
+        run_blocks(&db, &A_AND_B);
     }
     let doc = export(&db, "v");
     let runs = |name| identifier(&doc, name)["runs"].as_array().unwrap().clone();
@@ -266,18 +258,7 @@ fn a_variants_sysctl_is_set_for_its_rounds_and_restored_after() {
 #[test]
 fn a_duet_runs_both_variants_of_a_block_at_the_same_time() {
     let (_dir, db) = temp_db();
-    let args = vec![
-        "run",
-        "syscall-null",
-        "--into",
-        "v",
-        "--duet",
-        "--variant",
-        "a",
-        "--variant",
-        "b",
-    ];
-    run_blocks(&db, &args);
+    run_blocks(&db, &[A_AND_B.as_slice(), &["--duet"]].concat());
     let doc = export(&db, "v");
     // Per block (round), the time span of each variant's samples.
     let spans = |name| -> std::collections::BTreeMap<u64, (i64, i64)> {
