@@ -9,6 +9,8 @@
 #          pipe-lat's +0.6 % is under the 1 % threshold and not counted
 #   deep1  TMPDIR one directory deeper: open-close walks one more component
 #   deep4  TMPDIR four directories deeper
+#   long   TMPDIR one directory deeper, with a 250-character name (a longer
+#          component to hash and compare: about +3 % on open-close)
 # in one of these modes:
 #   sequential  one identifier after another (`kbench run --as`), defaults
 #   variant     one interleaved run (`kbench run --variant ...`), defaults
@@ -23,6 +25,7 @@
 # Usage: bench/sensitivity.sh   (env: KEEP=1 keeps the work dir, TRIALS=5
 #        MODES="sequential variant duet" LOADS="none cpu1" TESTS="..."
 #        BUDGET=3.5 (kbench run --budget, seconds per test and identifier)
+#        NAMES="base same slow deep1 deep4" (base first; long is optional)
 #        KBENCH=target/release/kbench)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,10 +41,12 @@ W=$(mktemp -d /tmp/kbench-sensitivity.XXXXXX)
 LOAD_PID=
 cleanup() { [ -n "$LOAD_PID" ] && kill "$LOAD_PID" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$W"; }
 trap cleanup EXIT
-mkdir -p "$W/t/a/b/c/d" "$W/out"
+LONG=$(printf 'l%.0s' $(seq 250))
+mkdir -p "$W/t/a/b/c/d" "$W/t/$LONG" "$W/out"
 read -r -a tests <<<"$TESTS"
-names=(base same slow deep1 deep4)
-declare -A tmp=([base]=$W/t [same]=$W/t [slow]=$W/t [deep1]=$W/t/a [deep4]=$W/t/a/b/c/d)
+read -r -a names <<<"${NAMES:-base same slow deep1 deep4}"
+declare -A tmp=([base]=$W/t [same]=$W/t [slow]=$W/t [deep1]=$W/t/a [deep4]=$W/t/a/b/c/d
+  [long]=$W/t/$LONG)
 declare -A wrap=([slow]="$SLOW 1")
 
 start_load() {
@@ -119,7 +124,7 @@ def really_slower(variant, test):
         if test.startswith("pipe-lat"):
             return None
         return test.startswith(syscalls)
-    if variant in ("deep1", "deep4"):
+    if variant in ("deep1", "deep4", "long"):
         return test.startswith("open-close")
     return False
 rows = {}

@@ -39,8 +39,12 @@ fn export(db: &Path, set: &str) -> Value {
 /// Runs `kbench run ARGS` with short blocks, failing the test unless it
 /// succeeds.
 fn run_blocks(db: &Path, args: &[&str]) {
-    let mut args = args.to_vec();
-    args.extend(SHORT_BLOCKS);
+    run_with_plan(db, args, &SHORT_BLOCKS);
+}
+
+/// Runs `kbench run ARGS PLAN`, failing the test unless it succeeds.
+fn run_with_plan(db: &Path, args: &[&str], plan: &[&str]) {
+    let args = [args, plan].concat();
     let out = output(db, &args);
     assert!(
         out.status.success(),
@@ -258,7 +262,17 @@ fn a_variants_sysctl_is_set_for_its_rounds_and_restored_after() {
 #[test]
 fn a_duet_runs_both_variants_of_a_block_at_the_same_time() {
     let (_dir, db) = temp_db();
-    run_blocks(&db, &[A_AND_B.as_slice(), &["--duet"]].concat());
+    // Rounds of 0.1 s: the two agents' start-up (tens of milliseconds
+    // apart when other tests load both CPUs) is short against them.
+    let plan = [
+        "--max-time",
+        "0.1",
+        "--max-samples",
+        "20",
+        "--budget",
+        "0.05",
+    ];
+    run_with_plan(&db, &[A_AND_B.as_slice(), &["--duet"]].concat(), &plan);
     let doc = export(&db, "v");
     // Per block (round), the time span of each variant's samples.
     let spans = |name| -> std::collections::BTreeMap<u64, (i64, i64)> {
