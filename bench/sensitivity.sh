@@ -10,7 +10,7 @@
 #   deep1  TMPDIR one directory deeper: open-close walks one more component
 #   deep4  TMPDIR four directories deeper
 #   long   TMPDIR one directory deeper, with a 250-character name (a longer
-#          component to hash and compare on open-close; not yet measured)
+#          component to hash and compare: +6.5 % on open-close, measured)
 # in one of these modes:
 #   sequential  one identifier after another (`kbench run --as`), defaults
 #   variant     one interleaved run (`kbench run --variant ...`), defaults
