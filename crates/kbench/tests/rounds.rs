@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{SHORT, interrupt_once_sampling, json, kbench, temp_db};
+use common::{SHORT, assert_success, interrupt_once_sampling, json, kbench, temp_db};
 use kbench_store::{Location, RunInfo};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -16,11 +16,7 @@ use std::process::{Command, Stdio};
 /// Samples per (run, round) of every test of `identifier`, from its export.
 fn rounds(db: &Path, set: &str, identifier: &str) -> BTreeMap<(usize, u64), usize> {
     let out = kbench(db).args(["export", set]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "");
     let doc = json(&out.stdout);
     let entry = doc["identifiers"]
         .as_array()
@@ -102,11 +98,7 @@ fn an_interrupted_round_stays_partial_and_the_resumed_one_is_new() {
         ])
         .output()
         .unwrap();
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
+    assert_success(&resumed, "");
     let err = String::from_utf8_lossy(&resumed.stderr);
     assert!(err.contains("resuming"), "{err}");
     assert_eq!(statuses(&db, "i"), ["interrupted", "complete"]);
@@ -161,11 +153,7 @@ fn a_run_killed_before_its_first_sample_gets_no_old_round() {
         .args(SHORT)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "");
     let counts = rounds(&db, "k", "k");
     let per_round = runs_per_round(&counts);
     assert_eq!(
@@ -232,11 +220,7 @@ fn rounds_are_adaptive_without_rounds() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "");
     let identifier = String::from_utf8_lossy(
         &kbench(&db)
             .args(["sysinfo", "--json"])

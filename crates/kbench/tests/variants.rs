@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{json, json_of, kbench, output, run_short, temp_db};
+use common::{assert_success, json, json_of, kbench, output, run_short, temp_db};
 use serde_json::Value;
 use std::path::Path;
 
@@ -46,11 +46,7 @@ fn run_blocks(db: &Path, args: &[&str]) {
 fn run_with_plan(db: &Path, args: &[&str], plan: &[&str]) {
     let args = [args, plan].concat();
     let out = output(db, &args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out, "");
 }
 
 fn identifier<'a>(doc: &'a Value, name: &str) -> &'a Value {
