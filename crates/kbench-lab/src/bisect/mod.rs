@@ -12,9 +12,11 @@
 //!    and says so), binary-searches the commits with the three-state
 //!    decision and its doubling of blocks, skips commits that fail to build
 //!    or run, then re-measures the culprit and its last good ancestor afresh
-//!    to confirm. Every sample is stored the moment it is measured, under
-//!    the commit's identifier; the state and its log after every step.
-//!    Measuring is delegated to a [`bench::Workbench`].
+//!    to confirm. A failed confirmation has the bracket's ends measured
+//!    again, and the search goes on from there (`search`). Every sample is
+//!    stored the moment it is measured, under the commit's identifier; the
+//!    state and its log after every step. Measuring is delegated to a
+//!    [`bench::Workbench`].
 //!
 //! Nothing is compared across time: every decision is made on *blocks*,
 //! short groups of one fresh measurement of each commit involved (good and
@@ -26,6 +28,7 @@ pub mod bench;
 pub mod git;
 pub mod kernel;
 pub mod order;
+mod search;
 pub mod state;
 
 use anyhow::{Context, bail};
@@ -33,10 +36,7 @@ use bench::{MeasureError, Workbench};
 use git::{Commit, Repo};
 use kbench_model::{Direction, Sample, TestKey, TestSpec};
 use kbench_stats::Better;
-use kbench_stats::bisection::{
-    BisectionOptions, BlockedChange, DecidedBy, EndpointCheck, State, check_endpoints, classify,
-    confirm,
-};
+use kbench_stats::bisection::{BisectionOptions, BlockedChange, EndpointCheck, check_endpoints};
 use kbench_store::{RunId, RunInfo, RunStatus, Store, StoreError, TestId};
 use serde::Serialize;
 use state::{Fingerprint, LogEntry, Phase, STATE_SCHEMA, SavedState};
@@ -676,148 +676,15 @@ impl<'a> Session<'a> {
                 }
             }
         };
-        let reference_shift = reference.ratio.point.ln();
-
-        // 2. Binary search with three states, in blocks of (good, bad,
-        //    commit); failures are skipped.
-        let mut undecided = Vec::new();
-        let (mut lo, mut hi) = (0, self.plan.commits.len() - 1);
-        loop {
-            let open: Vec<usize> = (lo + 1..hi)
-                .filter(|i| !self.state.skipped.contains_key(&self.plan.commits[*i].hash))
-                .collect();
-            let Some(&mid) = open.iter().min_by_key(|&&i| (2 * i).abs_diff(lo + hi)) else {
-                break;
-            };
-            let commit = self.plan.commits[mid].clone();
-            let mut blocks: Vec<[f64; 3]> = Vec::new();
-            let mut target = options.initial_blocks;
-            'step: loop {
-                observer(&format!(
-                    "measuring {}: blocks {} to {target} with good and bad",
-                    commit.identifier(),
-                    blocks.len() + 1
-                ));
-                while blocks.len() < target {
-                    match self.block(bench, &[&good, &bad, &commit], observer, stop)? {
-                        Ok(logs) => blocks.push([logs[0], logs[1], logs[2]]),
-                        Err((2, failure)) => {
-                            self.end_runs(RunStatus::Complete)?;
-                            let reason = failure.describe(&self.request.metric);
-                            self.state
-                                .skipped
-                                .insert(commit.hash.clone(), reason.clone());
-                            let entry = self.entry(Phase::Search, &commit, None, "skipped", reason);
-                            self.log(entry, observer)?;
-                            break 'step;
-                        }
-                        Err((i, failure)) => bail!(
-                            "re-measuring the {} commit {} with {}: it {}",
-                            if i == 0 { "good" } else { "bad" },
-                            if i == 0 { &good } else { &bad }.identifier(),
-                            commit.short(),
-                            failure.describe(&self.request.metric)
-                        ),
-                    }
-                }
-                self.end_runs(RunStatus::Complete)?;
-                let class = classify(&blocks, reference_shift, &options);
-                let pct = |x: f64| 100.0 * x.exp_m1();
-                let detail = format!(
-                    "position {:.2} [{:.2}, {:.2}] (0 = good, 1 = bad); per block {:+.2} % \
-                     [{:+.2}, {:+.2}] from half-way, p = {:.2e}; {:+.2} % against good",
-                    class.position.point,
-                    class.position.low,
-                    class.position.high,
-                    pct(class.toward_bad.point),
-                    pct(class.toward_bad.ci_low),
-                    pct(class.toward_bad.ci_high),
-                    class.p_value,
-                    class.vs_good_pct.point
-                );
-                let mut entry = self.entry(
-                    Phase::Search,
-                    &commit,
-                    Some(blocks.len()),
-                    "",
-                    String::new(),
-                );
-                entry.position = Some(class.position);
-                entry.change_pct = Some(class.vs_good_pct);
-                if let Some(more) = class.more_blocks {
-                    entry.event = "unknown: more blocks".to_string();
-                    entry.state = Some(State::Unknown);
-                    entry.detail = format!("{detail}; measuring up to {more} blocks");
-                    self.log(entry, observer)?;
-                    target = more;
-                    continue;
-                }
-                entry.state = Some(class.state);
-                entry.decided_by = class.decided_by;
-                entry.event = match class.decided_by {
-                    Some(DecidedBy::Estimate) => {
-                        undecided.push(CommitRef::from(&commit));
-                        format!(
-                            "could not tell at the cap of {} blocks: called {} by the estimate",
-                            blocks.len(),
-                            class.state
-                        )
-                    }
-                    _ => class.state.to_string(),
-                };
-                entry.detail = detail;
-                self.log(entry, observer)?;
-                match class.state {
-                    State::LikeBad => hi = mid,
-                    _ => lo = mid,
-                }
-                break;
-            }
-        }
-
-        // 3. Confirm in fresh blocks of the culprit and its last good
-        //    ancestor.
+        // 2. and 3. Search, confirm, and recheck a failed confirmation.
+        let search::Found {
+            lo,
+            hi,
+            confirmation,
+            undecided,
+            rechecks,
+        } = self.search_and_confirm(bench, &reference, observer, stop)?;
         let (parent, culprit) = (self.plan.commits[lo].clone(), self.plan.commits[hi].clone());
-        let mut pairs: Vec<[f64; 2]> = Vec::new();
-        let mut target = options.initial_blocks;
-        let confirmation = loop {
-            observer(&format!(
-                "confirming: blocks {} to {target} of {} and {}",
-                pairs.len() + 1,
-                parent.short(),
-                culprit.short()
-            ));
-            while pairs.len() < target {
-                match self.block(bench, &[&parent, &culprit], observer, stop)? {
-                    Ok(logs) => pairs.push([logs[0], logs[1]]),
-                    Err((i, failure)) => bail!(
-                        "re-measuring {} to confirm: it {}",
-                        if i == 0 { &parent } else { &culprit }.identifier(),
-                        failure.describe(&self.request.metric)
-                    ),
-                }
-            }
-            self.end_runs(RunStatus::Complete)?;
-            let result = confirm(&pairs, better, reference.verdict, &options);
-            let event = match (result.confirmed, result.more_blocks) {
-                (true, _) => format!("confirmed: {}", result.change.verdict),
-                (false, Some(_)) => "unclear: more blocks".to_string(),
-                (false, None) => format!("NOT confirmed: {}", result.change.verdict),
-            };
-            let mut entry = self.entry(
-                Phase::Confirm,
-                &culprit,
-                Some(pairs.len()),
-                &event,
-                change_text(&result.change, &format!("against {}", parent.short())),
-            );
-            entry.change_pct = Some(result.change.change_pct);
-            self.log(entry, observer)?;
-            match result.more_blocks {
-                Some(more) => target = more,
-                None => break result,
-            }
-        };
 
         self.state.finished = true;
         self.save()?;
@@ -848,6 +715,13 @@ impl<'a> Session<'a> {
                 names.join(", "),
                 options.max_blocks,
                 if names.len() == 1 { "it" } else { "them" }
+            ));
+        }
+        if !rechecks.is_empty() {
+            notes.push(format!(
+                "a confirmation failed, so the bracket's ends were measured again ({}) and the \
+                 search went on from there",
+                rechecks.join(", ")
             ));
         }
         if !confirmation.confirmed {

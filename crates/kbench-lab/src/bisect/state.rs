@@ -69,6 +69,8 @@ impl SavedState {
 pub enum Phase {
     Endpoints,
     Search,
+    /// A bracket end measured again after a failed confirmation.
+    Recheck,
     Confirm,
 }
 
@@ -77,6 +79,7 @@ impl std::fmt::Display for Phase {
         f.write_str(match self {
             Phase::Endpoints => "endpoints",
             Phase::Search => "search",
+            Phase::Recheck => "recheck",
             Phase::Confirm => "confirm",
         })
     }

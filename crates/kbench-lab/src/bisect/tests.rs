@@ -7,7 +7,7 @@ use super::order::{SplitMix64, block_order};
 use super::*;
 use crate::runner::temp_store;
 use kbench_store::SqliteStore;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -44,6 +44,9 @@ struct Fake {
     order: Vec<usize>,
     builds: usize,
     built: BTreeSet<usize>,
+    /// Commit -> how many of its first measurements read at good's level
+    /// (a search misled at that commit).
+    misread: BTreeMap<usize, usize>,
 }
 
 impl Fake {
@@ -81,7 +84,9 @@ impl Workbench for Fake {
                 found: vec!["other".into()],
             }));
         }
-        let level = (self.level)(index) * self.mode();
+        let taken = self.order.iter().filter(|&&i| i == index).count();
+        let misread = self.misread.get(&index).is_some_and(|&n| taken < n);
+        let level = (self.level)(if misread { 0 } else { index }) * self.mode();
         self.measured += 1;
         self.order.push(index);
         if let Some((after, stop)) = &self.stop_after
@@ -147,6 +152,7 @@ fn fake(n: usize, step_at: usize, seed: u64) -> Fake {
         order: Vec::new(),
         builds: 0,
         built: BTreeSet::new(),
+        misread: BTreeMap::new(),
     }
 }
 
@@ -434,6 +440,33 @@ fn a_3_pct_step_is_found_through_slow_spells_of_the_machine() {
             "{change:?}"
         );
     }
+}
+
+/// The culprit's first blocks read like good (a search misled): the
+/// search ends a commit late, the confirmation fails, and the recheck of
+/// the parent (the real culprit) turns the bracket back.
+#[test]
+fn a_search_misled_at_the_culprit_is_mended_by_a_recheck() {
+    let (_dir, mut store) = temp_store();
+    let mut bench = fake(32, 21, 11);
+    bench.misread = BTreeMap::from([(21, BisectionOptions::default().initial_blocks)]);
+    let report = bisect(&mut store, "s", &mut bench, &AtomicBool::new(false)).unwrap();
+    let line = |e: &LogEntry| e.line();
+    let log: Vec<String> = report.log.iter().map(line).collect();
+    assert_eq!(report.first_bad.hash, bench.commits[21].hash, "{log:#?}");
+    assert_eq!(report.parent.hash, bench.commits[20].hash, "{log:#?}");
+    assert!(report.confirmed, "{log:#?}");
+    assert!(
+        log.iter().any(|l| l.contains("NOT confirmed"))
+            && log.iter().any(|l| l.contains("recheck")),
+        "{log:#?}"
+    );
+    assert!(report.notes.iter().any(|n| n.contains("measured again")));
+    // The same bisection on a machine that does not mislead it needs no
+    // recheck.
+    let mut honest = fake(32, 21, 11);
+    let report = bisect(&mut store, "t", &mut honest, &AtomicBool::new(false)).unwrap();
+    assert!(report.log.iter().all(|e| e.phase != Phase::Recheck));
 }
 
 #[test]
