@@ -318,6 +318,20 @@ fn speed_note(baseline: &IdentifierData, other: &IdentifierData) -> Option<Strin
         return None;
     }
     let how = if change > 0.0 { "slower" } else { "faster" };
+    if measured_together(baseline, other) {
+        return Some(format!(
+            "The control loop ran {:.1} % {how} in '{}' than in '{}' (medians {:.3} vs {:.3} ns \
+             per iteration), though they were measured in the same blocks: the identifier \
+             itself changes how fast plain userspace code runs (a kernel's timer, mitigations \
+             or emulation, a wrapper), so a change of that size may not be in the path under \
+             test.",
+            change.abs() * 100.0,
+            other.name,
+            baseline.name,
+            current,
+            base
+        ));
+    }
     Some(format!(
         "The machine itself ran {:.1} % {how} while '{}' was measured than while '{}' was \
          (control loop medians {:.3} vs {:.3} ns per iteration); differences of that size may \
@@ -328,6 +342,19 @@ fn speed_note(baseline: &IdentifierData, other: &IdentifierData) -> Option<Strin
         current,
         base
     ))
+}
+
+/// Whether the two were measured in the same interleaved session (their
+/// blocks ran side by side, so the machine was the same for both).
+fn measured_together(a: &IdentifierData, b: &IdentifierData) -> bool {
+    let sessions = |i: &IdentifierData| -> Vec<String> {
+        i.runs
+            .iter()
+            .filter_map(|r| Some(r.info.snapshot.variant.as_ref()?.session.clone()))
+            .collect()
+    };
+    let theirs = sessions(b);
+    sessions(a).iter().any(|s| theirs.contains(s))
 }
 
 /// One line of what the monitors saw while `identifier` was measured, for

@@ -274,6 +274,29 @@ fn a_machine_slower_by_more_than_the_limit_is_named_with_its_size() {
 }
 
 #[test]
+fn a_control_that_differs_within_one_session_is_the_identifiers_not_the_machines() {
+    let in_session = |mut id: IdentifierData| {
+        for run in &mut id.runs {
+            run.info.snapshot.variant = Some(kbench_model::VariantRecord {
+                session: "s1".into(),
+                ..Default::default()
+            });
+        }
+        id
+    };
+    let base = in_session(identifier("a", 2, &[quiet(1.0), quiet(1.0), quiet(1.0)]));
+    let slow = in_session(identifier("b", 2, &[quiet(1.2), quiet(1.2), quiet(1.2)]));
+    let notes = notes(&[base, slow]);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with("The control loop ran 20.0 % slower in 'b' than in 'a'")
+            && notes[0].contains("measured in the same blocks"),
+        "{}",
+        notes[0]
+    );
+}
+
+#[test]
 fn data_without_monitors_says_nothing() {
     let mut id = identifier("a", 2, &[quiet(1.0)]);
     id.samples.retain(|key, _| !is_monitor_metric(&key.metric));
