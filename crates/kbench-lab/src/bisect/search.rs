@@ -52,6 +52,8 @@ impl Session<'_> {
         decided.insert(last, State::LikeBad);
         let mut undecided = Vec::new();
         let mut rechecks = Vec::new();
+        // Failed confirmations so far.
+        let mut failed = 0;
         let (mut lo, mut hi) = (0, last);
         loop {
             (lo, hi) = self.search(
@@ -64,50 +66,47 @@ impl Session<'_> {
                 stop,
             )?;
             let confirmation = self.confirm_bracket(bench, reference, lo, hi, observer, stop)?;
-            if confirmation.confirmed || rechecks.len() == MAX_RECHECKS {
-                return Ok(Found {
-                    lo,
-                    hi,
-                    confirmation,
-                    undecided,
-                    rechecks,
-                });
-            }
-            // Which end of the bracket was called wrong, if either.
-            let mut moved = false;
-            for (end, wrong) in [(lo, State::LikeBad), (hi, State::LikeGood)] {
-                if end == 0 || end == last {
-                    continue;
-                }
-                let commit = self.plan.commits[end].clone();
-                let Some(state) = self.classify_commit(
-                    bench,
-                    &commit,
-                    Phase::Recheck,
-                    reference,
-                    &mut undecided,
-                    observer,
-                    stop,
-                )?
-                else {
-                    continue;
-                };
-                rechecks.push(format!("{}: {state}", commit.short()));
-                decided.insert(end, state);
-                if state == wrong {
-                    (lo, hi) = bracket(&decided, end);
-                    moved = true;
-                    break;
+            // Which end of the bracket was called wrong, if either: the
+            // bracket around it.
+            let mut turned = None;
+            if !confirmation.confirmed && failed < MAX_RECHECKS {
+                failed += 1;
+                for (end, wrong) in [(lo, State::LikeBad), (hi, State::LikeGood)] {
+                    if end == 0 || end == last {
+                        continue;
+                    }
+                    let commit = self.plan.commits[end].clone();
+                    let Some(state) = self.classify_commit(
+                        bench,
+                        &commit,
+                        Phase::Recheck,
+                        reference,
+                        &mut undecided,
+                        observer,
+                        stop,
+                    )?
+                    else {
+                        continue;
+                    };
+                    rechecks.push(format!("{}: {state}", commit.short()));
+                    decided.insert(end, state);
+                    if state == wrong {
+                        turned = Some(bracket(&decided, end));
+                        break;
+                    }
                 }
             }
-            if !moved {
-                return Ok(Found {
-                    lo,
-                    hi,
-                    confirmation,
-                    undecided,
-                    rechecks,
-                });
+            match turned {
+                Some(bracket) => (lo, hi) = bracket,
+                None => {
+                    return Ok(Found {
+                        lo,
+                        hi,
+                        confirmation,
+                        undecided,
+                        rechecks,
+                    });
+                }
             }
         }
     }
