@@ -72,7 +72,7 @@ impl Turns {
                 .map_err(|_| anyhow::anyhow!("{TURN_ENV}='{text}': '{s}' is not a descriptor"))?;
             // Claimed once, and only when open: a wrapper that closed it
             // would otherwise make this agent wait for ever.
-            // SAFETY: F_GETFD / F_SETFD only read and set the close-on-exec flag.
+            // SAFETY: F_SETFD only sets the close-on-exec flag.
             if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
                 anyhow::bail!(
                     "{TURN_ENV}: descriptor {fd} is not open (did the wrapper close it?): {}",
