@@ -57,7 +57,8 @@ pub struct InterleavedRequest<'a> {
     /// Duet (two variants): launchers of variant v pinned to CPU c, as
     /// `duet[v][c]`. Each block starts both variants at once, each on a
     /// CPU of its own (which one is random per block), so both see the
-    /// same interference (Bulej et al., "Duet Benchmarking", ICPE 2020).
+    /// same interference (Bulej et al., "Duet Benchmarking", ICPE 2020);
+    /// agents that take time to be ready (VM guests) start when both are.
     pub duet: Option<[[&'a dyn Launcher; 2]; 2]>,
 }
 
@@ -209,10 +210,17 @@ fn measure_test(
                     tests: vec![test.clone()],
                     plan: request.requests[0].plan.clone(),
                 };
-                let both = [
+                let mut both = [
                     duet[0][cpus[0]].launch(&job)?,
                     duet[1][cpus[1]].launch(&job)?,
                 ];
+                // Agents that boot first (VM guests) wait for each other.
+                for stream in &mut both {
+                    stream.wait_until_ready()?;
+                }
+                for stream in &mut both {
+                    stream.start();
+                }
                 both.into_iter()
                     .enumerate()
                     .map(|(v, stream)| (v, Box::new(Started::new(stream)) as Box<dyn Launcher>))

@@ -57,6 +57,18 @@ pub trait AgentStream {
     /// Asks the agent to stop soon, keeping what it measured (the run was
     /// interrupted). By default nothing: the agent then ends on its own.
     fn interrupt(&mut self) {}
+
+    /// Waits until an agent that waits for a start signal (a duet's VM
+    /// guest, [`AgentStream::start`]) is ready to measure; at once for the
+    /// others. An agent that ends before it is ready returns too: its end
+    /// then reads as usual.
+    fn wait_until_ready(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// Lets an agent that waits for a start signal begin; nothing for the
+    /// others, which began when they were launched.
+    fn start(&mut self) {}
 }
 
 /// A launcher whose one launch hands out an agent already started: a duet

@@ -174,6 +174,83 @@ fn debian_kernels_side_by_side_under_tcg() {
     let compared = json_of(&db, &["compare", "deb", "--format", "json"]);
     assert_eq!(compared["schema"], "kbench.compare/1");
     eprintln!("done in {:?}", started.elapsed());
+
+    duet(&db, &old.0, &new.0);
+    eprintln!("duet done in {:?}", started.elapsed());
+}
+
+/// `vm compare --duet`: both kernels boot at once, block by block, each
+/// qemu on a CPU of its own, and compare pairs them by block.
+fn duet(db: &Path, old: &str, new: &str) {
+    let (_, stderr) = ok(
+        db,
+        &[
+            "vm",
+            "compare",
+            "--duet",
+            "--kernel",
+            old,
+            "--kernel",
+            new,
+            "syscall-null",
+            "--blocks",
+            "6",
+            "--max-time",
+            "0.3",
+            "--into",
+            "duet",
+            "--accel",
+            "tcg",
+            "--timeout",
+            "60",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(stderr.contains("at once"), "{stderr}");
+    let compared = json_of(db, &["compare", "duet", "--format", "json"]);
+    let result = &compared["metrics"][0]["results"][1];
+    assert_eq!(result["identifier"], new, "{compared:#}");
+    assert_eq!(
+        result["comparison"]["analysis"],
+        serde_json::json!({"kind": "blocked", "blocks": 6}),
+        "{compared:#}"
+    );
+    // Each block's two boots measured at the same time: their samples'
+    // time spans overlap.
+    let export = json_of(db, &["export", "duet"]);
+    let spans = |name: &str| -> std::collections::BTreeMap<u64, (u64, u64)> {
+        let identifier = export["identifiers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == name)
+            .unwrap();
+        let mut spans = std::collections::BTreeMap::new();
+        for run in identifier["runs"].as_array().unwrap() {
+            let notes = run["info"]["notes"].to_string();
+            assert!(notes.contains("duet: measured at the same time"), "{notes}");
+            for sample in run["samples"]["syscall-null"].as_array().unwrap() {
+                let (round, at) = (
+                    sample["round"].as_u64().unwrap(),
+                    sample["at_ms"].as_u64().unwrap(),
+                );
+                let span = spans.entry(round).or_insert((at, at));
+                *span = (span.0.min(at), span.1.max(at));
+            }
+        }
+        spans
+    };
+    let (a, b) = (spans(old), spans(new));
+    assert_eq!((a.len(), b.len()), (6, 6), "{a:?} {b:?}");
+    let overlapping = a
+        .iter()
+        .filter(|(round, (start, end))| b[round].0 <= *end && *start <= b[round].1)
+        .count();
+    assert!(
+        overlapping >= 5,
+        "{overlapping} of 6 blocks overlap: {a:?} {b:?}"
+    );
 }
 
 /// Auto acceleration: KVM when a probe boot works, else TCG and the notes
@@ -313,6 +390,27 @@ fn bad_input_is_explained() {
         "{error}"
     );
     assert!(error.contains("/nonexistent-kbench-tmp"), "{error}");
+    let duet = |extra: &[&str], needle: &str| {
+        let mut args = vec![
+            "vm", "compare", "--duet", "--kernel", image, "--kernel", image,
+        ];
+        args.extend(extra);
+        fails_with(&args, needle);
+    };
+    duet(&["--kernel", image, "syscall-null"], "two kernels at once");
+    duet(&["pipe-lat"], "single-task");
+    duet(&["--cpus", "2", "syscall-null"], "--cpus 2 cannot be");
+    let out = kbench(&db)
+        .args([
+            "vm", "compare", "--duet", "--rounds", "3", "--kernel", image, "--kernel", image,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "clap refuses --rounds with --duet"
+    );
     fails_with(&["kernel", "fetch", "6.1"], "debian:VERSION");
     fails_with(
         &[

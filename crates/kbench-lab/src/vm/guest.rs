@@ -7,14 +7,17 @@
 //! channel the host reads. When the child ends, PID 1 writes
 //! [`EXIT_MARKER`] with its status, waits for the port to drain and powers
 //! the machine off. Messages go to the console (the first serial port),
-//! which the host keeps as the serial log.
+//! which the host keeps as the serial log. A gated guest
+//! ([`GATE_PATH`]) first writes [`READY_MARKER`] and waits for one byte
+//! from the host on the same port, so that two guests booted at once start
+//! measuring together.
 
-use super::image::JOB_PATH;
+use super::image::{GATE_PATH, JOB_PATH};
 use crate::agent::{AgentJob, run_job};
 use anyhow::Context;
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -27,6 +30,10 @@ pub const RESULTS_PORT: &str = "/dev/ttyS1";
 /// The line PID 1 writes on the results channel once the agent has ended:
 /// `#kbench-guest-exit STATUS`. Its absence means the guest died first.
 pub const EXIT_MARKER: &str = "#kbench-guest-exit";
+
+/// The line a gated guest writes on the results channel once it is ready to
+/// run its job; it runs it when the host sends a byte back.
+pub const READY_MARKER: &str = "#kbench-guest-ready";
 
 /// Whether this process is the init of a kbench guest: PID 1 with a job.
 pub fn is_guest() -> bool {
@@ -57,6 +64,9 @@ fn run() -> anyhow::Result<()> {
     )
     .with_context(|| format!("reading the job in {JOB_PATH}"))?;
     let mut port = open_results_port()?;
+    if Path::new(GATE_PATH).exists() {
+        wait_for_start(&mut port)?;
+    }
     eprintln!(
         "kbench guest: running {} test(s){}",
         job.tests.len(),
@@ -138,9 +148,22 @@ fn loopback_up() -> std::io::Result<()> {
     result
 }
 
-/// The results port, raw: no newline translation, no echo.
+/// Says it is ready on `port` and waits for the host's start byte.
+fn wait_for_start(port: &mut File) -> anyhow::Result<()> {
+    writeln!(port, "{READY_MARKER}").context("writing to the results channel")?;
+    // SAFETY: the descriptor is open; tcdrain waits until the UART sent all.
+    unsafe { libc::tcdrain(port.as_raw_fd()) };
+    eprintln!("kbench guest: ready; waiting for the host's start signal");
+    let mut byte = [0u8; 1];
+    port.read_exact(&mut byte)
+        .context("waiting for the host's start signal on the results channel")
+}
+
+/// The results port, raw (no newline translation, no echo, a read returns
+/// each byte as it comes); read for the start signal, written with events.
 fn open_results_port() -> anyhow::Result<File> {
     let port = OpenOptions::new()
+        .read(true)
         .write(true)
         .custom_flags(libc::O_NOCTTY)
         .open(RESULTS_PORT)

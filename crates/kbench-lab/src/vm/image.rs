@@ -21,6 +21,11 @@ use std::path::{Path, PathBuf};
 /// Where the guest finds its job.
 pub const JOB_PATH: &str = "/kbench/job.json";
 
+/// When this file is in the initramfs, the guest waits for the host's start
+/// signal before it runs its job ([`super::guest`]): a duet's two guests
+/// boot in different times, and start measuring together.
+pub const GATE_PATH: &str = "/kbench/gate";
+
 /// The part of the initramfs common to every boot.
 #[derive(Debug, Clone)]
 pub struct GuestImage {
@@ -74,11 +79,17 @@ impl GuestImage {
         })
     }
 
-    /// The whole initramfs for one boot: the base, then the job.
-    pub fn initramfs(&self, job: &AgentJob) -> Vec<u8> {
+    /// The whole initramfs for one boot: the base, then the job (and the
+    /// start gate when `gated`).
+    pub fn initramfs(&self, job: &AgentJob, gated: bool) -> Vec<u8> {
         let json = serde_json::to_vec(job).expect("a job serializes");
         let mut bytes = self.base.clone();
-        bytes.extend(Archive::new().file(JOB_PATH, 0o644, json).to_bytes());
+        let mut archive = Archive::new();
+        archive.file(JOB_PATH, 0o644, json);
+        if gated {
+            archive.file(GATE_PATH, 0o644, Vec::new());
+        }
+        bytes.extend(archive.to_bytes());
         bytes
     }
 
@@ -118,7 +129,7 @@ mod tests {
             tests: vec![TestKey::new("syscall-null")],
             plan: SamplingPlan::default(),
         };
-        let bytes = image.initramfs(&job);
+        let bytes = image.initramfs(&job, false);
         let entries = read_archive(&bytes).unwrap();
         let find = |name: &str| entries.iter().find(|(n, _, _)| n == name);
         let (_, mode, Entry::File(init)) = find("init").expect("/init") else {
@@ -140,6 +151,13 @@ mod tests {
         let back: AgentJob = serde_json::from_slice(json).unwrap();
         assert_eq!(back, job);
         assert!(image.base_len() < bytes.len());
+        assert!(find("kbench/gate").is_none(), "an ungated boot has no gate");
+        let gated = read_archive(&image.initramfs(&job, true)).unwrap();
+        assert!(
+            gated
+                .iter()
+                .any(|(n, _, e)| n == "kbench/gate" && *e == Entry::File(vec![]))
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! has sent nothing for the timeout; its serial log (the guest's console) is
 //! then kept and its last lines are part of the error.
 
-use super::guest::EXIT_MARKER;
+use super::guest::{EXIT_MARKER, READY_MARKER};
 use super::image::GuestImage;
 use super::kernel_image::KernelImage;
 use super::qemu::{Accel, Machine, kvm_failure};
@@ -16,9 +16,9 @@ use crate::launcher::{AgentStream, Launcher, TAIL_LINES, kill_unless_ended};
 use crate::sampler::SamplingPlan;
 use anyhow::Context;
 use kbench_model::AgentEvent;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
@@ -62,6 +62,9 @@ pub struct VmLauncher {
     image: Arc<GuestImage>,
     stop: Option<Arc<AtomicBool>>,
     boots: Arc<Mutex<Vec<BootTimes>>>,
+    /// With `vm compare --duet`: the host CPU qemu runs on; the guest then
+    /// also waits for the start signal ([`AgentStream::start`]).
+    duet_cpu: Option<usize>,
 }
 
 impl VmLauncher {
@@ -71,6 +74,21 @@ impl VmLauncher {
             image,
             stop: None,
             boots: Arc::default(),
+            duet_cpu: None,
+        }
+    }
+
+    /// The same guest as one of a duet: qemu pinned to host CPU `cpu`, and
+    /// the guest's agent waiting for the start signal, so that both guests
+    /// of a block start measuring together however long each took to boot.
+    /// Its boots are counted with this launcher's.
+    pub fn for_duet(&self, cpu: usize) -> VmLauncher {
+        VmLauncher {
+            spec: self.spec.clone(),
+            image: self.image.clone(),
+            stop: self.stop.clone(),
+            boots: self.boots.clone(),
+            duet_cpu: Some(cpu),
         }
     }
 
@@ -110,8 +128,16 @@ impl VmLauncher {
             tests: vec![],
             plan: SamplingPlan::default(),
         };
-        let mut stream = boot(&spec, &self.image, &job, self.stop.clone(), None, false)
-            .map_err(|e| format!("{e:#}"))?;
+        let mut stream = boot(
+            &spec,
+            &self.image,
+            &job,
+            self.stop.clone(),
+            None,
+            false,
+            None,
+        )
+        .map_err(|e| format!("{e:#}"))?;
         let mut reached = false;
         while let Some(event) = stream.next_event() {
             reached |= matches!(event, Ok(AgentEvent::Snapshot { .. }));
@@ -137,6 +163,7 @@ impl Launcher for VmLauncher {
             self.stop.clone(),
             Some(self.boots.clone()),
             true,
+            self.duet_cpu,
         )?;
         Ok(Box::new(stream))
     }
@@ -146,9 +173,31 @@ impl Launcher for VmLauncher {
     }
 }
 
+/// Makes `command`'s process run on host CPU `cpu` only, from before its
+/// first instruction (sched_setaffinity between fork and exec).
+fn pin_to(command: &mut Command, cpu: usize) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and
+    // calls only sched_setaffinity, which is async-signal-safe; the mask
+    // is built before the fork.
+    let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_SET(cpu, &mut mask) };
+    unsafe {
+        command.pre_exec(move || {
+            if libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &mask) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+}
+
 /// What the reader thread saw on the results channel.
 enum Line {
     Event(AgentEvent),
+    /// A gated guest is ready to start ([`READY_MARKER`]).
+    Ready,
     Exit(i32),
     Other(String),
 }
@@ -162,6 +211,9 @@ enum Cut {
 
 struct VmStream {
     child: Child,
+    /// qemu's stdin, the gated guest's start signal; `None` when not gated
+    /// or once sent.
+    start_signal: Option<ChildStdin>,
     lines: Receiver<Line>,
     stderr: Arc<Mutex<String>>,
     stderr_reader: Option<JoinHandle<()>>,
@@ -197,6 +249,7 @@ fn boot(
     stop: Option<Arc<AtomicBool>>,
     boots: Option<Arc<Mutex<Vec<BootTimes>>>>,
     keep_log: bool,
+    duet_cpu: Option<usize>,
 ) -> anyhow::Result<VmStream> {
     let work = WorkDir::new().with_context(|| {
         format!(
@@ -205,21 +258,31 @@ fn boot(
         )
     })?;
     let initrd = work.path.join("initramfs.cpio");
-    std::fs::write(&initrd, image.initramfs(job)).with_context(|| {
+    std::fs::write(&initrd, image.initramfs(job, duet_cpu.is_some())).with_context(|| {
         format!(
             "cannot build the guest's initramfs: writing {}",
             initrd.display()
         )
     })?;
     let serial_log = serial_log_path(&spec.log_dir, &work);
-    let mut child = Command::new(&spec.qemu)
+    let mut command = Command::new(&spec.qemu);
+    if let Some(cpu) = duet_cpu {
+        pin_to(&mut command, cpu);
+    }
+    // A gated guest's start byte goes in through qemu's stdin.
+    let stdin = match duet_cpu {
+        Some(_) => Stdio::piped(),
+        None => Stdio::null(),
+    };
+    let mut child = command
         .args(spec.machine.args(&spec.kernel.path, &initrd, &serial_log))
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("cannot start {}", spec.qemu.display()))?;
     let started = Instant::now();
+    let start_signal = child.stdin.take();
     let (sender, lines) = channel();
     let stdout = child.stdout.take().expect("stdout is piped");
     std::thread::spawn(move || {
@@ -231,7 +294,8 @@ fn boot(
                 Ok(0) | Err(_) => return,
                 Ok(_) => {
                     let text = String::from_utf8_lossy(&raw);
-                    if sender.send(parse_line(text.trim())).is_err() {
+                    let line = stamped_on_arrival(parse_line(text.trim()));
+                    if sender.send(line).is_err() {
                         return;
                     }
                 }
@@ -255,6 +319,7 @@ fn boot(
     };
     Ok(VmStream {
         child,
+        start_signal,
         lines,
         stderr,
         stderr_reader: Some(stderr_reader),
@@ -283,12 +348,25 @@ fn parse_line(text: &str) -> Line {
     {
         return Line::Exit(status);
     }
+    if text == READY_MARKER {
+        return Line::Ready;
+    }
     if text.starts_with('{')
         && let Ok(event) = serde_json::from_str(text)
     {
         return Line::Event(event);
     }
     Line::Other(text.to_string())
+}
+
+/// A sample's time by the host's clock, when its line arrived: a guest's
+/// clock starts from the emulated RTC's whole second, so two guests' (and
+/// the host's) clocks disagree by up to a second.
+fn stamped_on_arrival(mut line: Line) -> Line {
+    if let Line::Event(AgentEvent::Sample { at_ms, .. }) = &mut line {
+        *at_ms = kbench_model::now_ms();
+    }
+    line
 }
 
 /// A unique log file name in `dir` (created if need be; the work dir when
@@ -422,6 +500,33 @@ fn tail(text: &str) -> String {
 }
 
 impl AgentStream for VmStream {
+    fn wait_until_ready(&mut self) -> anyhow::Result<()> {
+        if self.start_signal.is_none() {
+            return Ok(());
+        }
+        // Before its start signal a gated guest sends nothing but chatter
+        // and the ready line. A guest that ends or hangs first is "ready":
+        // its end reads as any failed boot's.
+        while let Some(line) = self.next_line() {
+            match line {
+                Line::Ready => return Ok(()),
+                Line::Event(_) => anyhow::bail!(
+                    "a gated guest sent an event before it was ready (a guest of another kbench \
+                     version?)"
+                ),
+                other => self.note(other),
+            }
+        }
+        Ok(())
+    }
+
+    fn start(&mut self) {
+        if let Some(mut signal) = self.start_signal.take() {
+            // A qemu that is gone cannot take it; its end says why.
+            let _ = signal.write_all(b"\n").and_then(|()| signal.flush());
+        }
+    }
+
     fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>> {
         loop {
             match self.next_line()? {

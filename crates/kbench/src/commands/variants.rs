@@ -25,7 +25,7 @@ use std::time::Duration;
 /// Round time per variant when `--max-time` is not given: a block of a
 /// few variants then lasts about a second.
 const ROUND_TIME: Duration = Duration::from_millis(200);
-const MIN_BLOCKS: usize = 12;
+pub(super) const MIN_BLOCKS: usize = 12;
 const MAX_BLOCKS: usize = 200;
 
 pub fn run(
@@ -191,10 +191,6 @@ fn check_duet(variants: &[Variant], tests: &[kbench_model::TestKey]) -> anyhow::
             variants.len()
         );
     }
-    let cpus = variant::online_cpus();
-    if cpus < 2 {
-        bail!("--duet runs each variant on a CPU of its own, but this machine has {cpus} CPU");
-    }
     for v in variants {
         if v.cpus.is_some() {
             bail!(
@@ -210,6 +206,15 @@ fn check_duet(variants: &[Variant], tests: &[kbench_model::TestKey]) -> anyhow::
             );
         }
     }
+    check_duet_machine(tests)
+}
+
+/// What any duet needs: two CPUs, and tests that run in one task.
+pub(super) fn check_duet_machine(tests: &[kbench_model::TestKey]) -> anyhow::Result<()> {
+    let cpus = variant::online_cpus();
+    if cpus < 2 {
+        bail!("--duet runs each side on a CPU of its own, but this machine has {cpus} CPU");
+    }
     if let Some(test) = tests
         .iter()
         .find(|t| !kbench_bench::runs_in_one_task(&t.benchmark))
@@ -223,7 +228,7 @@ fn check_duet(variants: &[Variant], tests: &[kbench_model::TestKey]) -> anyhow::
 }
 
 /// The note a duet variant's runs carry.
-fn duet_note(variants: &[Variant], variant: &Variant, duet: bool) -> Vec<String> {
+pub(super) fn duet_note(variants: &[Variant], variant: &Variant, duet: bool) -> Vec<String> {
     let other = variants.iter().find(|v| v.name != variant.name);
     match other {
         Some(other) if duet => vec![format!(
@@ -234,7 +239,7 @@ fn duet_note(variants: &[Variant], variant: &Variant, duet: bool) -> Vec<String>
     }
 }
 
-fn random_seed() -> anyhow::Result<u64> {
+pub(super) fn random_seed() -> anyhow::Result<u64> {
     let id = kbench_model::random_id().context("choosing a seed")?;
     u64::from_str_radix(&id[..16], 16).context("choosing a seed")
 }

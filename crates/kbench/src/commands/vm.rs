@@ -1,14 +1,17 @@
 //! `kbench vm`: boot kernels in qemu with kbench as their init and measure
-//! in them; `vm compare` boots them in turn (A B A B ...) and prints the
-//! comparison.
+//! in them; `vm compare` boots them in turn (A B A B ...), or both at once
+//! (`--duet`), and prints the comparison.
 
 use super::kernel::CacheArg;
 use crate::cli::{CompareArgs, SamplingArgs, UploadArgs};
 use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
+use kbench_lab::interleave::{self, BlockPlan, InterleavedRequest};
+use kbench_lab::launcher::Launcher;
 use kbench_lab::runner::{self, RunRequest, RunSummary};
 use kbench_lab::suite;
+use kbench_lab::variant::Variant;
 use kbench_lab::vm::qemu::{self, Accel, AccelChoice, Machine};
 use kbench_lab::vm::{GuestImage, KernelImage, VmLauncher, VmSpec, image};
 use kbench_store::Store;
@@ -23,7 +26,8 @@ use std::time::Duration;
 pub enum VmCommand {
     /// Boot a kernel in qemu with kbench as its init and measure in it
     Run(VmRunArgs),
-    /// Compare kernels: boot them in turn (A B A B ...) for --rounds rounds, then print the comparison
+    /// Compare kernels: boot them in turn (A B A B ...) for --rounds rounds, or both at once
+    /// (--duet), then print the comparison
     Compare(VmCompareArgs),
 }
 
@@ -83,7 +87,13 @@ pub struct VmRunArgs {
     after_help = format!("Example:\n  kbench kernel fetch debian:6.1 debian:6.12\n  \
 kbench vm compare --kernel 6.1.0-57-cloud-amd64 --kernel 6.12.117+deb12-cloud-amd64 quick --rounds 3 --into deb\n\n\
 Rounds interleave the kernels (round 1: A, B; round 2: A, B; ...) so that drift of the machine \
-cancels out; compare treats the round as the unit of replication.\n\n{AFTER_HELP}")
+cancels out; compare treats the round as the unit of replication.\n\n\
+With --duet the two kernels boot at the same time, each guest (one vCPU) in a qemu pinned to a \
+host CPU of its own, which one drawn per block: one boot of each per test and block, --blocks \
+blocks. Each guest waits until both have booted, and both start on one signal. Both then see \
+the same interference, and compare pairs them block by block \
+(Bulej et al., \"Duet Benchmarking\", ICPE 2020). Single-task tests only (the syscall, file and \
+memory families).\n\n{AFTER_HELP}")
 )]
 pub struct VmCompareArgs {
     /// A kernel (bzImage path or cached release); give two or more, the first is the baseline
@@ -103,8 +113,18 @@ pub struct VmCompareArgs {
     pub into: String,
 
     /// Rounds; each boots every kernel once, in --kernel order
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100),
+          conflicts_with = "duet")]
     pub rounds: u32,
+
+    /// Boot the two kernels at once, each on a host CPU of its own, one test per boot, and pair
+    /// them block by block (see below)
+    #[arg(long)]
+    pub duet: bool,
+
+    /// Blocks per test with --duet; each boots both kernels once
+    #[arg(long, requires = "duet", value_parser = clap::value_parser!(u32).range(6..=200))]
+    pub blocks: Option<u32>,
 
     #[command(flatten)]
     pub sampling: SamplingArgs,
@@ -179,11 +199,28 @@ pub fn vm(command: VmCommand, db: &super::Db) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn compare(args: VmCompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
+fn compare(mut args: VmCompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
     if args.kernels.len() < 2 {
         bail!(
             "vm compare needs two or more --kernel options (the first is the baseline); for one kernel use `kbench vm run`"
         );
+    }
+    if args.duet {
+        if args.kernels.len() != 2 {
+            bail!(
+                "--duet boots two kernels at once (the baseline and one other), but {} --kernel \
+                 options are given",
+                args.kernels.len()
+            );
+        }
+        match args.vm.cpus {
+            Some(cpus) if cpus != 1 => bail!(
+                "--duet gives each guest one CPU of the host's, so --cpus {cpus} cannot be; drop \
+                 --cpus"
+            ),
+            _ => args.vm.cpus = Some(1),
+        }
+        super::variants::check_duet_machine(&suite::expand(&args.names)?)?;
     }
     if !args.identifiers.is_empty() && args.identifiers.len() != args.kernels.len() {
         bail!(
@@ -206,15 +243,23 @@ fn compare(args: VmCompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
         &args.vm,
         db,
     )?;
-    let done = lab.measure(store.as_mut(), args.rounds)?;
+    let done = match args.duet {
+        true => lab.measure_duet(
+            store.as_mut(),
+            args.blocks
+                .map_or(super::variants::MIN_BLOCKS, |b| b as usize),
+        )?,
+        false => lab.measure(store.as_mut(), args.rounds)?,
+    };
     drop((lab, store));
     if done.iter().any(|(_, summary)| summary.interrupted) {
         return Ok(ExitCode::from(super::run::EXIT_INTERRUPTED));
     }
     let identifiers: Vec<String> = done.iter().map(|(r, _)| r.identifier.clone()).collect();
     eprintln!(
-        "\nStored {} round(s) of {} in result set '{}'; `kbench compare {}` shows this again.\n",
-        args.rounds,
+        "\nStored {} {} of {} in result set '{}'; `kbench compare {}` shows this again.\n",
+        args.blocks.unwrap_or(args.rounds),
+        if args.duet { "block(s)" } else { "round(s)" },
         identifiers.join(", "),
         args.into,
         args.into
@@ -450,6 +495,102 @@ impl Lab {
             }
         }
         Ok(done)
+    }
+}
+
+impl Lab {
+    /// Boots the two kernels at once for every test and block, each qemu
+    /// pinned to a host CPU of its own (which one drawn per block), one test
+    /// per boot: `blocks` blocks per test. What each kernel's run did.
+    fn measure_duet(
+        &self,
+        store: &mut dyn Store,
+        blocks: usize,
+    ) -> anyhow::Result<Vec<(RunRequest, RunSummary)>> {
+        let variants: Vec<Variant> = self
+            .guests
+            .iter()
+            .map(|g| Variant {
+                name: g.identifier.clone(),
+                ..Variant::default()
+            })
+            .collect();
+        let pinned: Vec<[VmLauncher; 2]> = self
+            .guests
+            .iter()
+            .map(|g| [g.launcher.for_duet(0), g.launcher.for_duet(1)])
+            .collect();
+        let requests: Vec<RunRequest> = variants
+            .iter()
+            .map(|v| {
+                let mut request = RunRequest {
+                    identifier: v.name.clone(),
+                    ..self.request.clone()
+                };
+                request
+                    .notes
+                    .extend(super::variants::duet_note(&variants, v, true));
+                request
+            })
+            .collect();
+        let seed = super::variants::random_seed()?;
+        let request = InterleavedRequest {
+            requests: requests.clone(),
+            launchers: self
+                .guests
+                .iter()
+                .map(|g| &g.launcher as &dyn Launcher)
+                .collect(),
+            variants,
+            blocks: BlockPlan {
+                min_blocks: blocks,
+                max_blocks: blocks,
+                // No precision target and no time limit: the block count
+                // decides, as boots have a fixed cost.
+                target_ci: 0.0,
+                budget: Duration::from_secs(365 * 86_400),
+            },
+            seed,
+            duet: Some([
+                [&pinned[0][0], &pinned[0][1]],
+                [&pinned[1][0], &pinned[1][1]],
+            ]),
+        };
+        eprintln!(
+            "Booting '{}' and '{}' at once, each on a CPU of its own ({}): {blocks} blocks of \
+             each of {} test(s), seed {seed}",
+            self.guests[0].identifier,
+            self.guests[1].identifier,
+            match self.accel {
+                Accel::Kvm => "KVM",
+                Accel::Tcg => "TCG, emulated",
+            },
+            self.request.tests.len()
+        );
+        let mut progress = Progress::new(self.request.tests.len());
+        let summary =
+            interleave::execute(store, &request, &mut |e| progress.observe(e), &self.stop);
+        progress.finish();
+        let summary = match summary {
+            Err(_) if self.stop.load(Ordering::SeqCst) => RunSummary {
+                interrupted: true,
+                ..RunSummary::default()
+            },
+            other => other?,
+        };
+        if summary.interrupted {
+            eprintln!(
+                "\nInterrupted: the samples so far are kept; the same command measures a new \
+                 session."
+            );
+        }
+        for (guest, request) in self.guests.iter().zip(&requests) {
+            warn_if_release_differs(store, request, &guest.kernel)?;
+        }
+        Ok(requests
+            .into_iter()
+            .map(|request| (request, summary.clone()))
+            .collect())
     }
 }
 

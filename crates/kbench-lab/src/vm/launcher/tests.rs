@@ -123,6 +123,19 @@ fn fakes() -> &'static Path {
                 ),
             ),
             (
+                // A duet's guest: ready, then nothing until its start byte
+                // (stdin at its end would make it fail).
+                "gated",
+                script(
+                    "booted",
+                    &[],
+                    &format!(
+                        "echo '#kbench-guest-ready'\nread -r go || exit 9\ncat <<'EVENTS'\n{}\nEVENTS\necho '#kbench-guest-exit 0'",
+                        ok.join("\n")
+                    ),
+                ),
+            ),
+            (
                 "agent-fails",
                 script("booted", &[snapshot_event()], "echo '#kbench-guest-exit 3'"),
             ),
@@ -197,6 +210,29 @@ fn streams_events_in_order_and_cleans_up() {
     let boots = launcher.boots();
     assert_eq!(boots.len(), 1);
     assert!(boots[0].agent.is_some() && boots[0].first_sample >= boots[0].agent);
+}
+
+#[test]
+fn a_duet_guest_starts_on_the_signal_and_its_samples_take_the_hosts_time() {
+    let logs = tempfile::tempdir().unwrap();
+    let launcher = launcher("gated", logs.path(), Duration::from_secs(20)).for_duet(0);
+    let before = kbench_model::now_ms();
+    let mut stream = launcher.launch(&job()).unwrap();
+    stream.wait_until_ready().unwrap();
+    stream.start();
+    let mut samples = vec![];
+    while let Some(event) = stream.next_event() {
+        if let AgentEvent::Sample { at_ms, .. } = event.unwrap() {
+            samples.push(at_ms);
+        }
+    }
+    stream.finish().unwrap();
+    assert_eq!(samples.len(), 5);
+    // The guest's own stamps (2023) are replaced by the host's arrival time.
+    assert!(
+        samples.iter().all(|&at| at >= before),
+        "{samples:?} vs {before}"
+    );
 }
 
 #[test]
