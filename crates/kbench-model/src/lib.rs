@@ -4,11 +4,15 @@
 //! [`TestSpec`]), which way is better ([`Direction`]), one raw [`Sample`],
 //! the [`SystemSnapshot`] taken with every run, and the [`AgentEvent`]s a
 //! measuring process streams to whoever stores its samples (the `kbench run`
-//! parent on the host, or the host side of a VM).
+//! parent on the host, or the host side of a VM). [`results`] is the read
+//! model of stored results (a [`results::ResultSetData`] is what reports
+//! read), and [`lab`] the records of the shared lab and its API.
 
 mod event;
+pub mod lab;
 mod monitor;
 mod names;
+pub mod results;
 mod snapshot;
 mod test_key;
 

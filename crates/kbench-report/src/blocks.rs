@@ -8,8 +8,8 @@
 //! 2.5-3.7 % with medians (docs/sensitivity.md).
 
 use kbench_model::TestKey;
+use kbench_model::results::IdentifierData;
 use kbench_stats::Samples;
-use kbench_store::IdentifierData;
 use std::collections::BTreeMap;
 
 /// Pairs needed before the blocked analysis is used.
@@ -60,8 +60,8 @@ fn block_medians(identifier: &IdentifierData, key: &TestKey) -> BTreeMap<(String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kbench_model::results::{RunId, RunInfo, RunRecord, RunStatus};
     use kbench_model::{Sample, SystemSnapshot, VariantRecord};
-    use kbench_store::{RunId, RunInfo, RunRecord, RunStatus};
 
     fn identifier(name: &str, session: Option<&str>, values: &[(u32, f64)]) -> IdentifierData {
         let key = TestKey::new("t");

@@ -5,12 +5,12 @@
 
 use crate::blocks;
 use crate::header::{self, Difference};
+use kbench_model::results::{IdentifierData, ResultSetData};
 use kbench_model::{Direction, SystemSnapshot, TestKey, TestSpec};
 use kbench_stats::{
     Analysis, Better, CompareOptions, Comparison, MetricInput, Samples, Side, Summary, Verdict,
     Warning, compare_all, geomean,
 };
-use kbench_store::{IdentifierData, ResultSetData};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -440,7 +440,7 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
 mod tests {
     use super::*;
     use kbench_model::Sample;
-    use kbench_store::{RunId, RunInfo, RunRecord, RunStatus};
+    use kbench_model::results::{RunId, RunInfo, RunRecord, RunStatus};
 
     fn run(id: i64) -> RunRecord {
         RunRecord {

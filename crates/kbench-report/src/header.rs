@@ -3,7 +3,7 @@
 //! called out, since a differing cmdline or governor explains many "regressions".
 
 use kbench_model::SystemSnapshot;
-use kbench_store::{IdentifierData, RunStatus};
+use kbench_model::results::{IdentifierData, RunStatus};
 use serde::Serialize;
 
 /// One fact whose value is not the same for all identifiers.

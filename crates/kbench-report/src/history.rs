@@ -20,10 +20,10 @@ pub use markdown::to_markdown;
 pub use text::to_text;
 
 use crate::comparison::{better, chosen, filtered_specs, rounds_of, side_of, summary_of};
+use kbench_model::results::ResultSetData;
 use kbench_model::{Direction, TestKey};
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
 use kbench_stats::{Estimate, Side, Summary, Verdict};
-use kbench_store::ResultSetData;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "kbench.history/1";
@@ -224,8 +224,8 @@ fn identifier_order(data: &ResultSetData, order: &[String]) -> anyhow::Result<Ve
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use kbench_model::results::IdentifierData;
     use kbench_model::{Sample, TestSpec};
-    use kbench_store::IdentifierData;
 
     /// A result set with `pipe-lat` (lower is better) stepping +10 % at
     /// version 3 of 6, and `bw` (higher is better) flat; 8 samples per

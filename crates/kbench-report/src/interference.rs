@@ -16,11 +16,11 @@
 //!   [`SLOW_CONTROL_LIMIT`] above the identifier's median control: the CPU
 //!   itself was slow (a slow spell of the host, a lower frequency).
 
+use kbench_model::results::{IdentifierData, ResultSetData};
 use kbench_model::{
     MAIN_METRIC, MONITOR_CONTROL, MONITOR_NIVCSW, MONITOR_RUNNING, MONITOR_STEAL, REDO_NOTE,
     TestKey, is_monitor_metric,
 };
-use kbench_store::{IdentifierData, ResultSetData};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

@@ -1,6 +1,7 @@
 //! kbench's reports: what people already read, built from stored results.
-//! Data flows one way: the store's [`kbench_store::ResultSetData`] and the
-//! statistics of `kbench-stats` in, text or JSON out.
+//! Data flows one way: a [`kbench_model::results::ResultSetData`] (as a
+//! store returns it; this crate sees no database) and the statistics of
+//! `kbench-stats` in, text or JSON out.
 
 mod blocks;
 pub mod comparison;

@@ -5,9 +5,9 @@
 //! docs/json.md.
 
 use crate::{header, interference, number};
+use kbench_model::results::{IdentifierData, ResultSetData, RunRecord, TestOutcomeKind};
 use kbench_model::{Direction, TestSpec};
 use kbench_stats::{Samples, Summary};
-use kbench_store::{IdentifierData, ResultSetData, RunRecord, TestOutcomeKind};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;

@@ -3,10 +3,10 @@
 //! elsewhere) and "PLU <b>1|x" (5 % faster mem-bw, a noisy 4-sample futex1,
 //! no pipe-lat at all).
 
+use kbench_model::results::{IdentifierData, ResultSetData, RunId, RunInfo, RunRecord, RunStatus};
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec};
 use kbench_report::comparison::{self, CompareRequest, ComparisonReport};
 use kbench_report::format::{self, Style};
-use kbench_store::{IdentifierData, ResultSetData, RunId, RunInfo, RunRecord, RunStatus};
 use std::collections::BTreeMap;
 
 const SLOW: &str = "PLU 0";

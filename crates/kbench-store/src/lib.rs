@@ -14,7 +14,6 @@ mod engine;
 mod error;
 pub mod exchange;
 mod location;
-mod model;
 mod postgres;
 mod sqlite;
 #[cfg(feature = "testing")]
@@ -23,12 +22,15 @@ pub mod validate;
 
 pub use engine::{MAX_JOB_ROUNDS, MAX_JOB_SECONDS, check_job_spec};
 pub use error::StoreError;
-pub use location::{Location, Opening, PostgresUrl, redact};
-pub use model::{
-    BisectInfo, IdentifierData, Job, JobLease, JobSpec, JobState, LiveBatch, LiveOutcome,
-    LiveSamples, Push, PushOutcome, ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo,
-    RunRecord, RunStatus, Scope, TestId, TestOutcome, TestOutcomeKind, TokenInfo, WorkerInfo,
+pub use kbench_model::lab::{
+    BisectInfo, Job, JobLease, JobSpec, JobState, LiveBatch, LiveOutcome, LiveSamples, Push,
+    PushOutcome, Scope, TokenInfo, WorkerInfo,
 };
+pub use kbench_model::results::{
+    IdentifierData, ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord,
+    RunStatus, TestId, TestOutcome, TestOutcomeKind,
+};
+pub use location::{Location, Opening, PostgresUrl, redact};
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 

@@ -335,8 +335,8 @@ fn warnings(metric: &MetricReport) -> Markup {
 mod tests {
     use super::*;
     use crate::comparison::{self, CompareRequest};
+    use kbench_model::results::{IdentifierData, ResultSetData};
     use kbench_model::{Direction, Sample, TestKey, TestSpec};
-    use kbench_store::{IdentifierData, ResultSetData};
 
     const EVIL_ID: &str = "<script>alert(1)</script>";
     const EVIL_TEST: &str = "<img src=x onerror=alert(2)>";

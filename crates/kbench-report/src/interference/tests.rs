@@ -2,8 +2,8 @@
 //! one test, one run per round, each round with its monitors.
 
 use super::*;
+use kbench_model::results::{RunId, RunInfo, RunRecord, RunStatus};
 use kbench_model::{Sample, SystemSnapshot};
-use kbench_store::{RunId, RunInfo, RunRecord, RunStatus};
 
 /// One round's monitors: steal %, other runnable tasks, controls (ns).
 struct Round {

@@ -1,196 +1,13 @@
-//! The records the store reads and writes.
+//! The lab's records: pushes, API tokens and scopes, live uploads, jobs,
+//! workers and saved bisections, as the store keeps them and the lab API
+//! carries them.
 
-use kbench_model::{Sample, SystemSnapshot, TestKey, TestSpec};
+use crate::results::{RunInfo, RunStatus, TestOutcome};
+use crate::{Sample, TestKey, TestSpec};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-
-/// A run's row id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct RunId(pub i64);
-
-/// A test's row id within the store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct TestId(pub i64);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunStatus {
-    /// Started and not ended: still going, or killed (no end time).
-    Running,
-    Complete,
-    /// Stopped by SIGINT; samples so far are kept.
-    Interrupted,
-    Failed,
-}
-
-impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Running => "running",
-            RunStatus::Complete => "complete",
-            RunStatus::Interrupted => "interrupted",
-            RunStatus::Failed => "failed",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<RunStatus> {
-        [
-            RunStatus::Running,
-            RunStatus::Complete,
-            RunStatus::Interrupted,
-            RunStatus::Failed,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
-    }
-}
-
-/// What is known of a run when it starts.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RunInfo {
-    /// The measuring process's system snapshot (the guest's, for a VM run).
-    pub snapshot: SystemSnapshot,
-    /// The host's snapshot when the measuring system is a VM guest.
-    pub host: Option<SystemSnapshot>,
-    /// The wrapper command the measuring process ran under, if any.
-    pub wrapper: Option<String>,
-    pub tool_version: String,
-    /// Free-form warnings that belong with the numbers (e.g. "emulated").
-    pub notes: Vec<String>,
-    pub started_at_ms: i64,
-    /// The process writing the run, to tell a live run from a killed one.
-    pub pid: u32,
-    /// A run's id across stores (random, given by `kbench run --upload`):
-    /// the server finds a live-uploaded or resumed run by it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uid: Option<String>,
-}
-
-/// A run as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunRecord {
-    pub id: RunId,
-    pub status: RunStatus,
-    pub info: RunInfo,
-    pub ended_at_ms: Option<i64>,
-    pub outcomes: Vec<TestOutcome>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TestOutcomeKind {
-    /// Sampling stopped with the CI target met.
-    TargetMet,
-    /// Sampling stopped at the time or sample budget first.
-    BudgetHit,
-    Skipped,
-    Failed,
-}
-
-impl TestOutcomeKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TestOutcomeKind::TargetMet => "target_met",
-            TestOutcomeKind::BudgetHit => "budget_hit",
-            TestOutcomeKind::Skipped => "skipped",
-            TestOutcomeKind::Failed => "failed",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<TestOutcomeKind> {
-        [
-            Self::TargetMet,
-            Self::BudgetHit,
-            Self::Skipped,
-            Self::Failed,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == text)
-    }
-}
-
-/// How one test ended in one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TestOutcome {
-    pub test: TestKey,
-    pub kind: TestOutcomeKind,
-    /// Why it stopped, was skipped or failed.
-    pub detail: String,
-}
-
-/// One identifier of a result set with its runs and raw samples.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IdentifierData {
-    pub name: String,
-    pub runs: Vec<RunRecord>,
-    /// Raw samples per test, in measurement order, all runs together.
-    pub samples: BTreeMap<TestKey, Vec<Sample>>,
-    /// Per test, the index in `runs` of the run each sample was measured
-    /// in (parallel to `samples`). Empty for a test when unknown (data
-    /// built by hand): its samples then go with the newest run started at
-    /// or before them, which a guest clock behind the host's gets wrong.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub sample_runs: BTreeMap<TestKey, Vec<usize>>,
-}
-
-impl IdentifierData {
-    /// How many samples it has, of all tests.
-    pub fn sample_count(&self) -> usize {
-        self.samples.values().map(Vec::len).sum()
-    }
-
-    /// The index in `runs` of each sample of `key`: the recorded one, or
-    /// by time when none is recorded.
-    pub fn runs_of_samples(&self, key: &TestKey) -> Vec<usize> {
-        let samples = self.samples.get(key).map_or(&[][..], Vec::as_slice);
-        match self.sample_runs.get(key) {
-            Some(runs) if runs.len() == samples.len() => runs.clone(),
-            _ => samples
-                .iter()
-                .map(|sample| {
-                    self.runs
-                        .iter()
-                        .rposition(|run| run.info.started_at_ms <= sample.at_ms)
-                        .unwrap_or(0)
-                })
-                .collect(),
-        }
-    }
-}
-
-/// A whole result set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResultSetData {
-    pub name: String,
-    /// Tests in the order they were first stored.
-    pub tests: Vec<TestSpec>,
-    /// Identifiers in the order they were first stored.
-    pub identifiers: Vec<IdentifierData>,
-}
-
-impl ResultSetData {
-    /// How many samples it has, of all identifiers and tests.
-    pub fn sample_count(&self) -> usize {
-        self.identifiers
-            .iter()
-            .map(IdentifierData::sample_count)
-            .sum()
-    }
-}
-
-/// A line of the result set listing.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResultSetSummary {
-    pub name: String,
-    pub identifiers: Vec<String>,
-    pub tests: usize,
-    pub samples: u64,
-    pub created_at_ms: i64,
-}
 
 /// A document pushed to `kbench serve`, identified by the client's push id
-/// so that a retry stores nothing twice ([`crate::Store::push`]).
+/// so that a retry stores nothing twice (the store's `push`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Push<'a> {
     /// The client's id for this push (1 to 128 of `A-Z a-z 0-9 - _ .`).
@@ -202,7 +19,7 @@ pub struct Push<'a> {
     pub token: &'a str,
 }
 
-/// What [`crate::Store::push`] did.
+/// What the store's `push` did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "status")]
 pub enum PushOutcome {
@@ -306,19 +123,6 @@ impl TokenInfo {
     }
 }
 
-/// Everything stored of one run, to upload it again (`kbench run --upload`
-/// resuming a run re-sends it; the server keeps what it already has).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunContents {
-    pub set: String,
-    pub identifier: String,
-    pub record: RunRecord,
-    /// The specs of the tests with samples or outcomes in this run.
-    pub tests: Vec<TestSpec>,
-    /// This run's samples per test, in measurement order.
-    pub samples: BTreeMap<TestKey, Vec<Sample>>,
-}
-
 /// A part of a run uploaded while it goes on (`POST .../live`), found on
 /// the server by `run_uid` (created from `info` the first time). Idempotent:
 /// each test's samples say where they start in the run (`first`), and the
@@ -374,7 +178,7 @@ pub struct LiveSamples {
     pub samples: Vec<Sample>,
 }
 
-/// What [`crate::Store::append_live`] did.
+/// What the store's `append_live` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LiveOutcome {
     /// Samples stored now.
