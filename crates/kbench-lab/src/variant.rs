@@ -362,22 +362,31 @@ pub fn apply_placement_from_env() -> anyhow::Result<()> {
             .with_context(|| format!("joining cgroup {cgroup}"))?;
     }
     if let Ok(cpus) = std::env::var(CPUS_ENV) {
-        pin_to(&parse_cpu_list(&cpus)?).with_context(|| format!("pinning to CPUs {cpus}"))?;
+        pin_to(&cpu_set(&parse_cpu_list(&cpus)?))
+            .with_context(|| format!("pinning to CPUs {cpus}"))?;
     }
     Ok(())
 }
 
-fn pin_to(cpus: &[usize]) -> std::io::Result<()> {
-    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET and
-    // sched_setaffinity get a valid pointer and its size.
+/// The CPU set holding `cpus`.
+pub(crate) fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET gets a valid
+    // pointer.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         for &cpu in cpus {
             libc::CPU_SET(cpu, &mut set);
         }
-        if libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        set
+    }
+}
+
+/// Pins the calling process to `set`. Only calls sched_setaffinity, which is
+/// async-signal-safe, so it may also run between fork and exec.
+pub(crate) fn pin_to(set: &libc::cpu_set_t) -> std::io::Result<()> {
+    // SAFETY: sched_setaffinity gets a valid pointer and its size.
+    if unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), set) } != 0 {
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }

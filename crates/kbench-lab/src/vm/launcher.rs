@@ -177,19 +177,12 @@ impl Launcher for VmLauncher {
 /// first instruction (sched_setaffinity between fork and exec).
 fn pin_to(command: &mut Command, cpu: usize) {
     use std::os::unix::process::CommandExt;
-    // SAFETY: the closure runs in the child between fork and exec and
-    // calls only sched_setaffinity, which is async-signal-safe; the mask
-    // is built before the fork.
-    let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    unsafe { libc::CPU_SET(cpu, &mut mask) };
+    // The set is built before the fork.
+    let set = crate::variant::cpu_set(&[cpu]);
+    // SAFETY: the closure runs in the child between fork and exec and only
+    // calls `variant::pin_to`, which is async-signal-safe.
     unsafe {
-        command.pre_exec(move || {
-            if libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &mask) == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
-            }
-        });
+        command.pre_exec(move || crate::variant::pin_to(&set));
     }
 }
 

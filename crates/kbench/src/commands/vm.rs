@@ -447,10 +447,7 @@ impl Lab {
                     "Round {round} of {rounds}: booting {} as '{}' ({}, {} test(s))",
                     guest.kernel.path.display(),
                     guest.identifier,
-                    match self.accel {
-                        Accel::Kvm => "KVM",
-                        Accel::Tcg => "TCG, emulated",
-                    },
+                    self.accel_label(),
                     request.tests.len()
                 );
                 let mut progress = Progress::new(request.tests.len());
@@ -473,14 +470,7 @@ impl Lab {
                         seconds(Some(boot.total))
                     );
                 }
-                let summary = match summary {
-                    // Ctrl-C while a guest boots: nothing of this round was stored.
-                    Err(_) if self.stop.load(Ordering::SeqCst) => RunSummary {
-                        interrupted: true,
-                        ..RunSummary::default()
-                    },
-                    other => other?,
-                };
+                let summary = self.interrupted_if_stopped(summary)?;
                 total.runs.extend(summary.runs);
                 total.outcomes.extend(summary.outcomes);
                 total.samples += summary.samples;
@@ -496,9 +486,30 @@ impl Lab {
         }
         Ok(done)
     }
-}
 
-impl Lab {
+    /// "KVM", or "TCG, emulated", for the progress lines.
+    fn accel_label(&self) -> &'static str {
+        match self.accel {
+            Accel::Kvm => "KVM",
+            Accel::Tcg => "TCG, emulated",
+        }
+    }
+
+    /// A measurement that failed because Ctrl-C stopped it (a guest killed
+    /// while it booted stored nothing of its round) is an interrupted one.
+    fn interrupted_if_stopped(
+        &self,
+        summary: anyhow::Result<RunSummary>,
+    ) -> anyhow::Result<RunSummary> {
+        match summary {
+            Err(_) if self.stop.load(Ordering::SeqCst) => Ok(RunSummary {
+                interrupted: true,
+                ..RunSummary::default()
+            }),
+            other => other,
+        }
+    }
+
     /// Boots the two kernels at once for every test and block, each qemu
     /// pinned to a host CPU of its own (which one drawn per block), one test
     /// per boot: `blocks` blocks per test. What each kernel's run did.
@@ -561,23 +572,14 @@ impl Lab {
              each of {} test(s), seed {seed}",
             self.guests[0].identifier,
             self.guests[1].identifier,
-            match self.accel {
-                Accel::Kvm => "KVM",
-                Accel::Tcg => "TCG, emulated",
-            },
+            self.accel_label(),
             self.request.tests.len()
         );
         let mut progress = Progress::new(self.request.tests.len());
         let summary =
             interleave::execute(store, &request, &mut |e| progress.observe(e), &self.stop);
         progress.finish();
-        let summary = match summary {
-            Err(_) if self.stop.load(Ordering::SeqCst) => RunSummary {
-                interrupted: true,
-                ..RunSummary::default()
-            },
-            other => other?,
-        };
+        let summary = self.interrupted_if_stopped(summary)?;
         if summary.interrupted {
             eprintln!(
                 "\nInterrupted: the samples so far are kept; the same command measures a new \
