@@ -9,6 +9,7 @@
 //! read), and [`lab`] the records of the shared lab and its API.
 
 mod event;
+mod kernel_spec;
 pub mod lab;
 mod monitor;
 mod names;
@@ -17,6 +18,7 @@ mod snapshot;
 mod test_key;
 
 pub use event::AgentEvent;
+pub use kernel_spec::KernelSpec;
 pub use monitor::{
     MONITOR_CONTROL, MONITOR_NIVCSW, MONITOR_PREFIX, MONITOR_RUNNING, MONITOR_STEAL, MONITORS,
     REDO_NOTE, is_monitor_metric,

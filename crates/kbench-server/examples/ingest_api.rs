@@ -72,8 +72,8 @@ fn main() -> anyhow::Result<()> {
         "127.0.0.1:0",
         Config::new(
             location,
-            std::sync::Arc::new(kbench_lab::job::checker(
-                kbench_lab::profile::Profiles::builtin(),
+            std::sync::Arc::new(kbench_catalog::job::checker(
+                kbench_catalog::profile::Profiles::builtin(),
             )),
         ),
     )?;

@@ -1,6 +1,15 @@
-//! Test support for crates that test against a real PostgreSQL server
-//! (feature `testing`, for dev-dependencies only): where the server is, and
-//! a database of a test's own that is dropped at the end.
+//! Test support for other crates' tests (feature `testing`, for
+//! dev-dependencies only): a SQLite store in a temporary directory, and for
+//! tests against a real PostgreSQL server, where the server is and a
+//! database of a test's own that is dropped at the end.
+
+/// A SQLite store in a fresh temporary directory (removed when the first
+/// value is dropped).
+pub fn temp_store() -> (tempfile::TempDir, crate::SqliteStore) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = crate::SqliteStore::open(&dir.path().join("results.db")).expect("a new store");
+    (dir, store)
+}
 
 /// Names the test server's database URL (`.ci/postgres.sh` sets it).
 pub const POSTGRES_ENV: &str = "KBENCH_TEST_POSTGRES_URL";

@@ -13,8 +13,8 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // Inside a `kbench vm` guest this binary is /init: run the guest side.
-    if kbench_lab::vm::guest::is_guest() {
-        kbench_lab::vm::guest::main();
+    if kbench_vm::guest::is_guest() {
+        kbench_vm::guest::main();
     }
     let cli = cli::Cli::parse();
     match commands::dispatch(cli) {

@@ -3,7 +3,7 @@
 //! finished test, which also reaches logs when stderr is not a terminal.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use kbench_lab::runner::RunEvent;
+use kbench_measure::runner::RunEvent;
 use kbench_store::TestOutcomeKind;
 use std::io::IsTerminal;
 

@@ -148,8 +148,8 @@ impl Drop for Lab {
 pub fn config(location: Location) -> Config {
     Config::new(
         location,
-        std::sync::Arc::new(kbench_lab::job::checker(
-            kbench_lab::profile::Profiles::builtin(),
+        std::sync::Arc::new(kbench_catalog::job::checker(
+            kbench_catalog::profile::Profiles::builtin(),
         )),
     )
 }

@@ -1,6 +1,6 @@
 //! `kbench agent`: the measuring process `run` starts (under the wrapper).
 
-use kbench_lab::agent::{AgentJob, run_job, stop_on_signals};
+use kbench_measure::agent::{AgentJob, run_job, stop_on_signals};
 use std::process::ExitCode;
 
 /// Exit status when stopped by SIGINT / SIGTERM, as a shell reports it.
@@ -14,9 +14,9 @@ pub fn agent(job: &str) -> anyhow::Result<ExitCode> {
     // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag of this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
     // A variant's cgroup and CPUs, before the snapshot records them.
-    kbench_lab::variant::apply_placement_from_env()?;
+    kbench_measure::variant::apply_placement_from_env()?;
     // An interleaved block's place in the ring of turns.
-    let mut turns = kbench_lab::turns::Turns::from_env()?;
+    let mut turns = kbench_measure::turns::Turns::from_env()?;
     let stdout = std::io::stdout();
     match run_job(&job, &mut stdout.lock(), turns.as_mut()) {
         Ok(()) => Ok(ExitCode::SUCCESS),

@@ -4,18 +4,18 @@
 //! (kbench.bisect/2), on stdout.
 
 use anyhow::{Context, bail};
-use kbench_lab::bisect::bench::{CommandBench, Workbench};
-use kbench_lab::bisect::git::{Repo, Worktree};
-use kbench_lab::bisect::kernel::KernelBench;
-use kbench_lab::bisect::{self, BisectReport, BisectRequest, Plan, Session, change_text};
-use kbench_lab::launcher::Launcher;
-use kbench_lab::sampler::SamplingPlan;
-use kbench_lab::suite;
-use kbench_lab::vm::qemu::{self, Accel, AccelChoice, Machine};
-use kbench_lab::vm::{GuestImage, KernelImage, VmLauncher, VmSpec};
+use kbench_bisect::bench::{CommandBench, Workbench};
+use kbench_bisect::git::{Repo, Worktree};
+use kbench_bisect::kernel::KernelBench;
+use kbench_bisect::{self as bisect, BisectReport, BisectRequest, Plan, Session, change_text};
+use kbench_catalog::suite;
+use kbench_measure::launcher::Launcher;
+use kbench_measure::sampler::SamplingPlan;
 use kbench_model::{Direction, TestKey};
 use kbench_stats::Better;
 use kbench_stats::bisection::BisectionOptions;
+use kbench_vm::qemu::{self, Accel, AccelChoice, Machine};
+use kbench_vm::{GuestImage, KernelImage, VmLauncher, VmSpec};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;

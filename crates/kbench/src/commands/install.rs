@@ -2,9 +2,9 @@
 //! through apt-get, non-interactively.
 
 use anyhow::{Context, bail};
-use kbench_lab::launcher::find_program;
-use kbench_lab::profile::Profiles;
-use kbench_lab::profile::command::effective_uid;
+use kbench_catalog::profile::Profiles;
+use kbench_catalog::programs::find_program;
+use kbench_measure::profile::command::effective_uid;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -71,7 +71,7 @@ pub fn install(args: InstallArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<Ex
             .expect("packages_of found it");
         let absent = profiles.missing_programs(profile);
         if !absent.is_empty() {
-            missing.push(kbench_lab::profile::missing_message(profile, &absent));
+            missing.push(kbench_catalog::profile::missing_message(profile, &absent));
         }
     }
     if !missing.is_empty() {

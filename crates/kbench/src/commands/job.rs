@@ -3,8 +3,8 @@
 
 use crate::fleet::api::{Api, message, retry};
 use anyhow::{Context, bail};
-use kbench_lab::profile::Profiles;
-use kbench_lab::suite;
+use kbench_catalog::profile::Profiles;
+use kbench_catalog::suite;
 use kbench_store::{Job, JobSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -126,7 +126,7 @@ fn submit(args: SubmitArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode
     };
     // The server and the worker check the same; a typo fails here rather
     // than on a worker, later.
-    kbench_lab::job::check_spec(&spec, &profiles)?;
+    kbench_catalog::job::check_spec(&spec, &profiles)?;
     let api = Api::new(&args.server, Some(&args.token))?;
     // Not retried: a lost answer after the job was queued would queue it twice.
     let response = api

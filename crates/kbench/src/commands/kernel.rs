@@ -1,7 +1,7 @@
 //! `kbench kernel`: fetch Debian's cloud kernels into the cache and list
 //! the cached ones, for `kbench vm`.
 
-use kbench_lab::vm::kernel_fetch::{CachedKernel, KernelCache, KernelSpec};
+use kbench_vm::kernel_fetch::{CachedKernel, KernelCache, KernelSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -65,7 +65,7 @@ fn fetch(args: FetchArgs) -> anyhow::Result<ExitCode> {
     let specs = args
         .kernels
         .iter()
-        .map(|text| KernelSpec::parse(text))
+        .map(|text| KernelSpec::parse(text).map_err(anyhow::Error::msg))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let cache = args.cache.cache();
     let mut fetched = Vec::new();

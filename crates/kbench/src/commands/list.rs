@@ -1,6 +1,6 @@
 //! `kbench list`: built-in benchmarks, suites and external profiles.
 
-use kbench_lab::profile::{Profiles, matrix};
+use kbench_catalog::profile::{Profiles, matrix};
 use kbench_model::{Direction, TestKey};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -97,11 +97,11 @@ pub fn list(json: bool, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
                 options: b.options.iter().map(|o| (o.name, (o.default)())).collect(),
             })
             .collect(),
-        suites: kbench_lab::suite::builtin_suites()
+        suites: kbench_catalog::suite::builtin_suites()
             .into_iter()
             .map(|s| {
                 let tests =
-                    kbench_lab::suite::expand_with(std::slice::from_ref(&s.name), &profiles)?;
+                    kbench_catalog::suite::expand_with(std::slice::from_ref(&s.name), &profiles)?;
                 Ok(SuiteEntry {
                     name: s.name,
                     summary: s.summary,

@@ -90,7 +90,7 @@ pub fn serve(
     db: &super::Db,
     profile_dirs: &[PathBuf],
 ) -> anyhow::Result<ExitCode> {
-    let profiles = kbench_lab::profile::Profiles::load(profile_dirs)?;
+    let profiles = kbench_catalog::profile::Profiles::load(profile_dirs)?;
     let config = kbench_server::Config {
         max_body: args.max_body,
         limits: Limits {
@@ -106,7 +106,10 @@ pub fn serve(
             .zip(args.tls_key)
             .map(|(cert, key)| TlsFiles { cert, key }),
         private: args.private,
-        ..kbench_server::Config::new(db.location()?, Arc::new(kbench_lab::job::checker(profiles)))
+        ..kbench_server::Config::new(
+            db.location()?,
+            Arc::new(kbench_catalog::job::checker(profiles)),
+        )
     };
     kbench_server::run(&args.listen, config)?;
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,6 @@
 //! `kbench sysinfo`: the snapshot every run records, for this system now.
 
-use kbench_lab::sysinfo::snapshot;
+use kbench_measure::sysinfo::snapshot;
 use std::path::Path;
 use std::process::ExitCode;
 

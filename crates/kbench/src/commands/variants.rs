@@ -1,5 +1,5 @@
 //! `kbench run --variant ...`: several identifiers measured on this kernel
-//! in randomized interleaved blocks (kbench_lab::interleave), then their
+//! in randomized interleaved blocks (kbench_measure::interleave), then their
 //! comparison against the first, paired block by block.
 
 use super::run::{EXIT_INTERRUPTED, sampling_plan, with_upload};
@@ -7,12 +7,13 @@ use crate::cli::RunArgs;
 use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
-use kbench_lab::interleave::{self, BlockPlan, InterleavedRequest};
-use kbench_lab::launcher::{Launcher, ProcessLauncher};
-use kbench_lab::profile::{PROFILES_ENV, Profiles};
-use kbench_lab::runner::RunRequest;
-use kbench_lab::variant::{self, CGROUP_ENV, CPUS_ENV, Variant};
-use kbench_lab::{sampler::SamplingPlan, suite};
+use kbench_catalog::profile::{PROFILES_ENV, Profiles};
+use kbench_catalog::suite;
+use kbench_measure::interleave::{self, BlockPlan, InterleavedRequest};
+use kbench_measure::launcher::{Launcher, ProcessLauncher};
+use kbench_measure::runner::RunRequest;
+use kbench_measure::sampler::SamplingPlan;
+use kbench_measure::variant::{self, CGROUP_ENV, CPUS_ENV, Variant};
 use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::{self, Style};
 use kbench_store::Store;

@@ -7,14 +7,14 @@ use crate::cli::{CompareArgs, SamplingArgs, UploadArgs};
 use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
-use kbench_lab::interleave::{self, BlockPlan, InterleavedRequest};
-use kbench_lab::launcher::Launcher;
-use kbench_lab::runner::{self, RunRequest, RunSummary};
-use kbench_lab::suite;
-use kbench_lab::variant::Variant;
-use kbench_lab::vm::qemu::{self, Accel, AccelChoice, Machine};
-use kbench_lab::vm::{GuestImage, KernelImage, VmLauncher, VmSpec, image};
+use kbench_catalog::suite;
+use kbench_measure::interleave::{self, BlockPlan, InterleavedRequest};
+use kbench_measure::launcher::Launcher;
+use kbench_measure::runner::{self, RunRequest, RunSummary};
+use kbench_measure::variant::Variant;
 use kbench_store::Store;
+use kbench_vm::qemu::{self, Accel, AccelChoice, Machine};
+use kbench_vm::{GuestImage, KernelImage, VmLauncher, VmSpec, image};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -411,7 +411,7 @@ impl Lab {
             adaptive: None,
             wrapper: Some(guests[0].launcher.spec().machine.describe()),
             notes: decision.notes.clone(),
-            host: Some(kbench_lab::sysinfo::snapshot(Path::new("."))),
+            host: Some(kbench_measure::sysinfo::snapshot(Path::new("."))),
         };
         let lab = Lab {
             guests,
@@ -623,7 +623,7 @@ fn warn_if_release_differs(
 /// A bzImage path, or the release of a cached kernel.
 fn resolve_kernel(
     text: &str,
-    cache: &kbench_lab::vm::kernel_fetch::KernelCache,
+    cache: &kbench_vm::kernel_fetch::KernelCache,
 ) -> anyhow::Result<KernelImage> {
     let path = Path::new(text);
     if path.exists() {

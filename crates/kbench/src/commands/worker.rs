@@ -99,7 +99,7 @@ pub fn worker(args: WorkerArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<Exit
         keep_failed: !temporary,
         exe: std::env::current_exe().context("finding the kbench binary to run jobs with")?,
         child_options,
-        profiles: kbench_lab::profile::Profiles::load(profile_dirs)?,
+        profiles: kbench_catalog::profile::Profiles::load(profile_dirs)?,
         stop: stop.clone(),
     };
     let worked = worker.work();

@@ -20,7 +20,7 @@
 
 use super::api::{Api, message, retry};
 use anyhow::{Context, bail};
-use kbench_lab::profile::Profiles;
+use kbench_catalog::profile::Profiles;
 use kbench_server::client::encode_segment;
 use kbench_store::{Job, JobLease, JobSpec, Store, exchange};
 use serde_json::json;
@@ -263,7 +263,7 @@ impl Worker {
     /// seeds its store and runs its children in turn.
     fn measure(&self, job: &Job, dir: &Path) -> anyhow::Result<Ended> {
         let spec = &job.spec;
-        kbench_lab::job::check_spec(spec, &self.profiles)
+        kbench_catalog::job::check_spec(spec, &self.profiles)
             .context("the job was refused by this worker and nothing of it ran")?;
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot make the job's directory {}", dir.display()))?;

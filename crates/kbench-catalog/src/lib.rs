@@ -1,0 +1,10 @@
+//! kbench's catalog: what a name means. One resolution turns what a user
+//! typed (suite names, suite files, benchmark ids, test names with
+//! options, external profiles and their tests) into the canonical tests to
+//! run; the profiles' specs and their output parsers live here, and what a
+//! lab job may ask a worker to run is checked against the same resolution.
+
+pub mod job;
+pub mod profile;
+pub mod programs;
+pub mod suite;

@@ -1,0 +1,228 @@
+//! The measuring side: runs a job of built-in benchmarks and external
+//! profile tests ([`kbench_catalog::profile`]) and writes one [`AgentEvent`] JSON
+//! line per thing that happens, flushed at once, so the side that stores
+//! samples (the `kbench run` parent, or a VM's host) commits each sample as
+//! it is measured. `kbench agent` runs this in a fresh
+//! process, under the user's wrapper when there is one. Every test's
+//! samples are followed by its interference monitors ([`crate::monitor`]).
+
+use crate::monitor::RoundMonitor;
+use crate::sampler::{Progress, SamplingPlan, StopReason, sample};
+use crate::turns::Turns;
+use kbench_bench::BenchError;
+use kbench_catalog::profile::Profiles;
+use kbench_model::{AgentEvent, TestKey};
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What one agent invocation does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentJob {
+    /// Emit the system snapshot first.
+    pub snapshot: bool,
+    /// Tests to run in order (canonical keys of built-in benchmarks or of
+    /// profile tests; user profiles come from `KBENCH_PROFILES`).
+    pub tests: Vec<TestKey>,
+    pub plan: SamplingPlan,
+}
+
+/// Raised by SIGINT / SIGTERM once [`stop_on_signals`] ran: the running test
+/// stops before its next sample and its workload is dropped, so partners
+/// are reaped and temporary files removed before the agent exits.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Routes SIGINT and SIGTERM to the stop flag instead of killing the agent.
+pub fn stop_on_signals() -> io::Result<()> {
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic, which is
+        // async-signal-safe.
+        unsafe { signal_hook::low_level::register(signal, || STOP.store(true, Ordering::SeqCst)) }?;
+    }
+    Ok(())
+}
+
+/// Whether a signal asked the agent to stop.
+pub fn stopped() -> bool {
+    STOP.load(Ordering::SeqCst)
+}
+
+/// Runs `job`, writing events to `out`. Fails only when `out` fails (the
+/// reader is gone) or the agent was stopped (`ErrorKind::Interrupted`; the
+/// unfinished test gets no end event, so a resumed run measures it again);
+/// a benchmark's failure is an event and the job goes on. With `turns`
+/// (an interleaved block, [`crate::turns`]), the agent works only while it
+/// holds the token, and built-in tests sample one sample a turn.
+pub fn run_job(
+    job: &AgentJob,
+    out: &mut dyn Write,
+    mut turns: Option<&mut Turns>,
+) -> io::Result<()> {
+    if let Some(turns) = turns.as_deref_mut()
+        && !turns.begin()?
+    {
+        for test in &job.tests {
+            emit(
+                out,
+                &AgentEvent::Failed {
+                    test: test.clone(),
+                    reason: "the block ended before this variant's turn (another variant's \
+                             agent ended early)"
+                        .to_string(),
+                },
+            )?;
+        }
+        return Ok(());
+    }
+    let result = run_tests(job, out, turns.as_deref_mut());
+    match turns {
+        Some(turns) => turns.end().and(result),
+        None => result,
+    }
+}
+
+fn run_tests(job: &AgentJob, out: &mut dyn Write, mut turns: Option<&mut Turns>) -> io::Result<()> {
+    if job.snapshot {
+        let snapshot = Box::new(crate::sysinfo::snapshot(Path::new(".")));
+        emit(out, &AgentEvent::Snapshot { snapshot })?;
+    }
+    // Read once, when the first test that is not built-in needs them.
+    let mut profiles: Option<Result<Profiles, String>> = None;
+    for test in &job.tests {
+        if stopped() {
+            break;
+        }
+        // Every test's events pass its interference monitors, which read
+        // between samples and send their samples before the test's end.
+        let mut monitor = RoundMonitor::start();
+        let mut emit_monitored = |event: AgentEvent| -> io::Result<()> {
+            match event {
+                AgentEvent::Sample { .. } => monitor.between_samples(),
+                AgentEvent::TestEnd { .. } => {
+                    for monitored in monitor.finish() {
+                        emit(out, &monitored)?;
+                    }
+                }
+                _ => {}
+            }
+            emit(out, &event)
+        };
+        if kbench_bench::find(&test.benchmark).is_some() {
+            run_test(test, &job.plan, turns.as_deref_mut(), &mut emit_monitored)?;
+            continue;
+        }
+        let loaded =
+            profiles.get_or_insert_with(|| Profiles::from_env().map_err(|e| format!("{e:#}")));
+        match loaded {
+            Ok(profiles) => {
+                // Scratch files go to the work directory (its filesystem is
+                // the one the snapshot records).
+                let work_dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+                crate::profile::run::run_test(
+                    profiles,
+                    test,
+                    &job.plan,
+                    &work_dir,
+                    &mut emit_monitored,
+                )?;
+            }
+            Err(reason) => {
+                let reason = reason.clone();
+                emit_monitored(AgentEvent::Failed {
+                    test: test.clone(),
+                    reason,
+                })?;
+            }
+        }
+    }
+    if stopped() {
+        return Err(io::Error::new(
+            io::ErrorKind::Interrupted,
+            "stopped by a signal",
+        ));
+    }
+    Ok(())
+}
+
+fn run_test(
+    test: &TestKey,
+    plan: &SamplingPlan,
+    turns: Option<&mut Turns>,
+    emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
+) -> io::Result<()> {
+    let Some(info) = kbench_bench::find(&test.benchmark) else {
+        let reason = format!("no built-in benchmark is called '{}'", test.benchmark);
+        return emit(AgentEvent::Failed {
+            test: test.clone(),
+            reason,
+        });
+    };
+    let prepared = info
+        .resolve(test)
+        .and_then(|(key, options)| info.prepare(&options).map(|w| (key, w)));
+    let (key, mut workload) = match prepared {
+        Ok(ready) => ready,
+        Err(error) => return emit(failure_event(test, &error)),
+    };
+    let unit = info.unit;
+    // Events are written from the sampler's callback; the first write error
+    // is kept and returned once sampling ends.
+    let mut write_error: Option<io::Error> = None;
+    let result = sample(workload.as_mut(), unit, plan, &STOP, turns, |progress| {
+        let event = match progress {
+            Progress::Calibrated { iterations } => AgentEvent::TestStart {
+                test: key.clone(),
+                unit: unit.label().to_string(),
+                direction: info.direction,
+                iterations,
+            },
+            Progress::Sample(m) => AgentEvent::Sample {
+                metric: m.metric.to_string(),
+                value: m.value,
+                iterations: m.iterations,
+                at_ms: kbench_model::now_ms(),
+            },
+        };
+        if write_error.is_none() {
+            write_error = emit(event).err();
+        }
+    });
+    drop(workload);
+    if stopped() {
+        // Whatever the sampler said (a partner killed by the same SIGINT
+        // fails the interval), the test is unfinished, not failed.
+        return write_error.map_or(Ok(()), Err);
+    }
+    let last = match result {
+        Ok(end) => AgentEvent::TestEnd {
+            target_met: end.stop == StopReason::TargetMet,
+            stop: end.stop.describe(plan),
+        },
+        Err(error) => failure_event(&key, &error),
+    };
+    match write_error {
+        Some(error) => Err(error),
+        None => emit(last),
+    }
+}
+
+fn failure_event(test: &TestKey, error: &BenchError) -> AgentEvent {
+    match error {
+        BenchError::Skip(reason) => AgentEvent::Skip {
+            test: test.clone(),
+            reason: reason.clone(),
+        },
+        other => AgentEvent::Failed {
+            test: test.clone(),
+            reason: other.to_string(),
+        },
+    }
+}
+
+/// Writes one event as a JSON line and flushes it.
+pub fn emit(out: &mut dyn Write, event: &AgentEvent) -> io::Result<()> {
+    let line = serde_json::to_string(event).map_err(io::Error::other)?;
+    writeln!(out, "{line}")?;
+    out.flush()
+}

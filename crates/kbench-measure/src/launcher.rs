@@ -1,0 +1,361 @@
+//! Starting agents. A [`Launcher`] turns an [`AgentJob`] into a stream of
+//! events: [`ProcessLauncher`] runs `kbench agent` in a fresh process (under
+//! the user's wrapper), a VM launcher boots a guest, and tests use fakes.
+
+use crate::agent::AgentJob;
+use crate::turns::Seat;
+use kbench_catalog::programs::find_program;
+use kbench_model::AgentEvent;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// How many lines of a failed agent's output are kept to show.
+pub const TAIL_LINES: usize = 40;
+
+/// Starts agents.
+pub trait Launcher {
+    fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>>;
+
+    /// Whether a round should be one launch: the snapshot and all the
+    /// round's tests in one job (a VM boot is too slow to pay per test).
+    /// The runner then reads the tests' events one after another from the
+    /// one stream; otherwise each test gets a fresh agent.
+    fn batches_tests(&self) -> bool {
+        false
+    }
+
+    /// Whether [`Launcher::launch_in_turn`] works: its agents run on this
+    /// machine and can inherit a ring's pipes.
+    fn takes_turns(&self) -> bool {
+        false
+    }
+
+    /// Starts an agent at `seat` of a ring of turns ([`crate::turns`]),
+    /// pinned to `cpu` when given; only when [`Launcher::takes_turns`].
+    fn launch_in_turn(
+        &self,
+        _job: &AgentJob,
+        _seat: &Seat,
+        _cpu: Option<usize>,
+    ) -> anyhow::Result<Box<dyn AgentStream>> {
+        anyhow::bail!("this launcher's agents cannot take turns")
+    }
+}
+
+/// The events of one agent, in order, as they arrive.
+pub trait AgentStream {
+    /// The next event; `None` when the agent has closed its output.
+    fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>>;
+
+    /// Waits for the agent to end; an error says how it ended (exit status,
+    /// signal) with the last lines it wrote to stderr.
+    fn finish(self: Box<Self>) -> anyhow::Result<()>;
+
+    /// Asks the agent to stop soon, keeping what it measured (the run was
+    /// interrupted). By default nothing: the agent then ends on its own.
+    fn interrupt(&mut self) {}
+
+    /// Waits until an agent that waits for a start signal (a duet's VM
+    /// guest, [`AgentStream::start`]) is ready to measure; at once for the
+    /// others. An agent that ends before it is ready returns too: its end
+    /// then reads as usual.
+    fn wait_until_ready(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// Lets an agent that waits for a start signal begin; nothing for the
+    /// others, which began when they were launched.
+    fn start(&mut self) {}
+}
+
+/// A launcher whose one launch hands out an agent already started: a duet
+/// starts both agents of a block before it reads either (a short round's
+/// events wait in the pipe meanwhile).
+pub struct Started(std::cell::RefCell<Option<Box<dyn AgentStream>>>);
+
+impl Started {
+    pub fn new(stream: Box<dyn AgentStream>) -> Started {
+        Started(std::cell::RefCell::new(Some(stream)))
+    }
+}
+
+impl Launcher for Started {
+    fn launch(&self, _job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>> {
+        self.0
+            .borrow_mut()
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("a started agent is launched once"))
+    }
+}
+
+/// Runs `kbench agent --job JSON` as a child process, optionally under a
+/// wrapper command (`taskset -c 1`, `systemd-run --scope`, ...).
+pub struct ProcessLauncher {
+    exe: PathBuf,
+    wrapper: Vec<String>,
+    /// Variables set for the agent (`KBENCH_PROFILES` from `--profiles`).
+    env: Vec<(String, std::ffi::OsString)>,
+}
+
+impl ProcessLauncher {
+    /// `wrapper` is split on whitespace; its program must exist on PATH.
+    pub fn new(exe: PathBuf, wrapper: Option<&str>) -> anyhow::Result<ProcessLauncher> {
+        let wrapper: Vec<String> = wrapper
+            .map(|w| w.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default();
+        if let Some(program) = wrapper.first()
+            && find_program(program).is_none()
+        {
+            anyhow::bail!(
+                "the wrapper program '{program}' was not found (looked in PATH); \
+                 check the --wrap command or install it"
+            );
+        }
+        Ok(ProcessLauncher {
+            exe,
+            wrapper,
+            env: vec![],
+        })
+    }
+
+    /// Sets an environment variable for every agent.
+    pub fn with_env(mut self, key: &str, value: impl Into<std::ffi::OsString>) -> ProcessLauncher {
+        self.env.push((key.to_string(), value.into()));
+        self
+    }
+
+    fn command(&self) -> Command {
+        let mut command = match self.wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(&self.exe);
+                command
+            }
+            None => Command::new(&self.exe),
+        };
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
+    }
+}
+
+impl Launcher for ProcessLauncher {
+    fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>> {
+        self.spawn(job, self.command())
+    }
+
+    fn takes_turns(&self) -> bool {
+        true
+    }
+
+    fn launch_in_turn(
+        &self,
+        job: &AgentJob,
+        seat: &Seat,
+        cpu: Option<usize>,
+    ) -> anyhow::Result<Box<dyn AgentStream>> {
+        let mut command = self.command();
+        seat.hand_to(&mut command);
+        if let Some(cpu) = cpu {
+            command.env(crate::variant::CPUS_ENV, cpu.to_string());
+        }
+        self.spawn(job, command)
+    }
+}
+
+impl ProcessLauncher {
+    fn spawn(&self, job: &AgentJob, mut command: Command) -> anyhow::Result<Box<dyn AgentStream>> {
+        let job_json = serde_json::to_string(job)?;
+        let mut child = command
+            .args(["agent", "--job", &job_json])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("cannot start the measuring process: {e}"))?;
+        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let collector = collect_tail(stderr, tail.clone());
+        Ok(Box::new(ProcessStream {
+            child,
+            stdout,
+            tail,
+            collector: Some(collector),
+        }))
+    }
+}
+
+struct ProcessStream {
+    child: Child,
+    stdout: BufReader<ChildStdout>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    collector: Option<JoinHandle<()>>,
+}
+
+impl AgentStream for ProcessStream {
+    fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>> {
+        next_line_event(&mut self.stdout, &self.tail)
+    }
+
+    fn interrupt(&mut self) {
+        // SIGTERM: the agent stops before its next sample and cleans up.
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: signals our own child, which we have not reaped yet.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> anyhow::Result<()> {
+        let status = self.child.wait()?;
+        if let Some(collector) = self.collector.take() {
+            let _ = collector.join();
+        }
+        if status.success() {
+            return Ok(());
+        }
+        let tail: Vec<String> = self
+            .tail
+            .lock()
+            .expect("tail lock")
+            .iter()
+            .cloned()
+            .collect();
+        anyhow::bail!(
+            "the measuring process ended with {status}{}",
+            last_output(&tail)
+        )
+    }
+}
+
+impl Drop for ProcessStream {
+    fn drop(&mut self) {
+        // A stream dropped early (error in the parent) must not leave the
+        // agent running or unreaped.
+        kill_unless_ended(&mut self.child);
+    }
+}
+
+/// Reads lines until one is an event. Lines that are not JSON events (a
+/// wrapper's chatter) go to the tail shown on failure.
+pub fn next_line_event(
+    reader: &mut dyn BufRead,
+    tail: &Mutex<VecDeque<String>>,
+) -> Option<anyhow::Result<AgentEvent>> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) => return None,
+            Ok(_) => {
+                let text = line.trim_end();
+                if text.starts_with('{')
+                    && let Ok(event) = serde_json::from_str::<AgentEvent>(text)
+                {
+                    return Some(Ok(event));
+                }
+                push_tail(tail, text);
+            }
+            Err(e) => {
+                return Some(Err(anyhow::anyhow!(
+                    "reading the measuring process's output: {e}"
+                )));
+            }
+        }
+    }
+}
+
+fn push_tail(tail: &Mutex<VecDeque<String>>, line: &str) {
+    push_bounded(
+        &mut tail.lock().expect("tail lock"),
+        line.to_string(),
+        TAIL_LINES,
+    );
+}
+
+/// Appends `line`, dropping the oldest to keep at most `max`.
+pub fn push_bounded(tail: &mut VecDeque<String>, line: String, max: usize) {
+    if tail.len() == max {
+        tail.pop_front();
+    }
+    tail.push_back(line);
+}
+
+/// "; its last output:\n..." after a failure, or nothing without output.
+pub fn last_output(tail: &[String]) -> String {
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; its last output:\n{}", tail.join("\n"))
+    }
+}
+
+/// Kills and reaps `child` unless it has ended.
+pub fn kill_unless_ended(child: &mut Child) {
+    if let Ok(None) = child.try_wait() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+fn collect_tail(
+    stderr: impl Read + Send + 'static,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            push_tail(&tail, &line);
+        }
+    })
+}
+
+/// Test support: a stream that replays events already at hand.
+#[cfg(test)]
+pub(crate) struct Replay(pub VecDeque<AgentEvent>);
+
+#[cfg(test)]
+impl AgentStream for Replay {
+    fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>> {
+        self.0.pop_front().map(Ok)
+    }
+
+    fn finish(self: Box<Self>) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skips_non_event_lines_into_the_tail() {
+        let text = "wrapper says hi\n{\"event\":\"test_end\",\"target_met\":true,\"stop\":\"x\"}\n";
+        let tail = Mutex::new(VecDeque::new());
+        let mut reader = std::io::Cursor::new(text.as_bytes());
+        let event = next_line_event(&mut reader, &tail).unwrap().unwrap();
+        assert_eq!(
+            event,
+            AgentEvent::TestEnd {
+                target_met: true,
+                stop: "x".into()
+            }
+        );
+        assert_eq!(tail.lock().unwrap().front().unwrap(), "wrapper says hi");
+        assert!(next_line_event(&mut reader, &tail).is_none());
+    }
+
+    #[test]
+    fn a_wrapper_not_on_path_is_refused() {
+        let error = ProcessLauncher::new("/bin/true".into(), Some("kbench-no-such-wrapper -x"))
+            .err()
+            .unwrap();
+        assert!(
+            error.to_string().contains("kbench-no-such-wrapper"),
+            "{error}"
+        );
+    }
+}

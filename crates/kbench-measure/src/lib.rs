@@ -1,0 +1,17 @@
+//! kbench's measuring side: the sampler and the agent that measures, the
+//! launchers that start agents, the runner that writes what they stream to
+//! a store, interleaved blocks of variants taking turns, adaptive rounds,
+//! the interference monitors and the system snapshot.
+
+pub mod adaptive;
+pub mod agent;
+pub mod interleave;
+pub mod launcher;
+pub mod monitor;
+pub mod profile;
+pub mod redo;
+pub mod runner;
+pub mod sampler;
+pub mod sysinfo;
+pub mod turns;
+pub mod variant;

@@ -1,0 +1,575 @@
+//! The storing side of a run: starts an agent per test and round, commits
+//! every sample the moment its event arrives, records how each test ended,
+//! and resumes a run that was interrupted or killed.
+//!
+//! Rounds (statistics.md, "Unit of replication"): each round is one fresh
+//! agent invocation per test, the tests interleaved (round 0 of every test,
+//! then round 1 ...), and one stored run per round. A round is one
+//! invocation: a run left unfinished is never added to. The invocation that
+//! resumes it ends it as interrupted (its partial rounds stay, rounds of
+//! their own, each a fresh invocation cut short) and measures the tests it
+//! had not ended in a new run and a new round, after every round stored.
+//! The identifier is locked while it runs ([`Store::lock_identifier`]).
+//!
+//! A launcher that [batches tests](Launcher::batches_tests) (a VM: one boot
+//! per round) gets one job per round instead: the snapshot, then every test
+//! still to run, read from the one stream test after test. Samples are still
+//! committed as they arrive and ended tests still mark what a resumed run
+//! skips. If that stream ends before its tests do (the guest died), the test
+//! in progress is failed, the run is ended as failed, and `execute` returns
+//! the error; the samples before it are kept.
+
+use crate::adaptive::{AdaptiveRounds, RoundsSoFar};
+use crate::agent::AgentJob;
+use crate::launcher::{AgentStream, Launcher};
+use crate::sampler::{SamplingPlan, relative_ci};
+use anyhow::{Context, bail};
+use kbench_model::{AgentEvent, MAIN_METRIC, Sample, SystemSnapshot, TestKey, TestSpec};
+use kbench_store::{
+    RunId, RunInfo, RunRecord, RunStatus, Store, TestId, TestOutcome, TestOutcomeKind,
+};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What to run and where to keep it.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub set: String,
+    pub identifier: String,
+    /// Canonical keys of the tests, in order.
+    pub tests: Vec<TestKey>,
+    pub plan: SamplingPlan,
+    /// Fresh invocations per test (>= 1); with `adaptive`, the most.
+    pub rounds: u32,
+    /// Rounds until the round means are precise enough (not for a
+    /// launcher that batches tests: a VM round has a fixed cost).
+    pub adaptive: Option<AdaptiveRounds>,
+    /// The wrapper as the user wrote it, recorded with the run.
+    pub wrapper: Option<String>,
+    /// Notes stored with every run (e.g. "emulated: TCG").
+    pub notes: Vec<String>,
+    /// The host's snapshot, stored as the run's `host`, when the measuring
+    /// system (whose snapshot the launcher's agent sends) is a VM guest.
+    pub host: Option<SystemSnapshot>,
+}
+
+/// What the runner tells its observer (the progress bar, or nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    RoundStarted {
+        round: u32,
+        rounds: u32,
+        resumed: bool,
+    },
+    TestStarted {
+        index: usize,
+        total: usize,
+        test: TestKey,
+    },
+    Sampled {
+        test: TestKey,
+        samples: usize,
+        relative_ci: f64,
+    },
+    TestEnded {
+        outcome: TestOutcome,
+    },
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default)]
+pub struct RunSummary {
+    pub runs: Vec<RunId>,
+    pub outcomes: Vec<TestOutcome>,
+    pub samples: usize,
+    /// Stopped by the caller's stop flag (SIGINT); samples so far are kept.
+    pub interrupted: bool,
+}
+
+/// Runs `request`, storing into `store`. `stop` is checked between events:
+/// once set, the run is ended as interrupted.
+pub fn execute(
+    store: &mut dyn Store,
+    launcher: &dyn Launcher,
+    request: &RunRequest,
+    observer: &mut dyn FnMut(RunEvent),
+    stop: &AtomicBool,
+) -> anyhow::Result<RunSummary> {
+    let mut summary = RunSummary::default();
+    // One invocation at a time per identifier: a second waits for nothing
+    // and is refused, rather than interleaving its rounds with this one's.
+    store.lock_identifier(&request.set, &request.identifier)?;
+    let mut resumable = store.unfinished_run(&request.set, &request.identifier)?;
+    // Every invocation measures rounds of its own, after every round
+    // stored (a partial one included), never more samples into an old one.
+    let first_round = store
+        .last_round(&request.set, &request.identifier)?
+        .map_or(0, |last| last + 1);
+    let batched = launcher.batches_tests();
+    let adaptive = request.adaptive.as_ref().filter(|_| !batched);
+    let mut so_far = RoundsSoFar::default();
+    for offset in 0..request.rounds.max(1) {
+        let round = first_round + offset;
+        // A run left unfinished (killed, interrupted) is ended as
+        // interrupted with what it stored, its partial rounds its own; this
+        // invocation goes on in a run of its own (its own snapshot), with
+        // the tests the unfinished run had not ended.
+        let resumed = resumable.is_some();
+        let done = match resumable.take() {
+            Some(unfinished) => close_unfinished(store, &unfinished, &request.tests)?,
+            None => vec![],
+        };
+        let todo: Vec<&TestKey> = request
+            .tests
+            .iter()
+            .filter(|test| !done.iter().any(|d| same_test(d, test)))
+            .filter(|test| adaptive.is_none_or(|plan| !so_far.settled(test, plan)))
+            .collect();
+        if todo.is_empty() {
+            if adaptive.is_some() && !resumed {
+                break;
+            }
+            // The unfinished run had ended every test: it was this round.
+            continue;
+        }
+        // Batched: the round's one stream, started here (its first event
+        // is the snapshot the run is stored with).
+        let mut batch: Option<Box<dyn AgentStream>> = None;
+        let info = if batched {
+            let tests = todo.iter().map(|&test| test.clone()).collect();
+            let (stream, info) = start_batch(launcher, request, tests, stop)?;
+            batch = Some(stream);
+            info
+        } else {
+            run_info(launcher, request, stop)?
+        };
+        let run = store.begin_run(&request.set, &request.identifier, &info)?;
+        observer(RunEvent::RoundStarted {
+            round: offset,
+            rounds: request.rounds.max(1),
+            resumed,
+        });
+        summary.runs.push(run);
+        let cpu_before = crate::sysinfo::cpu_times();
+        let mut round_run = RoundRun {
+            store: &mut *store,
+            request,
+            run,
+            round,
+            test_ids: HashMap::new(),
+        };
+        // Why a batched round could not go on (its stream ended early).
+        let mut failure: Option<anyhow::Error> = None;
+        for (index, test) in request.tests.iter().enumerate() {
+            if !todo.contains(&test) {
+                continue;
+            }
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+            observer(RunEvent::TestStarted {
+                index,
+                total: request.tests.len(),
+                test: test.clone(),
+            });
+            let outcome = match batch.as_deref_mut() {
+                None => {
+                    let started = std::time::Instant::now();
+                    let measured =
+                        round_run.run_test(launcher, test, observer, stop, &mut summary)?;
+                    measured.map(|(outcome, values)| {
+                        so_far.record(&outcome, &values, started.elapsed());
+                        outcome
+                    })
+                }
+                Some(stream) => {
+                    let events = round_run.read_test(stream, test, observer, stop, &mut summary)?;
+                    if events.ended.is_some() {
+                        Some(round_run.record_end(test, events)?)
+                    } else {
+                        let finished = batch.take().expect("batched").finish();
+                        if stop.load(Ordering::SeqCst) {
+                            None
+                        } else {
+                            let error = finished.err().unwrap_or_else(|| {
+                                anyhow::anyhow!(
+                                    "the measuring system ended without finishing {test}"
+                                )
+                            });
+                            let reason = format!("{error}");
+                            failure = Some(error);
+                            let events = TestEvents {
+                                ended: Some(outcome(test, TestOutcomeKind::Failed, reason)),
+                                ..events
+                            };
+                            Some(round_run.record_end(test, events)?)
+                        }
+                    }
+                }
+            };
+            if let Some(outcome) = outcome {
+                observer(RunEvent::TestEnded {
+                    outcome: outcome.clone(),
+                });
+                summary.outcomes.push(outcome);
+            }
+            if failure.is_some() {
+                break;
+            }
+        }
+        if let Some(stream) = batch.take() {
+            let finished = stream.finish();
+            if failure.is_none() && !stop.load(Ordering::SeqCst) {
+                failure = finished.err();
+            }
+        }
+        let steal = cpu_before
+            .zip(crate::sysinfo::cpu_times())
+            .and_then(|(before, after)| crate::sysinfo::steal_percent(&before, &after));
+        if let Some(error) = failure {
+            store.end_run(run, RunStatus::Failed, steal)?;
+            return Err(error.context(format!(
+                "the run of '{}' failed and is marked failed; the {} sample(s) it stored are kept",
+                request.identifier, summary.samples
+            )));
+        }
+        if stop.load(Ordering::SeqCst) {
+            store.end_run(run, RunStatus::Interrupted, steal)?;
+            summary.interrupted = true;
+            return Ok(summary);
+        }
+        store.end_run(run, RunStatus::Complete, steal)?;
+    }
+    Ok(summary)
+}
+
+/// Ends a run left unfinished (killed: still "running"; or interrupted)
+/// with its samples kept: complete when it had ended every one of `tests`,
+/// else interrupted. Returns the tests it ended, which the invocation
+/// resuming it does not measure again. (Taken over first, so that an
+/// upload sends its end too.)
+pub(crate) fn close_unfinished(
+    store: &mut dyn Store,
+    unfinished: &RunRecord,
+    tests: &[TestKey],
+) -> anyhow::Result<Vec<TestKey>> {
+    let ended = store.ended_tests(unfinished.id)?;
+    let all = tests
+        .iter()
+        .all(|test| ended.iter().any(|e| same_test(e, test)));
+    let status = if all {
+        RunStatus::Complete
+    } else {
+        RunStatus::Interrupted
+    };
+    store.resume_run(unfinished.id, std::process::id())?;
+    store.end_run(unfinished.id, status, None)?;
+    Ok(ended)
+}
+
+/// Options are part of a test's identity; the metric is not (one test ends
+/// for all its metrics).
+fn same_test(a: &TestKey, b: &TestKey) -> bool {
+    a.benchmark == b.benchmark && a.options == b.options
+}
+
+/// The run's facts: the measuring side's snapshot (taken by an agent, so
+/// under the wrapper, with its cgroup) and what the runner knows.
+pub(crate) fn run_info(
+    launcher: &dyn Launcher,
+    request: &RunRequest,
+    stop: &AtomicBool,
+) -> anyhow::Result<RunInfo> {
+    let job = AgentJob {
+        snapshot: true,
+        tests: vec![],
+        plan: request.plan.clone(),
+    };
+    let mut stream = launcher.launch(&job)?;
+    let mut snapshot: Option<SystemSnapshot> = None;
+    while let Some(event) = stream.next_event() {
+        if let AgentEvent::Snapshot { snapshot: s } = event? {
+            snapshot = Some(*s);
+        }
+    }
+    let finished = stream.finish();
+    if stop.load(Ordering::SeqCst) {
+        bail!("interrupted before the run started; nothing was stored");
+    }
+    finished.context("taking the system snapshot")?;
+    let snapshot = snapshot.context("the measuring process sent no system snapshot")?;
+    new_run_info(snapshot, request)
+}
+
+/// Starts a batched round: one job with the snapshot and every test, and
+/// the run's facts from the snapshot, its first event. A stream that ends
+/// before the snapshot (a guest that never reached the agent) stores nothing.
+fn start_batch(
+    launcher: &dyn Launcher,
+    request: &RunRequest,
+    tests: Vec<TestKey>,
+    stop: &AtomicBool,
+) -> anyhow::Result<(Box<dyn AgentStream>, RunInfo)> {
+    let job = AgentJob {
+        snapshot: true,
+        tests,
+        plan: request.plan.clone(),
+    };
+    let mut stream = launcher.launch(&job)?;
+    match stream.next_event() {
+        Some(Ok(AgentEvent::Snapshot { snapshot })) => {
+            Ok((stream, new_run_info(*snapshot, request)?))
+        }
+        Some(Ok(other)) => bail!("the measuring system sent {other:?} before its snapshot"),
+        Some(Err(error)) => Err(error),
+        None => {
+            let finished = stream.finish();
+            if stop.load(Ordering::SeqCst) {
+                bail!("interrupted before the run started; nothing was stored");
+            }
+            let error = finished.err().unwrap_or_else(|| {
+                anyhow::anyhow!("the measuring system ended without sending its snapshot")
+            });
+            Err(error.context(format!(
+                "no run of '{}' was stored: nothing was measured",
+                request.identifier
+            )))
+        }
+    }
+}
+
+fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> anyhow::Result<RunInfo> {
+    Ok(RunInfo {
+        tool_version: snapshot.kbench_version.clone(),
+        snapshot,
+        host: request.host.clone(),
+        wrapper: request.wrapper.clone(),
+        notes: request.notes.clone(),
+        started_at_ms: kbench_model::now_ms(),
+        pid: std::process::id(),
+        uid: Some(kbench_model::random_id().context("making the run's uid")?),
+    })
+}
+
+/// One round's run: where its samples go.
+pub(crate) struct RoundRun<'a> {
+    pub(crate) store: &'a mut dyn Store,
+    pub(crate) request: &'a RunRequest,
+    pub(crate) run: RunId,
+    pub(crate) round: u32,
+    pub(crate) test_ids: HashMap<TestKey, TestId>,
+}
+
+/// What the events of one test said.
+struct TestEvents {
+    /// The test as the agent started it, with its main metric's values.
+    started: Option<(TestSpec, Vec<f64>)>,
+    /// How it ended; `None` when the stream ended first.
+    ended: Option<TestOutcome>,
+}
+
+impl RoundRun<'_> {
+    /// Runs one test in a fresh agent: how it ended and its main metric's
+    /// values; `None` when interrupted mid-test (the test stays unended so a
+    /// resumed run measures it again).
+    pub(crate) fn run_test(
+        &mut self,
+        launcher: &dyn Launcher,
+        test: &TestKey,
+        observer: &mut dyn FnMut(RunEvent),
+        stop: &AtomicBool,
+        summary: &mut RunSummary,
+    ) -> anyhow::Result<Option<(TestOutcome, Vec<f64>)>> {
+        let job = AgentJob {
+            snapshot: false,
+            tests: vec![test.clone()],
+            plan: self.request.plan.clone(),
+        };
+        let mut stream = launcher.launch(&job)?;
+        let events = self.read_test(stream.as_mut(), test, observer, stop, summary)?;
+        // Nothing follows a test's end; whatever might is not this test's.
+        while stream.next_event().is_some() {}
+        // The agent's exit status matters only when no event said why it ended.
+        let finished = stream.finish();
+        if stop.load(Ordering::SeqCst) && events.ended.is_none() {
+            return Ok(None);
+        }
+        let ended = match (events.ended, finished) {
+            (Some(outcome), _) => outcome,
+            (None, Err(error)) => outcome(test, TestOutcomeKind::Failed, format!("{error:#}")),
+            (None, Ok(())) => outcome(
+                test,
+                TestOutcomeKind::Failed,
+                "the measuring process ended without finishing the test".to_string(),
+            ),
+        };
+        let values = events
+            .started
+            .as_ref()
+            .map(|(_, values)| values.clone())
+            .unwrap_or_default();
+        let events = TestEvents {
+            ended: Some(ended),
+            ..events
+        };
+        Ok(Some((self.record_end(test, events)?, values)))
+    }
+
+    /// Reads `test`'s events from `stream`, committing each sample, until
+    /// the event that ends the test or the end of the stream.
+    fn read_test(
+        &mut self,
+        stream: &mut dyn AgentStream,
+        test: &TestKey,
+        observer: &mut dyn FnMut(RunEvent),
+        stop: &AtomicBool,
+        summary: &mut RunSummary,
+    ) -> anyhow::Result<TestEvents> {
+        let mut current: Option<(TestSpec, Vec<f64>)> = None;
+        // Metrics declared with their own unit and direction.
+        let mut declared: HashMap<String, (String, kbench_model::Direction)> = HashMap::new();
+        let mut interrupted = false;
+        while let Some(event) = stream.next_event() {
+            if !interrupted && stop.load(Ordering::SeqCst) {
+                // Stopped (e.g. SIGTERM to kbench alone): pass it on, and
+                // keep storing what the agent still sends.
+                stream.interrupt();
+                interrupted = true;
+            }
+            let ended = match event? {
+                AgentEvent::TestStart {
+                    test: key,
+                    unit,
+                    direction,
+                    ..
+                } => {
+                    current = Some((
+                        TestSpec {
+                            key,
+                            unit,
+                            direction,
+                        },
+                        vec![],
+                    ));
+                    continue;
+                }
+                AgentEvent::Sample {
+                    metric,
+                    value,
+                    iterations,
+                    at_ms,
+                } => {
+                    let (spec, values) = current
+                        .as_mut()
+                        .context("the measuring process sent a sample before its test started")?;
+                    let metric_spec = match declared.get(&metric) {
+                        Some((unit, direction)) => TestSpec {
+                            key: spec.key.with_metric(&metric),
+                            unit: unit.clone(),
+                            direction: *direction,
+                        },
+                        None => TestSpec {
+                            key: spec.key.with_metric(&metric),
+                            ..spec.clone()
+                        },
+                    };
+                    let id = self.test_id(&metric_spec)?;
+                    let sample = Sample {
+                        value,
+                        iterations,
+                        at_ms,
+                        round: self.round,
+                    };
+                    self.store.add_sample(self.run, id, &sample)?;
+                    summary.samples += 1;
+                    if metric == MAIN_METRIC {
+                        values.push(value);
+                        observer(RunEvent::Sampled {
+                            test: spec.key.clone(),
+                            samples: values.len(),
+                            relative_ci: relative_ci(values),
+                        });
+                    }
+                    continue;
+                }
+                AgentEvent::TestEnd {
+                    target_met,
+                    stop: reason,
+                } => {
+                    let kind = if target_met {
+                        TestOutcomeKind::TargetMet
+                    } else {
+                        TestOutcomeKind::BudgetHit
+                    };
+                    let key = current.as_ref().map_or(test, |(spec, _)| &spec.key);
+                    outcome(key, kind, reason)
+                }
+                AgentEvent::Skip { reason, .. } => outcome(test, TestOutcomeKind::Skipped, reason),
+                AgentEvent::Failed { reason, .. } => outcome(test, TestOutcomeKind::Failed, reason),
+                AgentEvent::Metric {
+                    metric,
+                    unit,
+                    direction,
+                } => {
+                    declared.insert(metric, (unit, direction));
+                    continue;
+                }
+                AgentEvent::Snapshot { .. } => continue,
+            };
+            return Ok(TestEvents {
+                started: current,
+                ended: Some(ended),
+            });
+        }
+        Ok(TestEvents {
+            started: current,
+            ended: None,
+        })
+    }
+
+    /// Stores how a test ended (`events.ended` is set).
+    fn record_end(&mut self, test: &TestKey, events: TestEvents) -> anyhow::Result<TestOutcome> {
+        let ended = events.ended.expect("the test has ended");
+        let id = match events.started {
+            Some((spec, _)) => self.test_id(&spec)?,
+            None => {
+                // Skipped or failed before starting: the test still needs a
+                // row so its outcome is kept. Unit and direction are known
+                // only for built-ins.
+                match builtin_spec(test) {
+                    Some(spec) => self.test_id(&spec)?,
+                    None => return Ok(ended),
+                }
+            }
+        };
+        self.store.end_test(self.run, id, &ended)?;
+        Ok(ended)
+    }
+
+    fn test_id(&mut self, spec: &TestSpec) -> anyhow::Result<TestId> {
+        if let Some(id) = self.test_ids.get(&spec.key) {
+            return Ok(*id);
+        }
+        let id = self.store.test_id(&self.request.set, spec)?;
+        self.test_ids.insert(spec.key.clone(), id);
+        Ok(id)
+    }
+}
+
+fn outcome(test: &TestKey, kind: TestOutcomeKind, detail: String) -> TestOutcome {
+    TestOutcome {
+        test: test.clone(),
+        kind,
+        detail,
+    }
+}
+
+/// Unit and direction of a built-in test, from the benchmark table.
+fn builtin_spec(test: &TestKey) -> Option<TestSpec> {
+    let info = kbench_bench::find(&test.benchmark)?;
+    Some(TestSpec {
+        key: test.clone(),
+        unit: info.unit.label().to_string(),
+        direction: info.direction,
+    })
+}

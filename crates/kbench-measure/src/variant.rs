@@ -1,0 +1,477 @@
+//! Variants: several identifiers measured on one kernel in one interleaved
+//! run (`kbench run --variant ...`), each with its own settings: a wrapper,
+//! environment variables, sysctl values, a cgroup v2 and a CPU list.
+//!
+//! A variant is written `NAME` or `NAME=SETTING;SETTING...` with settings
+//! `wrap:CMD ARGS`, `env:KEY=VALUE`, `sysctl:key=value`, `cgroup:PATH`
+//! (under /sys/fs/cgroup) and `cpus:LIST` (e.g. `0`, `0-1`, `0,2`); a
+//! TOML file has the same as `[[variant]]` tables. Every setting is checked
+//! before anything runs ([`Variant::check`]).
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The agent joins this cgroup (a path under /sys/fs/cgroup) first thing.
+pub const CGROUP_ENV: &str = "KBENCH_CGROUP";
+/// The agent pins itself to this CPU list first thing.
+pub const CPUS_ENV: &str = "KBENCH_CPUS";
+
+const CGROUP_ROOT: &str = "/sys/fs/cgroup";
+const SYSCTL_ROOT: &str = "/proc/sys";
+
+/// One variant as the user gave it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    pub name: String,
+    #[serde(default)]
+    pub wrap: Option<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub sysctl: BTreeMap<String, String>,
+    #[serde(default)]
+    pub cgroup: Option<String>,
+    #[serde(default)]
+    pub cpus: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariantsFile {
+    variant: Vec<Variant>,
+}
+
+impl Variant {
+    /// Parses `NAME` or `NAME=SETTING;SETTING...`.
+    pub fn parse(text: &str) -> anyhow::Result<Variant> {
+        let (name, settings) = text.split_once('=').unwrap_or((text, ""));
+        let mut variant = Variant {
+            name: name.trim().to_string(),
+            ..Variant::default()
+        };
+        for setting in settings.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+            variant
+                .add(setting)
+                .with_context(|| format!("in --variant '{text}'"))?;
+        }
+        Ok(variant)
+    }
+
+    fn add(&mut self, setting: &str) -> anyhow::Result<()> {
+        let Some((kind, value)) = setting.split_once(':') else {
+            bail!(
+                "setting '{setting}' has no kind; write wrap:CMD, env:KEY=VALUE, \
+                 sysctl:key=value, cgroup:PATH or cpus:LIST"
+            );
+        };
+        let pair = |what: &str| {
+            value
+                .split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .with_context(|| format!("{what} setting '{setting}' needs KEY=VALUE"))
+        };
+        match kind.trim() {
+            "wrap" => self.wrap = Some(value.trim().to_string()),
+            "env" => {
+                let (k, v) = pair("env")?;
+                self.env.insert(k, v);
+            }
+            "sysctl" => {
+                let (k, v) = pair("sysctl")?;
+                self.sysctl.insert(k, v);
+            }
+            "cgroup" => self.cgroup = Some(value.trim().to_string()),
+            "cpus" => self.cpus = Some(value.trim().to_string()),
+            other => bail!(
+                "unknown setting kind '{other}' in '{setting}'; the kinds are wrap, env, \
+                 sysctl, cgroup and cpus"
+            ),
+        }
+        Ok(())
+    }
+
+    /// The settings as written, for the run's record.
+    pub fn settings(&self) -> Vec<String> {
+        let mut settings = vec![];
+        settings.extend(self.wrap.iter().map(|w| format!("wrap:{w}")));
+        settings.extend(self.env.iter().map(|(k, v)| format!("env:{k}={v}")));
+        settings.extend(self.sysctl.iter().map(|(k, v)| format!("sysctl:{k}={v}")));
+        settings.extend(self.cgroup.iter().map(|c| format!("cgroup:{c}")));
+        settings.extend(self.cpus.iter().map(|c| format!("cpus:{c}")));
+        settings
+    }
+
+    /// Checks that every setting can be applied here, naming the variant
+    /// and the setting when one cannot: nothing has run yet.
+    pub fn check(&self) -> anyhow::Result<()> {
+        kbench_model::validate_name("variant name", &self.name).map_err(anyhow::Error::msg)?;
+        let context = |what: String| format!("variant '{}': {what}", self.name);
+        for key in self.sysctl.keys() {
+            let path = sysctl_path(key).with_context(|| context(format!("sysctl:{key}")))?;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .with_context(|| {
+                    context(format!(
+                        "sysctl {key} ({}) cannot be written; run kbench as root or drop the setting",
+                        path.display()
+                    ))
+                })?;
+        }
+        if let Some(cgroup) = &self.cgroup {
+            let procs =
+                cgroup_procs(cgroup).with_context(|| context(format!("cgroup:{cgroup}")))?;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&procs)
+                .with_context(|| {
+                    context(format!(
+                        "cannot move processes into cgroup {cgroup} ({}); run as root or \
+                         delegate it to this user",
+                        procs.display()
+                    ))
+                })?;
+        }
+        if let Some(cpus) = &self.cpus {
+            let online = online_cpus();
+            let list = parse_cpu_list(cpus).with_context(|| context(format!("cpus:{cpus}")))?;
+            if let Some(cpu) = list.iter().find(|&&cpu| cpu >= online) {
+                bail!(
+                    "{}",
+                    context(format!(
+                        "cpus:{cpus} names CPU {cpu}, but this machine has CPUs 0-{}",
+                        online - 1
+                    ))
+                );
+            }
+        }
+        for key in self.env.keys() {
+            if key.is_empty() || key.contains(['=', '\0']) {
+                bail!("{}", context(format!("env:{key} is not a variable name")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The variants of `--variant` texts and `--variants` files, in order:
+/// the first is the baseline. Names must be distinct, and at least two.
+pub fn gather(texts: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<Variant>> {
+    let mut variants = vec![];
+    for file in files {
+        variants.extend(read_file(file)?);
+    }
+    for text in texts {
+        variants.push(Variant::parse(text)?);
+    }
+    for (i, variant) in variants.iter().enumerate() {
+        if variants[..i].iter().any(|v| v.name == variant.name) {
+            bail!(
+                "variant '{}' is given twice; give each variant its own name",
+                variant.name
+            );
+        }
+    }
+    if variants.len() < 2 {
+        bail!(
+            "an interleaved run needs at least two variants (the first is the baseline), \
+             e.g. --variant base --variant 'slow=wrap:./slow'"
+        );
+    }
+    Ok(variants)
+}
+
+fn read_file(path: &Path) -> anyhow::Result<Vec<Variant>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the variants file {}", path.display()))?;
+    let file: VariantsFile = toml::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a variants file ([[variant]] tables with name, wrap, env, sysctl, \
+             cgroup, cpus)",
+            path.display()
+        )
+    })?;
+    Ok(file.variant)
+}
+
+/// /proc/sys/... of a dotted sysctl name, which must exist.
+fn sysctl_path(key: &str) -> anyhow::Result<PathBuf> {
+    if key.is_empty() || key.split('.').any(|part| part.is_empty() || part == "..") {
+        bail!("'{key}' is not a sysctl name (e.g. vm.page_lock_unfairness)");
+    }
+    let path = Path::new(SYSCTL_ROOT).join(key.replace('.', "/"));
+    if !path.is_file() {
+        bail!(
+            "unknown sysctl '{key}': {} does not exist on this kernel",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// The cgroup.procs file of a cgroup v2 path, which must exist.
+fn cgroup_procs(cgroup: &str) -> anyhow::Result<PathBuf> {
+    if !Path::new(CGROUP_ROOT).join("cgroup.controllers").is_file() {
+        bail!("this machine has no cgroup v2 hierarchy at {CGROUP_ROOT}");
+    }
+    let relative = cgroup.trim_start_matches('/');
+    if relative.split('/').any(|part| part == "..") {
+        bail!("cgroup path '{cgroup}' may not contain '..'");
+    }
+    let procs = Path::new(CGROUP_ROOT).join(relative).join("cgroup.procs");
+    if !procs.is_file() {
+        bail!(
+            "cgroup '{cgroup}' does not exist ({} missing); create it first (mkdir)",
+            procs.display()
+        );
+    }
+    Ok(procs)
+}
+
+/// `0`, `0-3`, `0,2-3` as CPU numbers.
+pub fn parse_cpu_list(list: &str) -> anyhow::Result<Vec<usize>> {
+    let mut cpus = vec![];
+    for part in list.split(',').map(str::trim) {
+        let number = |s: &str| {
+            s.trim()
+                .parse::<usize>()
+                .with_context(|| format!("'{s}' in CPU list '{list}' is not a CPU number"))
+        };
+        match part.split_once('-') {
+            Some((low, high)) => {
+                let (low, high) = (number(low)?, number(high)?);
+                if low > high {
+                    bail!("CPU range '{part}' in '{list}' runs backwards");
+                }
+                cpus.extend(low..=high);
+            }
+            None => cpus.push(number(part)?),
+        }
+    }
+    Ok(cpus)
+}
+
+/// CPUs online (numbered from 0).
+pub fn online_cpus() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n).unwrap_or(1).max(1)
+}
+
+/// The CPUs this process may run on (its affinity), in order.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is valid to fill; sched_getaffinity gets
+    // its pointer and size, and CPU_ISSET reads within it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..online_cpus()).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect()
+    }
+}
+
+/// Sysctl values set for one variant's round; restored when dropped, so
+/// an error or Ctrl-C in the round restores them too.
+pub struct SysctlGuard {
+    /// (name, value before), in the order set.
+    before: Vec<(String, String)>,
+}
+
+impl SysctlGuard {
+    /// Reads each value, then sets the variant's; on a failure the ones
+    /// already set are restored and the error names the setting.
+    pub fn apply(variant: &Variant) -> anyhow::Result<SysctlGuard> {
+        let mut guard = SysctlGuard { before: vec![] };
+        for (key, value) in &variant.sysctl {
+            let path = sysctl_path(key)?;
+            let old = read_sysctl(&path)?;
+            std::fs::write(&path, value).with_context(|| {
+                format!(
+                    "variant '{}': setting sysctl {key} = {value} failed",
+                    variant.name
+                )
+            })?;
+            guard.before.push((key.clone(), old));
+        }
+        Ok(guard)
+    }
+
+    /// The values found before setting, for the run's record.
+    pub fn values_before(variant: &Variant) -> anyhow::Result<BTreeMap<String, String>> {
+        variant
+            .sysctl
+            .keys()
+            .map(|key| Ok((key.clone(), read_sysctl(&sysctl_path(key)?)?)))
+            .collect()
+    }
+
+    /// Restores every value; the error lists the ones that could not be
+    /// restored, with what to write by hand.
+    pub fn restore(mut self) -> anyhow::Result<()> {
+        self.restore_all()
+    }
+
+    fn restore_all(&mut self) -> anyhow::Result<()> {
+        let mut failed = vec![];
+        for (key, old) in self.before.drain(..).rev() {
+            let written = sysctl_path(&key).and_then(|path| {
+                std::fs::write(&path, &old).with_context(|| format!("writing {}", path.display()))
+            });
+            if let Err(error) = written {
+                failed.push(format!(
+                    "{key} = {old} ({error:#}); restore it with: sysctl -w {key}='{old}'"
+                ));
+            }
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            bail!("SYSCTL NOT RESTORED: {}", failed.join("; "))
+        }
+    }
+}
+
+impl Drop for SysctlGuard {
+    fn drop(&mut self) {
+        if let Err(error) = self.restore_all() {
+            eprintln!("kbench: {error:#}");
+        }
+    }
+}
+
+fn read_sysctl(path: &Path) -> anyhow::Result<String> {
+    Ok(std::fs::read_to_string(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .trim()
+        .to_string())
+}
+
+/// Applies the placement a launcher asked for ([`CGROUP_ENV`],
+/// [`CPUS_ENV`]) to the calling process: the agent does this before it
+/// takes its snapshot or measures anything.
+pub fn apply_placement_from_env() -> anyhow::Result<()> {
+    if let Ok(cgroup) = std::env::var(CGROUP_ENV) {
+        let procs = cgroup_procs(&cgroup)?;
+        std::fs::write(&procs, std::process::id().to_string())
+            .with_context(|| format!("joining cgroup {cgroup}"))?;
+    }
+    if let Ok(cpus) = std::env::var(CPUS_ENV) {
+        pin_to(&cpu_set(&parse_cpu_list(&cpus)?))
+            .with_context(|| format!("pinning to CPUs {cpus}"))?;
+    }
+    Ok(())
+}
+
+/// The CPU set holding `cpus`.
+pub fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET gets a valid
+    // pointer.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        set
+    }
+}
+
+/// Pins the calling process to `set`. Only calls sched_setaffinity, which is
+/// async-signal-safe, so it may also run between fork and exec.
+pub fn pin_to(set: &libc::cpu_set_t) -> std::io::Result<()> {
+    // SAFETY: sched_setaffinity gets a valid pointer and its size.
+    if unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), set) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_issue_examples() {
+        let slow = Variant::parse("slow=wrap:./seccomp-slow 1").unwrap();
+        assert_eq!(slow.wrap.as_deref(), Some("./seccomp-slow 1"));
+        let deep = Variant::parse("deep=env:TMPDIR=/tmp/x/a/b;cpus:0").unwrap();
+        assert_eq!(deep.env["TMPDIR"], "/tmp/x/a/b");
+        assert_eq!(deep.cpus.as_deref(), Some("0"));
+        let plu = Variant::parse("plu5=sysctl:vm.page_lock_unfairness=5").unwrap();
+        assert_eq!(plu.sysctl["vm.page_lock_unfairness"], "5");
+        assert_eq!(plu.settings(), vec!["sysctl:vm.page_lock_unfairness=5"]);
+        assert_eq!(
+            Variant::parse("base").unwrap().settings(),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn bad_variants_are_refused_with_what_to_do() {
+        let unknown = Variant::parse("a=color:red").unwrap_err();
+        assert!(format!("{unknown:#}").contains("unknown setting kind 'color'"));
+        let no_value = Variant::parse("a=env:X").unwrap_err();
+        assert!(format!("{no_value:#}").contains("needs KEY=VALUE"));
+        let twice = gather(&["a".into(), "b".into(), "a".into()], &[]).unwrap_err();
+        assert!(twice.to_string().contains("'a' is given twice"), "{twice}");
+        assert!(gather(&["a".into()], &[]).is_err());
+        let sysctl = Variant::parse("s=sysctl:vm.no_such_knob=1").unwrap();
+        let error = format!("{:#}", sysctl.check().unwrap_err());
+        assert!(
+            error.contains("variant 's'") && error.contains("unknown sysctl"),
+            "{error}"
+        );
+        let cpus = Variant::parse("c=cpus:4096").unwrap();
+        assert!(format!("{:#}", cpus.check().unwrap_err()).contains("CPU 4096"));
+        let cgroup = Variant::parse("g=cgroup:no/such/group").unwrap();
+        assert!(cgroup.check().is_err());
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0,2-4").unwrap(), vec![0, 2, 3, 4]);
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("x").is_err());
+    }
+
+    #[test]
+    fn a_variants_file_reads_as_the_flags_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.toml");
+        std::fs::write(
+            &path,
+            "[[variant]]\nname = \"base\"\n[[variant]]\nname = \"deep\"\nenv = { TMPDIR = \"/tmp/a\" }\n",
+        )
+        .unwrap();
+        let variants = gather(&[], std::slice::from_ref(&path)).unwrap();
+        assert_eq!(
+            variants[1],
+            Variant::parse("deep=env:TMPDIR=/tmp/a").unwrap()
+        );
+        std::fs::write(&path, "[[variant]]\nname = \"x\"\ncolour = 1\n").unwrap();
+        assert!(gather(&[], &[path]).is_err());
+    }
+
+    #[test]
+    fn a_sysctl_guard_restores_on_drop() {
+        // Needs a writable sysctl: only as root.
+        if unsafe { libc::geteuid() } != 0 {
+            return;
+        }
+        let key = "kernel.sched_autogroup_enabled";
+        let path = sysctl_path(key).unwrap();
+        let old = read_sysctl(&path).unwrap();
+        let new = if old == "0" { "1" } else { "0" };
+        let variant = Variant::parse(&format!("v=sysctl:{key}={new}")).unwrap();
+        {
+            let _guard = SysctlGuard::apply(&variant).unwrap();
+            assert_eq!(read_sysctl(&path).unwrap(), new);
+        }
+        assert_eq!(read_sysctl(&path).unwrap(), old);
+    }
+}

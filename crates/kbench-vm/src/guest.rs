@@ -1,0 +1,235 @@
+//! The guest side: kbench as PID 1 of a VM booted by `kbench vm`.
+//!
+//! It mounts /proc, /sys, /dev and /tmp, brings up the loopback interface,
+//! reads its job from the initramfs, and runs it in a child process (so the
+//! benchmarks run as an ordinary process, not as init with its special
+//! signal rules) whose events go to the second serial port, the results
+//! channel the host reads. When the child ends, PID 1 writes
+//! [`EXIT_MARKER`] with its status, waits for the port to drain and powers
+//! the machine off. Messages go to the console (the first serial port),
+//! which the host keeps as the serial log. A gated guest
+//! ([`GATE_PATH`]) first writes [`READY_MARKER`] and waits for one byte
+//! from the host on the same port, so that two guests booted at once start
+//! measuring together.
+
+use super::image::{GATE_PATH, JOB_PATH};
+use anyhow::Context;
+use kbench_measure::agent::{AgentJob, run_job};
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// The results channel: the guest's second 8250 serial port (the driver is
+/// built into every x86 distribution kernel; virtio-console is a module in
+/// some, e.g. Debian's 6.1 cloud kernel).
+pub const RESULTS_PORT: &str = "/dev/ttyS1";
+
+/// The line PID 1 writes on the results channel once the agent has ended:
+/// `#kbench-guest-exit STATUS`. Its absence means the guest died first.
+pub const EXIT_MARKER: &str = "#kbench-guest-exit";
+
+/// The line a gated guest writes on the results channel once it is ready to
+/// run its job; it runs it when the host sends a byte back.
+pub const READY_MARKER: &str = "#kbench-guest-ready";
+
+/// Whether this process is the init of a kbench guest: PID 1 with a job.
+pub fn is_guest() -> bool {
+    std::process::id() == 1 && Path::new(JOB_PATH).exists()
+}
+
+/// PID 1's whole life; powers the machine off and never returns.
+pub fn main() -> ! {
+    if let Err(error) = run() {
+        eprintln!("kbench guest: {error:#}");
+    }
+    power_off()
+}
+
+fn run() -> anyhow::Result<()> {
+    mount_filesystems()?;
+    if let Err(error) = loopback_up() {
+        eprintln!(
+            "kbench guest: the loopback interface stays down ({error}); network benchmarks will skip"
+        );
+    }
+    let name = b"kbench-guest";
+    // SAFETY: the pointer and length describe a valid byte string.
+    unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) };
+    std::env::set_current_dir("/tmp").context("changing to /tmp")?;
+    let job: AgentJob = serde_json::from_slice(
+        &std::fs::read(JOB_PATH).with_context(|| format!("reading {JOB_PATH}"))?,
+    )
+    .with_context(|| format!("reading the job in {JOB_PATH}"))?;
+    let mut port = open_results_port()?;
+    if Path::new(GATE_PATH).exists() {
+        wait_for_start(&mut port)?;
+    }
+    eprintln!(
+        "kbench guest: running {} test(s){}",
+        job.tests.len(),
+        if job.snapshot {
+            " after the snapshot"
+        } else {
+            ""
+        }
+    );
+    let status = run_agent(&job, &port)?;
+    writeln!(port, "{EXIT_MARKER} {status}").context("writing to the results channel")?;
+    // SAFETY: the descriptor is open; tcdrain waits until the UART sent all.
+    unsafe { libc::tcdrain(port.as_raw_fd()) };
+    eprintln!("kbench guest: the agent ended with status {status}; powering off");
+    Ok(())
+}
+
+fn mount_filesystems() -> anyhow::Result<()> {
+    for (source, target, fstype) in [
+        ("proc", "/proc", "proc"),
+        ("sysfs", "/sys", "sysfs"),
+        ("devtmpfs", "/dev", "devtmpfs"),
+        ("tmpfs", "/tmp", "tmpfs"),
+    ] {
+        mount(source, target, fstype).with_context(|| format!("mounting {fstype} on {target}"))?;
+    }
+    // Optional: the preempt model is read from debugfs when it is there.
+    let _ = mount("debugfs", "/sys/kernel/debug", "debugfs");
+    Ok(())
+}
+
+fn mount(source: &str, target: &str, fstype: &str) -> std::io::Result<()> {
+    let c = |s: &str| CString::new(s).expect("no NUL in mount arguments");
+    let (source, target, fstype) = (c(source), c(target), c(fstype));
+    // SAFETY: all pointers are valid NUL-terminated strings; no data.
+    let rc = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// `ip link set lo up`: the TCP/UDP benchmarks use 127.0.0.1.
+fn loopback_up() -> std::io::Result<()> {
+    // SAFETY: plain socket call; the descriptor is closed below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `ifreq` is plain C data, valid when zeroed.
+    let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+        *slot = *byte as libc::c_char;
+    }
+    // SAFETY: `request` names "lo"; the ioctls read and write its flags.
+    let result = unsafe {
+        if libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut request) < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            if libc::ioctl(fd, libc::SIOCSIFFLAGS, &request) < 0 {
+                Err(std::io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        }
+    };
+    // SAFETY: `fd` is ours and open.
+    unsafe { libc::close(fd) };
+    result
+}
+
+/// Says it is ready on `port` and waits for the host's start byte.
+fn wait_for_start(port: &mut File) -> anyhow::Result<()> {
+    writeln!(port, "{READY_MARKER}").context("writing to the results channel")?;
+    // SAFETY: the descriptor is open; tcdrain waits until the UART sent all.
+    unsafe { libc::tcdrain(port.as_raw_fd()) };
+    eprintln!("kbench guest: ready; waiting for the host's start signal");
+    let mut byte = [0u8; 1];
+    port.read_exact(&mut byte)
+        .context("waiting for the host's start signal on the results channel")
+}
+
+/// The results port, raw (no newline translation, no echo, a read returns
+/// each byte as it comes); read for the start signal, written with events.
+fn open_results_port() -> anyhow::Result<File> {
+    let port = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(RESULTS_PORT)
+        .with_context(|| format!("opening the results channel {RESULTS_PORT}"))?;
+    // SAFETY: `termios` is plain C data; the calls get and set the port's.
+    unsafe {
+        let mut termios: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(port.as_raw_fd(), &mut termios) == 0 {
+            libc::cfmakeraw(&mut termios);
+            libc::cfsetospeed(&mut termios, libc::B115200);
+            libc::tcsetattr(port.as_raw_fd(), libc::TCSANOW, &termios);
+        }
+    }
+    Ok(port)
+}
+
+/// Runs the job in a child process writing to `port`; reaps every child
+/// (init inherits orphans) until the agent has ended, and returns its exit
+/// status (128 + signal when killed).
+fn run_agent(job: &AgentJob, port: &File) -> anyhow::Result<i32> {
+    // SAFETY: PID 1 is single-threaded here; the child only runs the job
+    // and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error()).context("starting the agent (fork)");
+    }
+    if pid == 0 {
+        let mut out = port;
+        let code = match run_job(job, &mut out, None) {
+            Ok(()) => 0,
+            Err(error) => {
+                eprintln!("kbench guest: the agent could not write its results: {error}");
+                1
+            }
+        };
+        // SAFETY: ends the child without running PID 1's destructors.
+        unsafe { libc::_exit(code) };
+    }
+    loop {
+        let mut status = 0;
+        // SAFETY: waits for any child; `status` is a valid out pointer.
+        let reaped = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if reaped < 0 {
+            let error = std::io::Error::last_os_error();
+            if error.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(error).context("waiting for the agent");
+        }
+        if reaped == pid {
+            return Ok(if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                128 + libc::WTERMSIG(status)
+            });
+        }
+    }
+}
+
+fn power_off() -> ! {
+    // SAFETY: flushing caches and powering off is what PID 1 does last.
+    unsafe {
+        libc::sync();
+        libc::reboot(libc::RB_POWER_OFF);
+    }
+    // Only reached when powering off failed (no ACPI?): exiting makes the
+    // kernel panic, which `panic=-1 -no-reboot` also turns into qemu's exit.
+    std::process::exit(1)
+}

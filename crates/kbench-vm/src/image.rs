@@ -1,0 +1,173 @@
+//! The guest's initramfs: the running kbench binary as /init, what it needs
+//! to run, and the job.
+//!
+//! Why the running binary: `kbench vm run` then works from a plain
+//! `cargo build` with no second, static build the user must know about, and
+//! the guest runs exactly the code that runs on the host. A dynamically
+//! linked binary goes in with its loader and libraries (read from its ELF
+//! headers, at the paths the guest's loader searches); a static one
+//! (`-C target-feature=+crt-static`) goes in alone.
+//!
+//! The kernel unpacks concatenated cpio archives in order, so the large part
+//! (binary and libraries) is built once and each boot appends a small
+//! archive holding only its job.
+
+use super::elf;
+use super::initramfs::Archive;
+use anyhow::Context;
+use kbench_measure::agent::AgentJob;
+use std::path::{Path, PathBuf};
+
+/// Where the guest finds its job.
+pub const JOB_PATH: &str = "/kbench/job.json";
+
+/// When this file is in the initramfs, the guest waits for the host's start
+/// signal before it runs its job ([`super::guest`]): a duet's two guests
+/// boot in different times, and start measuring together.
+pub const GATE_PATH: &str = "/kbench/gate";
+
+/// The part of the initramfs common to every boot.
+#[derive(Debug, Clone)]
+pub struct GuestImage {
+    base: Vec<u8>,
+    /// Host paths of the files besides the binary (loader, libraries).
+    pub runtime_files: Vec<PathBuf>,
+}
+
+impl GuestImage {
+    /// Builds the base from the kbench binary at `exe`; `kernel_config` is
+    /// the kernel's build configuration, if known, kept as
+    /// /boot/config-RELEASE for the guest's snapshot (preempt model).
+    pub fn build(exe: &Path, kernel_config: Option<(&str, &Path)>) -> anyhow::Result<GuestImage> {
+        let cannot = || {
+            format!(
+                "cannot build the guest's initramfs from the kbench binary {}",
+                exe.display()
+            )
+        };
+        let binary = std::fs::read(exe)
+            .with_context(|| format!("reading {}", exe.display()))
+            .with_context(cannot)?;
+        let runtime_files = elf::runtime_files(&binary).with_context(cannot)?;
+        let mut archive = Archive::new();
+        for dir in ["/proc", "/sys", "/dev", "/tmp", "/kbench", "/root"] {
+            archive.dir(dir);
+        }
+        // The kernel opens /dev/console as init's stdin, stdout and stderr
+        // before anything is mounted: messages then reach the serial log.
+        archive.char_dev("/dev/console", 0o600, 5, 1);
+        archive.file("/init", 0o755, binary);
+        for path in &runtime_files {
+            let bytes = std::fs::read(path)
+                .with_context(|| format!("reading {}", path.display()))
+                .with_context(cannot)?;
+            archive.file(&path.to_string_lossy(), 0o755, bytes);
+        }
+        archive.file(
+            "/etc/os-release",
+            0o644,
+            b"PRETTY_NAME=\"kbench guest (initramfs)\"\nNAME=kbench\nID=kbench\n".to_vec(),
+        );
+        if let Some((release, path)) = kernel_config
+            && let Ok(config) = std::fs::read(path)
+        {
+            archive.file(&format!("/boot/config-{release}"), 0o644, config);
+        }
+        Ok(GuestImage {
+            base: archive.to_bytes(),
+            runtime_files,
+        })
+    }
+
+    /// The whole initramfs for one boot: the base, then the job (and the
+    /// start gate when `gated`).
+    pub fn initramfs(&self, job: &AgentJob, gated: bool) -> Vec<u8> {
+        let json = serde_json::to_vec(job).expect("a job serializes");
+        let mut bytes = self.base.clone();
+        let mut archive = Archive::new();
+        archive.file(JOB_PATH, 0o644, json);
+        if gated {
+            archive.file(GATE_PATH, 0o644, Vec::new());
+        }
+        bytes.extend(archive.to_bytes());
+        bytes
+    }
+
+    /// Size of the common part, in bytes.
+    pub fn base_len(&self) -> usize {
+        self.base.len()
+    }
+}
+
+/// The kernel's configuration next to its image, if there is one: Debian's
+/// and kbench's cache layout (`config-RELEASE` beside `vmlinuz-RELEASE`), or
+/// a kernel build tree (`.config` three levels above arch/x86/boot/bzImage).
+pub fn find_kernel_config(kernel: &Path, release: &str) -> Option<PathBuf> {
+    let dir = kernel.parent()?;
+    [
+        dir.join(format!("config-{release}")),
+        dir.join("config"),
+        dir.join("../../../.config"),
+    ]
+    .into_iter()
+    .find(|path| path.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::initramfs::{Entry, read_archive};
+    use kbench_measure::sampler::SamplingPlan;
+    use kbench_model::TestKey;
+
+    #[test]
+    fn holds_the_binary_its_libraries_and_the_job() {
+        let exe = std::env::current_exe().unwrap();
+        let image = GuestImage::build(&exe, None).unwrap();
+        let job = AgentJob {
+            snapshot: true,
+            tests: vec![TestKey::new("syscall-null")],
+            plan: SamplingPlan::default(),
+        };
+        let bytes = image.initramfs(&job, false);
+        let entries = read_archive(&bytes).unwrap();
+        let find = |name: &str| entries.iter().find(|(n, _, _)| n == name);
+        let (_, mode, Entry::File(init)) = find("init").expect("/init") else {
+            panic!("/init is not a file")
+        };
+        assert_eq!(*mode, 0o100_755);
+        assert_eq!(init.len() as u64, exe.metadata().unwrap().len());
+        assert_eq!(find("dev/console").unwrap().2, Entry::CharDev(5, 1));
+        for dir in ["proc", "sys", "tmp"] {
+            assert_eq!(find(dir).unwrap().2, Entry::Dir, "{dir}");
+        }
+        for file in &image.runtime_files {
+            let name = file.to_string_lossy();
+            assert!(find(name.trim_start_matches('/')).is_some(), "{name}");
+        }
+        let (_, _, Entry::File(json)) = find("kbench/job.json").unwrap() else {
+            panic!("the job is not a file")
+        };
+        let back: AgentJob = serde_json::from_slice(json).unwrap();
+        assert_eq!(back, job);
+        assert!(image.base_len() < bytes.len());
+        assert!(find("kbench/gate").is_none(), "an ungated boot has no gate");
+        let gated = read_archive(&image.initramfs(&job, true)).unwrap();
+        assert!(
+            gated
+                .iter()
+                .any(|(n, _, e)| n == "kbench/gate" && *e == Entry::File(vec![]))
+        );
+    }
+
+    #[test]
+    fn a_missing_binary_is_a_clear_error() {
+        let error = GuestImage::build(Path::new("/no/such/kbench"), None).unwrap_err();
+        let text = format!("{error:#}");
+        assert!(
+            text.contains("cannot build the guest's initramfs"),
+            "{text}"
+        );
+        assert!(text.contains("/no/such/kbench"), "{text}");
+    }
+}

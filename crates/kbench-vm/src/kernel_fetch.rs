@@ -1,0 +1,370 @@
+//! Kernels for `kbench vm`: Debian's cloud kernels fetched with
+//! `apt-get download`, unpacked with `dpkg-deb`, and kept in a cache
+//! directory ($XDG_CACHE_HOME/kbench/kernels) as
+//! `RELEASE/vmlinuz-RELEASE` and `RELEASE/config-RELEASE`, the layout of
+//! /boot. The cloud flavour (`linux-image-*-cloud-amd64`) is small and has
+//! the serial and virtio drivers built in, so it boots in qemu with no
+//! modules.
+//!
+//! `debian:6.1` means the newest `linux-image-6.1.*-cloud-amd64` apt knows;
+//! `debian:6.1.0-57` or `debian:6.12.117+deb12` pick one build.
+
+use super::kernel_image::KernelImage;
+use anyhow::{Context, bail};
+use kbench_catalog::programs::find_program;
+pub use kbench_model::KernelSpec;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const FLAVOUR: &str = "cloud-amd64";
+const PREFIX: &str = "linux-image-";
+
+/// A kernel in the cache.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CachedKernel {
+    pub release: String,
+    pub vmlinuz: PathBuf,
+    pub config: Option<PathBuf>,
+    /// "PACKAGE VERSION" it came from, when fetched by kbench.
+    pub source: Option<String>,
+}
+
+/// The ABI part of an image package name, when it is one:
+/// `linux-image-6.1.0-57-cloud-amd64` -> `6.1.0-57`. Meta packages
+/// (`linux-image-6.12-cloud-amd64`, `linux-image-cloud-amd64`) and debug or
+/// unsigned ones are not.
+fn image_abi(package: &str) -> Option<&str> {
+    let abi = package
+        .strip_prefix(PREFIX)?
+        .strip_suffix(FLAVOUR)?
+        .strip_suffix('-')?;
+    let numbers = abi.split(['.', '-', '+']).take(3);
+    let full =
+        numbers.clone().count() == 3 && numbers.into_iter().all(|n| n.parse::<u32>().is_ok());
+    full.then_some(abi)
+}
+
+/// The numbers of an ABI, for ordering: "6.12.117+deb12" -> [6, 12, 117, 12].
+fn version_key(abi: &str) -> Vec<u64> {
+    abi.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect()
+}
+
+/// The newest image package among `packages` matching `spec`.
+pub fn choose_package<'a>(spec: &KernelSpec, packages: &[&'a str]) -> Option<&'a str> {
+    packages
+        .iter()
+        .filter_map(|&p| image_abi(p).map(|abi| (p, abi)))
+        .filter(|(_, abi)| spec.matches(abi))
+        .max_by_key(|(_, abi)| version_key(abi))
+        .map(|(p, _)| p)
+}
+
+/// The kernel versions (major.minor) among the image packages, for messages.
+fn available_versions(packages: &[&str]) -> Vec<String> {
+    let mut versions: Vec<(Vec<u64>, String)> = packages
+        .iter()
+        .filter_map(|p| image_abi(p))
+        .map(|abi| {
+            let key = version_key(abi);
+            (key[..2].to_vec(), format!("{}.{}", key[0], key[1]))
+        })
+        .collect();
+    versions.sort();
+    versions.dedup();
+    versions.into_iter().map(|(_, v)| v).collect()
+}
+
+/// The kernel cache.
+#[derive(Debug, Clone)]
+pub struct KernelCache {
+    pub dir: PathBuf,
+}
+
+impl KernelCache {
+    /// $XDG_CACHE_HOME/kbench/kernels, else ~/.cache/kbench/kernels.
+    pub fn default_dir() -> PathBuf {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .unwrap_or_else(std::env::temp_dir);
+        base.join("kbench").join("kernels")
+    }
+
+    pub fn new(dir: PathBuf) -> KernelCache {
+        KernelCache { dir }
+    }
+
+    /// Every cached kernel, by release.
+    pub fn list(&self) -> anyhow::Result<Vec<CachedKernel>> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", self.dir.display())),
+        };
+        let mut kernels: Vec<CachedKernel> = entries
+            .flatten()
+            .filter_map(|entry| {
+                let release = entry.file_name().to_str()?.to_string();
+                (!release.starts_with('.'))
+                    .then(|| self.get(&release))
+                    .flatten()
+            })
+            .collect();
+        kernels.sort_by(|a, b| {
+            version_key(&a.release)
+                .cmp(&version_key(&b.release))
+                .then_with(|| a.release.cmp(&b.release))
+        });
+        Ok(kernels)
+    }
+
+    /// The cached kernel of this release, if there is one.
+    pub fn get(&self, release: &str) -> Option<CachedKernel> {
+        if release.is_empty() || release.contains('/') {
+            return None;
+        }
+        let dir = self.dir.join(release);
+        let vmlinuz = dir.join(format!("vmlinuz-{release}"));
+        if !vmlinuz.is_file() {
+            return None;
+        }
+        let config = Some(dir.join(format!("config-{release}"))).filter(|p| p.is_file());
+        let source = std::fs::read_to_string(dir.join("source"))
+            .ok()
+            .map(|s| s.trim().to_string());
+        Some(CachedKernel {
+            release: release.to_string(),
+            vmlinuz: std::path::absolute(&vmlinuz).unwrap_or(vmlinuz),
+            config,
+            source,
+        })
+    }
+
+    /// Fetches the kernel `spec` names unless it is cached; `say` hears
+    /// what is being done.
+    pub fn fetch(
+        &self,
+        spec: &KernelSpec,
+        say: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<CachedKernel> {
+        for tool in ["apt-cache", "apt-get", "dpkg-deb"] {
+            if find_program(tool).is_none() {
+                bail!(
+                    "{tool} was not found: `kbench kernel fetch` downloads Debian's kernel packages \
+                     with apt and needs a Debian or Ubuntu system; elsewhere give `kbench vm` a \
+                     bzImage path"
+                );
+            }
+        }
+        let names = run("apt-cache", &["pkgnames", PREFIX], None)?;
+        let packages: Vec<&str> = names.lines().map(str::trim).collect();
+        let Some(package) = choose_package(spec, &packages) else {
+            let versions = available_versions(&packages);
+            bail!(
+                "no Debian package linux-image-{}*-{FLAVOUR} is known to apt; {}; \
+                 run `apt-get update` if the lists are old",
+                spec.version,
+                if versions.is_empty() {
+                    "apt knows no cloud kernel at all".to_string()
+                } else {
+                    format!("apt knows these versions: {}", versions.join(", "))
+                }
+            );
+        };
+        let release = format!("{}-{FLAVOUR}", image_abi(package).expect("chosen by ABI"));
+        if let Some(cached) = self.get(&release) {
+            say(&format!("{release}: already cached"));
+            return Ok(cached);
+        }
+        std::fs::create_dir_all(&self.dir)
+            .with_context(|| format!("creating the kernel cache {}", self.dir.display()))?;
+        let work = self
+            .dir
+            .join(format!(".fetch-{}-{release}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+        let result = self.fetch_into(package, &release, &work, say);
+        let _ = std::fs::remove_dir_all(&work);
+        result
+    }
+
+    fn fetch_into(
+        &self,
+        package: &str,
+        release: &str,
+        work: &Path,
+        say: &mut dyn FnMut(&str),
+    ) -> anyhow::Result<CachedKernel> {
+        say(&format!("{release}: downloading {package}"));
+        run("apt-get", &["download", "-q", package], Some(work))?;
+        let deb = std::fs::read_dir(work)?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "deb"))
+            .with_context(|| format!("apt-get download {package} left no .deb"))?;
+        let version = run("dpkg-deb", &["-f", &deb.to_string_lossy(), "Version"], None)?;
+        say(&format!("{release}: unpacking {}", deb.display()));
+        let root = work.join("root");
+        run(
+            "dpkg-deb",
+            &["-x", &deb.to_string_lossy(), &root.to_string_lossy()],
+            None,
+        )?;
+        let boot = root.join("boot");
+        let vmlinuz = boot.join(format!("vmlinuz-{release}"));
+        let image = KernelImage::open(&vmlinuz)
+            .with_context(|| format!("the package {package} has no usable kernel image"))?;
+        if image.release.as_deref() != Some(release) {
+            bail!(
+                "the image in {package} says its release is {:?}, not {release}",
+                image.release
+            );
+        }
+        let staged = work.join(release);
+        std::fs::create_dir(&staged)?;
+        std::fs::rename(&vmlinuz, staged.join(format!("vmlinuz-{release}")))?;
+        let config = boot.join(format!("config-{release}"));
+        if config.is_file() {
+            std::fs::rename(&config, staged.join(format!("config-{release}")))?;
+        }
+        std::fs::write(
+            staged.join("source"),
+            format!("{package} {}\n", version.trim()),
+        )?;
+        // One rename: a kernel is in the cache whole or not at all. When
+        // another kbench fetched the same kernel meanwhile, theirs stays.
+        let target = self.dir.join(release);
+        if let Err(error) = std::fs::rename(&staged, &target)
+            && self.get(release).is_none()
+        {
+            return Err(error).with_context(|| {
+                format!("moving the kernel into the cache at {}", target.display())
+            });
+        }
+        self.get(release)
+            .with_context(|| format!("the kernel {release} is not in the cache after fetching"))
+    }
+}
+
+/// Runs a tool, returning its stdout; the error holds its stderr.
+fn run(program: &str, args: &[&str], dir: Option<&Path>) -> anyhow::Result<String> {
+    let mut command = Command::new(program);
+    command.args(args);
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let output = command
+        .output()
+        .with_context(|| format!("cannot run {program}"))?;
+    if !output.status.success() {
+        bail!(
+            "`{program} {}` failed ({}): {}",
+            args.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `apt-cache pkgnames linux-image-` on Debian 12 with
+    /// bookworm-security, cut down (real names).
+    const PKGNAMES: &[&str] = &[
+        "linux-image-6.1.0-47-cloud-amd64-dbg",
+        "linux-image-6.1.0-57-cloud-amd64",
+        "linux-image-6.1.0-57-cloud-amd64-unsigned",
+        "linux-image-6.1.0-9-cloud-amd64",
+        "linux-image-6.1.0-50-cloud-amd64",
+        "linux-image-cloud-amd64",
+        "linux-image-6.12-cloud-amd64",
+        "linux-image-6.12.100+deb12-cloud-amd64",
+        "linux-image-6.12.117+deb12-cloud-amd64",
+        "linux-image-6.12.111+deb12-cloud-amd64",
+        "linux-image-6.1.0-57-amd64",
+        "linux-image-amd64",
+    ];
+
+    fn choose(spec: &str) -> Option<&'static str> {
+        choose_package(&KernelSpec::parse(spec).unwrap(), PKGNAMES)
+    }
+
+    #[test]
+    fn picks_the_newest_matching_cloud_image() {
+        assert_eq!(
+            choose("debian:6.1"),
+            Some("linux-image-6.1.0-57-cloud-amd64")
+        );
+        assert_eq!(
+            choose("debian:6.12"),
+            Some("linux-image-6.12.117+deb12-cloud-amd64")
+        );
+        assert_eq!(
+            choose("debian:6.1.0-50"),
+            Some("linux-image-6.1.0-50-cloud-amd64")
+        );
+        assert_eq!(
+            choose("debian:6.12.100"),
+            Some("linux-image-6.12.100+deb12-cloud-amd64")
+        );
+        assert_eq!(choose("debian:6.2"), None);
+        assert_eq!(
+            choose("debian:6"),
+            Some("linux-image-6.12.117+deb12-cloud-amd64")
+        );
+    }
+
+    #[test]
+    fn only_real_images() {
+        assert_eq!(
+            image_abi("linux-image-6.1.0-57-cloud-amd64"),
+            Some("6.1.0-57")
+        );
+        assert_eq!(image_abi("linux-image-6.12-cloud-amd64"), None);
+        assert_eq!(image_abi("linux-image-cloud-amd64"), None);
+        assert_eq!(image_abi("linux-image-6.1.0-57-cloud-amd64-dbg"), None);
+        assert_eq!(image_abi("linux-image-6.1.0-57-amd64"), None);
+        assert_eq!(available_versions(PKGNAMES), ["6.1", "6.12"]);
+    }
+
+    #[test]
+    fn specs() {
+        assert!(KernelSpec::parse("6.1").is_err());
+        assert!(KernelSpec::parse("debian:").is_err());
+        assert!(KernelSpec::parse("debian:latest").is_err());
+        assert_eq!(KernelSpec::parse("debian:6.12").unwrap().version, "6.12");
+    }
+
+    #[test]
+    fn lists_what_is_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = KernelCache::new(dir.path().to_path_buf());
+        assert!(cache.list().unwrap().is_empty());
+        for release in ["6.12.117+deb12-cloud-amd64", "6.1.0-57-cloud-amd64"] {
+            let kernel_dir = dir.path().join(release);
+            std::fs::create_dir_all(&kernel_dir).unwrap();
+            std::fs::write(kernel_dir.join(format!("vmlinuz-{release}")), b"x").unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join(".fetch-1-partial")).unwrap();
+        std::fs::create_dir_all(dir.path().join("empty")).unwrap();
+        let kernels = cache.list().unwrap();
+        let releases: Vec<&str> = kernels.iter().map(|k| k.release.as_str()).collect();
+        assert_eq!(
+            releases,
+            ["6.1.0-57-cloud-amd64", "6.12.117+deb12-cloud-amd64"]
+        );
+        assert!(kernels[0].vmlinuz.is_absolute());
+        assert!(
+            kernels[0]
+                .vmlinuz
+                .ends_with("6.1.0-57-cloud-amd64/vmlinuz-6.1.0-57-cloud-amd64")
+        );
+        assert_eq!(cache.get("../etc"), None);
+    }
+}

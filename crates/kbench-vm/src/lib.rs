@@ -1,0 +1,24 @@
+//! Benchmarks in a VM that boots the kernel under test with kbench as its
+//! init, so kernels are compared on one machine without touching the host.
+//!
+//! - [`kernel_image`]: checks a file is a bootable x86 kernel, reads its release.
+//! - [`initramfs`]: the newc cpio writer; [`elf`] and [`image`] put the
+//!   running kbench binary, its loader and libraries, and the job in it.
+//! - [`qemu`]: qemu's command line and the KVM-or-TCG decision.
+//! - [`launcher`]: [`VmLauncher`], the [`Launcher`](kbench_measure::launcher::Launcher)
+//!   that boots one guest per round and streams its events.
+//! - [`guest`]: the PID-1 side inside the VM.
+//! - [`kernel_fetch`]: Debian's cloud kernels, fetched and cached.
+
+pub mod elf;
+pub mod guest;
+pub mod image;
+pub mod initramfs;
+pub mod kernel_fetch;
+pub mod kernel_image;
+pub mod launcher;
+pub mod qemu;
+
+pub use image::GuestImage;
+pub use kernel_image::KernelImage;
+pub use launcher::{BootTimes, VmLauncher, VmSpec};
