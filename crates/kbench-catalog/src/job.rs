@@ -13,9 +13,8 @@
 //!   a path;
 //! - rounds, the time budget and tags pass the store's own checks.
 
+use crate::error::{CatalogError, Result, invalid};
 use crate::profile::Profiles;
-use crate::suite;
-use anyhow::{Context, bail};
 use kbench_model::KernelSpec;
 use kbench_store::JobSpec;
 
@@ -23,8 +22,8 @@ use kbench_store::JobSpec;
 /// budget, tags) and then its names and kernel against this machine's
 /// suites, benchmarks and `profiles`; the error names the field, what is
 /// wrong and what to do.
-pub fn check_spec(spec: &JobSpec, profiles: &Profiles) -> anyhow::Result<()> {
-    kbench_store::check_job_spec(spec)?;
+pub fn check_spec(spec: &JobSpec, profiles: &Profiles) -> Result<()> {
+    kbench_store::check_job_spec(spec).map_err(|e| CatalogError::Invalid(e.to_string()))?;
     check_names(&spec.names, profiles)?;
     if let Some(kernel) = &spec.kernel {
         check_kernel(kernel)?;
@@ -34,37 +33,42 @@ pub fn check_spec(spec: &JobSpec, profiles: &Profiles) -> anyhow::Result<()> {
 
 /// [`check_spec`] over `profiles`, as the lab server takes it
 /// (`kbench_server::JobCheck`): the error as text, with its causes.
-pub fn checker(profiles: Profiles) -> impl Fn(&JobSpec) -> Result<(), String> + Send + Sync {
-    move |spec| check_spec(spec, &profiles).map_err(|err| format!("{err:#}"))
+pub fn checker(
+    profiles: Profiles,
+) -> impl Fn(&JobSpec) -> std::result::Result<(), String> + Send + Sync {
+    move |spec| check_spec(spec, &profiles).map_err(|err| err.to_string())
 }
 
 /// The names of a job: tests, benchmarks, suites or profiles, resolved.
-fn check_names(names: &[String], profiles: &Profiles) -> anyhow::Result<()> {
+fn check_names(names: &[String], profiles: &Profiles) -> Result<()> {
     for (i, name) in names.iter().enumerate() {
         if name.starts_with('-') {
-            bail!(
+            invalid!(
                 "names[{i}] {name:?} is not a suite, benchmark or test name; a job's names \
                  cannot start with '-'"
             );
         }
         if name.ends_with(".toml") {
-            bail!(
+            invalid!(
                 "names[{i}] {name:?} is a suite file, which is on the submitter's machine and not \
                  the worker's; `kbench job submit FILE.toml` sends the tests it lists instead"
             );
         }
     }
-    suite::expand_with(names, profiles)
-        .context("the job's names do not resolve to suites, benchmarks or profile tests")?;
+    crate::expand_with(names, profiles).map_err(|e| {
+        CatalogError::Invalid(format!(
+            "the job's names do not resolve to suites, benchmarks or profile tests: {e}"
+        ))
+    })?;
     Ok(())
 }
 
 /// `debian:VERSION`, or a cached kernel's release such as
 /// `6.12.117+deb12-cloud-amd64`: letters, digits and `. _ + ~ -`, starting
 /// with a letter or digit (so neither a path nor an option).
-fn check_kernel(kernel: &str) -> anyhow::Result<()> {
+fn check_kernel(kernel: &str) -> Result<()> {
     if kernel.starts_with("debian:") {
-        KernelSpec::parse(kernel).map_err(anyhow::Error::msg)?;
+        KernelSpec::parse(kernel).map_err(CatalogError::Invalid)?;
         return Ok(());
     }
     let fine = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '~' | '-');
@@ -73,7 +77,7 @@ fn check_kernel(kernel: &str) -> anyhow::Result<()> {
         .next()
         .is_some_and(|c| c.is_ascii_alphanumeric());
     if kernel.len() > 128 || !starts_well || !kernel.chars().all(fine) {
-        bail!(
+        invalid!(
             "the job's kernel {kernel:?} is neither debian:VERSION nor a kernel release (letters, \
              digits and . _ + ~ -, e.g. 6.12.117+deb12-cloud-amd64); a job cannot name a file \
              on the worker"

@@ -4,7 +4,12 @@
 //! run; the profiles' specs and their output parsers live here, and what a
 //! lab job may ask a worker to run is checked against the same resolution.
 
+mod error;
 pub mod job;
 pub mod profile;
 pub mod programs;
+pub mod resolve;
 pub mod suite;
+
+pub use error::{CatalogError, Result};
+pub use resolve::{expand, expand_with, unknown_name_message};

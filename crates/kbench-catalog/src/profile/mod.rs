@@ -29,8 +29,8 @@ pub mod template;
 pub use format::FormatError;
 pub use spec::{MetricSpec, OptionSpec, Origin, Profile, ProfileTest, ServiceSpec};
 
+use crate::error::{CatalogError, Result, invalid};
 use crate::programs::{find_program, is_executable};
-use anyhow::{Context, bail};
 use kbench_model::{MAIN_METRIC, TestKey};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -89,15 +89,13 @@ impl Profiles {
 
     /// The built-in profiles and every `*.toml` in `dirs`. A user profile
     /// with a built-in profile's name replaces it.
-    pub fn load(dirs: &[PathBuf]) -> anyhow::Result<Profiles> {
+    pub fn load(dirs: &[PathBuf]) -> Result<Profiles> {
         let mut profiles = Profiles::builtin();
         for dir in dirs {
             let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-                .with_context(|| {
-                    format!(
-                        "cannot read the profile directory {} (--profiles / {PROFILES_ENV})",
-                        dir.display()
-                    )
+                .map_err(|cause| CatalogError::ProfileDirectory {
+                    path: dir.clone(),
+                    cause,
                 })?
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
                 .filter(|path| path.extension().is_some_and(|e| e == "toml"))
@@ -112,7 +110,7 @@ impl Profiles {
 
     /// The built-in profiles and those in the directories of
     /// `KBENCH_PROFILES` (how the agent learns of `--profiles`).
-    pub fn from_env() -> anyhow::Result<Profiles> {
+    pub fn from_env() -> Result<Profiles> {
         let dirs: Vec<PathBuf> = std::env::var_os(PROFILES_ENV)
             .map(|value| {
                 std::env::split_paths(&value)
@@ -123,7 +121,7 @@ impl Profiles {
         Profiles::load(&dirs)
     }
 
-    fn add(&mut self, profile: Profile) -> anyhow::Result<()> {
+    fn add(&mut self, profile: Profile) -> Result<()> {
         let origin = profile.origin.clone();
         let clash = |name: &str| -> Option<String> {
             if kbench_bench::find(name).is_some() {
@@ -141,13 +139,13 @@ impl Profiles {
             .chain(profile.tests.iter().map(|t| t.id.as_str()))
         {
             if let Some(other) = clash(name) {
-                bail!("profile {origin}: '{name}' is already {other}; rename it");
+                invalid!("profile {origin}: '{name}' is already {other}; rename it");
             }
         }
         self.list.retain(|p| p.name != profile.name);
         for test in &profile.tests {
             if let Some((other, _)) = self.test(&test.id) {
-                bail!(
+                invalid!(
                     "profile {origin}: test '{}' is already a test of profile '{}' ({}); rename it",
                     test.id,
                     other.name,
@@ -187,8 +185,9 @@ impl Profiles {
     /// What a name means here: a test id (with options fixed) is its
     /// matrix; a profile name is all its tests (options given apply to the
     /// tests that have them). `None` when it is neither.
-    pub fn expand(&self, key: &TestKey) -> Option<anyhow::Result<Vec<TestKey>>> {
-        let checked = |result: Result<Vec<TestKey>, String>| result.map_err(anyhow::Error::msg);
+    pub fn expand(&self, key: &TestKey) -> Option<Result<Vec<TestKey>>> {
+        let checked =
+            |result: std::result::Result<Vec<TestKey>, String>| result.map_err(CatalogError::Invalid);
         if let Some((_, test)) = self.test(&key.benchmark) {
             return Some(
                 metric_free(key).and_then(|()| checked(matrix::expand(test, &key.options))),
@@ -201,7 +200,7 @@ impl Profiles {
                 .keys()
                 .find(|name| !profile.tests.iter().any(|t| t.options.contains_key(*name)))
             {
-                bail!(
+                invalid!(
                     "no test of profile '{}' has option '{name}' (`kbench list` shows the options)",
                     profile.name
                 );
@@ -237,7 +236,7 @@ impl Profiles {
 
     /// Fails, naming the programs, packages and the install command, when
     /// a profile test among `tests` needs a program that is not installed.
-    pub fn check_installed(&self, tests: &[TestKey]) -> anyhow::Result<()> {
+    pub fn check_installed(&self, tests: &[TestKey]) -> Result<()> {
         let mut seen: Vec<&str> = Vec::new();
         let mut lines = Vec::new();
         for test in tests {
@@ -258,7 +257,7 @@ impl Profiles {
         }
         let names: Vec<&str> = lines.iter().map(|(n, _)| n.as_str()).collect();
         let details: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
-        bail!(
+        invalid!(
             "{}\nInstall them with `kbench install {}` (as root), then run again; nothing was run.",
             details.join("\n"),
             names.join(" ")
@@ -267,14 +266,14 @@ impl Profiles {
 
     /// The Debian packages of the named profiles (a test id names its
     /// profile), sorted and unique.
-    pub fn packages_of(&self, names: &[String]) -> anyhow::Result<Vec<String>> {
+    pub fn packages_of(&self, names: &[String]) -> Result<Vec<String>> {
         let mut packages = Vec::new();
         for name in names {
             let base = name.split('[').next().unwrap_or(name);
             let profile = self
                 .profile(base)
                 .or_else(|| self.test(base).map(|(p, _)| p))
-                .ok_or_else(|| anyhow::anyhow!("{}", self.unknown_profile(base)))?;
+                .ok_or_else(|| CatalogError::Invalid(self.unknown_profile(base)))?;
             packages.extend(profile.packages());
         }
         packages.sort();
@@ -318,17 +317,20 @@ pub fn missing_message(profile: &Profile, missing: &[(String, String)]) -> Strin
     )
 }
 
-fn metric_free(key: &TestKey) -> anyhow::Result<()> {
+fn metric_free(key: &TestKey) -> Result<()> {
     if key.metric != MAIN_METRIC {
-        bail!("{key}: name a test, not one of its metrics");
+        invalid!("{key}: name a test, not one of its metrics");
     }
     Ok(())
 }
 
 /// Reads one user profile file.
-pub fn load_file(path: &Path) -> anyhow::Result<Profile> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read profile file {}", path.display()))?;
+pub fn load_file(path: &Path) -> Result<Profile> {
+    let text = std::fs::read_to_string(path).map_err(|cause| CatalogError::Read {
+        what: "profile file",
+        path: path.to_path_buf(),
+        cause,
+    })?;
     Ok(format::parse(
         &text,
         &path.display().to_string(),
