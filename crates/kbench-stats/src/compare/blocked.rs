@@ -51,10 +51,12 @@ pub(super) fn test(
             (spread, spread)
         }),
         mde_pct,
+        // As for independent sides: a change in spread alone is worth a
+        // warning only when the blocks show no shift.
         warnings: warning::warnings(
             metric.baseline,
             metric.current,
-            shift.p_value < options.alpha,
+            shift.p_value >= options.alpha,
         ),
         baseline: Summary::of(raw_a),
         current: Summary::of(raw_b),
@@ -64,8 +66,51 @@ pub(super) fn test(
 
 #[cfg(test)]
 mod tests {
-    use crate::compare::{Analysis, Better, CompareOptions, MetricInput, Verdict, compare_all};
+    use crate::compare::{
+        Analysis, Better, CompareOptions, MetricInput, Verdict, Warning, compare_all,
+    };
     use crate::{Samples, Side};
+
+    fn rounds(values: &[f64]) -> Side {
+        Side::from_rounds(
+            &values
+                .iter()
+                .map(|x| Samples::new(vec![*x]).unwrap())
+                .collect::<Vec<_>>(),
+        )
+        .unwrap()
+    }
+
+    fn has_variance_warning(base: &[f64], current: &[f64]) -> bool {
+        let (a, b) = (rounds(base), rounds(current));
+        let ratios: Vec<f64> = base.iter().zip(current).map(|(x, y)| (y / x).ln()).collect();
+        let input = MetricInput {
+            baseline: &a,
+            current: &b,
+            better: Better::Lower,
+            blocks: Some(&ratios),
+        };
+        let result = compare_all(&[input], &CompareOptions::default()).remove(0);
+        assert_eq!(result.analysis, Analysis::Blocked { blocks: 16 });
+        result
+            .warnings
+            .iter()
+            .any(|w| matches!(w, Warning::VarianceOnlyChange { .. }))
+    }
+
+    /// Blocks whose spread changed but whose shift did not carry the
+    /// variance-only warning; blocks that shifted do not.
+    #[test]
+    fn a_change_in_spread_alone_is_a_warning_and_a_shift_is_not() {
+        let base: Vec<f64> = (0..16).map(|i| 100.0 + 0.2 * (i % 3) as f64).collect();
+        let wide = |center: f64| -> Vec<f64> {
+            (0..16)
+                .map(|i| center + if i % 2 == 0 { 12.0 } else { -12.0 })
+                .collect()
+        };
+        assert!(has_variance_warning(&base, &wide(100.0)));
+        assert!(!has_variance_warning(&base, &wide(125.0)));
+    }
 
     /// Round means drift by +-8 % from block to block, and current is 3 %
     /// slower within every block: as independent samples the drift hides
@@ -82,15 +127,7 @@ mod tests {
             .enumerate()
             .map(|(i, d)| 103.0 * d * jitter(i))
             .collect();
-        let side = |v: &[f64]| {
-            Side::from_rounds(
-                &v.iter()
-                    .map(|x| Samples::new(vec![*x]).unwrap())
-                    .collect::<Vec<_>>(),
-            )
-            .unwrap()
-        };
-        let (a, b) = (side(&base), side(&slow));
+        let (a, b) = (rounds(&base), rounds(&slow));
         let ratios: Vec<f64> = base.iter().zip(&slow).map(|(x, y)| (y / x).ln()).collect();
         let input = |blocks| MetricInput {
             baseline: &a,
