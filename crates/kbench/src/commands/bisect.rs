@@ -8,7 +8,6 @@ use kbench_bisect::bench::{CommandBench, Workbench};
 use kbench_bisect::git::{Repo, Worktree};
 use kbench_bisect::kernel::KernelBench;
 use kbench_bisect::{self as bisect, BisectReport, BisectRequest, Plan, Session, change_text};
-use kbench_catalog::suite;
 use kbench_measure::launcher::Launcher;
 use kbench_measure::sampler::SamplingPlan;
 use kbench_model::{Direction, TestKey};
@@ -244,7 +243,7 @@ fn bisect_kernel(args: &BisectArgs, image: PathBuf, db: &super::Db) -> anyhow::R
             image.display()
         );
     }
-    let tests = suite::expand(&args.bench)?;
+    let tests = kbench_catalog::expand(&args.bench)?;
     let test = match &args.metric {
         None => tests[0].clone(),
         Some(text) => {

@@ -4,7 +4,6 @@
 use crate::fleet::api::{Api, message, retry};
 use anyhow::{Context, bail};
 use kbench_catalog::profile::Profiles;
-use kbench_catalog::suite;
 use kbench_store::{Job, JobSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -99,7 +98,7 @@ fn send_names(names: Vec<String>, profiles: &Profiles) -> anyhow::Result<Vec<Str
     let mut sent = Vec::new();
     for name in names {
         if name.ends_with(".toml") {
-            let tests = suite::expand_with(std::slice::from_ref(&name), profiles)?;
+            let tests = kbench_catalog::expand_with(std::slice::from_ref(&name), profiles)?;
             sent.extend(tests.iter().map(ToString::to_string));
         } else {
             sent.push(name);

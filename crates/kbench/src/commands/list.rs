@@ -101,7 +101,7 @@ pub fn list(json: bool, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
             .into_iter()
             .map(|s| {
                 let tests =
-                    kbench_catalog::suite::expand_with(std::slice::from_ref(&s.name), &profiles)?;
+                    kbench_catalog::expand_with(std::slice::from_ref(&s.name), &profiles)?;
                 Ok(SuiteEntry {
                     name: s.name,
                     summary: s.summary,

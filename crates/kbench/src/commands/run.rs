@@ -6,7 +6,6 @@ use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use kbench_catalog::profile::{PROFILES_ENV, Profiles};
-use kbench_catalog::suite;
 use kbench_measure::adaptive::AdaptiveRounds;
 use kbench_measure::launcher::ProcessLauncher;
 use kbench_measure::redo;
@@ -62,7 +61,7 @@ pub fn run(
         }
     };
     let profiles = Profiles::load(profile_dirs)?;
-    let tests = suite::expand_with(&args.names, &profiles)?;
+    let tests = kbench_catalog::expand_with(&args.names, &profiles)?;
     // Missing tools are reported before anything is stored.
     profiles.check_installed(&tests)?;
     let identifier = args.identifier.clone().unwrap_or_else(kernel_release);

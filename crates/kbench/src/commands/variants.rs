@@ -8,7 +8,6 @@ use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use kbench_catalog::profile::{PROFILES_ENV, Profiles};
-use kbench_catalog::suite;
 use kbench_measure::interleave::{self, BlockPlan, InterleavedRequest};
 use kbench_measure::launcher::{Launcher, ProcessLauncher};
 use kbench_measure::runner::RunRequest;
@@ -45,7 +44,7 @@ pub fn run(
         plan.max_time = ROUND_TIME;
     }
     let profiles = Profiles::load(profile_dirs)?;
-    let tests = suite::expand_with(&args.names, &profiles)?;
+    let tests = kbench_catalog::expand_with(&args.names, &profiles)?;
     profiles.check_installed(&tests)?;
     kbench_model::validate_name("result set", &args.into).map_err(anyhow::Error::msg)?;
     let exe = std::env::current_exe()

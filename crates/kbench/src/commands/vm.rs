@@ -7,7 +7,6 @@ use crate::cli::{CompareArgs, SamplingArgs, UploadArgs};
 use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
-use kbench_catalog::suite;
 use kbench_measure::interleave::{self, BlockPlan, InterleavedRequest};
 use kbench_measure::launcher::Launcher;
 use kbench_measure::runner::{self, RunRequest, RunSummary};
@@ -220,7 +219,7 @@ fn compare(mut args: VmCompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> 
             ),
             _ => args.vm.cpus = Some(1),
         }
-        super::variants::check_duet_machine(&suite::expand(&args.names)?)?;
+        super::variants::check_duet_machine(&kbench_catalog::expand(&args.names)?)?;
     }
     if !args.identifiers.is_empty() && args.identifiers.len() != args.kernels.len() {
         bail!(
@@ -308,7 +307,7 @@ impl Lab {
         db: &super::Db,
     ) -> anyhow::Result<(Lab, Box<dyn Store>)> {
         let plan = super::run::sampling_plan(sampling)?;
-        let tests = suite::expand(names)?;
+        let tests = kbench_catalog::expand(names)?;
         kbench_model::validate_name("result set", set).map_err(anyhow::Error::msg)?;
         let memory_mib = parse_memory(&vm.memory)?;
         if !(vm.timeout.is_finite() && vm.timeout >= 1.0) {
