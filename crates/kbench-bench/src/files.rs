@@ -4,18 +4,17 @@
 //! through a mapping (bw_file_rd, bw_mmap_rd).
 //!
 //! Every workload works in its own temporary directory under
-//! `std::env::temp_dir()` (the syscalls family's [`TempDir`]), removed with
+//! `std::env::temp_dir()` (a [`TempDir`]), removed with
 //! everything in it when the workload is dropped, after its mappings and
 //! descriptors. Files that are read are written, flushed (no writeback
 //! during timing) and read back in `prepare`, so their pages are clean and
 //! in the page cache.
 
-pub(crate) mod mapping;
-
-use crate::memory::available_memory;
-use crate::syscalls::{TempDir, check, os_error, page_size};
+use crate::sys::mapping::Mapping;
+use crate::sys::memory::{available_memory, page_size};
+use crate::sys::tempdir::TempDir;
+use crate::sys::{check, os_error};
 use crate::{BenchError, BenchInfo, Direction, Interval, OptionSpec, Options, Unit, Workload};
-use mapping::Mapping;
 use std::ffi::CString;
 use std::fs::File;
 use std::hint::black_box;
@@ -187,23 +186,10 @@ fn check_fixed(bytes: u64) -> Result<(), BenchError> {
     }
 }
 
-/// A new file `name` in `dir`, for reading and writing (also stress's
-/// madvise).
-pub(crate) fn new_file(dir: &TempDir, name: &str) -> Result<(File, PathBuf), BenchError> {
-    let path = dir.path().join(name);
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .map_err(os_error(format!("create {}", path.display())))?;
-    Ok((file, path))
-}
-
 /// A file of `bytes` bytes of a non-zero pattern (no page is a hole),
 /// flushed to disk and read back once: every page clean and cached.
 fn cached_file(dir: &TempDir, bytes: u64) -> Result<File, BenchError> {
-    let (mut file, path) = new_file(dir, "file")?;
+    let (mut file, path) = dir.new_file("file")?;
     let chunk: Vec<u8> = (0..MIB).map(|i| (i % 251) as u8 | 1).collect();
     let mut left = bytes;
     while left > 0 {
@@ -491,7 +477,7 @@ impl PageFault {
         let stride = FAULT_AROUND.max(page);
         check_fixed((FAULT_PAGES * page) as u64)?;
         let dir = TempDir::new("pagefault")?;
-        let (file, path) = new_file(&dir, "sparse")?;
+        let (file, path) = dir.new_file("sparse")?;
         let len = FAULT_PAGES * stride;
         file.set_len(len as u64)
             .map_err(os_error(format!("truncate {}", path.display())))?;

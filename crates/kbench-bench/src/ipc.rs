@@ -3,28 +3,18 @@
 //! ring of processes.
 //!
 //! Every partner is forked in `prepare` and reaped when the workload is
-//! dropped (see [`partner`]); `run` times only the loop.
+//! dropped (see [`crate::sys::partner`]); `run` times only the loop. The
+//! latency and bandwidth loops are the two-task workloads of
+//! [`crate::shared::pair`], run here over pipes and socketpairs.
 
-pub(crate) mod partner;
-pub(crate) mod placement;
-
+use crate::shared::pair::{Channel, RoundTrip, Stream};
+use crate::shared::placement::{self, PLACEMENT, Pinning};
+use crate::sys::fd::{self, raw};
+use crate::sys::partner::Partner;
 use crate::{BenchError, BenchInfo, Direction, Interval, OptionSpec, Options, Unit, Workload};
-use partner::{Partner, raw};
-use placement::Pinning;
 use std::hint::black_box;
 use std::os::fd::{OwnedFd, RawFd};
 use std::time::Instant;
-
-/// The transfer block of the bandwidth benchmarks (lmbench's 64 KiB; also
-/// net's tcp-bw).
-const BLOCK: usize = 64 * 1024;
-
-/// The `placement` option of two-task benchmarks (shared with net).
-pub(crate) const PLACEMENT: OptionSpec = OptionSpec {
-    name: placement::OPTION,
-    default: placement::default_placement,
-    help: placement::HELP,
-};
 
 /// ctxsw's placement: `same` by default, on every machine. Unpinned, the
 /// ring's processes wander between CPUs and every cross-CPU wakeup (~35 us on
@@ -91,176 +81,6 @@ pub const BENCHES: &[BenchInfo] = &[
     },
 ];
 
-#[derive(Clone, Copy)]
-enum Channel {
-    /// Two pipes, one each way.
-    Pipes,
-    /// One AF_UNIX stream socketpair.
-    Socket,
-}
-
-/// Connected descriptors: the measuring side's `(tx, rx)` and the partner's
-/// `(rx, tx)`. With a socket, tx and rx of a side are one descriptor.
-pub(crate) struct Link {
-    mine: Vec<OwnedFd>,
-    my_tx: RawFd,
-    my_rx: RawFd,
-    theirs: Vec<OwnedFd>,
-    their_tx: RawFd,
-    their_rx: RawFd,
-}
-
-impl Link {
-    fn new(channel: Channel) -> Result<Link, BenchError> {
-        match channel {
-            Channel::Pipes => {
-                let (down_rx, down_tx) = partner::pipe()?;
-                let (up_rx, up_tx) = partner::pipe()?;
-                Ok(Link {
-                    my_tx: raw(&down_tx),
-                    my_rx: raw(&up_rx),
-                    their_tx: raw(&up_tx),
-                    their_rx: raw(&down_rx),
-                    mine: vec![down_tx, up_rx],
-                    theirs: vec![up_tx, down_rx],
-                })
-            }
-            Channel::Socket => {
-                let (a, b) = partner::socketpair()?;
-                Ok(Link::sockets(a, b))
-            }
-        }
-    }
-
-    /// Two connected sockets: ours and the partner's.
-    pub(crate) fn sockets(mine: OwnedFd, theirs: OwnedFd) -> Link {
-        Link {
-            my_tx: raw(&mine),
-            my_rx: raw(&mine),
-            their_tx: raw(&theirs),
-            their_rx: raw(&theirs),
-            mine: vec![mine],
-            theirs: vec![theirs],
-        }
-    }
-}
-
-/// pipe-lat / unix-lat (and net's tcp-lat): the measuring side writes one
-/// byte, the partner echoes it back; one iteration is one round trip.
-pub(crate) struct RoundTrip {
-    id: &'static str,
-    pub(crate) tx: RawFd,
-    rx: RawFd,
-    // Field order is drop order: our ends close first (the partner sees
-    // EOF), then the partner is killed and reaped, then we are unpinned.
-    _ends: Vec<OwnedFd>,
-    pub(crate) _partner: Partner,
-    _pinning: Pinning,
-}
-
-impl RoundTrip {
-    fn new(id: &'static str, channel: Channel, options: &Options) -> Result<RoundTrip, BenchError> {
-        let pinning = Pinning::new(options)?;
-        RoundTrip::over(id, Link::new(channel)?, pinning)
-    }
-
-    /// Forks the echo partner on `link` and pins it. It exits by itself on
-    /// EOF, when our ends close.
-    pub(crate) fn over(
-        id: &'static str,
-        link: Link,
-        pinning: Pinning,
-    ) -> Result<RoundTrip, BenchError> {
-        let (rx, tx) = (link.their_rx, link.their_tx);
-        let partner = Partner::spawn(&[rx, tx], || {
-            let mut byte = 0u8;
-            while partner::child_read_byte(rx, &mut byte) && partner::child_write_all(tx, &[byte]) {
-            }
-        })?;
-        // The partner's ends stay open only in the partner.
-        drop(link.theirs);
-        pinning.pin_partner(partner.pid())?;
-        Ok(RoundTrip {
-            id,
-            tx: link.my_tx,
-            rx: link.my_rx,
-            _ends: link.mine,
-            _partner: partner,
-            _pinning: pinning,
-        })
-    }
-}
-
-impl Workload for RoundTrip {
-    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
-        let mut byte = [b'x'];
-        let start = Instant::now();
-        for _ in 0..iterations {
-            partner::write_all(self.tx, &byte, self.id)?;
-            partner::read_exact(self.rx, &mut byte, self.id)?;
-        }
-        let interval = Interval::since(start, iterations as f64);
-        black_box(byte);
-        Ok(interval)
-    }
-}
-
-/// pipe-bw / unix-bw (and net's tcp-bw): a writer process writes 64 KiB
-/// chunks as fast as it can; one iteration reads one whole 64 KiB block
-/// (however many reads that takes); the work is the bytes read.
-pub(crate) struct Stream {
-    id: &'static str,
-    pub(crate) rx: RawFd,
-    buf: Vec<u8>,
-    _ends: Vec<OwnedFd>,
-    pub(crate) _partner: Partner,
-    _pinning: Pinning,
-}
-
-impl Stream {
-    fn new(id: &'static str, channel: Channel, options: &Options) -> Result<Stream, BenchError> {
-        let pinning = Pinning::new(options)?;
-        Stream::over(id, Link::new(channel)?, pinning)
-    }
-
-    /// Forks the writer partner on `link` and pins it. It exits by itself
-    /// (EPIPE, ECONNRESET) when our ends close.
-    pub(crate) fn over(
-        id: &'static str,
-        link: Link,
-        pinning: Pinning,
-    ) -> Result<Stream, BenchError> {
-        // The writer's chunk is allocated and touched here: the child may
-        // not allocate.
-        let chunk = vec![b'k'; BLOCK];
-        let tx = link.their_tx;
-        let partner = Partner::spawn(&[tx], || while partner::child_write_all(tx, &chunk) {})?;
-        drop(chunk);
-        drop(link.theirs);
-        pinning.pin_partner(partner.pid())?;
-        Ok(Stream {
-            id,
-            rx: link.my_rx,
-            buf: vec![0; BLOCK],
-            _ends: link.mine,
-            _partner: partner,
-            _pinning: pinning,
-        })
-    }
-}
-
-impl Workload for Stream {
-    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
-        let start = Instant::now();
-        for _ in 0..iterations {
-            partner::read_exact(self.rx, &mut self.buf, self.id)?;
-        }
-        let interval = Interval::since(start, (iterations * BLOCK as u64) as f64);
-        black_box(&self.buf);
-        Ok(interval)
-    }
-}
-
 /// ctxsw (lmbench lat_ctx): processes 0..N in a ring of pipes, pipe i going
 /// from process i to process i+1 (mod N); the measuring process is process
 /// 0. Each process, on receiving the token, sums its own `size` KiB and
@@ -299,7 +119,7 @@ impl Ring {
         let buffers: Vec<u64> = (0..procs * words).map(|i| i as u64 | 1).collect();
         let mut pipes = Vec::with_capacity(procs);
         for _ in 0..procs {
-            pipes.push(partner::pipe()?);
+            pipes.push(fd::pipe()?);
         }
         let mut partners = Vec::with_capacity(procs - 1);
         for i in 1..procs {
@@ -308,9 +128,9 @@ impl Ring {
             let mine = &buffers[i * words..(i + 1) * words];
             let partner = Partner::spawn(&[rx, tx], || {
                 let mut byte = 0u8;
-                while partner::child_read_byte(rx, &mut byte) {
+                while fd::child_read_byte(rx, &mut byte) {
                     touch(mine);
-                    if !partner::child_write_all(tx, &[byte]) {
+                    if !fd::child_write_all(tx, &[byte]) {
                         break;
                     }
                 }
@@ -350,8 +170,8 @@ impl Workload for Ring {
         let mut byte = [b't'];
         let start = Instant::now();
         for _ in 0..iterations {
-            partner::write_all(self.first_tx, &byte, "ctxsw")?;
-            partner::read_exact(self.last_rx, &mut byte, "ctxsw")?;
+            fd::write_all(self.first_tx, &byte, "ctxsw")?;
+            fd::read_exact(self.last_rx, &mut byte, "ctxsw")?;
             touch(mine);
         }
         Ok(Interval::since(start, (iterations * self.procs) as f64))
@@ -362,8 +182,7 @@ impl Workload for Ring {
 mod tests {
     use super::*;
     use crate::testing::{
-        assert_gone, assert_plausible, canonical, children, exited, invalid, key, options, serial,
-        two_cpus,
+        assert_gone, assert_plausible, canonical, exited, invalid, key, options, serial, two_cpus,
     };
     use std::time::Duration;
 
@@ -498,23 +317,9 @@ mod tests {
         assert_eq!(mask(ring._partners[0].pid()), allowed);
     }
 
+    /// The pipe-lat and pipe-bw partners: [`crate::shared::pair`]'s tests.
     #[test]
     fn dropping_reaps_every_partner() {
-        let free = options(&[("placement", "free")], &[PLACEMENT]);
-        for channel in [Channel::Pipes, Channel::Socket] {
-            let mut w = RoundTrip::new("pipe-lat", channel, &free).unwrap();
-            w.run(10).unwrap();
-            let pid = w._partner.pid();
-            assert!(children().contains(&pid));
-            drop(w);
-            assert_gone(&[pid]);
-
-            let mut w = Stream::new("pipe-bw", channel, &free).unwrap();
-            w.run(3).unwrap();
-            let pid = w._partner.pid();
-            drop(w);
-            assert_gone(&[pid]);
-        }
         let mut ring = Ring::new(&options(
             &[("procs", "5"), ("size", "4")],
             &[RING_PLACEMENT, PROCS, SIZE_KIB],
@@ -527,28 +332,11 @@ mod tests {
         assert_gone(&pids);
     }
 
-    /// A partner whose peer closes its ends exits by itself with status 0,
-    /// as it would if the measuring process died.
+    /// A ring partner whose peer closes its ends exits by itself with
+    /// status 0, as it would if the measuring process died (the pipe-lat
+    /// and pipe-bw partners: [`crate::shared::pair`]'s tests).
     #[test]
     fn partners_exit_on_eof() {
-        let free = options(&[("placement", "free")], &[PLACEMENT]);
-        for channel in [Channel::Pipes, Channel::Socket] {
-            let mut w = RoundTrip::new("pipe-lat", channel, &free).unwrap();
-            w.run(10).unwrap();
-            w._ends.clear();
-            assert!(
-                exited(w._partner.wait_exit(Duration::from_secs(5))),
-                "echo partner"
-            );
-
-            let mut w = Stream::new("pipe-bw", channel, &free).unwrap();
-            w.run(3).unwrap();
-            w._ends.clear();
-            assert!(
-                exited(w._partner.wait_exit(Duration::from_secs(5))),
-                "writer partner"
-            );
-        }
         let mut ring = Ring::new(&options(
             &[("procs", "4"), ("size", "0")],
             &[RING_PLACEMENT, PROCS, SIZE_KIB],

@@ -1,11 +1,27 @@
-//! kbench's built-in benchmarks of kernel paths.
+//! kbench's built-in microbenchmarks of kernel paths: system calls,
+//! processes, IPC, loopback networking, files, memory, will-it-scale
+//! scaling and stress-style loads.
 //!
-//! Each benchmark is a [`BenchInfo`]: its id, unit, direction, options and a
-//! `prepare` function that sets up partners, files and buffers *before*
-//! timing, and returns a [`Workload`] whose `run(iterations)` times exactly
-//! the loop body (see ../../shared/spec/benchmarks.md for the timing rules).
-//! One file per family; this crate depends on libc only, since it is also
-//! built static for VM guests.
+//! A library linked into the kbench binary, not a program of its own: the
+//! agent that prepares and times these benchmarks is that binary, as a
+//! `kbench agent` process on the host, or in a VM guest whose init is the
+//! same kbench binary. Each benchmark is a [`BenchInfo`]: its id,
+//! unit, direction, options and a `prepare` function that sets up
+//! partners, files and buffers *before* timing, and returns a [`Workload`]
+//! whose `run(iterations)` times exactly the loop body (the timing rules
+//! are in docs/benchmarks.md).
+//!
+//! The layout:
+//! - one module per family (`syscalls`, `process`, `ipc`, `net`, `files`,
+//!   `memory`, `scale`, `stress`), holding its `BENCHES` and workloads; no
+//!   family imports another;
+//! - `shared`: the workloads and options two families share (the partner
+//!   round trip and stream, the fork + exec loop, the `placement` option);
+//! - `sys`: the OS helpers (descriptors, processes, partners, execve, temp
+//!   dirs, the SIGUSR1 guard, mappings, CPU masks, memory), no benchmark;
+//! - calibration, options and units, used by all of them.
+//!
+//! Its only dependencies are libc and kbench-model.
 
 mod calibrate;
 mod files;
@@ -15,7 +31,9 @@ mod net;
 mod options;
 mod process;
 mod scale;
+mod shared;
 mod stress;
+mod sys;
 mod syscalls;
 #[cfg(test)]
 mod testing;

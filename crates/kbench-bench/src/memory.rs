@@ -1,6 +1,7 @@
 //! Memory bandwidth (lmbench bw_mem): sequential passes over a buffer larger
 //! than the last-level cache.
 
+use crate::sys::memory::available_memory;
 use crate::{BenchError, BenchInfo, Direction, Interval, OptionSpec, Options, Unit, Workload};
 use std::hint::black_box;
 use std::io;
@@ -63,14 +64,6 @@ fn touched_buffer(words: usize, fill: u64) -> Result<Vec<u64>, BenchError> {
     })?;
     buf.resize(words, fill);
     Ok(buf)
-}
-
-/// MemAvailable from /proc/meminfo, in bytes.
-pub(crate) fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 impl MemBw {

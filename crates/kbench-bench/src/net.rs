@@ -2,21 +2,22 @@
 //! TCP connection setup and TCP bandwidth, each against a partner process
 //! over 127.0.0.1 on ephemeral ports (bound to port 0).
 //!
-//! As in the ipc family (whose [`Partner`] and [`Pinning`] these reuse, and
-//! for tcp-lat and tcp-bw its [`RoundTrip`] and [`Stream`]), sockets are
-//! made and connected and the partner is forked in `prepare`; `run` times
-//! only the loop, and dropping the workload closes the sockets and kills
-//! and reaps the partner.
+//! As in the ipc family (tcp-lat and tcp-bw are the two-task [`RoundTrip`]
+//! and [`Stream`] of pipe-lat and pipe-bw, over TCP), sockets are made and
+//! connected and the [`Partner`] is forked in `prepare`; `run` times only
+//! the loop, and dropping the workload closes the sockets and kills and
+//! reaps the partner.
 //!
 //! A partner blocked on a UDP socket or a listener sees no EOF when the
 //! measuring process dies, so those sockets get a receive timeout
 //! ([`PARTNER_POLL`]): on each timeout the partner checks that its parent is
 //! still the measuring process and exits when it was orphaned.
 
-use crate::ipc::partner::{self, Partner, raw};
-use crate::ipc::placement::Pinning;
-use crate::ipc::{Link, PLACEMENT, RoundTrip, Stream};
-use crate::syscalls::{check, os_error};
+use crate::shared::pair::{Link, RoundTrip, Stream};
+use crate::shared::placement::{PLACEMENT, Pinning};
+use crate::sys::fd::{child_write_all, raw, read_exact, write_all};
+use crate::sys::partner::Partner;
+use crate::sys::{check, errno, os_error};
 use crate::{BenchError, BenchInfo, Direction, Interval, Options, Unit, Workload};
 use std::hint::black_box;
 use std::io;
@@ -132,7 +133,7 @@ fn set_receive_timeout(fd: RawFd, timeout: Duration) -> Result<(), BenchError> {
 /// Child side, after a failed recv or accept: true to try again (interrupted,
 /// an aborted connection, or a timeout while `parent` is still our parent).
 fn keep_waiting(parent: libc::pid_t) -> bool {
-    match partner::errno() {
+    match errno() {
         libc::EINTR | libc::ECONNABORTED => true,
         // EWOULDBLOCK is EAGAIN on Linux.
         libc::EAGAIN => {
@@ -224,7 +225,7 @@ fn udp_echo(fd: RawFd, parent: libc::pid_t) {
             }
             return;
         }
-        if !partner::child_write_all(fd, &buf[..n as usize]) {
+        if !child_write_all(fd, &buf[..n as usize]) {
             return;
         }
     }
@@ -237,8 +238,8 @@ impl Workload for UdpLat {
         for _ in 0..iterations {
             self.seq = self.seq.wrapping_add(1);
             let out = self.seq.to_ne_bytes();
-            partner::write_all(self.fd, &out, "udp-lat")?;
-            partner::read_exact(self.fd, &mut back, "udp-lat")?;
+            write_all(self.fd, &out, "udp-lat")?;
+            read_exact(self.fd, &mut back, "udp-lat")?;
             if back != out {
                 return Err(BenchError::Os {
                     what: "udp-lat: echo".to_string(),

@@ -41,8 +41,9 @@
 mod bodies;
 mod tasks;
 
-use crate::ipc::partner;
-use crate::syscalls::Sigusr1Guard;
+use crate::sys::fd;
+use crate::sys::memory::available_memory;
+use crate::sys::signal::Sigusr1Guard;
 use crate::{BenchError, BenchInfo, Direction, OptionSpec, Options, Unit, Workload};
 use bodies::MEMSIZE;
 use tasks::{Body, Launch, MAX_TASKS, Mode, Scale, Spec};
@@ -257,7 +258,7 @@ fn start(def: &Def, options: &Options) -> Result<Scale, BenchError> {
     };
     let body = def.body;
     let pipe = || {
-        partner::pipe().map_err(|e| match e {
+        fd::pipe().map_err(|e| match e {
             BenchError::Os { error, .. }
                 if mode == Mode::Thread && error.raw_os_error() == Some(libc::EMFILE) =>
             {
@@ -315,7 +316,7 @@ fn start(def: &Def, options: &Options) -> Result<Scale, BenchError> {
 fn check_memory(id: &str, tasks: usize) -> Result<(), BenchError> {
     const MIB: u64 = 1024 * 1024;
     let needed = tasks as u64 * MEMSIZE as u64;
-    let available = crate::memory::available_memory().unwrap_or(u64::MAX);
+    let available = available_memory().unwrap_or(u64::MAX);
     if needed > available / 4 * 3 {
         return Err(BenchError::Skip(format!(
             "{id} maps {} MiB ({tasks} tasks x 128 MiB), more than 3/4 of the {} MiB available",
@@ -539,7 +540,7 @@ mod tests {
 
     #[test]
     fn skips_when_memory_is_short() {
-        let available = crate::memory::available_memory().unwrap_or(u64::MAX);
+        let available = available_memory().unwrap_or(u64::MAX);
         if available / 4 * 3 >= 1024 * MEMSIZE as u64 {
             return;
         }

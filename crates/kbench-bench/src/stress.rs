@@ -3,10 +3,11 @@
 //! timing rules (setup before timing, calibrated intervals, real syscalls).
 //!
 //! - [`vm`]: `madvise`, `vm-splice`, `memfd` (stress-ng stressors).
-//! - [`sys`]: `poll`, `get` (stress-ng stressors).
+//! - [`calls`]: `poll`, `get` (stress-ng stressors).
 //! - [`aim9`]: `brk-test`, `page-test` (aim9 tests). The brk loops run in a
 //!   dedicated child process: see [`aim9`] for why. aim9's `exec-test` is
-//!   the process family's `fork-exec` loop, counted as loads per second.
+//!   the `fork-exec` loop of [`crate::shared::spawn`], counted as loads per
+//!   second.
 //! - [`hackbench`]: `messaging` (hackbench), one iteration is a whole run.
 //! - [`mutex`]: `mutex-contend` (sysbench `mutex` style).
 //!
@@ -14,11 +15,12 @@
 //! descriptors, temporary files) when dropped, also after a failed `run`.
 
 mod aim9;
+mod calls;
 mod hackbench;
 mod mutex;
-mod sys;
 mod vm;
 
+use crate::shared::spawn::prepare_exit0;
 use crate::{BenchInfo, Direction, OptionSpec, Unit};
 
 pub const BENCHES: &[BenchInfo] = &[
@@ -53,7 +55,7 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "zero-timeout poll, ppoll and select (one op each) over the read ends of 5 pipes, 3 of them readable",
         options: &[],
-        prepare: |_| Ok(Box::new(sys::Poll::new()?)),
+        prepare: |_| Ok(Box::new(calls::Poll::new()?)),
     },
     BenchInfo {
         id: "get",
@@ -61,7 +63,7 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "a fixed mix of 16 get* system calls (getpid .. getrusage(RUSAGE_THREAD), uname), one op each",
         options: &[],
-        prepare: |_| Ok(Box::new(sys::Get::new())),
+        prepare: |_| Ok(Box::new(calls::Get::new())),
     },
     BenchInfo {
         id: "brk-test",
@@ -85,7 +87,7 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "aim9 exec_test: fork(); the child execve()s a 129-byte static ELF calling exit_group(0); waitpid()",
         options: &[],
-        prepare: |_| crate::process::prepare_exit0("exec-test"),
+        prepare: |_| prepare_exit0("exec-test"),
     },
     BenchInfo {
         id: "messaging",

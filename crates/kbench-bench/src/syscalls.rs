@@ -26,6 +26,11 @@
 //! [`SigCatch`] for why. Both signal benchmarks share one SIGUSR1 handler
 //! installation ([`Sigusr1Guard`]) restored when the last of them is dropped.
 
+use crate::sys::fd::open_fd;
+use crate::sys::signal::{Sigusr1Guard, empty_action, sigusr1_blocked};
+use crate::sys::tempdir::TempDir;
+use crate::sys::{check, os_error};
+use crate::unit::timed;
 use crate::{BenchError, BenchInfo, Direction, Interval, OptionSpec, Options, Unit, Workload};
 use libc::{c_int, c_long};
 use std::ffi::CString;
@@ -33,10 +38,7 @@ use std::fs::File;
 use std::hint::black_box;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::path::Path;
 
 pub const BENCHES: &[BenchInfo] = &[
     BenchInfo {
@@ -116,104 +118,6 @@ pub const BENCHES: &[BenchInfo] = &[
         prepare: prepare_select,
     },
 ];
-
-/// Times exactly `iterations` runs of `body`; the first error stops the loop.
-#[inline(always)]
-pub(crate) fn timed(
-    iterations: u64,
-    mut body: impl FnMut() -> Result<(), BenchError>,
-) -> Result<Interval, BenchError> {
-    let start = Instant::now();
-    for _ in 0..iterations {
-        body()?;
-    }
-    Ok(Interval::since(start, iterations as f64))
-}
-
-/// A system call's (or libc call's) return value, or the errno as
-/// `BenchError::Os` when it is negative.
-#[inline(always)]
-pub(crate) fn check<T: Copy + Default + PartialOrd>(ret: T, what: &str) -> Result<T, BenchError> {
-    if ret < T::default() {
-        Err(BenchError::last_os(what))
-    } else {
-        Ok(ret)
-    }
-}
-
-/// Maps an `io::Error` to an `Os` error naming what was attempted.
-pub(crate) fn os_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
-    move |error| BenchError::Os {
-        what: what.into(),
-        error,
-    }
-}
-
-/// The size of a base page.
-pub(crate) fn page_size() -> usize {
-    // SAFETY: sysconf has no memory preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if size > 0 { size as usize } else { 4096 }
-}
-
-pub(crate) fn open_fd(path: &str, write: bool) -> Result<OwnedFd, BenchError> {
-    File::options()
-        .read(!write)
-        .write(write)
-        .open(path)
-        .map(OwnedFd::from)
-        .map_err(os_error(format!("open {path}")))
-}
-
-fn c_path(path: &Path) -> CString {
-    CString::new(path.as_os_str().as_bytes()).expect("paths from the OS have no NUL byte")
-}
-
-/// A private temporary directory `<temp>/kbench-<bench>-<pid>-<n>`, removed
-/// with everything in it on drop. Shared with the process family.
-pub(crate) struct TempDir {
-    path: PathBuf,
-}
-
-impl TempDir {
-    pub(crate) fn new(bench: &str) -> Result<TempDir, BenchError> {
-        use std::os::unix::fs::DirBuilderExt;
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::temp_dir();
-        let pid = std::process::id();
-        loop {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let path = base.join(format!("kbench-{bench}-{pid}-{n}"));
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => {
-                    #[cfg(test)]
-                    crate::testing::LAST_TEMP_DIR
-                        .with(|last| *last.borrow_mut() = Some(path.clone()));
-                    return Ok(TempDir { path });
-                }
-                // A leftover of an earlier process with our pid (or another
-                // pid namespace sharing the temp dir): never touch it.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(error) => {
-                    return Err(BenchError::Os {
-                        what: format!("create temporary directory {}", path.display()),
-                        error,
-                    });
-                }
-            }
-        }
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
 
 // ---------------------------------------------------------------- syscall-null
 
@@ -401,6 +305,10 @@ fn prepare_fstat(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
 
 // ------------------------------------------------------------------ open-close
 
+fn c_path(path: &Path) -> CString {
+    CString::new(path.as_os_str().as_bytes()).expect("paths from the OS have no NUL byte")
+}
+
 struct OpenClose {
     path: CString,
     /// Holds the file; removed on drop.
@@ -437,62 +345,6 @@ fn prepare_open_close(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
 }
 
 // ------------------------------------------------------ sig-install, sig-catch
-
-extern "C" fn empty_handler(_: c_int) {}
-
-/// The action both signal benchmarks install: the empty handler, SA_RESTART
-/// (so a stray SIGUSR1 never fails another thread's blocking call).
-fn empty_action() -> libc::sigaction {
-    // SAFETY: sigaction is a plain C struct; all zeroes is SIG_DFL, no flags.
-    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
-    sa.sa_sigaction = empty_handler as extern "C" fn(c_int) as libc::sighandler_t;
-    sa.sa_flags = libc::SA_RESTART;
-    // SAFETY: sa.sa_mask is a valid sigset_t we own.
-    unsafe { libc::sigemptyset(&mut sa.sa_mask) };
-    sa
-}
-
-/// How many live workloads use the empty SIGUSR1 handler, and the action to
-/// restore when the last of them is dropped. Signal actions are per process,
-/// so concurrent workloads (tests run in threads) must not restore the
-/// original action under each other's feet.
-static SIGUSR1_USERS: Mutex<(usize, Option<libc::sigaction>)> = Mutex::new((0, None));
-
-/// Keeps the empty SIGUSR1 handler installed while alive. Any other
-/// benchmark that needs a SIGUSR1 handler (will-it-scale `signal1`) should
-/// take this guard too rather than install and restore its own.
-pub(crate) struct Sigusr1Guard;
-
-impl Sigusr1Guard {
-    pub(crate) fn acquire() -> Result<Sigusr1Guard, BenchError> {
-        let mut users = SIGUSR1_USERS.lock().unwrap_or_else(|e| e.into_inner());
-        if users.0 == 0 {
-            let sa = empty_action();
-            // SAFETY: both structs are valid; the handler is async-signal-safe.
-            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-            // SAFETY: as above.
-            if unsafe { libc::sigaction(libc::SIGUSR1, &sa, &mut old) } != 0 {
-                return Err(BenchError::last_os("install a SIGUSR1 handler"));
-            }
-            users.1 = Some(old);
-        }
-        users.0 += 1;
-        Ok(Sigusr1Guard)
-    }
-}
-
-impl Drop for Sigusr1Guard {
-    fn drop(&mut self) {
-        let mut users = SIGUSR1_USERS.lock().unwrap_or_else(|e| e.into_inner());
-        users.0 -= 1;
-        if users.0 == 0
-            && let Some(old) = users.1.take()
-        {
-            // SAFETY: old is the action sigaction returned to us.
-            unsafe { libc::sigaction(libc::SIGUSR1, &old, std::ptr::null_mut()) };
-        }
-    }
-}
 
 struct SigInstall {
     action: libc::sigaction,
@@ -559,21 +411,6 @@ impl Workload for SigCatch {
             Ok(())
         })
     }
-}
-
-fn sigusr1_blocked() -> Result<bool, BenchError> {
-    // SAFETY: sigset_t is a plain C struct; it is filled in below.
-    let mut mask: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: a null new set only reads the current mask into `mask`.
-    let r = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask) };
-    if r != 0 {
-        return Err(BenchError::Os {
-            what: "read the signal mask".into(),
-            error: std::io::Error::from_raw_os_error(r),
-        });
-    }
-    // SAFETY: mask is a valid, initialised sigset_t.
-    Ok(unsafe { libc::sigismember(&mask, libc::SIGUSR1) } == 1)
 }
 
 fn prepare_sig_catch(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
@@ -659,7 +496,7 @@ fn prepare_select(options: &Options) -> Result<Box<dyn Workload>, BenchError> {
 mod tests {
     use super::*;
     use crate::TestKey;
-    use crate::testing::{assert_calibrated, assert_temp_dir_gone, canonical, prepare};
+    use crate::testing::{assert_calibrated, assert_temp_dir_gone, canonical};
 
     #[test]
     fn syscall_null() {
@@ -727,25 +564,5 @@ mod tests {
         assert!(
             matches!(unknown, Err(BenchError::InvalidOption { option, .. }) if option == "fds")
         );
-    }
-
-    #[test]
-    fn signal_handler_is_restored_after_the_last_user() {
-        let w = prepare("sig-catch", &[]).unwrap();
-        assert!(SIGUSR1_USERS.lock().unwrap().0 >= 1);
-        drop(w);
-        // Other tests may hold the handler concurrently: check only when the
-        // count (held locked) says nobody does.
-        let users = SIGUSR1_USERS.lock().unwrap();
-        if users.0 == 0 {
-            // SAFETY: sigaction is a plain C struct; filled in below.
-            let mut now: libc::sigaction = unsafe { std::mem::zeroed() };
-            // SAFETY: a null new action only reads the current one.
-            unsafe { libc::sigaction(libc::SIGUSR1, std::ptr::null(), &mut now) };
-            assert_ne!(
-                now.sa_sigaction, empty_handler as extern "C" fn(c_int) as libc::sighandler_t,
-                "the empty handler outlived its last user"
-            );
-        }
     }
 }

@@ -147,7 +147,7 @@ pub(crate) fn exited(status: Option<libc::c_int>) -> bool {
 
 /// Whether the two-task benchmarks default to `placement=cross`.
 pub(crate) fn two_cpus() -> bool {
-    crate::ipc::placement::default_placement() == "cross"
+    crate::shared::placement::default_placement() == "cross"
 }
 
 /// True when `pid` is no child of ours any more (reaped).

@@ -1,6 +1,8 @@
-//! Units of built-in benchmarks and how a timed interval becomes a value.
+//! Units of built-in benchmarks, how an interval is timed, and how a timed
+//! interval becomes a value.
 
-use std::time::Duration;
+use crate::BenchError;
+use std::time::{Duration, Instant};
 
 /// One timed interval: how long it took and how much work it did
 /// (operations, or bytes for bandwidth units).
@@ -12,12 +14,25 @@ pub struct Interval {
 
 impl Interval {
     /// An interval of `work` operations (or bytes) measured since `start`.
-    pub fn since(start: std::time::Instant, work: f64) -> Interval {
+    pub fn since(start: Instant, work: f64) -> Interval {
         Interval {
             elapsed: start.elapsed(),
             work,
         }
     }
+}
+
+/// Times exactly `iterations` runs of `body`; the first error stops the loop.
+#[inline(always)]
+pub(crate) fn timed(
+    iterations: u64,
+    mut body: impl FnMut() -> Result<(), BenchError>,
+) -> Result<Interval, BenchError> {
+    let start = Instant::now();
+    for _ in 0..iterations {
+        body()?;
+    }
+    Ok(Interval::since(start, iterations as f64))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

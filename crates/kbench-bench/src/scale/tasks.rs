@@ -38,9 +38,13 @@
 //! default). A worker whose system call fails records the call and errno in
 //! its line and stops; the next poll of `run` reports it.
 
-use crate::ipc::partner::{Partner, raw};
-use crate::ipc::placement::CpuMask;
-use crate::syscalls::{Sigusr1Guard, os_error, page_size};
+use crate::sys::cpu::CpuMask;
+use crate::sys::fd::raw;
+use crate::sys::memory::page_size;
+use crate::sys::os_error;
+use crate::sys::partner::Partner;
+use crate::sys::process::check_status;
+use crate::sys::signal::Sigusr1Guard;
 use crate::{BenchError, Interval, MIN_INTERVAL, Workload};
 use libc::{c_int, c_void};
 use std::os::fd::{OwnedFd, RawFd};
@@ -560,7 +564,7 @@ impl Scale {
         let what = format!("{id} worker");
         match status {
             Some(status) => {
-                crate::process::check_status(status, &what)?;
+                check_status(status, &what)?;
                 Err(BenchError::Os {
                     what: format!("{what} process {who}"),
                     error: std::io::Error::other("exited while the benchmark ran"),

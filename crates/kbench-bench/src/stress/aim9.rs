@@ -1,5 +1,5 @@
-//! aim9's `brk_test` and `page_test` (`exec_test` is process.rs's
-//! `fork-exec` loop).
+//! aim9's `brk_test` and `page_test` (`exec_test` is the `fork-exec` loop
+//! of [`crate::shared::spawn`]).
 //!
 //! The brk loops move the program break, which glibc's malloc owns: its main
 //! arena grows and shrinks with `brk`, from any thread of this process at
@@ -13,8 +13,9 @@
 //! puts it back before exiting, and is killed and reaped when the workload
 //! is dropped.
 
-use crate::ipc::partner::{self, Partner, raw};
-use crate::syscalls::page_size;
+use crate::sys::fd::{self, raw};
+use crate::sys::memory::page_size;
+use crate::sys::partner::Partner;
 use crate::{BenchError, Interval, Workload};
 use libc::c_long;
 use std::os::fd::{OwnedFd, RawFd};
@@ -46,8 +47,8 @@ pub(super) struct Brk {
 
 impl Brk {
     pub(super) fn new(dirty: bool) -> Result<Brk, BenchError> {
-        let (cmd_rx, cmd_tx) = partner::pipe()?;
-        let (reply_rx, reply_tx) = partner::pipe()?;
+        let (cmd_rx, cmd_tx) = fd::pipe()?;
+        let (reply_rx, reply_tx) = fd::pipe()?;
         let (rx, tx) = (raw(&cmd_rx), raw(&reply_tx));
         let page = page_size();
         let child = Partner::spawn(&[rx, tx], || brk_child(rx, tx, page, dirty))?;
@@ -71,9 +72,9 @@ impl Brk {
 impl Workload for Brk {
     fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
         let what = self.what();
-        partner::write_all(self.cmd, &iterations.to_ne_bytes(), what)?;
+        fd::write_all(self.cmd, &iterations.to_ne_bytes(), what)?;
         let mut bytes = [0u8; size_of::<Reply>()];
-        partner::read_exact(self.reply, &mut bytes, what)?;
+        fd::read_exact(self.reply, &mut bytes, what)?;
         let word =
             |i: usize| u64::from_ne_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
         match word(0) {
@@ -119,7 +120,7 @@ fn brk_child(cmd: RawFd, reply: RawFd, page: usize, dirty: bool) {
     let top = base + STEPS * page;
     let ready = original != 0 && brk(top) == top;
     let mut count = [0u8; 8];
-    while partner::child_read_exact(cmd, &mut count) {
+    while fd::child_read_exact(cmd, &mut count) {
         let reply_words: Reply = if ready {
             brk_loop(u64::from_ne_bytes(count), base, page, dirty)
         } else {
@@ -129,7 +130,7 @@ fn brk_child(cmd: RawFd, reply: RawFd, page: usize, dirty: bool) {
         for (chunk, word) in bytes.chunks_exact_mut(8).zip(reply_words) {
             chunk.copy_from_slice(&word.to_ne_bytes());
         }
-        if !partner::child_write_all(reply, &bytes) {
+        if !fd::child_write_all(reply, &bytes) {
             break;
         }
     }

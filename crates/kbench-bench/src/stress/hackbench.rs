@@ -20,9 +20,9 @@
 //! In thread mode a broken pipe relies on SIGPIPE being ignored, as the Rust
 //! runtime does in every Rust program.
 
-use crate::ipc::partner::{self, errno, raw};
-use crate::process::{check_status, wait_for};
-use crate::syscalls::os_error;
+use crate::sys::fd::{self, raw};
+use crate::sys::process::{check_status, fork_child, wait_for};
+use crate::sys::{errno, os_error};
 use crate::{BenchError, Interval, Options, Workload};
 use libc::{c_int, pid_t};
 use std::os::fd::{OwnedFd, RawFd};
@@ -133,8 +133,8 @@ impl Messaging {
     /// A receiver's channel as (receiver's end, senders' end).
     fn channel(&self) -> Result<(OwnedFd, OwnedFd), BenchError> {
         match self.ipc {
-            Ipc::Pipe => partner::pipe(),
-            Ipc::Socket => partner::socketpair(),
+            Ipc::Pipe => fd::pipe(),
+            Ipc::Socket => fd::socketpair(),
         }
     }
 
@@ -157,8 +157,8 @@ impl Messaging {
 
     /// One run with forked tasks; the timed part.
     fn run_processes(&mut self) -> Result<Duration, BenchError> {
-        let (ready_rx, ready_tx) = partner::pipe()?;
-        let (start_rx, start_tx) = partner::pipe()?;
+        let (ready_rx, ready_tx) = fd::pipe()?;
+        let (start_rx, start_tx) = fd::pipe()?;
         let (start, ready) = (raw(&start_rx), raw(&ready_tx));
         // Dropped first on any error: kills and reaps every task.
         let mut tasks = Tasks {
@@ -191,7 +191,7 @@ impl Messaging {
         #[cfg(test)]
         self.sabotage(tasks.pids.first().copied())?;
         let clock = Instant::now();
-        partner::write_all(raw(&start_tx), b"s", "messaging: start")?;
+        fd::write_all(raw(&start_tx), b"s", "messaging: start")?;
         let reaped = tasks.wait_all();
         let elapsed = clock.elapsed();
         reaped?;
@@ -200,8 +200,8 @@ impl Messaging {
 
     /// One run with threads; the timed part.
     fn run_threads(&mut self) -> Result<Duration, BenchError> {
-        let (ready_rx, ready_tx) = partner::pipe()?;
-        let (start_rx, start_tx) = partner::pipe()?;
+        let (ready_rx, ready_tx) = fd::pipe()?;
+        let (start_rx, start_tx) = fd::pipe()?;
         let (start, ready) = (raw(&start_rx), raw(&ready_tx));
         // Declared after the descriptors the threads use, so dropped (start
         // pipe closed, every thread joined) before them.
@@ -234,7 +234,7 @@ impl Messaging {
         self.sabotage(None)?;
         let start_tx = raw(threads.start_tx.as_ref().expect("open until dropped"));
         let clock = Instant::now();
-        partner::write_all(start_tx, b"s", "messaging: start")?;
+        fd::write_all(start_tx, b"s", "messaging: start")?;
         let joined = threads.join_all();
         let elapsed = clock.elapsed();
         joined?;
@@ -332,7 +332,7 @@ fn wait_ready(fd: RawFd, tasks: usize) -> Result<(), BenchError> {
 /// Task side: reports ready, then waits for the start byte. False when the
 /// start pipe was closed without one (the run was abandoned).
 fn ready_and_wait(start: RawFd, ready: RawFd) -> bool {
-    if !partner::child_write_all(ready, b"r") {
+    if !fd::child_write_all(ready, b"r") {
         return false;
     }
     let mut pfd = libc::pollfd {
@@ -387,7 +387,7 @@ fn sender(start: RawFd, ready: RawFd, txs: &[RawFd; FDS]) -> c_int {
     let message = [b'h'; DATASIZE];
     for _ in 0..LOOPS {
         for &tx in txs {
-            if !partner::child_write_all(tx, &message) {
+            if !fd::child_write_all(tx, &message) {
                 return EXIT_WRITE;
             }
         }
@@ -403,10 +403,10 @@ struct Tasks {
 }
 
 impl Tasks {
-    /// Forks a task (see [`partner::fork_child`]): with SIGPIPE ignored, a
+    /// Forks a task (see [`fork_child`]): with SIGPIPE ignored, a
     /// sender whose receiver is gone sees EPIPE and exits with EXIT_WRITE.
     fn fork(&mut self, keep: &[RawFd], body: impl FnOnce() -> c_int) -> Result<(), BenchError> {
-        let pid = partner::fork_child(keep, "messaging: fork", body)?;
+        let pid = fork_child(keep, "messaging: fork", body)?;
         self.pids.push(pid);
         Ok(())
     }

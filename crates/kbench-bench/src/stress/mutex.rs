@@ -14,7 +14,7 @@
 //! between runs (no CPU) and are joined on drop. The counter is checked to
 //! have grown by exactly `n` after each run. Nothing is pinned.
 
-use crate::syscalls::os_error;
+use crate::sys::os_error;
 use crate::{BenchError, Interval, Options, Workload};
 use std::cell::UnsafeCell;
 use std::hint::black_box;

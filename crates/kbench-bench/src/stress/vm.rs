@@ -2,10 +2,12 @@
 //! operation (or sequence) per iteration.
 
 use super::XorShift;
-use crate::files::mapping::Mapping;
-use crate::files::new_file;
-use crate::ipc::partner;
-use crate::syscalls::{TempDir, check, open_fd, os_error, page_size, timed};
+use crate::sys::fd::{self, open_fd};
+use crate::sys::mapping::Mapping;
+use crate::sys::memory::page_size;
+use crate::sys::tempdir::TempDir;
+use crate::sys::{check, os_error};
+use crate::unit::timed;
 use crate::{BenchError, Interval, Workload};
 use libc::{c_int, c_long};
 use std::ffi::CString;
@@ -53,7 +55,7 @@ pub(super) struct Madvise {
 impl Madvise {
     pub(super) fn new() -> Result<Madvise, BenchError> {
         let dir = TempDir::new("madvise")?;
-        let (mut file, path) = new_file(&dir, "file")?;
+        let (mut file, path) = dir.new_file("file")?;
         let path_error = |what: &str| os_error(format!("{what} {}", path.display()));
         // Non-zero contents, written and synced so no writeback runs later.
         let contents: Vec<u8> = (0..MADVISE_SIZE).map(|i| (i % 251) as u8 | 1).collect();
@@ -119,7 +121,7 @@ pub(super) struct VmSplice {
 
 impl VmSplice {
     pub(super) fn new() -> Result<VmSplice, BenchError> {
-        let (rx, tx) = partner::pipe()?;
+        let (rx, tx) = fd::pipe()?;
         // SAFETY: fcntl on our own pipe descriptor.
         let r = unsafe { libc::fcntl(tx.as_raw_fd(), libc::F_SETPIPE_SZ, SPLICE_BLOCK as c_int) };
         if r < 0 {

@@ -1,8 +1,8 @@
 //! stress-ng's `poll` and `get` stressors: cheap system calls, several per
 //! iteration, one op each.
 
-use crate::ipc::partner;
-use crate::syscalls::check;
+use crate::sys::check;
+use crate::sys::fd;
 use crate::{BenchError, Interval, Workload};
 use libc::{c_int, c_long};
 use std::hint::black_box;
@@ -35,9 +35,9 @@ impl Poll {
     pub(super) fn new() -> Result<Poll, BenchError> {
         let mut pipes = Vec::with_capacity(PIPES);
         for i in 0..PIPES {
-            let (rx, tx) = partner::pipe()?;
+            let (rx, tx) = fd::pipe()?;
             if i % 2 == 0 {
-                partner::write_all(tx.as_raw_fd(), b"p", "poll: fill a pipe")?;
+                fd::write_all(tx.as_raw_fd(), b"p", "poll: fill a pipe")?;
             }
             pipes.push((rx, tx));
         }

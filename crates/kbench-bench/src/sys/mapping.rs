@@ -1,4 +1,4 @@
-//! Memory mappings of a file, unmapped on drop (also stress's madvise).
+//! Read-only shared mappings of a file, unmapped on drop.
 
 use crate::BenchError;
 use std::os::fd::RawFd;

@@ -1,64 +1,24 @@
 //! Placement of the measuring task and its partners: `same` pins all of
 //! them to one CPU, `cross` to different CPUs (a ring: round-robin over the
-//! allowed CPUs), `free` pins nothing. Shared with the net family.
+//! allowed CPUs), `free` pins nothing. The `placement` option of the ipc and
+//! net families.
 
-use crate::{BenchError, Options};
+use crate::sys::cpu::{CpuMask, allowed_cpus};
+use crate::{BenchError, OptionSpec, Options};
 
 pub(crate) const OPTION: &str = "placement";
-pub(crate) const CHOICES: &[&str] = &["same", "cross", "free"];
-pub(crate) const HELP: &str = "same: both tasks pinned to one CPU; cross: pinned to two different CPUs; \
+const CHOICES: &[&str] = &["same", "cross", "free"];
+const HELP: &str = "same: both tasks pinned to one CPU; cross: pinned to two different CPUs; \
      free: no pinning (default cross with 2+ allowed CPUs, else same)";
 pub(crate) const RING_HELP: &str = "same (default): every process of the ring pinned to one CPU; \
      cross: processes pinned round-robin over the allowed CPUs (needs 2+); free: no pinning";
 
-/// A CPU mask of up to 1024 CPUs, laid out as the kernel's `cpu_set_t`.
-#[derive(Clone, Copy)]
-pub(crate) struct CpuMask([u64; 16]);
-
-impl CpuMask {
-    /// The mask of `pid` (0: the calling thread).
-    pub(crate) fn of(pid: libc::pid_t) -> Result<CpuMask, BenchError> {
-        let mut mask = CpuMask([0; 16]);
-        // SAFETY: the mask is 128 writable bytes, as the size argument says.
-        let r =
-            unsafe { libc::sched_getaffinity(pid, size_of::<CpuMask>(), (&raw mut mask.0).cast()) };
-        if r != 0 {
-            return Err(BenchError::last_os("sched_getaffinity"));
-        }
-        Ok(mask)
-    }
-
-    fn single(cpu: usize) -> CpuMask {
-        let mut mask = CpuMask([0; 16]);
-        mask.0[cpu / 64] |= 1 << (cpu % 64);
-        mask
-    }
-
-    fn cpus(&self) -> Vec<usize> {
-        (0..1024)
-            .filter(|&cpu| self.0[cpu / 64] & (1 << (cpu % 64)) != 0)
-            .collect()
-    }
-
-    /// Applies the mask to `pid` (0: the calling thread).
-    pub(crate) fn apply(&self, pid: libc::pid_t) -> Result<(), BenchError> {
-        // SAFETY: the mask is 128 readable bytes, as the size argument says.
-        let r = unsafe {
-            libc::sched_setaffinity(pid, size_of::<CpuMask>(), (&raw const self.0).cast())
-        };
-        if r != 0 {
-            return Err(BenchError::last_os(format!("sched_setaffinity(pid {pid})")));
-        }
-        Ok(())
-    }
-}
-
-/// The CPUs this process may run on.
-fn allowed_cpus() -> Result<Vec<usize>, BenchError> {
-    // SAFETY: getpid has no preconditions.
-    let pid = unsafe { libc::getpid() };
-    Ok(CpuMask::of(pid)?.cpus())
-}
+/// The `placement` option of two-task benchmarks.
+pub(crate) const PLACEMENT: OptionSpec = OptionSpec {
+    name: OPTION,
+    default: default_placement,
+    help: HELP,
+};
 
 /// `cross` with 2+ allowed CPUs, `same` otherwise.
 pub(crate) fn default_placement() -> String {

@@ -1,0 +1,7 @@
+//! What two families share that is not an OS helper: workloads timed by
+//! more than one family, and the `placement` option. No `BENCHES` here;
+//! it imports `sys` and the crate's root types, never a family.
+
+pub(crate) mod pair;
+pub(crate) mod placement;
+pub(crate) mod spawn;
