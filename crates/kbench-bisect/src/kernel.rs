@@ -11,7 +11,7 @@ use super::git::{Commit, Worktree};
 use anyhow::Context;
 use kbench_measure::agent::AgentJob;
 use kbench_measure::launcher::Launcher;
-use kbench_measure::sampler::SamplingPlan;
+use kbench_measure::plan::SamplingPlan;
 use kbench_model::{AgentEvent, MAIN_METRIC, TestKey};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -18,7 +18,7 @@ pub enum CatalogError {
     #[error(
         "cannot read the profile directory {} (--profiles / {}): {cause}",
         path.display(),
-        crate::profile::PROFILES_ENV
+        crate::PROFILES_ENV
     )]
     ProfileDirectory {
         path: PathBuf,
@@ -26,7 +26,7 @@ pub enum CatalogError {
     },
     /// A profile file that is not a valid profile.
     #[error("{0}")]
-    Profile(#[from] crate::profile::FormatError),
+    Profile(#[from] FormatError),
     /// A name, option, suite or field that does not resolve, and why.
     #[error("{0}")]
     Invalid(String),
@@ -46,6 +46,15 @@ impl CatalogError {
             inner: Box::new(self),
         }
     }
+}
+
+/// A profile file that cannot be used: which file, which line, why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("profile {file}{}: {message}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
+pub struct FormatError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
 }
 
 pub type Result<T, E = CatalogError> = std::result::Result<T, E>;

@@ -11,5 +11,9 @@ pub mod programs;
 pub mod resolve;
 pub mod suite;
 
-pub use error::{CatalogError, Result};
+pub use error::{CatalogError, FormatError, Result};
 pub use resolve::{expand, expand_with, unknown_name_message};
+
+/// The environment variable naming user profile directories (`:`-separated):
+/// how `--profiles` reaches the agent.
+pub const PROFILES_ENV: &str = "KBENCH_PROFILES";

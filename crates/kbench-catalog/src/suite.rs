@@ -64,4 +64,3 @@ pub fn load_suite_file(path: &Path) -> Result<Suite> {
     toml::from_str(&text)
         .map_err(|e| CatalogError::Invalid(format!("suite file {}: {e}", path.display())))
 }
-

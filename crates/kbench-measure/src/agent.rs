@@ -7,7 +7,8 @@
 //! samples are followed by its interference monitors ([`crate::monitor`]).
 
 use crate::monitor::RoundMonitor;
-use crate::sampler::{Progress, SamplingPlan, StopReason, sample};
+use crate::plan::{SamplingPlan, StopReason};
+use crate::sampler::{Progress, sample};
 use crate::turns::Turns;
 use kbench_bench::BenchError;
 use kbench_catalog::profile::Profiles;
@@ -15,6 +16,7 @@ use kbench_model::{AgentEvent, TestKey};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What one agent invocation does.
@@ -28,36 +30,29 @@ pub struct AgentJob {
     pub plan: SamplingPlan,
 }
 
-/// Raised by SIGINT / SIGTERM once [`stop_on_signals`] ran: the running test
-/// stops before its next sample and its workload is dropped, so partners
-/// are reaped and temporary files removed before the agent exits.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-/// Routes SIGINT and SIGTERM to the stop flag instead of killing the agent.
-pub fn stop_on_signals() -> io::Result<()> {
+/// Routes SIGINT and SIGTERM to `stop` instead of killing the agent: the
+/// running test stops before its next sample and its workload is dropped,
+/// so partners are reaped and temporary files removed before the agent
+/// exits.
+pub fn stop_on_signals(stop: &Arc<AtomicBool>) -> io::Result<()> {
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic, which is
-        // async-signal-safe.
-        unsafe { signal_hook::low_level::register(signal, || STOP.store(true, Ordering::SeqCst)) }?;
+        signal_hook::flag::register(signal, Arc::clone(stop))?;
     }
     Ok(())
 }
 
-/// Whether a signal asked the agent to stop.
-pub fn stopped() -> bool {
-    STOP.load(Ordering::SeqCst)
-}
-
-/// Runs `job`, writing events to `out`. Fails only when `out` fails (the
-/// reader is gone) or the agent was stopped (`ErrorKind::Interrupted`; the
-/// unfinished test gets no end event, so a resumed run measures it again);
-/// a benchmark's failure is an event and the job goes on. With `turns`
-/// (an interleaved block, [`crate::turns`]), the agent works only while it
-/// holds the token, and built-in tests sample one sample a turn.
+/// Runs `job`, writing events to `out`, until `stop` is raised. Fails only
+/// when `out` fails (the reader is gone) or the agent was stopped
+/// (`ErrorKind::Interrupted`; the unfinished test gets no end event, so a
+/// resumed run measures it again); a benchmark's failure is an event and
+/// the job goes on. With `turns` (an interleaved block, [`crate::turns`]),
+/// the agent works only while it holds the token, and built-in tests
+/// sample one sample a turn.
 pub fn run_job(
     job: &AgentJob,
     out: &mut dyn Write,
     mut turns: Option<&mut Turns>,
+    stop: &AtomicBool,
 ) -> io::Result<()> {
     if let Some(turns) = turns.as_deref_mut()
         && !turns.begin()?
@@ -75,14 +70,20 @@ pub fn run_job(
         }
         return Ok(());
     }
-    let result = run_tests(job, out, turns.as_deref_mut());
+    let result = run_tests(job, out, turns.as_deref_mut(), stop);
     match turns {
         Some(turns) => turns.end().and(result),
         None => result,
     }
 }
 
-fn run_tests(job: &AgentJob, out: &mut dyn Write, mut turns: Option<&mut Turns>) -> io::Result<()> {
+fn run_tests(
+    job: &AgentJob,
+    out: &mut dyn Write,
+    mut turns: Option<&mut Turns>,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    let stopped = || stop.load(Ordering::SeqCst);
     if job.snapshot {
         let snapshot = Box::new(crate::sysinfo::snapshot(Path::new(".")));
         emit(out, &AgentEvent::Snapshot { snapshot })?;
@@ -109,7 +110,13 @@ fn run_tests(job: &AgentJob, out: &mut dyn Write, mut turns: Option<&mut Turns>)
             emit(out, &event)
         };
         if kbench_bench::find(&test.benchmark).is_some() {
-            run_test(test, &job.plan, turns.as_deref_mut(), &mut emit_monitored)?;
+            run_test(
+                test,
+                &job.plan,
+                turns.as_deref_mut(),
+                stop,
+                &mut emit_monitored,
+            )?;
             continue;
         }
         let loaded =
@@ -124,6 +131,7 @@ fn run_tests(job: &AgentJob, out: &mut dyn Write, mut turns: Option<&mut Turns>)
                     test,
                     &job.plan,
                     &work_dir,
+                    stop,
                     &mut emit_monitored,
                 )?;
             }
@@ -149,6 +157,7 @@ fn run_test(
     test: &TestKey,
     plan: &SamplingPlan,
     turns: Option<&mut Turns>,
+    stop: &AtomicBool,
     emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
 ) -> io::Result<()> {
     let Some(info) = kbench_bench::find(&test.benchmark) else {
@@ -169,7 +178,7 @@ fn run_test(
     // Events are written from the sampler's callback; the first write error
     // is kept and returned once sampling ends.
     let mut write_error: Option<io::Error> = None;
-    let result = sample(workload.as_mut(), unit, plan, &STOP, turns, |progress| {
+    let result = sample(workload.as_mut(), unit, plan, stop, turns, |progress| {
         let event = match progress {
             Progress::Calibrated { iterations } => AgentEvent::TestStart {
                 test: key.clone(),
@@ -189,7 +198,7 @@ fn run_test(
         }
     });
     drop(workload);
-    if stopped() {
+    if stop.load(Ordering::SeqCst) {
         // Whatever the sampler said (a partner killed by the same SIGINT
         // fails the interval), the test is unfinished, not failed.
         return write_error.map_or(Ok(()), Err);

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod interleave;
 pub mod launcher;
 pub mod monitor;
+pub mod plan;
 pub mod profile;
 pub mod redo;
 pub mod runner;

@@ -218,7 +218,12 @@ mod tests {
             job: &crate::agent::AgentJob,
         ) -> anyhow::Result<Box<dyn crate::launcher::AgentStream>> {
             let mut out = Vec::new();
-            crate::agent::run_job(job, &mut out, None)?;
+            crate::agent::run_job(
+                job,
+                &mut out,
+                None,
+                &std::sync::atomic::AtomicBool::new(false),
+            )?;
             let events = String::from_utf8(out)?
                 .lines()
                 .map(serde_json::from_str)
@@ -237,7 +242,7 @@ mod tests {
             set: "s".into(),
             identifier: "a".into(),
             tests: vec![TestKey::new("syscall-null")],
-            plan: crate::sampler::SamplingPlan {
+            plan: crate::plan::SamplingPlan {
                 max_time: Duration::from_millis(50),
                 ..Default::default()
             },

@@ -22,7 +22,8 @@
 use crate::adaptive::{AdaptiveRounds, RoundsSoFar};
 use crate::agent::AgentJob;
 use crate::launcher::{AgentStream, Launcher};
-use crate::sampler::{SamplingPlan, relative_ci};
+use crate::plan::SamplingPlan;
+use crate::sampler::relative_ci;
 use anyhow::{Context, bail};
 use kbench_model::{AgentEvent, MAIN_METRIC, Sample, SystemSnapshot, TestKey, TestSpec};
 use kbench_store::{

@@ -14,7 +14,7 @@
 //! samples, and no two ever run at once. A closed pipe (an agent that died)
 //! reads as the end of the round.
 
-use crate::sampler::StopReason;
+use crate::plan::StopReason;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read, Write};

@@ -4,11 +4,12 @@
 //! port already taken, a missing program; and the cleanup after each.
 
 use kbench_catalog::profile::Profiles;
+use kbench_measure::plan::SamplingPlan;
 use kbench_measure::profile::run::run_test;
-use kbench_measure::sampler::SamplingPlan;
 use kbench_model::{AgentEvent, Direction, MAIN_METRIC, TestKey};
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// A profile "toy" around `tests` (TOML of [[tests]] and anything else).
@@ -79,12 +80,18 @@ impl Lab {
     }
 
     fn run_with(&self, test: &str, plan: &SamplingPlan) -> Vec<AgentEvent> {
+        self.run_until(test, plan, &AtomicBool::new(false))
+    }
+
+    /// Runs `test` until it ends or `stop` is raised.
+    fn run_until(&self, test: &str, plan: &SamplingPlan, stop: &AtomicBool) -> Vec<AgentEvent> {
         let mut events = Vec::new();
         run_test(
             &self.profiles,
             &TestKey::parse(test).unwrap(),
             plan,
             &self.work,
+            stop,
             &mut |event| {
                 events.push(event);
                 Ok(())
@@ -398,10 +405,11 @@ fn slow_runs_stop_before_overrunning_the_budget() {
     // 4 s, past the budget, so there are three (the 0.5 s of slack absorbs
     // the shell's start-up on a loaded machine).
     // Values alternate 10, 20, 10... (a counter kept outside the scratch
-    // directory), so the CI target never ends it.
+    // directory), so the CI target never ends it. The runs' timeout is
+    // 3 s: a 1 s run must not race the toy's 1 s timeout.
     let lab = lab(&|outside| {
         toy(&format!(
-            "[[tests]]\nid = \"toy-slow\"\ncommand = \"n=$(cat {o}/n 2>/dev/null || echo 0); echo $((n + 1)) > {o}/n; sleep 1; echo rate: $((n % 2 * 10 + 10))\"",
+            "[[tests]]\nid = \"toy-slow\"\ntimeout = 3\ncommand = \"n=$(cat {o}/n 2>/dev/null || echo 0); echo $((n + 1)) > {o}/n; sleep 1; echo rate: $((n % 2 * 10 + 10))\"",
             o = outside.display()
         ))
     });
@@ -416,4 +424,31 @@ fn slow_runs_stop_before_overrunning_the_budget() {
         started.elapsed()
     );
     assert_eq!(samples(&events, MAIN_METRIC).len(), 3, "{events:#?}");
+}
+
+#[test]
+fn a_raised_stop_flag_leaves_the_test_unfinished_and_cleans_up() {
+    let lab = lab(&|_| toy("[[tests]]\nid = \"toy-nap\"\ncommand = \"sleep 0.2; echo rate: 1\""));
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    let events = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(500));
+            stop.store(true, Ordering::SeqCst);
+        });
+        lab.run_until("toy-nap", &plan(100, Duration::from_secs(30)), &stop)
+    });
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the stop flag did not end the test: {:?}",
+        started.elapsed()
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::TestEnd { .. } | AgentEvent::Failed { .. })),
+        "an interrupted test gets no end event, so a resumed run measures it again: {events:#?}"
+    );
+    assert!(!samples(&events, MAIN_METRIC).is_empty(), "{events:#?}");
+    assert!(lab.leftovers().is_empty(), "{:?}", lab.leftovers());
 }

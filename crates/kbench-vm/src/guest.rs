@@ -192,7 +192,9 @@ fn run_agent(job: &AgentJob, port: &File) -> anyhow::Result<i32> {
     }
     if pid == 0 {
         let mut out = port;
-        let code = match run_job(job, &mut out, None) {
+        // Nothing stops a guest's agent but its VM's end.
+        let never = std::sync::atomic::AtomicBool::new(false);
+        let code = match run_job(job, &mut out, None, &never) {
             Ok(()) => 0,
             Err(error) => {
                 eprintln!("kbench guest: the agent could not write its results: {error}");

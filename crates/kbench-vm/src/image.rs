@@ -117,7 +117,7 @@ pub fn find_kernel_config(kernel: &Path, release: &str) -> Option<PathBuf> {
 mod tests {
     use super::*;
     use crate::initramfs::{Entry, read_archive};
-    use kbench_measure::sampler::SamplingPlan;
+    use kbench_measure::plan::SamplingPlan;
     use kbench_model::TestKey;
 
     #[test]

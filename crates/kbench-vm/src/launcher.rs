@@ -14,7 +14,7 @@ use super::qemu::{Accel, Machine, kvm_failure};
 use anyhow::Context;
 use kbench_measure::agent::AgentJob;
 use kbench_measure::launcher::{AgentStream, Launcher, TAIL_LINES, kill_unless_ended};
-use kbench_measure::sampler::SamplingPlan;
+use kbench_measure::plan::SamplingPlan;
 use kbench_model::AgentEvent;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

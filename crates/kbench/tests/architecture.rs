@@ -30,7 +30,12 @@ fn crates() -> BTreeMap<String, PathBuf> {
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.join("Cargo.toml").exists())
-        .map(|path| (path.file_name().unwrap().to_string_lossy().into_owned(), path))
+        .map(|path| {
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                path,
+            )
+        })
         .collect()
 }
 
@@ -141,10 +146,10 @@ fn no_crate_has_an_import_cycle() {
     let mut cycles = Vec::new();
     for (name, dir) in crates() {
         let graph = ModuleGraph::read(&dir.join("src"));
-        if let Some(cycle) = find_cycle(&graph.file_edges()) {
+        for cycle in find_cycles(&graph.file_edges()) {
             cycles.push(format!("{name}: files {}", show(&cycle)));
         }
-        if let Some(cycle) = find_cycle(&graph.sibling_edges()) {
+        for cycle in find_cycles(&graph.sibling_edges()) {
             cycles.push(format!("{name}: modules {}", show(&cycle)));
         }
     }
@@ -157,18 +162,45 @@ fn the_cycle_finder_sees_cycles() {
         (module("a"), "use crate::b::Thing;\nuse super::c;"),
         (module("b"), "use crate::{c::{self, More}, d};"),
         (module("c"), "fn f() { crate::a::g() }"),
-        (module("d"), "#[cfg(test)]\nmod tests { use crate::a; }\n// crate::a::h"),
+        (
+            module("d"),
+            "#[cfg(test)]\nmod tests { use crate::a; }\n// crate::a::h",
+        ),
         (module("e::f"), "use super::g::Thing;"),
         (module("e::g"), "use crate::e::f;"),
     ]);
     let files = graph.file_edges();
     assert_eq!(files[&module("b")], [module("c"), module("d")].into());
-    assert!(files[&module("d")].is_empty(), "tests and comments are not imports");
-    let cycle = find_cycle(&files).expect("a -> b -> c -> a");
-    assert_eq!(cycle.len(), 4, "{cycle:?}");
-    assert!(find_cycle(&graph.sibling_edges()).is_some());
+    assert!(
+        files[&module("d")].is_empty(),
+        "tests and comments are not imports"
+    );
+    let mut cycles = find_cycles(&files);
+    assert_eq!(cycles.len(), 2, "{cycles:?}");
+    cycles.iter_mut().for_each(|c| c.sort());
+    assert!(
+        cycles.contains(&vec![module("a"), module("b"), module("c")]),
+        "{cycles:?}"
+    );
+    assert!(
+        cycles.contains(&vec![module("e::f"), module("e::g")]),
+        "{cycles:?}"
+    );
+    assert_eq!(find_cycles(&graph.sibling_edges()).len(), 2);
     let acyclic = ModuleGraph::parse(&[(module("a"), "use crate::b;"), (module("b"), "")]);
-    assert!(find_cycle(&acyclic.file_edges()).is_none());
+    assert!(find_cycles(&acyclic.file_edges()).is_empty());
+    // A parent names its children by relative paths too.
+    let nested = ModuleGraph::parse(&[
+        (
+            module("p"),
+            "use q::Thing;\nfn f() { r::g(); other::q::h() }",
+        ),
+        (module("p::q"), "use super::Shared;"),
+        (module("p::r"), ""),
+    ]);
+    let edges = nested.file_edges();
+    assert_eq!(edges[&module("p")], [module("p::q"), module("p::r")].into());
+    assert_eq!(find_cycles(&edges), [vec![module("p"), module("p::q")]]);
 }
 
 type ModulePath = Vec<String>;
@@ -179,11 +211,9 @@ fn module(path: &str) -> ModulePath {
 }
 
 fn show(cycle: &[ModulePath]) -> String {
-    let names: Vec<String> = cycle
-        .iter()
-        .map(|m| if m.is_empty() { "(root)".into() } else { m.join("::") })
-        .collect();
-    names.join(" -> ")
+    let mut names: Vec<String> = cycle.iter().map(|m| m.join("::")).collect();
+    names.sort();
+    names.join(", ")
 }
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -214,7 +244,10 @@ impl ModuleGraph {
                     .components()
                     .map(|c| c.as_os_str().to_string_lossy().into_owned())
                     .collect();
-                if matches!(path.last().map(String::as_str), Some("lib" | "main" | "mod")) {
+                if matches!(
+                    path.last().map(String::as_str),
+                    Some("lib" | "main" | "mod")
+                ) {
                     path.pop();
                 }
                 (path, read(&file))
@@ -248,8 +281,19 @@ impl ModuleGraph {
     fn file_edges(&self) -> Edges {
         let mut edges = Edges::new();
         for (module, code) in &self.code {
+            if module.is_empty() {
+                // The crate root is the crate's face: its `pub use` and
+                // `mod` lines are not imports.
+                continue;
+            }
+            let children: BTreeSet<String> = self
+                .code
+                .keys()
+                .filter(|path| path.len() == module.len() + 1 && path.starts_with(module))
+                .map(|path| path[module.len()].clone())
+                .collect();
             let targets = edges.entry(module.clone()).or_default();
-            for path in referenced_paths(module, code) {
+            for path in referenced_paths(module, &children, code) {
                 if let Some(target) = self.owner(&path)
                     && target != *module
                 {
@@ -288,42 +332,61 @@ impl ModuleGraph {
     }
 }
 
-/// Every `crate::...` and `super::...` path in `code` of `module`, made
-/// absolute; `{a, b::c}` groups give one path each.
-fn referenced_paths(module: &[String], code: &str) -> Vec<ModulePath> {
-    let mut paths = Vec::new();
+/// Every path in `code` of `module` that names a module of the crate:
+/// `crate::...`, `super::...` and `child::...` for a child module of
+/// `module`, made absolute; `{a, b::c}` groups give one path each.
+fn referenced_paths(module: &[String], children: &BTreeSet<String>, code: &str) -> Vec<ModulePath> {
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let bytes = code.as_bytes();
+    let mut paths = Vec::new();
     let mut at = 0;
-    while at < code.len() {
-        let rest = &code[at..];
-        let start = ["crate::", "super::"]
-            .iter()
-            .filter_map(|anchor| rest.find(anchor))
-            .min();
-        let Some(offset) = start else { break };
-        let begin = at + offset;
-        let preceded_by_ident = begin > 0
-            && (bytes[begin - 1].is_ascii_alphanumeric()
-                || bytes[begin - 1] == b'_'
-                || bytes[begin - 1] == b'$');
-        at = begin + 1;
-        if preceded_by_ident {
+    while at < bytes.len() {
+        if !is_ident(bytes[at]) {
+            at += 1;
             continue;
         }
-        let (mut base, mut tail) = match code[begin..].strip_prefix("crate::") {
-            Some(tail) => (Vec::new(), tail),
-            None => (
+        let start = at;
+        while at < bytes.len() && is_ident(bytes[at]) {
+            at += 1;
+        }
+        let continues_a_path = code[..start].ends_with("::") || code[..start].ends_with('$');
+        if continues_a_path || !code[at..].starts_with("::") {
+            continue;
+        }
+        let (mut base, mut tail) = match &code[start..at] {
+            "crate" => (Vec::new(), &code[at + 2..]),
+            "super" => (
                 module[..module.len().saturating_sub(1)].to_vec(),
-                &code[begin + "super::".len()..],
+                &code[at + 2..],
             ),
+            child if children.contains(child) => (module.to_vec(), &code[start..]),
+            _ => continue,
         };
         while let Some(rest) = tail.strip_prefix("super::") {
             base.pop();
             tail = rest;
         }
         collect_group(&base, tail, &mut paths);
+        at = code.len() - tail.len() + path_length(tail);
     }
     paths
+}
+
+/// How long the path at the start of `text` is: names, `::` and braced
+/// groups.
+fn path_length(text: &str) -> usize {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth > 0 => depth -= 1,
+            c if c.is_ascii_alphanumeric() || c == '_' || c == ':' => {}
+            c if depth > 0 && (c == ',' || c.is_whitespace() || c == '*') => {}
+            _ if depth > 0 => {}
+            _ => return i,
+        }
+    }
+    text.len()
 }
 
 /// Reads `a::b::{c, d::{e}}` (or `a::b`) after `base`, pushing one path per
@@ -436,48 +499,52 @@ fn test_module_files(code: &str) -> Vec<String> {
         .collect()
 }
 
-/// One cycle of `edges` (its first node repeated at the end), if any.
-fn find_cycle(edges: &Edges) -> Option<Vec<ModulePath>> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        Open,
-        Done,
+/// The import cycles of `edges`: each group of modules that reach one
+/// another (Tarjan's strongly connected components of more than one).
+fn find_cycles(edges: &Edges) -> Vec<Vec<ModulePath>> {
+    struct Search<'a> {
+        edges: &'a Edges,
+        index: BTreeMap<ModulePath, usize>,
+        low: BTreeMap<ModulePath, usize>,
+        stack: Vec<ModulePath>,
+        cycles: Vec<Vec<ModulePath>>,
     }
-    fn visit(
-        node: &ModulePath,
-        edges: &Edges,
-        marks: &mut BTreeMap<ModulePath, Mark>,
-        stack: &mut Vec<ModulePath>,
-    ) -> Option<Vec<ModulePath>> {
-        marks.insert(node.clone(), Mark::Open);
-        stack.push(node.clone());
-        for next in edges.get(node).into_iter().flatten() {
-            match marks.get(next) {
-                Some(Mark::Open) => {
-                    let from = stack.iter().position(|n| n == next).unwrap();
-                    let mut cycle = stack[from..].to_vec();
-                    cycle.push(next.clone());
-                    return Some(cycle);
+    impl Search<'_> {
+        fn visit(&mut self, node: &ModulePath) {
+            let n = self.index.len();
+            self.index.insert(node.clone(), n);
+            self.low.insert(node.clone(), n);
+            self.stack.push(node.clone());
+            for next in self.edges.get(node).into_iter().flatten() {
+                if !self.index.contains_key(next) {
+                    self.visit(next);
+                    let low = self.low[node].min(self.low[next]);
+                    self.low.insert(node.clone(), low);
+                } else if self.stack.contains(next) {
+                    let low = self.low[node].min(self.index[next]);
+                    self.low.insert(node.clone(), low);
                 }
-                Some(Mark::Done) => {}
-                None => {
-                    if let Some(cycle) = visit(next, edges, marks, stack) {
-                        return Some(cycle);
-                    }
+            }
+            if self.low[node] == self.index[node] {
+                let from = self.stack.iter().position(|n| n == node).unwrap();
+                let group = self.stack.split_off(from);
+                if group.len() > 1 {
+                    self.cycles.push(group);
                 }
             }
         }
-        stack.pop();
-        marks.insert(node.clone(), Mark::Done);
-        None
     }
-    let mut marks = BTreeMap::new();
+    let mut search = Search {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        cycles: Vec::new(),
+    };
     for node in edges.keys() {
-        if !marks.contains_key(node)
-            && let Some(cycle) = visit(node, edges, &mut marks, &mut Vec::new())
-        {
-            return Some(cycle);
+        if !search.index.contains_key(node) {
+            search.visit(node);
         }
     }
-    None
+    search.cycles
 }

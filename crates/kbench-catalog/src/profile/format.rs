@@ -22,21 +22,13 @@ use super::spec::{
     StopSignal,
 };
 use super::template::{self, Quote};
+use crate::error::FormatError;
 use kbench_model::{Direction, TestKey, TestSpec};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::time::Duration;
 use toml::Spanned;
-
-/// A profile file that cannot be used: which file, which line, why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("profile {file}{}: {message}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
-pub struct FormatError {
-    pub file: String,
-    pub line: Option<usize>,
-    pub message: String,
-}
 
 /// Placeholders every template may use.
 pub const BUILTIN_PLACEHOLDERS: &[&str] = &["dir", "cpus", "user"];

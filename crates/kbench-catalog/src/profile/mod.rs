@@ -26,17 +26,14 @@ pub mod parse;
 pub mod spec;
 pub mod template;
 
-pub use format::FormatError;
 pub use spec::{MetricSpec, OptionSpec, Origin, Profile, ProfileTest, ServiceSpec};
 
+use crate::PROFILES_ENV;
 use crate::error::{CatalogError, Result, invalid};
 use crate::programs::{find_program, is_executable};
 use kbench_model::{MAIN_METRIC, TestKey};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// The environment variable naming user profile directories (`:`-separated).
-pub const PROFILES_ENV: &str = "KBENCH_PROFILES";
 
 /// The built-in profiles, as shipped in `profiles/`.
 const BUILTIN: &[(&str, &str)] = &[
@@ -186,8 +183,9 @@ impl Profiles {
     /// matrix; a profile name is all its tests (options given apply to the
     /// tests that have them). `None` when it is neither.
     pub fn expand(&self, key: &TestKey) -> Option<Result<Vec<TestKey>>> {
-        let checked =
-            |result: std::result::Result<Vec<TestKey>, String>| result.map_err(CatalogError::Invalid);
+        let checked = |result: std::result::Result<Vec<TestKey>, String>| {
+            result.map_err(CatalogError::Invalid)
+        };
         if let Some((_, test)) = self.test(&key.benchmark) {
             return Some(
                 metric_free(key).and_then(|()| checked(matrix::expand(test, &key.options))),

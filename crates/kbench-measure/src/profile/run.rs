@@ -15,7 +15,8 @@
 use super::command::{self, Ended, Shell, User};
 use super::scratch::Scratch;
 use super::service::{self, Service, StartError};
-use crate::sampler::{SamplingPlan, StopReason, should_stop};
+use crate::plan::{SamplingPlan, StopReason};
+use crate::sampler::should_stop;
 use kbench_catalog::profile::Profiles;
 use kbench_catalog::profile::matrix::{self, Unresolved};
 use kbench_catalog::profile::parse::{Parser, RunOutput};
@@ -25,6 +26,7 @@ use kbench_model::{AgentEvent, MAIN_METRIC, TestKey};
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Failed runs in a row that end a test.
@@ -60,6 +62,7 @@ pub fn run_test(
     key: &TestKey,
     plan: &SamplingPlan,
     work_dir: &Path,
+    stop: &AtomicBool,
     emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
 ) -> io::Result<()> {
     let Some((profile, test)) = profiles.test(&key.benchmark) else {
@@ -94,7 +97,7 @@ pub fn run_test(
     }
     let plan = plan_for(test, plan);
     let end = {
-        let mut session = Session::new(profile, test, values, work_dir);
+        let mut session = Session::new(profile, test, values, work_dir, stop);
         session.run(&plan, emit)
     };
     let event = match end? {
@@ -190,6 +193,8 @@ struct Session<'a> {
     /// `{dir}`, `{cpus}`, `{user}`, `{port}`.
     builtins: BTreeMap<&'static str, String>,
     work_dir: &'a Path,
+    /// Raised when the agent is asked to stop (SIGINT, SIGTERM).
+    stop: &'a AtomicBool,
     service: Option<Service>,
     scratch: Option<Scratch>,
 }
@@ -200,6 +205,7 @@ impl<'a> Session<'a> {
         test: &'a ProfileTest,
         values: BTreeMap<String, String>,
         work_dir: &'a Path,
+        stop: &'a AtomicBool,
     ) -> Self {
         let mut builtins = BTreeMap::new();
         builtins.insert("cpus", matrix::cpus().to_string());
@@ -210,9 +216,15 @@ impl<'a> Session<'a> {
             values,
             builtins,
             work_dir,
+            stop,
             service: None,
             scratch: None,
         }
+    }
+
+    /// Whether the agent was asked to stop.
+    fn interrupted(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
     }
 
     /// A placeholder's value: built-ins, then options, then vars.
@@ -295,7 +307,7 @@ impl<'a> Session<'a> {
                     render: &render,
                     write_files: &write_files,
                     setup_timeout: self.test.timeout,
-                    interrupted: &interrupted,
+                    interrupted: &|| self.interrupted(),
                 })?;
                 self.builtins.insert("port", started.port.to_string());
                 self.service = Some(started);
@@ -369,7 +381,9 @@ impl<'a> Session<'a> {
         label: &str,
     ) -> Result<(command::Output, Duration), Halt> {
         let (ended, output) = shell
-            .run(script, label, None, self.test.timeout, &interrupted)
+            .run(script, label, None, self.test.timeout, &|| {
+                self.interrupted()
+            })
             .map_err(|e| Halt::Failed(format!("cannot run `{script}`: {e}")))?;
         match ended {
             Ended::Exited { status, elapsed } if status.success() => Ok((output, elapsed)),
@@ -464,7 +478,7 @@ impl<'a> Session<'a> {
                     failures.push(format!("run {runs}: {reason}"));
                 }
             }
-            if interrupted() {
+            if self.interrupted() {
                 return Ok(End::Interrupted);
             }
             // Stop before a run that would end past the budget: the next
@@ -520,11 +534,6 @@ impl Drop for Session<'_> {
         self.service.take();
         self.scratch.take();
     }
-}
-
-/// Whether SIGINT or SIGTERM asked the agent to stop.
-fn interrupted() -> bool {
-    crate::agent::stopped()
 }
 
 fn mean(durations: &[Duration]) -> Duration {

@@ -5,7 +5,7 @@
 use super::*;
 use crate::agent::AgentJob;
 use crate::launcher::{AgentStream, Replay};
-use crate::sampler::SamplingPlan;
+use crate::plan::SamplingPlan;
 use kbench_model::{AgentEvent, Direction, MONITOR_CONTROL, MONITOR_STEAL, SystemSnapshot};
 use kbench_store::testing::temp_store;
 use std::cell::RefCell;

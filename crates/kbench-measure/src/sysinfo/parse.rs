@@ -3,7 +3,7 @@
 //! Each takes a file's text and returns `None` (or an empty string) when the
 //! fact is not there, so the caller never has to guess.
 
-use super::CpuTimes;
+use super::cpu_times::CpuTimes;
 use std::path::{Path, PathBuf};
 
 /// The value of the first `key : value` line in `/proc/cpuinfo`.

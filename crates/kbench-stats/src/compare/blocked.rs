@@ -83,7 +83,11 @@ mod tests {
 
     fn has_variance_warning(base: &[f64], current: &[f64]) -> bool {
         let (a, b) = (rounds(base), rounds(current));
-        let ratios: Vec<f64> = base.iter().zip(current).map(|(x, y)| (y / x).ln()).collect();
+        let ratios: Vec<f64> = base
+            .iter()
+            .zip(current)
+            .map(|(x, y)| (y / x).ln())
+            .collect();
         let input = MetricInput {
             baseline: &a,
             current: &b,

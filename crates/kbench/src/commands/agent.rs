@@ -2,13 +2,16 @@
 
 use kbench_measure::agent::{AgentJob, run_job, stop_on_signals};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 /// Exit status when stopped by SIGINT / SIGTERM, as a shell reports it.
 const EXIT_INTERRUPTED: u8 = 130;
 
 pub fn agent(job: &str) -> anyhow::Result<ExitCode> {
     let job: AgentJob = serde_json::from_str(job)?;
-    stop_on_signals()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    stop_on_signals(&stop)?;
     // The kbench that stores the samples died (killed with its worker, or
     // by hand): stop as on SIGTERM instead of measuring for no one.
     // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag of this process.
@@ -18,7 +21,7 @@ pub fn agent(job: &str) -> anyhow::Result<ExitCode> {
     // An interleaved block's place in the ring of turns.
     let mut turns = kbench_measure::turns::Turns::from_env()?;
     let stdout = std::io::stdout();
-    match run_job(&job, &mut stdout.lock(), turns.as_mut()) {
+    match run_job(&job, &mut stdout.lock(), turns.as_mut(), &stop) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
             Ok(ExitCode::from(EXIT_INTERRUPTED))

@@ -9,7 +9,7 @@ use kbench_bisect::git::{Repo, Worktree};
 use kbench_bisect::kernel::KernelBench;
 use kbench_bisect::{self as bisect, BisectReport, BisectRequest, Plan, Session, change_text};
 use kbench_measure::launcher::Launcher;
-use kbench_measure::sampler::SamplingPlan;
+use kbench_measure::plan::SamplingPlan;
 use kbench_model::{Direction, TestKey};
 use kbench_stats::Better;
 use kbench_stats::bisection::BisectionOptions;

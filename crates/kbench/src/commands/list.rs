@@ -100,8 +100,7 @@ pub fn list(json: bool, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
         suites: kbench_catalog::suite::builtin_suites()
             .into_iter()
             .map(|s| {
-                let tests =
-                    kbench_catalog::expand_with(std::slice::from_ref(&s.name), &profiles)?;
+                let tests = kbench_catalog::expand_with(std::slice::from_ref(&s.name), &profiles)?;
                 Ok(SuiteEntry {
                     name: s.name,
                     summary: s.summary,
