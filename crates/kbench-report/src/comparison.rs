@@ -3,16 +3,16 @@
 //! of kbench-stats), the geometric-mean summary, verdict counts, and the
 //! system header. Built once from stored data; formats only lay it out.
 
-use crate::blocks;
 use crate::header::{self, Difference};
+use crate::sides::{better, chosen, filtered_specs, rounds_of, shown, side_of, summary_of};
+use crate::{Error, blocks};
 use kbench_model::results::{IdentifierData, ResultSetData};
-use kbench_model::{Direction, SystemSnapshot, TestKey, TestSpec};
+use kbench_model::{Direction, SystemSnapshot, TestKey};
 use kbench_stats::{
-    Analysis, Better, CompareOptions, Comparison, MetricInput, Samples, Side, Summary, Verdict,
-    Warning, compare_all, geomean,
+    Analysis, CompareOptions, Comparison, MetricInput, Side, Summary, Verdict, Warning,
+    compare_all, geomean,
 };
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 pub const SCHEMA: &str = "kbench.compare/1";
 
@@ -110,7 +110,7 @@ impl ComparisonReport {
 /// Builds the comparison; errors name unknown identifiers and list the known
 /// ones. With a single identifier there is nothing to compare, but the
 /// report still holds its summaries (the `show --format` views).
-pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<ComparisonReport> {
+pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<ComparisonReport, Error> {
     // Disturbed rounds that `--redo-disturbed` replaced are left out.
     let data = &crate::interference::without_replaced_rounds(data);
     let order = identifier_order(data, request)?;
@@ -195,17 +195,17 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<C
     })
 }
 
-fn identifier_order(data: &ResultSetData, request: &CompareRequest) -> anyhow::Result<Vec<String>> {
+fn identifier_order(data: &ResultSetData, request: &CompareRequest) -> Result<Vec<String>, Error> {
     let known: Vec<&str> = data.identifiers.iter().map(|i| i.name.as_str()).collect();
     let check = |name: &String| {
         if known.contains(&name.as_str()) {
             Ok(name.clone())
         } else {
-            Err(anyhow::anyhow!(
-                "result set '{}' has no identifier '{name}'; it has: {}",
-                data.name,
-                known.join(", ")
-            ))
+            Err(Error::UnknownIdentifier {
+                set: data.name.clone(),
+                name: name.clone(),
+                known: known.iter().map(|k| k.to_string()).collect(),
+            })
         }
     };
     let baseline = match &request.baseline {
@@ -213,7 +213,9 @@ fn identifier_order(data: &ResultSetData, request: &CompareRequest) -> anyhow::R
         None => known
             .first()
             .map(|s| s.to_string())
-            .ok_or_else(|| anyhow::anyhow!("result set '{}' has no identifiers", data.name))?,
+            .ok_or_else(|| Error::NoIdentifiers {
+                set: data.name.clone(),
+            })?,
     };
     let mut order = vec![baseline.clone()];
     if request.identifiers.is_empty() {
@@ -234,84 +236,11 @@ fn identifier_order(data: &ResultSetData, request: &CompareRequest) -> anyhow::R
     Ok(order)
 }
 
-/// The stored identifiers named in `order`, in that order (names checked).
-pub(crate) fn chosen<'a>(data: &'a ResultSetData, order: &[String]) -> Vec<&'a IdentifierData> {
-    order
-        .iter()
-        .map(|name| {
-            data.identifiers
-                .iter()
-                .find(|i| &i.name == name)
-                .expect("checked")
-        })
-        .collect()
-}
-
-/// The tests whose name contains `filter` (all without one); never an
-/// interference monitor, which is no result.
-pub(crate) fn filtered_specs<'a>(
-    data: &'a ResultSetData,
-    filter: Option<&str>,
-) -> Vec<&'a TestSpec> {
-    data.tests
-        .iter()
-        .filter(|spec| !kbench_model::is_monitor_metric(&spec.key.metric))
-        .filter(|spec| shown(spec, filter))
-        .collect()
-}
-
-/// Whether the test's name contains `filter` (always without one).
-fn shown(spec: &TestSpec, filter: Option<&str>) -> bool {
-    filter.is_none_or(|f| spec.key.to_string().contains(f))
-}
-
-/// The summary of a side's observations.
-pub(crate) fn summary_of(side: Option<&Side>) -> Option<Summary> {
-    side.map(|s| Summary::of(s.observations()))
-}
-
-/// Rounds a side's observations come from; 0 without a side.
-pub(crate) fn rounds_of(side: Option<&Side>) -> usize {
-    side.map_or(0, Side::rounds)
-}
-
-pub(crate) fn better(direction: Direction) -> Better {
-    match direction {
-        Direction::Lower => Better::Lower,
-        Direction::Higher => Better::Higher,
-    }
-}
-
-/// The identifier's samples of one metric as a comparison side: per-round
-/// observations when measured in several rounds. A round is one
-/// invocation: the samples of one run with one round number, so that two
-/// runs never merge into one round even when their numbers are the same
-/// (runs measured at once on two machines, or imported).
-pub(crate) fn side_of(identifier: &IdentifierData, key: &TestKey) -> Option<Side> {
-    let samples = identifier.samples.get(key)?;
-    let mut rounds: BTreeMap<(usize, u32), Vec<f64>> = BTreeMap::new();
-    for (sample, run) in samples.iter().zip(identifier.runs_of_samples(key)) {
-        rounds
-            .entry((run, sample.round))
-            .or_default()
-            .push(sample.value);
-    }
-    let rounds: Vec<Samples> = rounds
-        .into_values()
-        .filter_map(|v| Samples::new(v).ok())
-        .collect();
-    match rounds.len() {
-        0 => None,
-        1 => Side::new(rounds.into_iter().next().expect("one")).ok(),
-        _ => Side::from_rounds(&rounds).ok(),
-    }
-}
-
 fn system_of(identifier: &IdentifierData) -> IdentifierSystem {
     let last = identifier.runs.last();
     IdentifierSystem {
         identifier: identifier.name.clone(),
-        snapshot: header::snapshot_of(identifier).cloned(),
+        snapshot: header::snapshot_of(&identifier.runs).cloned(),
         wrapper: last.and_then(|r| r.info.wrapper.clone()),
         runs: identifier.runs.len(),
         notes: identifier
@@ -439,42 +368,54 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kbench_model::Sample;
-    use kbench_model::results::{RunId, RunInfo, RunRecord, RunStatus};
+    use crate::fixtures::disturbed;
+    use kbench_model::is_monitor_metric;
 
-    fn run(id: i64) -> RunRecord {
-        RunRecord {
-            id: RunId(id),
-            status: RunStatus::Complete,
-            info: RunInfo::default(),
-            ended_at_ms: None,
-            outcomes: vec![],
-        }
-    }
-
-    /// Two runs measured at once (two machines, or before runs were locked)
-    /// may both number their samples round 0: they are two rounds, not one.
+    /// Monitors that changed a lot are no result: no verdict, no
+    /// geometric-mean ratio, not in the FDR family (the main metric's q is
+    /// what it is without them).
     #[test]
-    fn a_round_is_one_runs_samples_of_one_round_number() {
-        let key = TestKey::new("a");
-        let values = [10.0, 11.0, 20.0, 21.0, 30.0, 31.0];
-        let samples: Vec<Sample> = values
-            .iter()
-            .map(|&value| Sample {
-                value,
-                iterations: 1,
-                at_ms: 0,
-                round: 0,
-            })
-            .collect();
-        let identifier = IdentifierData {
-            name: "i".into(),
-            runs: vec![run(1), run(2), run(3)],
-            samples: BTreeMap::from([(key.clone(), samples)]),
-            sample_runs: BTreeMap::from([(key.clone(), vec![0, 0, 1, 1, 2, 2])]),
+    fn monitors_get_no_verdict_and_stay_out_of_the_family() {
+        let data = disturbed();
+        let request = CompareRequest {
+            baseline: None,
+            identifiers: vec![],
+            threshold: 0.01,
+            metric_filter: None,
         };
-        let side = side_of(&identifier, &key).unwrap();
-        assert_eq!(side.rounds(), 3);
-        assert_eq!(side.observations().as_slice(), &[10.5, 20.5, 30.5]);
+        let report = build(&data, &request).unwrap();
+        let tests: Vec<&str> = report.metrics.iter().map(|m| m.test.as_str()).collect();
+        assert_eq!(tests, ["syscall-null"]);
+        let summary = &report.summaries[0];
+        assert_eq!(summary.metrics_used, 1);
+        let decided = summary.regressions + summary.improvements + summary.no_change;
+        assert_eq!(decided + summary.inconclusive, 1);
+        // The same comparison with no monitor stored at all: the same q.
+        let mut bare = data.clone();
+        bare.tests.retain(|t| !is_monitor_metric(&t.key.metric));
+        for id in &mut bare.identifiers {
+            id.samples.retain(|k, _| !is_monitor_metric(&k.metric));
+            id.sample_runs.retain(|k, _| !is_monitor_metric(&k.metric));
+        }
+        let plain = build(&bare, &request).unwrap();
+        let q = |r: &ComparisonReport| r.metrics[0].results[1].comparison.as_ref().unwrap().q_value;
+        assert_eq!(q(&report), q(&plain));
+        // The notes name the slower machine and b's stolen rounds.
+        assert!(
+            report
+                .notes
+                .iter()
+                .any(|n| n.contains("ran 99.9 % slower while 'b'")),
+            "{:?}",
+            report.notes
+        );
+        assert!(
+            report
+                .notes
+                .iter()
+                .any(|n| n.starts_with("'b': 4 of 4 round(s) ran disturbed")),
+            "{:?}",
+            report.notes
+        );
     }
 }

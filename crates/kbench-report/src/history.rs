@@ -1,4 +1,4 @@
-//! The history every `kbench history` format renders: per metric of a
+//! The model every `kbench history` format renders: per metric of a
 //! result set, the identifiers as an ordered series of versions (mean and
 //! CI per version) and the change points found in it (kbench-stats'
 //! `changepoint`: E-divisive means on the version means, tested with the
@@ -11,15 +11,8 @@
 //! series (and listed); change points fall between the versions that have
 //! samples.
 
-mod json;
-mod markdown;
-mod text;
-
-pub use json::to_json;
-pub use markdown::to_markdown;
-pub use text::to_text;
-
-use crate::comparison::{better, chosen, filtered_specs, rounds_of, side_of, summary_of};
+use crate::Error;
+use crate::sides::{better, chosen, filtered_specs, rounds_of, side_of, summary_of};
 use kbench_model::results::ResultSetData;
 use kbench_model::{Direction, TestKey};
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
@@ -27,20 +20,6 @@ use kbench_stats::{Estimate, Side, Summary, Verdict};
 use serde::Serialize;
 
 pub const SCHEMA: &str = "kbench.history/1";
-
-/// The formats, in `--help` order.
-pub const FORMATS: &[&str] = &["text", "json", "markdown", "html"];
-
-/// The report in format `name`; `None` for an unknown name.
-pub fn render(report: &HistoryReport, name: &str) -> Option<String> {
-    match name {
-        "text" => Some(to_text(report)),
-        "json" => Some(to_json(report)),
-        "markdown" => Some(to_markdown(report)),
-        "html" => Some(crate::format::html::history_page(report)),
-        _ => None,
-    }
-}
 
 /// What to look at.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +93,7 @@ pub struct ChangeReport {
 
 /// Builds the history; an unknown or repeated name in `order` is an error
 /// that lists the known identifiers.
-pub fn build(data: &ResultSetData, request: &HistoryRequest) -> anyhow::Result<HistoryReport> {
+pub fn build(data: &ResultSetData, request: &HistoryRequest) -> Result<HistoryReport, Error> {
     let order = identifier_order(data, &request.order)?;
     let chosen = chosen(data, &order);
     let options = ChangePointOptions {
@@ -196,25 +175,27 @@ pub fn build(data: &ResultSetData, request: &HistoryRequest) -> anyhow::Result<H
     })
 }
 
-fn identifier_order(data: &ResultSetData, order: &[String]) -> anyhow::Result<Vec<String>> {
-    let known: Vec<&str> = data.identifiers.iter().map(|i| i.name.as_str()).collect();
+fn identifier_order(data: &ResultSetData, order: &[String]) -> Result<Vec<String>, Error> {
+    let known: Vec<String> = data.identifiers.iter().map(|i| i.name.clone()).collect();
     if known.is_empty() {
-        anyhow::bail!("result set '{}' has no identifiers", data.name);
+        return Err(Error::NoIdentifiers {
+            set: data.name.clone(),
+        });
     }
     if order.is_empty() {
-        return Ok(known.iter().map(|k| k.to_string()).collect());
+        return Ok(known);
     }
     let mut chosen: Vec<String> = Vec::new();
     for name in order {
-        if !known.contains(&name.as_str()) {
-            anyhow::bail!(
-                "result set '{}' has no identifier '{name}' (--order); it has: {}",
-                data.name,
-                known.join(", ")
-            );
+        if !known.contains(name) {
+            return Err(Error::UnknownVersion {
+                set: data.name.clone(),
+                name: name.clone(),
+                known,
+            });
         }
         if chosen.contains(name) {
-            anyhow::bail!("--order names '{name}' twice; give each version once");
+            return Err(Error::RepeatedVersion { name: name.clone() });
         }
         chosen.push(name.clone());
     }
@@ -346,5 +327,13 @@ pub(crate) mod tests {
         request.threshold = 0.2;
         let report = build(&data(), &request).unwrap();
         assert_eq!(report.changed_metrics, 0);
+    }
+
+    /// Monitors are no result: they are not in history.
+    #[test]
+    fn monitors_stay_out_of_history() {
+        let history = build(&crate::fixtures::disturbed(), &request()).unwrap();
+        let tests: Vec<&str> = history.metrics.iter().map(|m| m.test.as_str()).collect();
+        assert_eq!(tests, ["syscall-null"]);
     }
 }

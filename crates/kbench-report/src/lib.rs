@@ -2,14 +2,30 @@
 //! Data flows one way: a [`kbench_model::results::ResultSetData`] (as a
 //! store returns it; this crate sees no database) and the statistics of
 //! `kbench-stats` in, text or JSON out.
+//!
+//! - The models, built once from the data: [`show`], [`comparison`] and
+//!   [`history`] (with the system [`header`] facts and what the
+//!   [`interference`] monitors saw).
+//! - The renderers that lay them out: [`format`], one trait and one
+//!   registry of every format.
+//! - What the renderers share, written once: [`number`] formatting and the
+//!   escaping templates of [`markup`] (which `kbench serve`'s dashboard
+//!   uses too).
 
 mod blocks;
 pub mod comparison;
+mod error;
+#[cfg(test)]
+mod fixtures;
 pub mod format;
 pub mod header;
 pub mod history;
 pub mod interference;
+pub mod markup;
 pub mod number;
 pub mod show;
+mod sides;
 #[cfg(feature = "testing")]
 pub mod testing;
+
+pub use error::Error;

@@ -1,4 +1,7 @@
-//! Number formatting shared by the text reports.
+//! Numbers as every report writes them: values with about four
+//! significant digits, percentages, signed changes and p-values. Written
+//! once here for all formats (and for other crates' reports, such as
+//! bisect's).
 
 /// A value with about four significant digits: 115.2, 43.92, 0.1150, 8693066.
 pub fn value(v: f64) -> String {
@@ -29,6 +32,50 @@ pub fn percent(fraction: f64) -> String {
     }
 }
 
+/// How [`signed`] writes a value that is not finite, such as the
+/// unbounded confidence limit of a side with one observation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unbounded {
+    /// "n/a": plain text that must not look like a number.
+    NotAvailable,
+    /// "+inf" / "-inf": ASCII tables and markdown.
+    Ascii,
+    /// "+∞" / "−∞": pages and pictures.
+    Symbol,
+}
+
+/// A signed number with `decimals` decimals and then `unit`: "+10.00",
+/// "-3.1%", "+0.5 %". A value that is not finite is written as `unbounded`
+/// says, without the unit (and NaN as the negative infinity).
+pub fn signed(v: f64, decimals: usize, unit: &str, unbounded: Unbounded) -> String {
+    if v.is_finite() {
+        return format!("{v:+.decimals$}{unit}");
+    }
+    let positive = v > 0.0;
+    match unbounded {
+        Unbounded::NotAvailable => "n/a",
+        Unbounded::Ascii if positive => "+inf",
+        Unbounded::Ascii => "-inf",
+        Unbounded::Symbol if positive => "+∞",
+        Unbounded::Symbol => "−∞",
+    }
+    .to_string()
+}
+
+/// A p- or q-value: three decimals, or scientific below 0.001; "n/a"
+/// when there is none (CANNOT DECIDE).
+pub fn p_value(p: f64) -> String {
+    if p.is_nan() {
+        "n/a".to_string()
+    } else if p == 0.0 {
+        "0".to_string()
+    } else if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,5 +88,30 @@ mod tests {
         assert_eq!(value(8693066.4), "8693066");
         assert_eq!(percent(0.0123), "1.23 %");
         assert_eq!(percent(f64::INFINITY), "n/a");
+    }
+
+    #[test]
+    fn signs_and_infinities() {
+        use Unbounded::*;
+        assert_eq!(signed(10.0, 2, "", Ascii), "+10.00");
+        assert_eq!(signed(-3.054, 2, "", Ascii), "-3.05");
+        assert_eq!(signed(-100.0, 2, "", Ascii), "-100.00");
+        assert_eq!(signed(10.0, 1, "%", NotAvailable), "+10.0%");
+        assert_eq!(signed(-3.04, 1, "%", NotAvailable), "-3.0%");
+        assert_eq!(signed(0.46, 1, " %", Symbol), "+0.5 %");
+        assert_eq!(signed(f64::INFINITY, 2, "", Ascii), "+inf");
+        assert_eq!(signed(f64::NEG_INFINITY, 1, "", Ascii), "-inf");
+        assert_eq!(signed(f64::INFINITY, 1, "%", NotAvailable), "n/a");
+        assert_eq!(signed(f64::INFINITY, 1, " %", Symbol), "+∞");
+        assert_eq!(signed(f64::NEG_INFINITY, 1, " %", Symbol), "−∞");
+        assert_eq!(signed(f64::NAN, 1, "", Ascii), "-inf");
+    }
+
+    #[test]
+    fn p_values() {
+        assert_eq!(p_value(0.0123), "0.012");
+        assert_eq!(p_value(1.5e-7), "1.5e-7");
+        assert_eq!(p_value(0.0), "0");
+        assert_eq!(p_value(f64::NAN), "n/a");
     }
 }

@@ -1,16 +1,15 @@
-//! `kbench show`: a result set's identifiers, system header and per-test
-//! summary (n, mean, median, SD, 95 % CI of the mean, whether the CI target
-//! was met), and what the interference monitors saw (they are listed there,
-//! not as tests). The JSON form is the `kbench.show/1` document of
-//! docs/json.md.
+//! The model of `kbench show`: a result set's identifiers, system header
+//! and per-test summary (n, mean, median, SD, 95 % CI of the mean, whether
+//! the CI target was met), and what the interference monitors saw (they
+//! are listed there, not as tests). Serialized, it is the `kbench.show/1`
+//! document of docs/json.md; the formats lay it out.
 
-use crate::{header, interference, number};
+use crate::{header, interference, sides};
 use kbench_model::results::{IdentifierData, ResultSetData, RunRecord, TestOutcomeKind};
 use kbench_model::{Direction, TestSpec};
 use kbench_stats::{Samples, Summary};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 pub const SCHEMA: &str = "kbench.show/1";
 
@@ -106,17 +105,8 @@ fn result_entry(spec: &TestSpec, identifier: &IdentifierData) -> ResultEntry {
     let summary = samples
         .and_then(|s| Samples::new(s.iter().map(|x| x.value).collect()).ok())
         .map(|s| Summary::of(&s));
-    // Rounds as compare counts them: a run's samples of one round number.
-    let mut rounds: Vec<(usize, u32)> = samples
-        .map(|s| {
-            s.iter()
-                .zip(identifier.runs_of_samples(&spec.key))
-                .map(|(x, run)| (run, x.round))
-                .collect()
-        })
-        .unwrap_or_default();
-    rounds.sort_unstable();
-    rounds.dedup();
+    // Rounds as compare counts them.
+    let rounds = sides::rounds(identifier, &spec.key).len();
     let outcome = identifier
         .runs
         .iter()
@@ -126,82 +116,8 @@ fn result_entry(spec: &TestSpec, identifier: &IdentifierData) -> ResultEntry {
     ResultEntry {
         identifier: identifier.name.clone(),
         summary,
-        rounds: rounds.len(),
+        rounds,
         outcome: outcome.map(|o| o.kind),
         outcome_detail: outcome.map(|o| o.detail.clone()),
-    }
-}
-
-/// The document as text for a terminal.
-pub fn text(data: &ResultSetData, doc: &ShowDocument) -> String {
-    let mut out = String::new();
-    let samples: usize = doc.identifiers.iter().map(|i| i.samples).sum();
-    let _ = writeln!(
-        out,
-        "Result set '{}': {} identifier(s), {} test(s), {} sample(s)\n",
-        doc.result_set,
-        doc.identifiers.len(),
-        doc.tests.len(),
-        samples
-    );
-    for line in header::text(&data.identifiers) {
-        let _ = writeln!(out, "{line}");
-    }
-    for line in &doc.interference {
-        let _ = writeln!(out, "{line}");
-    }
-    let name_width = doc
-        .identifiers
-        .iter()
-        .map(|i| i.name.chars().count())
-        .max()
-        .unwrap_or(10)
-        .max(10);
-    for test in &doc.tests {
-        let _ = writeln!(
-            out,
-            "\n{}  ({}, {})",
-            test.test,
-            test.unit,
-            test.direction.phrase()
-        );
-        let _ = writeln!(
-            out,
-            "  {:<name_width$} {:>6} {:>12} {:>12} {:>10} {:>9}  sampling",
-            "identifier", "n", "mean", "median", "SD", "95% CI"
-        );
-        for result in &test.results {
-            let _ = writeln!(out, "  {}", result_line(result, name_width));
-        }
-    }
-    out
-}
-
-fn result_line(result: &ResultEntry, name_width: usize) -> String {
-    let name = format!("{:<name_width$}", result.identifier);
-    let sampling = match (result.outcome, &result.outcome_detail) {
-        (Some(TestOutcomeKind::TargetMet), _) => "target met".to_string(),
-        (Some(TestOutcomeKind::BudgetHit), Some(d)) => format!("target missed: {d}"),
-        (Some(kind), Some(d)) => format!("{}: {d}", kind.as_str()),
-        _ => "unfinished".to_string(),
-    };
-    let rounds = if result.rounds > 1 {
-        format!(", {} rounds", result.rounds)
-    } else {
-        String::new()
-    };
-    match &result.summary {
-        None => format!("{name} {:>6}  {sampling}", "-"),
-        Some(s) => format!(
-            "{name} {:>6} {:>12} {:>12} {:>10} {:>9}  {sampling}{rounds}",
-            s.n,
-            number::value(s.mean),
-            number::value(s.median),
-            s.sd.map_or("-".to_string(), number::value),
-            format!(
-                "±{}",
-                number::percent(s.ci.relative_half_width()).replace(" %", "%")
-            ),
-        ),
     }
 }

@@ -1,6 +1,9 @@
 //! The command-line interface: every subcommand, option and its help.
 
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand};
+use kbench_report::comparison::ComparisonReport;
+use kbench_report::format::{self, Report};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -206,7 +209,7 @@ pub struct ShowArgs {
     pub json: bool,
 
     /// Show in a compare format instead, e.g. `table` for the lmbench matrix of all identifiers
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", value_parser = formats::<ComparisonReport>())]
     pub format: Option<String>,
 }
 
@@ -233,8 +236,8 @@ pub struct CompareArgs {
     #[arg(long)]
     pub baseline: Option<String>,
 
-    /// Report format: bars, table, regressions, markdown, json, csv, html, svg (one metric: --metric)
-    #[arg(long, default_value = "bars")]
+    /// Report format
+    #[arg(long, default_value = "bars", value_parser = formats::<ComparisonReport>())]
     pub format: String,
 
     /// Practical threshold in percent: smaller changes are NO CHANGE
@@ -290,4 +293,14 @@ pub struct AgentArgs {
     /// The job as JSON
     #[arg(long)]
     pub job: String,
+}
+
+/// The values of a `--format` option: the registry's formats of report
+/// `R`, each with its line of help.
+pub fn formats<R: Report>() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        format::formats::<R>()
+            .into_iter()
+            .map(|f| PossibleValue::new(f.name()).help(f.help())),
+    )
 }

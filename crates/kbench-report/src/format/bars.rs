@@ -16,9 +16,9 @@
 //! the geometric mean against the baseline and the verdict counts.
 
 use super::common::{self, paint};
-use super::{Format, Style};
+use super::{Render, Style};
 use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
-use crate::number;
+use crate::number::{self, Unbounded};
 use kbench_stats::Verdict;
 use std::fmt::Write;
 
@@ -27,11 +27,7 @@ const BAR_WIDTH: usize = 50;
 
 pub struct Bars;
 
-impl Format for Bars {
-    fn name(&self) -> &'static str {
-        "bars"
-    }
-
+impl Render<ComparisonReport> for Bars {
     fn render(&self, report: &ComparisonReport, style: Style) -> String {
         let mut out = String::new();
         for line in common::header_lines(report) {
@@ -125,7 +121,7 @@ fn change(result: &IdentifierResult, style: Style) -> String {
     };
     let mut text = format!(
         "{} {}",
-        common::signed_pct(c.change_pct.point, 1),
+        number::signed(c.change_pct.point, 1, "%", Unbounded::NotAvailable),
         paint(common::mark(c.verdict), Some(c.verdict), style)
     );
     if c.verdict == Verdict::Inconclusive

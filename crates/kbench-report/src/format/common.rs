@@ -3,7 +3,7 @@
 
 use super::Style;
 use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, IdentifierSystem};
-use crate::header::HEADLINE_FACTS;
+use crate::header::{Difference, HEADLINE_FACTS};
 use crate::number;
 use kbench_model::{Direction, MAIN_METRIC, TestKey};
 use kbench_stats::{Comparison, Verdict, Warning};
@@ -84,28 +84,33 @@ pub(super) fn header_lines(report: &ComparisonReport) -> Vec<String> {
             lines.push(format!("  {}", facts.join(", ")));
         }
     }
-    if report.systems.len() > 1 {
-        if report.differences.is_empty() {
-            lines.push(
-                "Identifiers ran on identical systems (every recorded fact is equal).".to_string(),
-            );
-        } else {
-            lines.push("Differences between identifiers:".to_string());
-            for d in &report.differences {
-                let values: Vec<String> = d
-                    .values
-                    .iter()
-                    .map(|(name, value)| format!("{name} = {value}"))
-                    .collect();
-                lines.push(format!("  {}: {}", d.fact, values.join("; ")));
-            }
-        }
-    }
+    lines.extend(difference_lines(report.systems.len(), &report.differences));
     if !report.notes.is_empty() {
         lines.push("Notes:".to_string());
         for note in &report.notes {
             lines.push(format!("  - {note}"));
         }
+    }
+    lines
+}
+
+/// Between `identifiers` identifiers: that their systems are the same, or
+/// the facts that differ with every identifier's value; nothing for one.
+pub(super) fn difference_lines(identifiers: usize, differences: &[Difference]) -> Vec<String> {
+    if identifiers < 2 {
+        return vec![];
+    }
+    if differences.is_empty() {
+        return vec!["Identifiers ran on identical systems (every recorded fact is equal).".into()];
+    }
+    let mut lines = vec!["Differences between identifiers:".to_string()];
+    for d in differences {
+        let values: Vec<String> = d
+            .values
+            .iter()
+            .map(|(name, value)| format!("{name} = {value}"))
+            .collect();
+        lines.push(format!("  {}: {}", d.fact, values.join("; ")));
     }
     lines
 }
@@ -156,15 +161,6 @@ pub(super) fn paint(text: &str, verdict: Option<Verdict>, style: Style) -> Strin
     }
 }
 
-/// A signed percentage with `decimals` decimals: "+10.0%", "-3.1%".
-pub(super) fn signed_pct(pct: f64, decimals: usize) -> String {
-    if pct.is_finite() {
-        format!("{pct:+.decimals$}%")
-    } else {
-        "n/a".to_string()
-    }
-}
-
 /// The CI half-width of a mean relative to it: "+-0.3%"; "+-n/a" when
 /// unbounded (one observation).
 pub(super) fn ci_text(relative_half_width: f64) -> String {
@@ -172,20 +168,6 @@ pub(super) fn ci_text(relative_half_width: f64) -> String {
         format!("+-{:.1}%", relative_half_width * 100.0)
     } else {
         "+-n/a".to_string()
-    }
-}
-
-/// A p- or q-value: three decimals, or scientific below 0.001; "n/a"
-/// when there is none (CANNOT DECIDE).
-pub(super) fn p_text(p: f64) -> String {
-    if p.is_nan() {
-        "n/a".to_string()
-    } else if p == 0.0 {
-        "0".to_string()
-    } else if p < 0.001 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.3}")
     }
 }
 
@@ -320,12 +302,8 @@ mod tests {
             readable(&key),
             "futex1 - mode: thread - tasks: 2 - metric: per_task"
         );
-        assert_eq!(signed_pct(10.0, 1), "+10.0%");
-        assert_eq!(signed_pct(-3.04, 1), "-3.0%");
         assert_eq!(ci_text(0.0031), "+-0.3%");
         assert_eq!(ci_text(f64::INFINITY), "+-n/a");
-        assert_eq!(p_text(0.0123), "0.012");
-        assert_eq!(p_text(1.5e-7), "1.5e-7");
         assert_eq!(unit_line("ns", Direction::Lower), "ns < Lower Is Better");
     }
 

@@ -19,7 +19,7 @@
 //! spreadsheet shows it as text instead of running it as a formula. Number
 //! cells stay numbers: a change of `-3.2` is written `-3.2`.
 
-use super::{Format, Style};
+use super::{Render, Style};
 use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
 use kbench_stats::Verdict;
 
@@ -50,11 +50,7 @@ const COLUMNS: &[&str] = &[
     "verdict",
 ];
 
-impl Format for Csv {
-    fn name(&self) -> &'static str {
-        "csv"
-    }
-
+impl Render<ComparisonReport> for Csv {
     fn render(&self, report: &ComparisonReport, _style: Style) -> String {
         let mut out = String::new();
         line(&mut out, COLUMNS.iter().map(|c| c.to_string()));

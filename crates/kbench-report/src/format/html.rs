@@ -18,20 +18,21 @@
 //! metric over the versions with its change points marked.
 //!
 //! Every user string (result set, identifiers, test names, units, system
-//! facts, notes) reaches the page through [`markup`]'s escaping.
+//! facts, notes) reaches the page through [`crate::markup`]'s escaping; the
+//! charts are the svg format's.
 
 mod history;
-pub mod markup;
 mod page;
 
 pub use history::history_page;
 pub use page::{PAGE_SCRIPT, PAGE_STYLE, page, page_policy, policy_meta, systems_section};
 
 use super::svg::{self, MAX_POINTS, verdict_class};
-use super::{Format, Style, common};
+use super::{Render, Style, common};
 use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, MetricReport};
+use crate::history::HistoryReport;
+use crate::markup::{Markup, markup};
 use kbench_stats::Verdict;
-use markup::{Markup, markup};
 
 const COMPARE: &str = include_str!("html/compare.html");
 /// How verdicts are decided (pages that compare).
@@ -41,13 +42,15 @@ const VERDICT_FILTER: &str = include_str!("html/verdict-filter.html");
 
 pub struct Html;
 
-impl Format for Html {
-    fn name(&self) -> &'static str {
-        "html"
-    }
-
+impl Render<ComparisonReport> for Html {
     fn render(&self, report: &ComparisonReport, _style: Style) -> String {
         compare_page(report)
+    }
+}
+
+impl Render<HistoryReport> for Html {
+    fn render(&self, report: &HistoryReport, _style: Style) -> String {
+        history_page(report)
     }
 }
 

@@ -1,26 +1,61 @@
-//! `json`: the report as the `kbench.compare/1` document
-//! ([`crate::comparison::SCHEMA`]), pretty-printed. The document is the
-//! serialized [`ComparisonReport`]: fields are only ever added within a
-//! version. JSON has no infinity: an unbounded confidence limit (a side with
-//! one observation) is `null` (kbench-stats' `Estimate`), and any other
-//! non-finite number serde_json writes as `null` too, so the output always
-//! parses. Never coloured.
+//! `json`: a report as its JSON document, pretty-printed: the serialized
+//! model, `kbench.show/1` ([`crate::show::SCHEMA`]), `kbench.compare/1`
+//! ([`crate::comparison::SCHEMA`]) or `kbench.history/1`
+//! ([`crate::history::SCHEMA`]) of docs/json.md; fields are only ever added
+//! within a version. JSON has no infinity: an unbounded confidence limit (a
+//! side with one observation) is `null` (kbench-stats' `Estimate`), and any
+//! other non-finite number serde_json writes as `null` too, so the output
+//! always parses. Never coloured.
 
-use super::{Format, Style};
+use super::{Render, Style};
 use crate::comparison::ComparisonReport;
+use crate::history::HistoryReport;
+use crate::show::ShowDocument;
+use serde::Serialize;
 
 pub struct Json;
 
-impl Format for Json {
-    fn name(&self) -> &'static str {
-        "json"
+impl Render<ShowDocument> for Json {
+    fn render(&self, doc: &ShowDocument, _style: Style) -> String {
+        document(doc)
     }
+}
 
+impl Render<ComparisonReport> for Json {
     fn render(&self, report: &ComparisonReport, _style: Style) -> String {
-        // Plain data (strings, numbers, string-keyed maps): cannot fail.
-        let mut text =
-            serde_json::to_string_pretty(report).expect("a comparison report serializes");
-        text.push('\n');
-        text
+        document(report)
+    }
+}
+
+impl Render<HistoryReport> for Json {
+    fn render(&self, report: &HistoryReport, _style: Style) -> String {
+        document(report)
+    }
+}
+
+/// The model pretty-printed, with a final line break.
+fn document(model: &impl Serialize) -> String {
+    // Plain data (strings, numbers, string-keyed maps): cannot fail.
+    let mut text = serde_json::to_string_pretty(model).expect("a report serializes");
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{build, tests};
+
+    #[test]
+    fn a_history_is_its_report() {
+        let report = build(&tests::data(), &tests::request()).unwrap();
+        let text = Json.render(&report, Style::default());
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["schema"], "kbench.history/1");
+        let change = &value["metrics"][0]["changes"][0];
+        assert_eq!(change["identifier"], "v3");
+        assert_eq!(change["verdict"], "regression");
+        assert!(change["change_pct"]["ci_low"].as_f64().unwrap() > 9.0);
+        assert!(value["metrics"][1]["series"][5]["summary"].is_null());
     }
 }

@@ -1,26 +1,32 @@
 //! `markdown`: a GitHub-flavoured markdown document for an issue, a pull
-//! request or a mail: the systems as a table of facts per identifier, their
+//! request or a mail. For a comparison: the systems as a table of facts per identifier, their
 //! differences and the notes, a summary table (geometric mean and verdict
 //! counts per identifier), and a metrics table with, per metric, the
 //! baseline's mean +- CI and for every other identifier its mean, change
 //! [95 % CI] and verdict; warnings last. Every user string (identifier,
 //! test and result set names, system facts) is escaped so that `|`, `<`,
-//! `*`, `_` and the like stay text. Never coloured.
+//! `*`, `_` and the like stay text. Never coloured. For a history: its
+//! change points and series as tables (see [`history`]).
+
+mod history;
 
 use super::common;
-use super::{Format, Style};
+use super::{Render, Style};
 use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
-use crate::number;
+use crate::history::HistoryReport;
+use crate::number::{self, Unbounded};
 use kbench_stats::Verdict;
 use std::fmt::Write;
 
 pub struct Markdown;
 
-impl Format for Markdown {
-    fn name(&self) -> &'static str {
-        "markdown"
+impl Render<HistoryReport> for Markdown {
+    fn render(&self, report: &HistoryReport, _style: Style) -> String {
+        history::markdown(report)
     }
+}
 
+impl Render<ComparisonReport> for Markdown {
     fn render(&self, report: &ComparisonReport, _style: Style) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "# kbench compare: {}\n", escape(&report.result_set));
@@ -51,7 +57,7 @@ impl Format for Markdown {
 
 /// Escapes markdown-significant characters of a user string for inline
 /// text and table cells; line breaks become spaces.
-pub(crate) fn escape(text: &str) -> String {
+fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -196,15 +202,7 @@ fn change_cell(result: &IdentifierResult) -> String {
     let Some(c) = &result.comparison else {
         return "-".to_string();
     };
-    let bound = |v: f64| {
-        if v.is_finite() {
-            format!("{v:+.1}")
-        } else if v > 0.0 {
-            "+inf".to_string()
-        } else {
-            "-inf".to_string()
-        }
-    };
+    let bound = |v: f64| number::signed(v, 1, "", Unbounded::Ascii);
     format!(
         "{} % \\[{}, {}\\]",
         bound(c.change_pct.point),

@@ -27,9 +27,9 @@
 //! their row.
 
 use super::common::{self, paint};
-use super::{Format, Style};
+use super::{Render, Style};
 use crate::comparison::{ComparisonReport, IdentifierSummary, MetricReport};
-use crate::number;
+use crate::number::{self, Unbounded};
 use kbench_model::TestKey;
 use kbench_stats::{Comparison, Verdict, Warning};
 use std::fmt::Write;
@@ -39,11 +39,7 @@ const COUNT_OPTIONS: &[&str] = &["tasks", "threads", "procs"];
 
 pub struct Regressions;
 
-impl Format for Regressions {
-    fn name(&self) -> &'static str {
-        "regressions"
-    }
-
+impl Render<ComparisonReport> for Regressions {
     fn render(&self, report: &ComparisonReport, style: Style) -> String {
         let mut out = String::new();
         for line in common::header_lines(report) {
@@ -194,8 +190,8 @@ fn cells(row: &Row, inconclusive: bool) -> Vec<(String, Option<Verdict>)> {
         signed(c.change_pct.ci_low),
         signed(c.change_pct.ci_high)
     )));
-    cells.push(plain(common::p_text(c.p_value)));
-    cells.push(plain(common::p_text(c.q_value)));
+    cells.push(plain(number::p_value(c.p_value)));
+    cells.push(plain(number::p_value(c.q_value)));
     if inconclusive {
         cells.push(plain(
             c.mde_pct.map_or("n/a".to_string(), |m| format!("{m:.2}")),
@@ -212,13 +208,7 @@ fn cells(row: &Row, inconclusive: bool) -> Vec<(String, Option<Verdict>)> {
 
 /// "+10.00", "-3.05"; "-inf"/"+inf" for an unbounded limit.
 fn signed(pct: f64) -> String {
-    if pct.is_finite() {
-        format!("{pct:+.2}")
-    } else if pct > 0.0 {
-        "+inf".to_string()
-    } else {
-        "-inf".to_string()
-    }
+    number::signed(pct, 2, "", Unbounded::Ascii)
 }
 
 fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, style: Style) {

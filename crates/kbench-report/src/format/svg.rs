@@ -6,9 +6,10 @@
 //! raw samples as box and strip plots. Light or dark with the viewer's
 //! colour scheme; no script, no external reference.
 //!
-//! The chart helpers here draw templated SVG from plain data and are shared
-//! with the html format: [`bar_chart`], [`strip_chart`] and, for the
-//! history page, [`line_chart`].
+//! The chart helpers here draw templated SVG from plain data, and the html
+//! format's pages embed them: [`bar_chart`], [`strip_chart`] and, for the
+//! history page, [`line_chart`]. Both write through [`crate::markup`]; svg
+//! needs nothing of html.
 
 mod bars;
 mod line;
@@ -20,10 +21,10 @@ pub use line::{ChangeMarker, LineChart, LinePoint, line_chart};
 pub use strip::{Distribution, MAX_POINTS, strip_chart};
 
 use super::common;
-use super::html::markup::{Markup, Px, markup};
-use super::{Format, Style};
+use super::{Render, Style};
 use crate::comparison::{ComparisonReport, MetricReport};
-use crate::number;
+use crate::markup::{Markup, Px, markup};
+use crate::number::{self, Unbounded};
 use kbench_stats::{Comparison, Summary, Verdict};
 
 /// Colours (light, and dark with `prefers-color-scheme`) as CSS variables.
@@ -122,15 +123,10 @@ pub(super) fn change_text(c: &Comparison) -> String {
     )
 }
 
-/// A signed percentage bound with one decimal; infinities as such.
+/// A signed percentage bound with one decimal as the pictures write it:
+/// infinities as such.
 pub(super) fn bound(v: f64, suffix: &str) -> String {
-    if v.is_finite() {
-        format!("{v:+.1}{suffix}")
-    } else if v > 0.0 {
-        "+∞".to_string()
-    } else {
-        "−∞".to_string()
-    }
+    number::signed(v, 1, suffix, Unbounded::Symbol)
 }
 
 /// "110.0 ±0.2 %", "110.0 (n = 1)"; "no samples".
@@ -183,8 +179,8 @@ pub(super) fn metric_bars(metric: &MetricReport) -> Chart {
             if let Some(c) = &r.comparison {
                 tooltip.push_str(&format!(
                     "; p = {}, q = {}",
-                    common::p_text(c.p_value),
-                    common::p_text(c.q_value),
+                    number::p_value(c.p_value),
+                    number::p_value(c.q_value),
                 ));
             }
             Bar {
@@ -240,13 +236,10 @@ pub(super) fn metric_samples(metric: &MetricReport) -> Chart {
 
 pub struct Svg;
 
-impl Format for Svg {
-    fn name(&self) -> &'static str {
-        "svg"
-    }
-
-    /// The first metric of the report (`kbench compare` makes sure there
-    /// is exactly one); an empty document without metrics.
+impl Render<ComparisonReport> for Svg {
+    /// The first metric of the report (the registry's
+    /// [`fit`](super::Renderer::fit) keeps one); an empty document without
+    /// metrics.
     fn render(&self, report: &ComparisonReport, _style: Style) -> String {
         document(report, report.metrics.first())
     }

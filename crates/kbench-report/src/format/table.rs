@@ -23,7 +23,7 @@
 //!   are dropped.
 
 use super::common::{self, paint};
-use super::{Format, Style};
+use super::{Render, Style};
 use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
 use crate::number;
 use kbench_model::MAIN_METRIC;
@@ -156,11 +156,7 @@ const SECTIONS: &[Section] = &[
     },
 ];
 
-impl Format for Table {
-    fn name(&self) -> &'static str {
-        "table"
-    }
-
+impl Render<ComparisonReport> for Table {
     fn render(&self, report: &ComparisonReport, style: Style) -> String {
         let mut out = String::new();
         for line in common::header_lines(report) {

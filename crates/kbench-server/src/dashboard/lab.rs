@@ -5,8 +5,8 @@ use super::layout::{self, Page, Place, ago, document, respond, set_path, utc, ut
 use crate::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
-use kbench_report::format::html::markup::Markup;
 use kbench_report::markup;
+use kbench_report::markup::Markup;
 use kbench_store::{BisectInfo, Job, JobState, WorkerInfo};
 use serde_json::Value;
 

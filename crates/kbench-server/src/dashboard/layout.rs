@@ -14,9 +14,9 @@ use crate::error::ApiError;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use kbench_report::format::csp;
-use kbench_report::format::html::markup::Markup;
 use kbench_report::format::html::{PAGE_SCRIPT, PAGE_STYLE, page, policy_meta};
 use kbench_report::markup;
+use kbench_report::markup::Markup;
 use std::sync::OnceLock;
 
 /// The content of the dashboard's `<style>` element (after the report's).

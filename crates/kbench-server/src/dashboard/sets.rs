@@ -18,9 +18,9 @@ use axum::http::StatusCode;
 use kbench_report::comparison;
 use kbench_report::format::html::compare_page;
 use kbench_report::format::html::history_page;
-use kbench_report::format::html::markup::Markup;
 use kbench_report::history;
 use kbench_report::markup;
+use kbench_report::markup::Markup;
 use kbench_store::{IdentifierData, ResultSetData, ResultSetSummary, RunRecord};
 
 /// `/`: the result sets, the jobs' states with the newest jobs, the workers.

@@ -8,9 +8,9 @@ use crate::error::ApiError;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use kbench_report::comparison::{self, CompareRequest};
-use kbench_report::format::{self, Style};
-use kbench_report::history::{self, HistoryRequest};
+use kbench_report::comparison::{self, CompareRequest, ComparisonReport};
+use kbench_report::format::{self, Renderer, Report, Style};
+use kbench_report::history::{self, HistoryReport, HistoryRequest};
 use kbench_store::exchange::{self, SamplesFile};
 use kbench_store::{Push, PushOutcome, ResultSetData, Scope};
 use serde::Deserialize;
@@ -185,6 +185,17 @@ fn threshold(percent: Option<f64>) -> Result<f64, ApiError> {
     Ok(percent / 100.0)
 }
 
+/// The format `name` of report `R`; 400, naming its formats, otherwise.
+fn format_of<R: Report>(name: &str) -> Result<Renderer<R>, ApiError> {
+    format::find(name).ok_or_else(|| {
+        let names: Vec<&str> = format::formats::<R>().iter().map(|f| f.name()).collect();
+        ApiError::bad_request(format!(
+            "unknown format '{name}'; choose one of: {}",
+            names.join(", ")
+        ))
+    })
+}
+
 fn content_type(format: &str) -> &'static str {
     match format {
         "json" => "application/json",
@@ -223,24 +234,18 @@ pub async fn compare(
     Api(Query(query)): Api<Query<CompareQuery>>,
 ) -> Result<Response, ApiError> {
     let name = query.format.clone().unwrap_or_else(|| "json".into());
-    // `Format` is not Send: looked up here to check the name, and again
-    // after the awaits to render.
-    if format::by_name(&name).is_none() {
-        let names: Vec<&str> = format::all().iter().map(|f| f.name()).collect();
-        return Err(ApiError::bad_request(format!(
-            "unknown format '{name}'; choose one of: {}",
-            names.join(", ")
-        )));
-    }
+    let formatter = format_of::<ComparisonReport>(&name)?;
     let request = query.request()?;
-    let report = from_set(&state, set, move |data| comparison::build(&data, &request)).await?;
+    let report = from_set(&state, set, move |data| {
+        Ok(comparison::build(&data, &request)?)
+    })
+    .await?;
     if report.identifiers.len() < 2 {
         return Err(ApiError::bad_request(format!(
             "result set '{}' has only '{}'; push a second identifier to compare",
             report.result_set, report.baseline
         )));
     }
-    let formatter = format::by_name(&name).ok_or_else(|| ApiError::internal("format vanished"))?;
     let text = formatter.render(&report, Style { color: false });
     Ok(report_answer(&name, text))
 }
@@ -272,18 +277,12 @@ pub async fn history(
     Api(Query(query)): Api<Query<HistoryQuery>>,
 ) -> Result<Response, ApiError> {
     let name = query.format.clone().unwrap_or_else(|| "json".into());
-    if !history::FORMATS.contains(&name.as_str()) {
-        return Err(ApiError::bad_request(format!(
-            "unknown format '{name}'; choose one of: {}",
-            history::FORMATS.join(", ")
-        )));
-    }
+    let formatter = format_of::<HistoryReport>(&name)?;
     let request = query.request()?;
-    let format = name.clone();
     let text = from_set(&state, set, move |data| {
-        history::build(&data, &request).map(|report| history::render(&report, &format))
+        let report = history::build(&data, &request)?;
+        Ok(formatter.render(&report, Style { color: false }))
     })
-    .await?
-    .unwrap_or_default();
+    .await?;
     Ok(report_answer(&name, text))
 }

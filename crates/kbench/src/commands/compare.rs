@@ -3,7 +3,7 @@
 
 use crate::cli::CompareArgs;
 use anyhow::{Context, bail};
-use kbench_report::comparison::{self, CompareRequest, ComparisonReport};
+use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::{self, Style};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -23,14 +23,7 @@ pub fn compare(args: CompareArgs, db: &super::Db) -> ExitCode {
 }
 
 fn run(args: CompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
-    let Some(formatter) = format::by_name(&args.format) else {
-        let names: Vec<&str> = format::all().iter().map(|f| f.name()).collect();
-        bail!(
-            "unknown format '{}'; choose one of: {}",
-            args.format,
-            names.join(", ")
-        );
-    };
+    let formatter = format::by_name(&args.format).expect("clap checked the format");
     if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
         bail!(
             "--threshold {} must be a percentage from 0 to below 100",
@@ -59,9 +52,7 @@ fn run(args: CompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
             report.result_set
         );
     }
-    if formatter.name() == "svg" {
-        one_metric_for_svg(&mut report, args.metric.as_deref())?;
-    }
+    formatter.fit(&mut report, args.metric.as_deref())?;
     let color = match args.color.as_str() {
         "always" => true,
         "never" => false,
@@ -82,36 +73,4 @@ fn run(args: CompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// `--format svg` draws one metric: `--metric` must match exactly one, or
-/// be one's whole name (`pipe-lat` among `pipe-lat[placement=cross]`).
-fn one_metric_for_svg(report: &mut ComparisonReport, metric: Option<&str>) -> anyhow::Result<()> {
-    const LISTED: usize = 10;
-    let Some(text) = metric else {
-        bail!(
-            "--format svg draws one metric: choose it with --metric TEXT (result set '{}' has {} metrics)",
-            report.result_set,
-            report.metrics.len()
-        );
-    };
-    if report.metrics.len() > 1 && report.metrics.iter().any(|m| m.test == text) {
-        report.metrics.retain(|m| m.test == text);
-    }
-    if report.metrics.len() > 1 {
-        let mut names: Vec<&str> = report.metrics.iter().map(|m| m.test.as_str()).collect();
-        let more = names.len().saturating_sub(LISTED);
-        names.truncate(LISTED);
-        bail!(
-            "--format svg draws one metric, but --metric '{text}' matches {}: {}{}; give more of the name",
-            report.metrics.len(),
-            names.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        );
-    }
-    Ok(())
 }

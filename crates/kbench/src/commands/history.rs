@@ -1,8 +1,10 @@
 //! `kbench history`: change points across a result set's identifiers in
 //! version order, per metric.
 
+use crate::cli::formats;
 use anyhow::{Context, bail};
-use kbench_report::history::{self, HistoryRequest};
+use kbench_report::format::{self, Style};
+use kbench_report::history::{self, HistoryReport, HistoryRequest};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -30,8 +32,8 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "TEXT")]
     pub metric: Option<String>,
 
-    /// Report format: text, json, markdown, html (a self-contained page with a chart per metric)
-    #[arg(long, default_value = "text", value_parser = clap::builder::PossibleValuesParser::new(history::FORMATS))]
+    /// Report format
+    #[arg(long, default_value = "text", value_parser = formats::<HistoryReport>())]
     pub format: String,
 
     /// Write the report to this file instead of stdout
@@ -73,7 +75,8 @@ pub fn history(args: HistoryArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
             None => bail!("result set '{}' has no samples", args.set),
         }
     }
-    let text = history::render(&report, &args.format).expect("clap checked the format");
+    let formatter = format::find::<HistoryReport>(&args.format).expect("clap checked the format");
+    let text = formatter.render(&report, Style::default());
     match &args.output {
         Some(path) => std::fs::write(path, &text)
             .with_context(|| format!("cannot write {}", path.display()))?,

@@ -12,6 +12,7 @@ use kbench_measure::launcher::ProcessLauncher;
 use kbench_measure::plan::SamplingPlan;
 use kbench_measure::redo;
 use kbench_measure::runner::{self, RunRequest, RunSummary};
+use kbench_report::format::{Render, Style, Text};
 use kbench_report::interference::DisturbedRound;
 use kbench_report::show;
 use kbench_store::{ResultSetData, Store, TestOutcome};
@@ -152,7 +153,7 @@ pub(crate) fn report(
             show: show::document(&data),
         })?;
     } else {
-        print!("{}", show::text(&data, &show::document(&data)));
+        print!("{}", Text.render(&show::document(&data), Style::default()));
         print_ending(summary, request);
     }
     Ok(if summary.interrupted {

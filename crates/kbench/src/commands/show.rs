@@ -1,7 +1,9 @@
 //! `kbench show`: a result set, or the list of result sets.
 
 use crate::cli::ShowArgs;
-use kbench_report::show;
+use kbench_report::comparison::{self, CompareRequest};
+use kbench_report::format::{self, Style};
+use kbench_report::show::{self, ShowDocument};
 use kbench_store::Store;
 use serde::Serialize;
 use std::process::ExitCode;
@@ -14,39 +16,27 @@ pub fn show(args: ShowArgs, store: &mut dyn Store) -> anyhow::Result<ExitCode> {
     if let Some(name) = &args.format {
         return show_in_format(&data, name);
     }
-    let document = show::document(&data);
-    if args.json {
-        super::print_json(&document)?;
-    } else {
-        print!("{}", show::text(&data, &document));
-    }
+    let name = if args.json { "json" } else { "text" };
+    let renderer = format::find::<ShowDocument>(name).expect("a format of show");
+    print!(
+        "{}",
+        renderer.render(&show::document(&data), Style::default())
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 /// The result set through a compare format (all identifiers, the first as
 /// baseline): `table` is the lmbench matrix.
 fn show_in_format(data: &kbench_store::ResultSetData, name: &str) -> anyhow::Result<ExitCode> {
-    let Some(formatter) = kbench_report::format::by_name(name) else {
-        let names: Vec<&str> = kbench_report::format::all()
-            .iter()
-            .map(|f| f.name())
-            .collect();
-        anyhow::bail!(
-            "unknown format '{name}'; choose one of: {}",
-            names.join(", ")
-        );
-    };
-    let request = kbench_report::comparison::CompareRequest {
+    let formatter = format::by_name(name).expect("clap checked the format");
+    let request = CompareRequest {
         baseline: None,
         identifiers: vec![],
         threshold: 0.01,
         metric_filter: None,
     };
-    let report = kbench_report::comparison::build(data, &request)?;
-    print!(
-        "{}",
-        formatter.render(&report, kbench_report::format::Style::default())
-    );
+    let report = comparison::build(data, &request)?;
+    print!("{}", formatter.render(&report, Style::default()));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,12 +6,13 @@
 //! per metric a line over the versions with every change point marked.
 //! The same skeleton, script and escaping as the compare page.
 
-use super::markup::{Markup, markup};
 use super::page::notes_list;
 use super::{count_item, number_attr, page};
 use crate::format::common;
 use crate::format::svg::{self, ChangeMarker, LineChart, LinePoint, line_chart, verdict_class};
 use crate::history::{ChangeReport, HistoryReport, MetricHistory};
+use crate::markup::{Markup, markup};
+use crate::number;
 use kbench_stats::Verdict;
 
 const HISTORY: &str = include_str!("history.html");
@@ -219,7 +220,7 @@ fn chart_section(i: usize, metric: &MetricHistory, versions: &[String]) -> Marku
             to = c.identifier,
             pct = pct,
             ci = format!("95 % CI {ci}"),
-            p = common::p_text(c.p_value),
+            p = number::p_value(c.p_value),
         )
     }));
     markup!(

@@ -5,11 +5,11 @@
 //! (`super::compare_page`) and the history page are each one function that
 //! builds a body from its model and calls [`page`].
 
-use super::markup::{Markup, markup};
 use crate::comparison::IdentifierSystem;
 use crate::format::common;
 use crate::format::csp;
 use crate::header::Difference;
+use crate::markup::{Markup, markup};
 use std::sync::OnceLock;
 
 const PAGE: &str = include_str!("page.html");

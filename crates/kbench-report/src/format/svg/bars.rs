@@ -5,7 +5,7 @@
 
 use super::scale::{Axis, Linear};
 use super::{Chart, truncate};
-use crate::format::html::markup::{Markup, Px, markup};
+use crate::markup::{Markup, Px, markup};
 
 pub const WIDTH: f64 = 480.0;
 const PAD: f64 = 8.0;

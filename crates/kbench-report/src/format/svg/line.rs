@@ -6,7 +6,7 @@
 
 use super::scale::{Axis, Linear};
 use super::{Chart, truncate, verdict_class};
-use crate::format::html::markup::{Markup, Px, markup};
+use crate::markup::{Markup, Px, markup};
 use kbench_stats::Verdict;
 use std::fmt::Write;
 

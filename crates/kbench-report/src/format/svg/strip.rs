@@ -7,7 +7,7 @@
 
 use super::scale::{Axis, Linear};
 use super::{Chart, truncate};
-use crate::format::html::markup::{Markup, Px, markup};
+use crate::markup::{Markup, Px, markup};
 use std::fmt::Write;
 
 pub const WIDTH: f64 = 480.0;

@@ -1,9 +1,10 @@
-//! A tiny escaping template layer for the html and svg formats.
+//! A tiny escaping template layer for the html and svg formats (and the
+//! pages of `kbench serve`'s dashboard).
 //!
 //! [`Markup`] is text that may go into an HTML or SVG document as it is. It
 //! is built only from `&'static str` templates (written in this crate, so
 //! trusted) whose `{{name}}` placeholders are filled by [`fill`] (or the
-//! [`markup!`] macro), and every filled value goes through [`Render`]: a
+//! [`markup!`] macro), and every filled value goes through [`Value`]: a
 //! plain string is escaped, a `Markup` is kept. A user string (identifier,
 //! test name, system fact) therefore can only reach a page as text. The
 //! escaping is XML's (`& < > " '`), valid in HTML text, attribute values and
@@ -43,7 +44,7 @@ impl Markup {
     }
 
     /// Appends any renderable value (escaped unless it is markup).
-    pub fn push_value(&mut self, value: &dyn Render) {
+    pub fn push_value(&mut self, value: &dyn Value) {
         value.render(&mut self.0);
     }
 
@@ -70,35 +71,35 @@ impl Markup {
 }
 
 /// A value a template placeholder can take.
-pub trait Render {
+pub trait Value {
     fn render(&self, out: &mut String);
 }
 
-impl Render for Markup {
+impl Value for Markup {
     fn render(&self, out: &mut String) {
         out.push_str(&self.0);
     }
 }
 
-impl Render for str {
+impl Value for str {
     fn render(&self, out: &mut String) {
         escape_into(out, self);
     }
 }
 
-impl Render for String {
+impl Value for String {
     fn render(&self, out: &mut String) {
         escape_into(out, self);
     }
 }
 
-impl<T: Render + ?Sized> Render for &T {
+impl<T: Value + ?Sized> Value for &T {
     fn render(&self, out: &mut String) {
         (**self).render(out);
     }
 }
 
-impl Render for usize {
+impl Value for usize {
     fn render(&self, out: &mut String) {
         let _ = write!(out, "{self}");
     }
@@ -125,7 +126,7 @@ impl std::fmt::Display for Px {
     }
 }
 
-impl Render for Px {
+impl Value for Px {
     fn render(&self, out: &mut String) {
         let _ = write!(out, "{self}");
     }
@@ -150,7 +151,7 @@ fn escape_into(out: &mut String, text: &str) {
 ///
 /// Panics when a placeholder has no value or a value no placeholder: both
 /// are mistakes in this crate's templates, which the tests render.
-pub fn fill(template: &'static str, values: &[(&str, &dyn Render)]) -> Markup {
+pub fn fill(template: &'static str, values: &[(&str, &dyn Value)]) -> Markup {
     let mut out = String::with_capacity(template.len() + 64);
     let mut used = vec![false; values.len()];
     let mut rest = template;
@@ -184,9 +185,9 @@ pub fn fill(template: &'static str, values: &[(&str, &dyn Render)]) -> Markup {
 #[macro_export]
 macro_rules! markup {
     ($template:expr $(, $name:ident = $value:expr)* $(,)?) => {
-        $crate::format::html::markup::fill(
+        $crate::markup::fill(
             $template,
-            &[$((stringify!($name), &$value as &dyn $crate::format::html::markup::Render)),*],
+            &[$((stringify!($name), &$value as &dyn $crate::markup::Value)),*],
         )
     };
 }

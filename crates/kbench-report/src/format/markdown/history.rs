@@ -1,15 +1,15 @@
-//! `markdown`: for an issue or a mail: a table of every change point
+//! The history as markdown, for an issue or a mail: a table of every change point
 //! (test, where, change with its 95 % CI, p, verdict), then per metric with
 //! a change its series as a table (version, mean +- CI, marked at each
 //! change). User strings are escaped so `|`, `*`, `_` and the like stay
 //! text.
 
-use super::HistoryReport;
-use crate::format::markdown::escape;
+use super::escape;
+use crate::history::HistoryReport;
 use crate::number;
 use std::fmt::Write;
 
-pub fn to_markdown(report: &HistoryReport) -> String {
+pub(super) fn markdown(report: &HistoryReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# kbench history: {}\n", escape(&report.result_set));
     let _ = writeln!(
@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn tables_of_changes_and_series() {
-        let text = to_markdown(&build(&tests::data(), &tests::request()).unwrap());
+        let text = markdown(&build(&tests::data(), &tests::request()).unwrap());
         assert!(
             text.contains("| pipe-lat | us | lower | v2 | v3 | +10.00 % \\[+"),
             "{text}"

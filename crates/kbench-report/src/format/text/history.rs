@@ -1,4 +1,4 @@
-//! `text`: per metric, the series as compact rows (version, mean, 95 % CI
+//! The history for a terminal: per metric, the series as compact rows (version, mean, 95 % CI
 //! of the mean in percent) with a `|` before every version where a change
 //! point falls, then one line per change: where, the change in percent with
 //! its 95 % CI, the p-value and the verdict. Rows wrap at 100 columns.
@@ -11,15 +11,15 @@
 //!   2.6.6 -> 2.6.7: REGRESSION +16.44 % [95 % CI +15.8, +17.1], p = 3.1e-12
 //! ```
 
-use super::{HistoryReport, MetricHistory, VersionPoint};
-use crate::number;
+use crate::history::{HistoryReport, MetricHistory, VersionPoint};
+use crate::number::{self, Unbounded};
 use std::fmt::Write;
 
 /// Widest line before a series wraps.
 const WIDTH: usize = 100;
 const LABEL: usize = 10;
 
-pub fn to_text(report: &HistoryReport) -> String {
+pub(super) fn text(report: &HistoryReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -98,18 +98,10 @@ fn metric_text(out: &mut String, metric: &MetricHistory) {
             change.identifier,
             change.verdict,
             change.change_pct.point,
-            bound(change.change_pct.ci_low),
-            bound(change.change_pct.ci_high),
+            number::signed(change.change_pct.ci_low, 1, "", Unbounded::NotAvailable),
+            number::signed(change.change_pct.ci_high, 1, "", Unbounded::NotAvailable),
             change.p_value
         );
-    }
-}
-
-fn bound(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:+.1}")
-    } else {
-        "n/a".to_string()
     }
 }
 
@@ -134,7 +126,7 @@ mod tests {
 
     #[test]
     fn marks_the_change_in_the_series() {
-        let text = to_text(&build(&tests::data(), &tests::request()).unwrap());
+        let text = text(&build(&tests::data(), &tests::request()).unwrap());
         assert!(
             text.contains("pipe-lat (us, lower is better): 1 change"),
             "{text}"
@@ -167,7 +159,7 @@ mod tests {
             id.name = format!("version-{v}");
             data.identifiers.push(id);
         }
-        let text = to_text(&build(&data, &tests::request()).unwrap());
+        let text = text(&build(&data, &tests::request()).unwrap());
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
         assert!(text.matches("  version ").count() >= 6, "{text}");
     }

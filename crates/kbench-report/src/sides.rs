@@ -1,0 +1,136 @@
+//! What the show, compare and history models read of a result set: the
+//! tests that are results (never an interference monitor), the chosen
+//! identifiers, and one identifier's samples of a test grouped into rounds,
+//! as kbench-stats' comparison side.
+
+use kbench_model::results::{IdentifierData, ResultSetData};
+use kbench_model::{Direction, TestKey, TestSpec};
+use kbench_stats::{Better, Samples, Side, Summary};
+use std::collections::BTreeMap;
+
+/// The stored identifiers named in `order`, in that order (names checked).
+pub(crate) fn chosen<'a>(data: &'a ResultSetData, order: &[String]) -> Vec<&'a IdentifierData> {
+    order
+        .iter()
+        .map(|name| {
+            data.identifiers
+                .iter()
+                .find(|i| &i.name == name)
+                .expect("checked")
+        })
+        .collect()
+}
+
+/// The tests whose name contains `filter` (all without one); never an
+/// interference monitor, which is no result.
+pub(crate) fn filtered_specs<'a>(
+    data: &'a ResultSetData,
+    filter: Option<&str>,
+) -> Vec<&'a TestSpec> {
+    data.tests
+        .iter()
+        .filter(|spec| !kbench_model::is_monitor_metric(&spec.key.metric))
+        .filter(|spec| shown(spec, filter))
+        .collect()
+}
+
+/// Whether the test's name contains `filter` (always without one).
+pub(crate) fn shown(spec: &TestSpec, filter: Option<&str>) -> bool {
+    filter.is_none_or(|f| spec.key.to_string().contains(f))
+}
+
+/// The summary of a side's observations.
+pub(crate) fn summary_of(side: Option<&Side>) -> Option<Summary> {
+    side.map(|s| Summary::of(s.observations()))
+}
+
+/// Rounds a side's observations come from; 0 without a side.
+pub(crate) fn rounds_of(side: Option<&Side>) -> usize {
+    side.map_or(0, Side::rounds)
+}
+
+pub(crate) fn better(direction: Direction) -> Better {
+    match direction {
+        Direction::Lower => Better::Lower,
+        Direction::Higher => Better::Higher,
+    }
+}
+
+/// The identifier's sample values of one test per round. A round is one
+/// invocation: the samples of one run with one round number, so that two
+/// runs never merge into one round even when their numbers are the same
+/// (runs measured at once on two machines, or imported).
+pub(crate) fn rounds(
+    identifier: &IdentifierData,
+    key: &TestKey,
+) -> BTreeMap<(usize, u32), Vec<f64>> {
+    let mut rounds: BTreeMap<(usize, u32), Vec<f64>> = BTreeMap::new();
+    let Some(samples) = identifier.samples.get(key) else {
+        return rounds;
+    };
+    for (sample, run) in samples.iter().zip(identifier.runs_of_samples(key)) {
+        rounds
+            .entry((run, sample.round))
+            .or_default()
+            .push(sample.value);
+    }
+    rounds
+}
+
+/// The identifier's samples of one test as a comparison side: per-round
+/// observations when measured in several [`rounds`]; `None` without a
+/// usable sample.
+pub(crate) fn side_of(identifier: &IdentifierData, key: &TestKey) -> Option<Side> {
+    let rounds: Vec<Samples> = rounds(identifier, key)
+        .into_values()
+        .filter_map(|v| Samples::new(v).ok())
+        .collect();
+    match rounds.len() {
+        0 => None,
+        1 => Side::new(rounds.into_iter().next().expect("one")).ok(),
+        _ => Side::from_rounds(&rounds).ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_model::Sample;
+    use kbench_model::results::{RunId, RunInfo, RunRecord, RunStatus};
+
+    fn run(id: i64) -> RunRecord {
+        RunRecord {
+            id: RunId(id),
+            status: RunStatus::Complete,
+            info: RunInfo::default(),
+            ended_at_ms: None,
+            outcomes: vec![],
+        }
+    }
+
+    /// Two runs measured at once (two machines, or before runs were locked)
+    /// may both number their samples round 0: they are two rounds, not one.
+    #[test]
+    fn a_round_is_one_runs_samples_of_one_round_number() {
+        let key = TestKey::new("a");
+        let values = [10.0, 11.0, 20.0, 21.0, 30.0, 31.0];
+        let samples: Vec<Sample> = values
+            .iter()
+            .map(|&value| Sample {
+                value,
+                iterations: 1,
+                at_ms: 0,
+                round: 0,
+            })
+            .collect();
+        let identifier = IdentifierData {
+            name: "i".into(),
+            runs: vec![run(1), run(2), run(3)],
+            samples: BTreeMap::from([(key.clone(), samples)]),
+            sample_runs: BTreeMap::from([(key.clone(), vec![0, 0, 1, 1, 2, 2])]),
+        };
+        let side = side_of(&identifier, &key).unwrap();
+        assert_eq!(side.rounds(), 3);
+        assert_eq!(side.observations().as_slice(), &[10.5, 20.5, 30.5]);
+    }
+}
