@@ -159,15 +159,17 @@ mod tests {
     struct Canned(VecDeque<AgentEvent>, bool);
 
     impl AgentStream for Canned {
-        fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>> {
+        fn next_event(&mut self) -> Option<kbench_measure::Result<AgentEvent>> {
             self.0.pop_front().map(Ok)
         }
 
-        fn finish(self: Box<Self>) -> anyhow::Result<()> {
+        fn finish(self: Box<Self>) -> kbench_measure::Result<()> {
             if self.1 {
                 Ok(())
             } else {
-                anyhow::bail!("qemu ended with exit status: 1; Kernel panic")
+                return Err(kbench_measure::MeasureError::Agent(
+                    "qemu ended with exit status: 1; Kernel panic".to_string(),
+                ));
             }
         }
     }
@@ -178,7 +180,7 @@ mod tests {
     }
 
     impl Launcher for FakeVm {
-        fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>> {
+        fn launch(&self, job: &AgentJob) -> kbench_measure::Result<Box<dyn AgentStream>> {
             assert_eq!(job.tests, vec![TestKey::new("syscall-null")]);
             Ok(Box::new(Canned(self.events.clone().into(), self.boots)))
         }

@@ -18,10 +18,10 @@
 //! a new session.
 
 use crate::agent::AgentJob;
+use crate::error::{MeasureError, Result};
 use crate::launcher::{AgentStream, Launcher, Started};
 use crate::runner::{self, RoundRun, RunEvent, RunRequest, RunSummary};
 use crate::variant::{SysctlGuard, Variant};
-use anyhow::Context;
 use kbench_model::{TestKey, VariantRecord};
 use kbench_stats::paired::hodges_lehmann;
 use kbench_store::{RunId, RunStatus, Store, TestOutcome, TestOutcomeKind};
@@ -79,7 +79,7 @@ pub fn execute(
     request: &InterleavedRequest<'_>,
     observer: &mut dyn FnMut(RunEvent),
     stop: &AtomicBool,
-) -> anyhow::Result<RunSummary> {
+) -> Result<RunSummary> {
     let mut summary = RunSummary::default();
     let first = &request.requests[0];
     for r in &request.requests {
@@ -94,7 +94,7 @@ pub fn execute(
             first_round = first_round.max(last + 1);
         }
     }
-    let session = kbench_model::random_id().context("making the session's id")?;
+    let session = kbench_model::random_id().map_err(MeasureError::os("making the session's id"))?;
     let mut runs = vec![];
     for ((r, variant), launcher) in request
         .requests
@@ -148,7 +148,7 @@ pub fn execute(
                 summary.outcomes.push(outcome);
             }
         }
-        anyhow::Ok(())
+        Ok::<(), MeasureError>(())
     })();
     let status = match (&outcome, stop.load(Ordering::SeqCst)) {
         (Err(_), _) => RunStatus::Failed,
@@ -165,7 +165,7 @@ pub fn execute(
     summary.interrupted = status == RunStatus::Interrupted;
     match outcome {
         Ok(()) => Ok(summary),
-        Err(error) => Err(error.context(format!(
+        Err(error) => Err(error.at(format!(
             "the interleaved run failed; its runs are marked failed and the {} sample(s) \
              stored are kept",
             summary.samples
@@ -187,7 +187,7 @@ fn measure_test(
     observer: &mut dyn FnMut(RunEvent),
     stop: &AtomicBool,
     summary: &mut RunSummary,
-) -> anyhow::Result<Option<TestOutcome>> {
+) -> Result<Option<TestOutcome>> {
     let plan = &request.blocks;
     let started = Instant::now();
     let budget = plan.budget * request.variants.len() as u32;
@@ -322,7 +322,7 @@ fn in_turns<'a>(
     test: &TestKey,
     order: &[usize],
     rng: &mut fastrand::Rng,
-) -> anyhow::Result<Vec<(usize, Box<dyn Launcher + 'a>)>> {
+) -> Result<Vec<(usize, Box<dyn Launcher + 'a>)>> {
     let cpus = crate::variant::allowed_cpus();
     let cpu = (kbench_bench::runs_in_one_task(&test.benchmark) && !cpus.is_empty())
         .then(|| cpus[rng.usize(..cpus.len())]);
@@ -333,7 +333,8 @@ fn in_turns<'a>(
     };
     // The seats are dropped on return, once every agent has its ends: the
     // parent keeps none, so an agent that dies reads as a closed ring.
-    let seats = crate::turns::ring(order.len())?;
+    let seats =
+        crate::turns::ring(order.len()).map_err(MeasureError::os("making the ring of turns"))?;
     order
         .iter()
         .zip(&seats)
@@ -350,7 +351,7 @@ fn in_turns<'a>(
 struct Borrowed<'a>(&'a dyn Launcher);
 
 impl Launcher for Borrowed<'_> {
-    fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>> {
+    fn launch(&self, job: &AgentJob) -> Result<Box<dyn AgentStream>> {
         self.0.launch(job)
     }
 }
@@ -368,7 +369,7 @@ fn measure_round(
     observer: &mut dyn FnMut(RunEvent),
     stop: &AtomicBool,
     summary: &mut RunSummary,
-) -> anyhow::Result<Option<(TestOutcome, Vec<f64>)>> {
+) -> Result<Option<(TestOutcome, Vec<f64>)>> {
     let guard = SysctlGuard::apply(&request.variants[v])?;
     let mut round_run = RoundRun {
         store,
@@ -379,11 +380,11 @@ fn measure_round(
     };
     let measured = round_run.run_test(launcher, test, observer, stop, summary);
     variant_run.test_ids = std::mem::take(&mut round_run.test_ids);
-    guard.restore().with_context(|| {
-        format!(
+    guard.restore().map_err(|e| {
+        e.at(format!(
             "after a round of variant '{}' on {test}",
             request.variants[v].name
-        )
+        ))
     })?;
     measured
 }

@@ -3,6 +3,7 @@
 //! the user's wrapper), a VM launcher boots a guest, and tests use fakes.
 
 use crate::agent::AgentJob;
+use crate::error::{MeasureError, Result, invalid};
 use crate::turns::Seat;
 use kbench_catalog::programs::find_program;
 use kbench_model::AgentEvent;
@@ -18,7 +19,7 @@ pub const TAIL_LINES: usize = 40;
 
 /// Starts agents.
 pub trait Launcher {
-    fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>>;
+    fn launch(&self, job: &AgentJob) -> Result<Box<dyn AgentStream>>;
 
     /// Whether a round should be one launch: the snapshot and all the
     /// round's tests in one job (a VM boot is too slow to pay per test).
@@ -41,19 +42,21 @@ pub trait Launcher {
         _job: &AgentJob,
         _seat: &Seat,
         _cpu: Option<usize>,
-    ) -> anyhow::Result<Box<dyn AgentStream>> {
-        anyhow::bail!("this launcher's agents cannot take turns")
+    ) -> Result<Box<dyn AgentStream>> {
+        Err(MeasureError::Agent(
+            "this launcher's agents cannot take turns".to_string(),
+        ))
     }
 }
 
 /// The events of one agent, in order, as they arrive.
 pub trait AgentStream {
     /// The next event; `None` when the agent has closed its output.
-    fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>>;
+    fn next_event(&mut self) -> Option<Result<AgentEvent>>;
 
     /// Waits for the agent to end; an error says how it ended (exit status,
     /// signal) with the last lines it wrote to stderr.
-    fn finish(self: Box<Self>) -> anyhow::Result<()>;
+    fn finish(self: Box<Self>) -> Result<()>;
 
     /// Asks the agent to stop soon, keeping what it measured (the run was
     /// interrupted). By default nothing: the agent then ends on its own.
@@ -63,7 +66,7 @@ pub trait AgentStream {
     /// guest, [`AgentStream::start`]) is ready to measure; at once for the
     /// others. An agent that ends before it is ready returns too: its end
     /// then reads as usual.
-    fn wait_until_ready(&mut self) -> anyhow::Result<()> {
+    fn wait_until_ready(&mut self) -> Result<()> {
         Ok(())
     }
 
@@ -84,11 +87,11 @@ impl Started {
 }
 
 impl Launcher for Started {
-    fn launch(&self, _job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>> {
+    fn launch(&self, _job: &AgentJob) -> Result<Box<dyn AgentStream>> {
         self.0
             .borrow_mut()
             .take()
-            .ok_or_else(|| anyhow::anyhow!("a started agent is launched once"))
+            .ok_or_else(|| MeasureError::Agent("a started agent is launched once".to_string()))
     }
 }
 
@@ -103,14 +106,14 @@ pub struct ProcessLauncher {
 
 impl ProcessLauncher {
     /// `wrapper` is split on whitespace; its program must exist on PATH.
-    pub fn new(exe: PathBuf, wrapper: Option<&str>) -> anyhow::Result<ProcessLauncher> {
+    pub fn new(exe: PathBuf, wrapper: Option<&str>) -> Result<ProcessLauncher> {
         let wrapper: Vec<String> = wrapper
             .map(|w| w.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default();
         if let Some(program) = wrapper.first()
             && find_program(program).is_none()
         {
-            anyhow::bail!(
+            invalid!(
                 "the wrapper program '{program}' was not found (looked in PATH); \
                  check the --wrap command or install it"
             );
@@ -143,7 +146,7 @@ impl ProcessLauncher {
 }
 
 impl Launcher for ProcessLauncher {
-    fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>> {
+    fn launch(&self, job: &AgentJob) -> Result<Box<dyn AgentStream>> {
         self.spawn(job, self.command())
     }
 
@@ -156,7 +159,7 @@ impl Launcher for ProcessLauncher {
         job: &AgentJob,
         seat: &Seat,
         cpu: Option<usize>,
-    ) -> anyhow::Result<Box<dyn AgentStream>> {
+    ) -> Result<Box<dyn AgentStream>> {
         let mut command = self.command();
         seat.hand_to(&mut command);
         if let Some(cpu) = cpu {
@@ -167,15 +170,16 @@ impl Launcher for ProcessLauncher {
 }
 
 impl ProcessLauncher {
-    fn spawn(&self, job: &AgentJob, mut command: Command) -> anyhow::Result<Box<dyn AgentStream>> {
-        let job_json = serde_json::to_string(job)?;
+    fn spawn(&self, job: &AgentJob, mut command: Command) -> Result<Box<dyn AgentStream>> {
+        let job_json = serde_json::to_string(job)
+            .map_err(|e| MeasureError::Agent(format!("cannot write the agent's job: {e}")))?;
         let mut child = command
             .args(["agent", "--job", &job_json])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| anyhow::anyhow!("cannot start the measuring process: {e}"))?;
+            .map_err(|e| MeasureError::Agent(format!("cannot start the measuring process: {e}")))?;
         let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
         let stderr = child.stderr.take().expect("stderr is piped");
         let tail = Arc::new(Mutex::new(VecDeque::new()));
@@ -197,7 +201,7 @@ struct ProcessStream {
 }
 
 impl AgentStream for ProcessStream {
-    fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>> {
+    fn next_event(&mut self) -> Option<Result<AgentEvent>> {
         next_line_event(&mut self.stdout, &self.tail)
     }
 
@@ -209,8 +213,11 @@ impl AgentStream for ProcessStream {
         }
     }
 
-    fn finish(mut self: Box<Self>) -> anyhow::Result<()> {
-        let status = self.child.wait()?;
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        let status = self
+            .child
+            .wait()
+            .map_err(MeasureError::os("waiting for the measuring process"))?;
         if let Some(collector) = self.collector.take() {
             let _ = collector.join();
         }
@@ -224,10 +231,10 @@ impl AgentStream for ProcessStream {
             .iter()
             .cloned()
             .collect();
-        anyhow::bail!(
+        Err(MeasureError::Agent(format!(
             "the measuring process ended with {status}{}",
             last_output(&tail)
-        )
+        )))
     }
 }
 
@@ -244,7 +251,7 @@ impl Drop for ProcessStream {
 pub fn next_line_event(
     reader: &mut dyn BufRead,
     tail: &Mutex<VecDeque<String>>,
-) -> Option<anyhow::Result<AgentEvent>> {
+) -> Option<Result<AgentEvent>> {
     let mut line = String::new();
     loop {
         line.clear();
@@ -260,9 +267,9 @@ pub fn next_line_event(
                 push_tail(tail, text);
             }
             Err(e) => {
-                return Some(Err(anyhow::anyhow!(
+                return Some(Err(MeasureError::Agent(format!(
                     "reading the measuring process's output: {e}"
-                )));
+                ))));
             }
         }
     }
@@ -318,11 +325,11 @@ pub(crate) struct Replay(pub VecDeque<AgentEvent>);
 
 #[cfg(test)]
 impl AgentStream for Replay {
-    fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>> {
+    fn next_event(&mut self) -> Option<Result<AgentEvent>> {
         self.0.pop_front().map(Ok)
     }
 
-    fn finish(self: Box<Self>) -> anyhow::Result<()> {
+    fn finish(self: Box<Self>) -> Result<()> {
         Ok(())
     }
 }

@@ -3,6 +3,8 @@
 //! a store, interleaved blocks of variants taking turns, adaptive rounds,
 //! the interference monitors and the system snapshot.
 
+mod error;
+
 pub mod adaptive;
 pub mod agent;
 pub mod interleave;
@@ -16,3 +18,5 @@ pub mod sampler;
 pub mod sysinfo;
 pub mod turns;
 pub mod variant;
+
+pub use error::{MeasureError, Result};

@@ -1,13 +1,16 @@
 //! `kbench run --redo-disturbed`: the rounds of this invocation that ran
-//! disturbed (kbench-report's `interference::disturbed_rounds`) are run
-//! again as new rounds, through [`runner::execute`], once each and at most
+//! disturbed (kbench-report's `interference::disturbed_rounds` on the
+//! stored set, which the caller reads) are run again as new rounds,
+//! through [`runner::execute`], once each and at most
 //! [`MAX_REDO_PER_TEST`] per test. The disturbed rounds stay stored; the
 //! redo runs carry [`REDO_NOTE`], by which compare finds the replacements
 //! and leaves out as many disturbed rounds (`interference::replaced_rounds`).
 //! A redo round that runs disturbed too is not run again.
 
+use crate::error::Result;
 use crate::launcher::Launcher;
 use crate::runner::{self, RunEvent, RunRequest, RunSummary};
+use kbench_model::results::ResultSetData;
 use kbench_model::{REDO_NOTE, TestKey};
 use kbench_report::interference::{DisturbedRound, disturbed_rounds};
 use kbench_store::Store;
@@ -18,21 +21,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const MAX_REDO_PER_TEST: usize = 2;
 
 /// Runs again the disturbed rounds among `summary.runs` (what
-/// [`runner::execute`] of `request` just did), adding the new runs,
-/// outcomes and samples to `summary`. Returns the rounds run again.
+/// [`runner::execute`] of `request` just did, as `stored` now holds it),
+/// adding the new runs, outcomes and samples to `summary`. Returns the
+/// rounds run again.
 pub fn redo_disturbed(
     store: &mut dyn Store,
     launcher: &dyn Launcher,
     request: &RunRequest,
+    stored: &ResultSetData,
     observer: &mut dyn FnMut(RunEvent),
     stop: &AtomicBool,
     summary: &mut RunSummary,
-) -> anyhow::Result<Vec<DisturbedRound>> {
+) -> Result<Vec<DisturbedRound>> {
     if summary.interrupted {
         return Ok(vec![]);
     }
-    let data = store.load(&request.set)?;
-    let Some(identifier) = data
+    let Some(identifier) = stored
         .identifiers
         .iter()
         .find(|i| i.name == request.identifier)

@@ -21,10 +21,10 @@
 
 use crate::adaptive::{AdaptiveRounds, RoundsSoFar};
 use crate::agent::AgentJob;
+use crate::error::{MeasureError, Result};
 use crate::launcher::{AgentStream, Launcher};
 use crate::plan::SamplingPlan;
 use crate::sampler::relative_ci;
-use anyhow::{Context, bail};
 use kbench_model::{AgentEvent, MAIN_METRIC, Sample, SystemSnapshot, TestKey, TestSpec};
 use kbench_store::{
     RunId, RunInfo, RunRecord, RunStatus, Store, TestId, TestOutcome, TestOutcomeKind,
@@ -95,7 +95,7 @@ pub fn execute(
     request: &RunRequest,
     observer: &mut dyn FnMut(RunEvent),
     stop: &AtomicBool,
-) -> anyhow::Result<RunSummary> {
+) -> Result<RunSummary> {
     let mut summary = RunSummary::default();
     // One invocation at a time per identifier: a second waits for nothing
     // and is refused, rather than interleaving its rounds with this one's.
@@ -160,7 +160,7 @@ pub fn execute(
             test_ids: HashMap::new(),
         };
         // Why a batched round could not go on (its stream ended early).
-        let mut failure: Option<anyhow::Error> = None;
+        let mut failure: Option<MeasureError> = None;
         for (index, test) in request.tests.iter().enumerate() {
             if !todo.contains(&test) {
                 continue;
@@ -193,9 +193,9 @@ pub fn execute(
                             None
                         } else {
                             let error = finished.err().unwrap_or_else(|| {
-                                anyhow::anyhow!(
+                                MeasureError::Agent(format!(
                                     "the measuring system ended without finishing {test}"
-                                )
+                                ))
                             });
                             let reason = format!("{error}");
                             failure = Some(error);
@@ -229,7 +229,7 @@ pub fn execute(
             .and_then(|(before, after)| crate::sysinfo::steal_percent(&before, &after));
         if let Some(error) = failure {
             store.end_run(run, RunStatus::Failed, steal)?;
-            return Err(error.context(format!(
+            return Err(error.at(format!(
                 "the run of '{}' failed and is marked failed; the {} sample(s) it stored are kept",
                 request.identifier, summary.samples
             )));
@@ -253,7 +253,7 @@ pub(crate) fn close_unfinished(
     store: &mut dyn Store,
     unfinished: &RunRecord,
     tests: &[TestKey],
-) -> anyhow::Result<Vec<TestKey>> {
+) -> Result<Vec<TestKey>> {
     let ended = store.ended_tests(unfinished.id)?;
     let all = tests
         .iter()
@@ -280,7 +280,7 @@ pub(crate) fn run_info(
     launcher: &dyn Launcher,
     request: &RunRequest,
     stop: &AtomicBool,
-) -> anyhow::Result<RunInfo> {
+) -> Result<RunInfo> {
     let job = AgentJob {
         snapshot: true,
         tests: vec![],
@@ -295,10 +295,12 @@ pub(crate) fn run_info(
     }
     let finished = stream.finish();
     if stop.load(Ordering::SeqCst) {
-        bail!("interrupted before the run started; nothing was stored");
+        return Err(MeasureError::Interrupted);
     }
-    finished.context("taking the system snapshot")?;
-    let snapshot = snapshot.context("the measuring process sent no system snapshot")?;
+    finished.map_err(|e| e.at("taking the system snapshot"))?;
+    let snapshot = snapshot.ok_or_else(|| {
+        MeasureError::Agent("the measuring process sent no system snapshot".to_string())
+    })?;
     new_run_info(snapshot, request)
 }
 
@@ -310,7 +312,7 @@ fn start_batch(
     request: &RunRequest,
     tests: Vec<TestKey>,
     stop: &AtomicBool,
-) -> anyhow::Result<(Box<dyn AgentStream>, RunInfo)> {
+) -> Result<(Box<dyn AgentStream>, RunInfo)> {
     let job = AgentJob {
         snapshot: true,
         tests,
@@ -321,17 +323,21 @@ fn start_batch(
         Some(Ok(AgentEvent::Snapshot { snapshot })) => {
             Ok((stream, new_run_info(*snapshot, request)?))
         }
-        Some(Ok(other)) => bail!("the measuring system sent {other:?} before its snapshot"),
+        Some(Ok(other)) => Err(MeasureError::Agent(format!(
+            "the measuring system sent {other:?} before its snapshot"
+        ))),
         Some(Err(error)) => Err(error),
         None => {
             let finished = stream.finish();
             if stop.load(Ordering::SeqCst) {
-                bail!("interrupted before the run started; nothing was stored");
+                return Err(MeasureError::Interrupted);
             }
             let error = finished.err().unwrap_or_else(|| {
-                anyhow::anyhow!("the measuring system ended without sending its snapshot")
+                MeasureError::Agent(
+                    "the measuring system ended without sending its snapshot".to_string(),
+                )
             });
-            Err(error.context(format!(
+            Err(error.at(format!(
                 "no run of '{}' was stored: nothing was measured",
                 request.identifier
             )))
@@ -339,7 +345,7 @@ fn start_batch(
     }
 }
 
-fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> anyhow::Result<RunInfo> {
+fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> Result<RunInfo> {
     Ok(RunInfo {
         tool_version: snapshot.kbench_version.clone(),
         snapshot,
@@ -348,7 +354,7 @@ fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> anyhow::Resul
         notes: request.notes.clone(),
         started_at_ms: kbench_model::now_ms(),
         pid: std::process::id(),
-        uid: Some(kbench_model::random_id().context("making the run's uid")?),
+        uid: Some(kbench_model::random_id().map_err(MeasureError::os("making the run's uid"))?),
     })
 }
 
@@ -380,7 +386,7 @@ impl RoundRun<'_> {
         observer: &mut dyn FnMut(RunEvent),
         stop: &AtomicBool,
         summary: &mut RunSummary,
-    ) -> anyhow::Result<Option<(TestOutcome, Vec<f64>)>> {
+    ) -> Result<Option<(TestOutcome, Vec<f64>)>> {
         let job = AgentJob {
             snapshot: false,
             tests: vec![test.clone()],
@@ -425,7 +431,7 @@ impl RoundRun<'_> {
         observer: &mut dyn FnMut(RunEvent),
         stop: &AtomicBool,
         summary: &mut RunSummary,
-    ) -> anyhow::Result<TestEvents> {
+    ) -> Result<TestEvents> {
         let mut current: Option<(TestSpec, Vec<f64>)> = None;
         // Metrics declared with their own unit and direction.
         let mut declared: HashMap<String, (String, kbench_model::Direction)> = HashMap::new();
@@ -460,9 +466,12 @@ impl RoundRun<'_> {
                     iterations,
                     at_ms,
                 } => {
-                    let (spec, values) = current
-                        .as_mut()
-                        .context("the measuring process sent a sample before its test started")?;
+                    let (spec, values) = current.as_mut().ok_or_else(|| {
+                        MeasureError::Agent(
+                            "the measuring process sent a sample before its test started"
+                                .to_string(),
+                        )
+                    })?;
                     let metric_spec = match declared.get(&metric) {
                         Some((unit, direction)) => TestSpec {
                             key: spec.key.with_metric(&metric),
@@ -529,7 +538,7 @@ impl RoundRun<'_> {
     }
 
     /// Stores how a test ended (`events.ended` is set).
-    fn record_end(&mut self, test: &TestKey, events: TestEvents) -> anyhow::Result<TestOutcome> {
+    fn record_end(&mut self, test: &TestKey, events: TestEvents) -> Result<TestOutcome> {
         let ended = events.ended.expect("the test has ended");
         let id = match events.started {
             Some((spec, _)) => self.test_id(&spec)?,
@@ -547,7 +556,7 @@ impl RoundRun<'_> {
         Ok(ended)
     }
 
-    fn test_id(&mut self, spec: &TestSpec) -> anyhow::Result<TestId> {
+    fn test_id(&mut self, spec: &TestSpec) -> Result<TestId> {
         if let Some(id) = self.test_ids.get(&spec.key) {
             return Ok(*id);
         }

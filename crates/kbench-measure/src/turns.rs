@@ -14,6 +14,7 @@
 //! samples, and no two ever run at once. A closed pipe (an agent that died)
 //! reads as the end of the round.
 
+use crate::error::{MeasureError, Result, invalid};
 use crate::plan::StopReason;
 use std::ffi::OsString;
 use std::fs::File;
@@ -52,29 +53,29 @@ pub struct Turns {
 
 impl Turns {
     /// The place `kbench run` gave this agent, if it gave one.
-    pub fn from_env() -> anyhow::Result<Option<Turns>> {
+    pub fn from_env() -> Result<Option<Turns>> {
         let Some(value) = std::env::var_os(TURN_ENV) else {
             return Ok(None);
         };
         let text = value.to_string_lossy();
         let parts: Vec<&str> = text.split(' ').collect();
         let [wait, pass, role] = parts[..] else {
-            anyhow::bail!("{TURN_ENV}='{text}' is not 'IN OUT lead|follow'");
+            invalid!("{TURN_ENV}='{text}' is not 'IN OUT lead|follow'");
         };
         let leads = match role {
             "lead" => true,
             "follow" => false,
-            _ => anyhow::bail!("{TURN_ENV}='{text}': the role must be lead or follow"),
+            _ => invalid!("{TURN_ENV}='{text}': the role must be lead or follow"),
         };
-        let fd = |s: &str| -> anyhow::Result<File> {
-            let fd: RawFd = s
-                .parse()
-                .map_err(|_| anyhow::anyhow!("{TURN_ENV}='{text}': '{s}' is not a descriptor"))?;
+        let fd = |s: &str| -> Result<File> {
+            let fd: RawFd = s.parse().map_err(|_| {
+                MeasureError::Invalid(format!("{TURN_ENV}='{text}': '{s}' is not a descriptor"))
+            })?;
             // Claimed once, and only when open: a wrapper that closed it
             // would otherwise make this agent wait for ever.
             // SAFETY: F_SETFD only sets the close-on-exec flag.
             if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
-                anyhow::bail!(
+                invalid!(
                     "{TURN_ENV}: descriptor {fd} is not open (did the wrapper close it?): {}",
                     io::Error::last_os_error()
                 );

@@ -8,7 +8,7 @@
 //! TOML file has the same as `[[variant]]` tables. Every setting is checked
 //! before anything runs ([`Variant::check`]).
 
-use anyhow::{Context, bail};
+use crate::error::{MeasureError, Result, invalid};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ struct VariantsFile {
 
 impl Variant {
     /// Parses `NAME` or `NAME=SETTING;SETTING...`.
-    pub fn parse(text: &str) -> anyhow::Result<Variant> {
+    pub fn parse(text: &str) -> Result<Variant> {
         let (name, settings) = text.split_once('=').unwrap_or((text, ""));
         let mut variant = Variant {
             name: name.trim().to_string(),
@@ -55,14 +55,14 @@ impl Variant {
         for setting in settings.split(';').map(str::trim).filter(|s| !s.is_empty()) {
             variant
                 .add(setting)
-                .with_context(|| format!("in --variant '{text}'"))?;
+                .map_err(|e| e.at(format!("in --variant '{text}'")))?;
         }
         Ok(variant)
     }
 
-    fn add(&mut self, setting: &str) -> anyhow::Result<()> {
+    fn add(&mut self, setting: &str) -> Result<()> {
         let Some((kind, value)) = setting.split_once(':') else {
-            bail!(
+            invalid!(
                 "setting '{setting}' has no kind; write wrap:CMD, env:KEY=VALUE, \
                  sysctl:key=value, cgroup:PATH or cpus:LIST"
             );
@@ -71,7 +71,9 @@ impl Variant {
             value
                 .split_once('=')
                 .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .with_context(|| format!("{what} setting '{setting}' needs KEY=VALUE"))
+                .ok_or_else(|| {
+                    MeasureError::Invalid(format!("{what} setting '{setting}' needs KEY=VALUE"))
+                })
         };
         match kind.trim() {
             "wrap" => self.wrap = Some(value.trim().to_string()),
@@ -85,7 +87,7 @@ impl Variant {
             }
             "cgroup" => self.cgroup = Some(value.trim().to_string()),
             "cpus" => self.cpus = Some(value.trim().to_string()),
-            other => bail!(
+            other => invalid!(
                 "unknown setting kind '{other}' in '{setting}'; the kinds are wrap, env, \
                  sysctl, cgroup and cpus"
             ),
@@ -106,40 +108,36 @@ impl Variant {
 
     /// Checks that every setting can be applied here, naming the variant
     /// and the setting when one cannot: nothing has run yet.
-    pub fn check(&self) -> anyhow::Result<()> {
-        kbench_model::validate_name("variant name", &self.name).map_err(anyhow::Error::msg)?;
+    pub fn check(&self) -> Result<()> {
+        kbench_model::validate_name("variant name", &self.name).map_err(MeasureError::Invalid)?;
         let context = |what: String| format!("variant '{}': {what}", self.name);
         for key in self.sysctl.keys() {
-            let path = sysctl_path(key).with_context(|| context(format!("sysctl:{key}")))?;
+            let path = sysctl_path(key).map_err(|e| e.at(context(format!("sysctl:{key}"))))?;
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(&path)
-                .with_context(|| {
-                    context(format!(
-                        "sysctl {key} ({}) cannot be written; run kbench as root or drop the setting",
-                        path.display()
-                    ))
-                })?;
+                .map_err(MeasureError::os(context(format!(
+                    "sysctl {key} ({}) cannot be written; run kbench as root or drop the setting",
+                    path.display()
+                ))))?;
         }
         if let Some(cgroup) = &self.cgroup {
             let procs =
-                cgroup_procs(cgroup).with_context(|| context(format!("cgroup:{cgroup}")))?;
+                cgroup_procs(cgroup).map_err(|e| e.at(context(format!("cgroup:{cgroup}"))))?;
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(&procs)
-                .with_context(|| {
-                    context(format!(
-                        "cannot move processes into cgroup {cgroup} ({}); run as root or \
-                         delegate it to this user",
-                        procs.display()
-                    ))
-                })?;
+                .map_err(MeasureError::os(context(format!(
+                    "cannot move processes into cgroup {cgroup} ({}); run as root or \
+                     delegate it to this user",
+                    procs.display()
+                ))))?;
         }
         if let Some(cpus) = &self.cpus {
             let online = online_cpus();
-            let list = parse_cpu_list(cpus).with_context(|| context(format!("cpus:{cpus}")))?;
+            let list = parse_cpu_list(cpus).map_err(|e| e.at(context(format!("cpus:{cpus}"))))?;
             if let Some(cpu) = list.iter().find(|&&cpu| cpu >= online) {
-                bail!(
+                invalid!(
                     "{}",
                     context(format!(
                         "cpus:{cpus} names CPU {cpu}, but this machine has CPUs 0-{}",
@@ -150,7 +148,7 @@ impl Variant {
         }
         for key in self.env.keys() {
             if key.is_empty() || key.contains(['=', '\0']) {
-                bail!("{}", context(format!("env:{key} is not a variable name")));
+                invalid!("{}", context(format!("env:{key} is not a variable name")));
             }
         }
         Ok(())
@@ -159,7 +157,7 @@ impl Variant {
 
 /// The variants of `--variant` texts and `--variants` files, in order:
 /// the first is the baseline. Names must be distinct, and at least two.
-pub fn gather(texts: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<Variant>> {
+pub fn gather(texts: &[String], files: &[PathBuf]) -> Result<Vec<Variant>> {
     let mut variants = vec![];
     for file in files {
         variants.extend(read_file(file)?);
@@ -169,14 +167,14 @@ pub fn gather(texts: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<Variant
     }
     for (i, variant) in variants.iter().enumerate() {
         if variants[..i].iter().any(|v| v.name == variant.name) {
-            bail!(
+            invalid!(
                 "variant '{}' is given twice; give each variant its own name",
                 variant.name
             );
         }
     }
     if variants.len() < 2 {
-        bail!(
+        invalid!(
             "an interleaved run needs at least two variants (the first is the baseline), \
              e.g. --variant base --variant 'slow=wrap:./slow'"
         );
@@ -184,27 +182,29 @@ pub fn gather(texts: &[String], files: &[PathBuf]) -> anyhow::Result<Vec<Variant
     Ok(variants)
 }
 
-fn read_file(path: &Path) -> anyhow::Result<Vec<Variant>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading the variants file {}", path.display()))?;
-    let file: VariantsFile = toml::from_str(&text).with_context(|| {
-        format!(
+fn read_file(path: &Path) -> Result<Vec<Variant>> {
+    let text = std::fs::read_to_string(path).map_err(MeasureError::os(format!(
+        "reading the variants file {}",
+        path.display()
+    )))?;
+    let file: VariantsFile = toml::from_str(&text).map_err(|e| {
+        MeasureError::Invalid(format!(
             "{} is not a variants file ([[variant]] tables with name, wrap, env, sysctl, \
-             cgroup, cpus)",
+             cgroup, cpus): {e}",
             path.display()
-        )
+        ))
     })?;
     Ok(file.variant)
 }
 
 /// /proc/sys/... of a dotted sysctl name, which must exist.
-fn sysctl_path(key: &str) -> anyhow::Result<PathBuf> {
+fn sysctl_path(key: &str) -> Result<PathBuf> {
     if key.is_empty() || key.split('.').any(|part| part.is_empty() || part == "..") {
-        bail!("'{key}' is not a sysctl name (e.g. vm.page_lock_unfairness)");
+        invalid!("'{key}' is not a sysctl name (e.g. vm.page_lock_unfairness)");
     }
     let path = Path::new(SYSCTL_ROOT).join(key.replace('.', "/"));
     if !path.is_file() {
-        bail!(
+        invalid!(
             "unknown sysctl '{key}': {} does not exist on this kernel",
             path.display()
         );
@@ -213,17 +213,17 @@ fn sysctl_path(key: &str) -> anyhow::Result<PathBuf> {
 }
 
 /// The cgroup.procs file of a cgroup v2 path, which must exist.
-fn cgroup_procs(cgroup: &str) -> anyhow::Result<PathBuf> {
+fn cgroup_procs(cgroup: &str) -> Result<PathBuf> {
     if !Path::new(CGROUP_ROOT).join("cgroup.controllers").is_file() {
-        bail!("this machine has no cgroup v2 hierarchy at {CGROUP_ROOT}");
+        invalid!("this machine has no cgroup v2 hierarchy at {CGROUP_ROOT}");
     }
     let relative = cgroup.trim_start_matches('/');
     if relative.split('/').any(|part| part == "..") {
-        bail!("cgroup path '{cgroup}' may not contain '..'");
+        invalid!("cgroup path '{cgroup}' may not contain '..'");
     }
     let procs = Path::new(CGROUP_ROOT).join(relative).join("cgroup.procs");
     if !procs.is_file() {
-        bail!(
+        invalid!(
             "cgroup '{cgroup}' does not exist ({} missing); create it first (mkdir)",
             procs.display()
         );
@@ -232,19 +232,21 @@ fn cgroup_procs(cgroup: &str) -> anyhow::Result<PathBuf> {
 }
 
 /// `0`, `0-3`, `0,2-3` as CPU numbers.
-pub fn parse_cpu_list(list: &str) -> anyhow::Result<Vec<usize>> {
+pub fn parse_cpu_list(list: &str) -> Result<Vec<usize>> {
     let mut cpus = vec![];
     for part in list.split(',').map(str::trim) {
         let number = |s: &str| {
-            s.trim()
-                .parse::<usize>()
-                .with_context(|| format!("'{s}' in CPU list '{list}' is not a CPU number"))
+            s.trim().parse::<usize>().map_err(|e| {
+                MeasureError::Invalid(format!(
+                    "'{s}' in CPU list '{list}' is not a CPU number: {e}"
+                ))
+            })
         };
         match part.split_once('-') {
             Some((low, high)) => {
                 let (low, high) = (number(low)?, number(high)?);
                 if low > high {
-                    bail!("CPU range '{part}' in '{list}' runs backwards");
+                    invalid!("CPU range '{part}' in '{list}' runs backwards");
                 }
                 cpus.extend(low..=high);
             }
@@ -286,24 +288,22 @@ pub struct SysctlGuard {
 impl SysctlGuard {
     /// Reads each value, then sets the variant's; on a failure the ones
     /// already set are restored and the error names the setting.
-    pub fn apply(variant: &Variant) -> anyhow::Result<SysctlGuard> {
+    pub fn apply(variant: &Variant) -> Result<SysctlGuard> {
         let mut guard = SysctlGuard { before: vec![] };
         for (key, value) in &variant.sysctl {
             let path = sysctl_path(key)?;
             let old = read_sysctl(&path)?;
-            std::fs::write(&path, value).with_context(|| {
-                format!(
-                    "variant '{}': setting sysctl {key} = {value} failed",
-                    variant.name
-                )
-            })?;
+            std::fs::write(&path, value).map_err(MeasureError::os(format!(
+                "variant '{}': setting sysctl {key} = {value} failed",
+                variant.name
+            )))?;
             guard.before.push((key.clone(), old));
         }
         Ok(guard)
     }
 
     /// The values found before setting, for the run's record.
-    pub fn values_before(variant: &Variant) -> anyhow::Result<BTreeMap<String, String>> {
+    pub fn values_before(variant: &Variant) -> Result<BTreeMap<String, String>> {
         variant
             .sysctl
             .keys()
@@ -313,26 +313,27 @@ impl SysctlGuard {
 
     /// Restores every value; the error lists the ones that could not be
     /// restored, with what to write by hand.
-    pub fn restore(mut self) -> anyhow::Result<()> {
+    pub fn restore(mut self) -> Result<()> {
         self.restore_all()
     }
 
-    fn restore_all(&mut self) -> anyhow::Result<()> {
+    fn restore_all(&mut self) -> Result<()> {
         let mut failed = vec![];
         for (key, old) in self.before.drain(..).rev() {
             let written = sysctl_path(&key).and_then(|path| {
-                std::fs::write(&path, &old).with_context(|| format!("writing {}", path.display()))
+                std::fs::write(&path, &old)
+                    .map_err(MeasureError::os(format!("writing {}", path.display())))
             });
             if let Err(error) = written {
                 failed.push(format!(
-                    "{key} = {old} ({error:#}); restore it with: sysctl -w {key}='{old}'"
+                    "{key} = {old} ({error}); restore it with: sysctl -w {key}='{old}'"
                 ));
             }
         }
         if failed.is_empty() {
             Ok(())
         } else {
-            bail!("SYSCTL NOT RESTORED: {}", failed.join("; "))
+            invalid!("SYSCTL NOT RESTORED: {}", failed.join("; "))
         }
     }
 }
@@ -340,14 +341,14 @@ impl SysctlGuard {
 impl Drop for SysctlGuard {
     fn drop(&mut self) {
         if let Err(error) = self.restore_all() {
-            eprintln!("kbench: {error:#}");
+            eprintln!("kbench: {error}");
         }
     }
 }
 
-fn read_sysctl(path: &Path) -> anyhow::Result<String> {
+fn read_sysctl(path: &Path) -> Result<String> {
     Ok(std::fs::read_to_string(path)
-        .with_context(|| format!("reading {}", path.display()))?
+        .map_err(MeasureError::os(format!("reading {}", path.display())))?
         .trim()
         .to_string())
 }
@@ -355,15 +356,15 @@ fn read_sysctl(path: &Path) -> anyhow::Result<String> {
 /// Applies the placement a launcher asked for ([`CGROUP_ENV`],
 /// [`CPUS_ENV`]) to the calling process: the agent does this before it
 /// takes its snapshot or measures anything.
-pub fn apply_placement_from_env() -> anyhow::Result<()> {
+pub fn apply_placement_from_env() -> Result<()> {
     if let Ok(cgroup) = std::env::var(CGROUP_ENV) {
         let procs = cgroup_procs(&cgroup)?;
         std::fs::write(&procs, std::process::id().to_string())
-            .with_context(|| format!("joining cgroup {cgroup}"))?;
+            .map_err(MeasureError::os(format!("joining cgroup {cgroup}")))?;
     }
     if let Ok(cpus) = std::env::var(CPUS_ENV) {
         pin_to(&cpu_set(&parse_cpu_list(&cpus)?))
-            .with_context(|| format!("pinning to CPUs {cpus}"))?;
+            .map_err(MeasureError::os(format!("pinning to CPUs {cpus}")))?;
     }
     Ok(())
 }

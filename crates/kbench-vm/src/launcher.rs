@@ -11,7 +11,7 @@ use super::guest::{EXIT_MARKER, READY_MARKER};
 use super::image::GuestImage;
 use super::kernel_image::KernelImage;
 use super::qemu::{Accel, Machine, kvm_failure};
-use anyhow::Context;
+use kbench_measure::MeasureError;
 use kbench_measure::agent::AgentJob;
 use kbench_measure::launcher::{AgentStream, Launcher, TAIL_LINES, kill_unless_ended};
 use kbench_measure::plan::SamplingPlan;
@@ -155,7 +155,7 @@ impl VmLauncher {
 }
 
 impl Launcher for VmLauncher {
-    fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>> {
+    fn launch(&self, job: &AgentJob) -> Result<Box<dyn AgentStream>, MeasureError> {
         let stream = boot(
             &self.spec,
             &self.image,
@@ -243,20 +243,18 @@ fn boot(
     boots: Option<Arc<Mutex<Vec<BootTimes>>>>,
     keep_log: bool,
     duet_cpu: Option<usize>,
-) -> anyhow::Result<VmStream> {
-    let work = WorkDir::new().with_context(|| {
-        format!(
-            "cannot build the guest's initramfs: no work directory in {}",
-            std::env::temp_dir().display()
-        )
-    })?;
+) -> Result<VmStream, MeasureError> {
+    let work = WorkDir::new().map_err(MeasureError::os(format!(
+        "cannot build the guest's initramfs: no work directory in {}",
+        std::env::temp_dir().display()
+    )))?;
     let initrd = work.path.join("initramfs.cpio");
-    std::fs::write(&initrd, image.initramfs(job, duet_cpu.is_some())).with_context(|| {
+    std::fs::write(&initrd, image.initramfs(job, duet_cpu.is_some())).map_err(MeasureError::os(
         format!(
             "cannot build the guest's initramfs: writing {}",
             initrd.display()
-        )
-    })?;
+        ),
+    ))?;
     let serial_log = serial_log_path(&spec.log_dir, &work);
     let mut command = Command::new(&spec.qemu);
     if let Some(cpu) = duet_cpu {
@@ -273,7 +271,10 @@ fn boot(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .with_context(|| format!("cannot start {}", spec.qemu.display()))?;
+        .map_err(MeasureError::os(format!(
+            "cannot start {}",
+            spec.qemu.display()
+        )))?;
     let started = Instant::now();
     let start_signal = child.stdin.take();
     let (sender, lines) = channel();
@@ -493,7 +494,7 @@ fn tail(text: &str) -> String {
 }
 
 impl AgentStream for VmStream {
-    fn wait_until_ready(&mut self) -> anyhow::Result<()> {
+    fn wait_until_ready(&mut self) -> Result<(), MeasureError> {
         if self.start_signal.is_none() {
             return Ok(());
         }
@@ -503,10 +504,13 @@ impl AgentStream for VmStream {
         while let Some(line) = self.next_line() {
             match line {
                 Line::Ready => return Ok(()),
-                Line::Event(_) => anyhow::bail!(
-                    "a gated guest sent an event before it was ready (a guest of another kbench \
-                     version?)"
-                ),
+                Line::Event(_) => {
+                    return Err(MeasureError::Agent(
+                        "a gated guest sent an event before it was ready (a guest of another \
+                         kbench version?)"
+                            .to_string(),
+                    ));
+                }
                 other => self.note(other),
             }
         }
@@ -520,7 +524,7 @@ impl AgentStream for VmStream {
         }
     }
 
-    fn next_event(&mut self) -> Option<anyhow::Result<AgentEvent>> {
+    fn next_event(&mut self) -> Option<Result<AgentEvent, MeasureError>> {
         loop {
             match self.next_line()? {
                 Line::Event(event) => {
@@ -536,7 +540,7 @@ impl AgentStream for VmStream {
         }
     }
 
-    fn finish(self: Box<Self>) -> anyhow::Result<()> {
+    fn finish(self: Box<Self>) -> Result<(), MeasureError> {
         let serial_log = self.serial_log.clone();
         let keep_log = self.keep_log;
         let chatter = self.chatter.clone();
@@ -570,7 +574,10 @@ impl AgentStream for VmStream {
         } else {
             String::new()
         };
-        Err(anyhow::anyhow!("{}", details.trim_end()).context(format!("{failure}{log}")))
+        Err(MeasureError::Agent(format!(
+            "{failure}{log}: {}",
+            details.trim_end()
+        )))
     }
 }
 

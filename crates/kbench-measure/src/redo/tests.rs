@@ -42,7 +42,7 @@ fn sample(metric: &str, value: f64) -> AgentEvent {
 }
 
 impl Launcher for Scripted {
-    fn launch(&self, job: &AgentJob) -> anyhow::Result<Box<dyn AgentStream>> {
+    fn launch(&self, job: &AgentJob) -> crate::Result<Box<dyn AgentStream>> {
         let mut events = VecDeque::new();
         if job.snapshot {
             let snapshot = SystemSnapshot {
@@ -110,8 +110,17 @@ fn run_and_redo(
 ) -> (RunSummary, Vec<DisturbedRound>) {
     let stop = AtomicBool::new(false);
     let mut summary = runner::execute(store, launcher, request, &mut |_| {}, &stop).unwrap();
-    let redone =
-        redo_disturbed(store, launcher, request, &mut |_| {}, &stop, &mut summary).unwrap();
+    let stored = store.load(&request.set).unwrap();
+    let redone = redo_disturbed(
+        store,
+        launcher,
+        request,
+        &stored,
+        &mut |_| {},
+        &stop,
+        &mut summary,
+    )
+    .unwrap();
     (summary, redone)
 }
 

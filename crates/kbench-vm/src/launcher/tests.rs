@@ -330,7 +330,7 @@ fn execute(
     store: &mut SqliteStore,
     launcher: &VmLauncher,
     identifier: &str,
-) -> anyhow::Result<runner::RunSummary> {
+) -> kbench_measure::Result<runner::RunSummary> {
     runner::execute(
         store,
         launcher,

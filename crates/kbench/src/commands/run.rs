@@ -101,11 +101,13 @@ pub fn run(
     let (summary, uploaded) = fleet::mirror::mirrored(store, upload.as_ref(), |store| {
         let mut observe = |e| progress.observe(e);
         let mut summary = runner::execute(store, &launcher, &request, &mut observe, &stop)?;
-        if args.redo_disturbed {
+        if args.redo_disturbed && !summary.interrupted {
+            let stored = store.load(&request.set)?;
             redone = redo::redo_disturbed(
                 store,
                 &launcher,
                 &request,
+                &stored,
                 &mut observe,
                 &stop,
                 &mut summary,

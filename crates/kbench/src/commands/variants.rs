@@ -114,6 +114,7 @@ pub fn run(
     let mut progress = Progress::new(tests.len());
     let (summary, uploaded) = fleet::mirror::mirrored(store, upload.as_ref(), |store| {
         interleave::execute(store, &request, &mut |e| progress.observe(e), &stop)
+            .map_err(anyhow::Error::from)
     });
     progress.finish();
     let names: Vec<String> = request.variants.iter().map(|v| v.name.clone()).collect();

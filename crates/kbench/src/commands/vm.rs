@@ -469,7 +469,7 @@ impl Lab {
                         seconds(Some(boot.total))
                     );
                 }
-                let summary = self.interrupted_if_stopped(summary)?;
+                let summary = self.interrupted_if_stopped(summary.map_err(anyhow::Error::from))?;
                 total.runs.extend(summary.runs);
                 total.outcomes.extend(summary.outcomes);
                 total.samples += summary.samples;
@@ -578,7 +578,7 @@ impl Lab {
         let summary =
             interleave::execute(store, &request, &mut |e| progress.observe(e), &self.stop);
         progress.finish();
-        let summary = self.interrupted_if_stopped(summary)?;
+        let summary = self.interrupted_if_stopped(summary.map_err(anyhow::Error::from))?;
         if summary.interrupted {
             eprintln!(
                 "\nInterrupted: the samples so far are kept; the same command measures a new \
