@@ -2,7 +2,7 @@
 //! target: 1,000 metrics served in under 1 s).
 //!
 //! Fills a temp SQLite store with one set of METRICS tests x 2 identifiers
-//! x 5 rounds of 5 samples (one `Store::import`), serves it in process and
+//! x 5 rounds of 5 samples (one `Exchange::import`), serves it in process and
 //! GETs `/sets/{set}/compare` RUNS times; prints the median, fastest and
 //! slowest latency, the page size, and where one page's time goes (store
 //! load, comparison, HTML) measured outside the server.

@@ -6,7 +6,7 @@
 use super::order::{SplitMix64, block_order};
 use super::*;
 use crate::runner::temp_store;
-use kbench_store::SqliteStore;
+use kbench_store::{Bisects, SqliteStore};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::sync::Arc;

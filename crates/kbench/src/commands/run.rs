@@ -14,7 +14,7 @@ use kbench_lab::sampler::SamplingPlan;
 use kbench_lab::suite;
 use kbench_report::interference::DisturbedRound;
 use kbench_report::show;
-use kbench_store::{ResultSetData, Store, TestOutcome};
+use kbench_store::{Recorder, ResultSetData, Results, TestOutcome};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,7 +42,7 @@ pub(crate) fn budget(seconds: f64) -> anyhow::Result<Duration> {
 pub fn run(
     args: RunArgs,
     profile_dirs: &[PathBuf],
-    store: &mut dyn Store,
+    store: &mut dyn Recorder,
 ) -> anyhow::Result<ExitCode> {
     if !args.variant.is_empty() || !args.variants.is_empty() {
         return super::variants::run(args, profile_dirs, store);
@@ -134,7 +134,7 @@ pub(crate) fn with_upload(
 /// Prints what a run stored (its identifier's summary, or the
 /// `kbench.run/1` document) and picks the exit status.
 pub(crate) fn report(
-    store: &mut dyn Store,
+    store: &mut dyn Results,
     request: &RunRequest,
     summary: &RunSummary,
     json: bool,

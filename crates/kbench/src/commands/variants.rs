@@ -15,7 +15,7 @@ use kbench_lab::variant::{self, CGROUP_ENV, CPUS_ENV, Variant};
 use kbench_lab::{sampler::SamplingPlan, suite};
 use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::{self, Style};
-use kbench_store::Store;
+use kbench_store::{Recorder, Results};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -31,7 +31,7 @@ const MAX_BLOCKS: usize = 200;
 pub fn run(
     args: RunArgs,
     profile_dirs: &[PathBuf],
-    store: &mut dyn Store,
+    store: &mut dyn Recorder,
 ) -> anyhow::Result<ExitCode> {
     let variants = variant::gather(&args.variant, &args.variants)?;
     // Every setting is checked before anything runs or is stored.
@@ -246,7 +246,7 @@ pub(super) fn random_seed() -> anyhow::Result<u64> {
 
 /// Prints the variants' comparison against the first (text, or the
 /// `kbench.compare/1` document with --json).
-fn report(store: &mut dyn Store, set: &str, names: &[String], json: bool) -> anyhow::Result<()> {
+fn report(store: &mut dyn Results, set: &str, names: &[String], json: bool) -> anyhow::Result<()> {
     let data = store.load(set)?;
     let request = CompareRequest {
         baseline: Some(names[0].clone()),

@@ -14,7 +14,7 @@ use kbench_lab::suite;
 use kbench_lab::variant::Variant;
 use kbench_lab::vm::qemu::{self, Accel, AccelChoice, Machine};
 use kbench_lab::vm::{GuestImage, KernelImage, VmLauncher, VmSpec, image};
-use kbench_store::Store;
+use kbench_store::{Database, Recorder, Results};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -306,7 +306,7 @@ impl Lab {
         sampling: &SamplingArgs,
         vm: &VmOptions,
         db: &super::Db,
-    ) -> anyhow::Result<(Lab, Box<dyn Store>)> {
+    ) -> anyhow::Result<(Lab, Box<dyn Database>)> {
         let plan = super::run::sampling_plan(sampling)?;
         let tests = suite::expand(names)?;
         kbench_model::validate_name("result set", set).map_err(anyhow::Error::msg)?;
@@ -427,7 +427,7 @@ impl Lab {
     /// interruption (the summaries say so) or a failed boot (the error).
     fn measure(
         &self,
-        store: &mut dyn Store,
+        store: &mut dyn Recorder,
         rounds: u32,
     ) -> anyhow::Result<Vec<(RunRequest, RunSummary)>> {
         let mut done: Vec<(RunRequest, RunSummary)> = self
@@ -515,7 +515,7 @@ impl Lab {
     /// per boot: `blocks` blocks per test. What each kernel's run did.
     fn measure_duet(
         &self,
-        store: &mut dyn Store,
+        store: &mut dyn Recorder,
         blocks: usize,
     ) -> anyhow::Result<Vec<(RunRequest, RunSummary)>> {
         let variants: Vec<Variant> = self
@@ -598,7 +598,7 @@ impl Lab {
 
 /// The guest reports its own release; say so when it is not the image's.
 fn warn_if_release_differs(
-    store: &mut dyn Store,
+    store: &mut dyn Results,
     request: &RunRequest,
     kernel: &KernelImage,
 ) -> anyhow::Result<()> {

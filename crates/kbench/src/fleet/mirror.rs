@@ -1,7 +1,8 @@
 //! `kbench run --upload`: the local store stays the source of truth (every
 //! sample is committed there first, as without an upload), and a [`Mirror`]
-//! wrapped around it queues each change of a run for an uploader thread,
-//! which sends them to the server as live batches while the run goes on.
+//! wrapped around it, a [`RunSink`] decorator, queues each change of a run
+//! for an uploader thread, which sends them to the server as live batches
+//! while the run goes on.
 //!
 //! The thread runs in the kbench process that stores, never in the
 //! measuring agent, and the mirror only queues: a slow or unreachable
@@ -19,9 +20,8 @@ use super::batch::{Batcher, Change};
 use kbench_model::{Sample, TestKey, TestSpec};
 use kbench_server::client::encode_segment;
 use kbench_store::{
-    BisectInfo, Job, JobLease, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, ResultSetData,
-    ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope, Store, StoreError,
-    TestId, TestOutcome, TokenInfo, WorkerInfo,
+    JobLease, LiveBatch, LiveOutcome, Recorder, ResultSetData, ResultSetSummary, Results,
+    RunContents, RunId, RunInfo, RunRecord, RunSink, RunStatus, StoreError, TestId, TestOutcome,
 };
 use std::collections::{BTreeSet, HashMap};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
@@ -41,9 +41,9 @@ pub const DRAIN_TIME: Duration = Duration::from_secs(60);
 /// Runs `body` on `store`, mirrored to `upload` when given, then waits
 /// (at most [`DRAIN_TIME`]) for the upload to end and says how it went.
 pub fn mirrored<T>(
-    store: &mut dyn Store,
+    store: &mut dyn Recorder,
     upload: Option<&Upload>,
-    body: impl FnOnce(&mut dyn Store) -> T,
+    body: impl FnOnce(&mut dyn Recorder) -> T,
 ) -> (T, Option<Uploaded>) {
     match upload {
         None => (body(store), None),
@@ -58,10 +58,11 @@ pub fn mirrored<T>(
     }
 }
 
-/// A store that keeps everything in `local` and queues the changes of the
-/// runs it begins or resumes for the uploader.
+/// A [`RunSink`] that keeps everything in `local` and queues the changes of
+/// the runs it begins or resumes for the uploader; what it reads comes
+/// from `local` unchanged.
 pub struct Mirror<'a> {
-    local: &'a mut dyn Store,
+    local: &'a mut dyn Recorder,
     queue: Sender<Change>,
     /// The specs of tests by local id (`add_sample` names a test by id).
     specs: HashMap<TestId, TestSpec>,
@@ -74,7 +75,7 @@ pub struct Mirror<'a> {
 }
 
 impl<'a> Mirror<'a> {
-    pub fn new(local: &'a mut dyn Store, queue: Sender<Change>) -> Mirror<'a> {
+    pub fn new(local: &'a mut dyn Recorder, queue: Sender<Change>) -> Mirror<'a> {
         Mirror {
             local,
             queue,
@@ -151,7 +152,7 @@ fn with_uid(mut info: RunInfo) -> RunInfo {
     info
 }
 
-impl Store for Mirror<'_> {
+impl RunSink for Mirror<'_> {
     fn begin_run(
         &mut self,
         set: &str,
@@ -246,6 +247,18 @@ impl Store for Mirror<'_> {
         Ok(())
     }
 
+    fn last_round(&mut self, set: &str, identifier: &str) -> kbench_store::Result<Option<u32>> {
+        self.local.last_round(set, identifier)
+    }
+
+    fn ended_tests(&mut self, run: RunId) -> kbench_store::Result<Vec<TestKey>> {
+        self.local.ended_tests(run)
+    }
+}
+
+/// Reads pass through: a run measured with `--redo-disturbed` (or in a
+/// VM) reads its result set back between its runs.
+impl Results for Mirror<'_> {
     fn result_sets(&mut self) -> kbench_store::Result<Vec<ResultSetSummary>> {
         self.local.result_sets()
     }
@@ -254,117 +267,8 @@ impl Store for Mirror<'_> {
         self.local.load(set)
     }
 
-    fn import(&mut self, data: &ResultSetData) -> kbench_store::Result<()> {
-        self.local.import(data)
-    }
-
-    fn last_round(&mut self, set: &str, identifier: &str) -> kbench_store::Result<Option<u32>> {
-        self.local.last_round(set, identifier)
-    }
-
-    fn ended_tests(&mut self, run: RunId) -> kbench_store::Result<Vec<TestKey>> {
-        self.local.ended_tests(run)
-    }
-
-    fn save_bisect(&mut self, name: &str, state_json: &str) -> kbench_store::Result<()> {
-        self.local.save_bisect(name, state_json)
-    }
-
-    fn load_bisect(&mut self, name: &str) -> kbench_store::Result<Option<String>> {
-        self.local.load_bisect(name)
-    }
-
-    fn delete_bisect(&mut self, name: &str) -> kbench_store::Result<()> {
-        self.local.delete_bisect(name)
-    }
-
-    fn push(&mut self, push: &Push, data: &ResultSetData) -> kbench_store::Result<PushOutcome> {
-        self.local.push(push, data)
-    }
-
-    fn create_token(
-        &mut self,
-        name: &str,
-        secret_sha256: &str,
-        scopes: &[Scope],
-    ) -> kbench_store::Result<()> {
-        self.local.create_token(name, secret_sha256, scopes)
-    }
-
-    fn revoke_token(&mut self, name: &str) -> kbench_store::Result<()> {
-        self.local.revoke_token(name)
-    }
-
-    fn tokens(&mut self) -> kbench_store::Result<Vec<TokenInfo>> {
-        self.local.tokens()
-    }
-
-    fn token_by_hash(&mut self, secret_sha256: &str) -> kbench_store::Result<Option<TokenInfo>> {
-        self.local.token_by_hash(secret_sha256)
-    }
-
-    fn bisects(&mut self) -> kbench_store::Result<Vec<BisectInfo>> {
-        self.local.bisects()
-    }
-
     fn run_contents(&mut self, run: RunId) -> kbench_store::Result<RunContents> {
         self.local.run_contents(run)
-    }
-
-    fn append_live(
-        &mut self,
-        set: &str,
-        batch: &LiveBatch,
-        token: &str,
-    ) -> kbench_store::Result<LiveOutcome> {
-        self.local.append_live(set, batch, token)
-    }
-
-    fn submit_job(&mut self, spec: &JobSpec) -> kbench_store::Result<i64> {
-        self.local.submit_job(spec)
-    }
-
-    fn lease_job(
-        &mut self,
-        worker: &str,
-        token: &str,
-        tags: &[String],
-        lease_ms: i64,
-    ) -> kbench_store::Result<Option<Job>> {
-        self.local.lease_job(worker, token, tags, lease_ms)
-    }
-
-    fn renew_lease(
-        &mut self,
-        job: i64,
-        worker: &str,
-        token: &str,
-        lease_ms: i64,
-    ) -> kbench_store::Result<bool> {
-        self.local.renew_lease(job, worker, token, lease_ms)
-    }
-
-    fn finish_job(
-        &mut self,
-        job: i64,
-        worker: &str,
-        token: &str,
-        ok: bool,
-        message: &str,
-    ) -> kbench_store::Result<bool> {
-        self.local.finish_job(job, worker, token, ok, message)
-    }
-
-    fn jobs(&mut self) -> kbench_store::Result<Vec<Job>> {
-        self.local.jobs()
-    }
-
-    fn job(&mut self, id: i64) -> kbench_store::Result<Job> {
-        self.local.job(id)
-    }
-
-    fn workers(&mut self) -> kbench_store::Result<Vec<WorkerInfo>> {
-        self.local.workers()
     }
 }
 

@@ -22,7 +22,7 @@ use super::api::{Api, message, retry};
 use anyhow::{Context, bail};
 use kbench_lab::profile::Profiles;
 use kbench_server::client::encode_segment;
-use kbench_store::{Job, JobLease, JobSpec, Store, exchange};
+use kbench_store::{Exchange, Job, JobLease, JobSpec, exchange};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::ffi::OsString;

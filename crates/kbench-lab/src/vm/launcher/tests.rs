@@ -6,7 +6,7 @@ use super::*;
 use crate::runner::{self, RunRequest, temp_store};
 use crate::vm::qemu::Machine;
 use kbench_model::{Direction, SystemSnapshot, TestKey};
-use kbench_store::{RunStatus, SqliteStore, Store};
+use kbench_store::{Results, RunStatus, SqliteStore};
 use std::sync::OnceLock;
 
 fn key(name: &str) -> TestKey {
