@@ -20,11 +20,7 @@ pub const MAX_JOB_ROUNDS: u32 = 100;
 /// The longest time budget per test and round a job may ask for: a day.
 pub const MAX_JOB_SECONDS: f64 = 86_400.0;
 
-/// What a valid job asks for, as far as a store can tell: names for its
-/// set and identifier, something to run, 1 to [`MAX_JOB_ROUNDS`] rounds, a
-/// time limit above 0 and at most [`MAX_JOB_SECONDS`], plain tags. (Whether
-/// the names are benchmarks is kbench-lab's `job::check_spec`, which the
-/// server applies before this.)
+/// [`check_job_spec`], as a step of a store operation.
 fn check_spec(spec: &JobSpec) -> Res<()> {
     let invalid = |msg: String| Err(Fail::Store(StoreError::Invalid(msg)));
     check_name("result set", &spec.set)?;
@@ -54,8 +50,11 @@ fn check_spec(spec: &JobSpec) -> Res<()> {
     check_tags(&spec.tags)
 }
 
-/// The checks a store applies to a job before it queues it (see
-/// [`check_spec`]).
+/// The checks a store applies to a job before it queues it, as far as a
+/// store can tell: names for its set and identifier, something to run, 1
+/// to [`MAX_JOB_ROUNDS`] rounds, a time limit above 0 and at most
+/// [`MAX_JOB_SECONDS`], plain tags. (Whether the names are benchmarks is
+/// kbench-lab's `job::check_spec`, which the server applies before this.)
 pub fn check_job_spec(spec: &JobSpec) -> Result<()> {
     check_spec(spec).map_err(|fail| match fail {
         Fail::Store(err) => err,
