@@ -5,7 +5,7 @@
 // Each test file uses its own part of this.
 #![allow(dead_code)]
 
-use kbench_server::client::{self, Response};
+use kbench_fleet::client::{self, Response};
 use kbench_server::{Config, Limits, Running, auth};
 use kbench_store::testing::{ThrowawayDatabase, postgres_server};
 use kbench_store::{Database, Location, Results};

@@ -2,11 +2,11 @@
 //! in randomized interleaved blocks (kbench_lab::interleave), then their
 //! comparison against the first, paired block by block.
 
-use super::run::{EXIT_INTERRUPTED, sampling_plan, with_upload};
+use super::run::{EXIT_INTERRUPTED, sampling_plan, upload_target, with_upload};
 use crate::cli::RunArgs;
-use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
+use kbench_fleet::mirror::mirrored;
 use kbench_lab::interleave::{self, BlockPlan, InterleavedRequest};
 use kbench_lab::launcher::{Launcher, ProcessLauncher};
 use kbench_lab::profile::{PROFILES_ENV, Profiles};
@@ -109,9 +109,9 @@ pub fn run(
         request.variants.len(),
         request.variants[0].name
     );
-    let upload = fleet::upload_target(&args.upload)?;
+    let upload = upload_target(&args.upload)?;
     let mut progress = Progress::new(tests.len());
-    let (summary, uploaded) = fleet::mirror::mirrored(store, upload.as_ref(), |store| {
+    let (summary, uploaded) = mirrored(store, upload.as_ref(), |store| {
         interleave::execute(store, &request, &mut |e| progress.observe(e), &stop)
     });
     progress.finish();

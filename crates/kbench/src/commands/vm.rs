@@ -4,7 +4,6 @@
 
 use super::kernel::CacheArg;
 use crate::cli::{CompareArgs, SamplingArgs, UploadArgs};
-use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use kbench_lab::interleave::{self, BlockPlan, InterleavedRequest};
@@ -176,7 +175,7 @@ pub fn vm(command: VmCommand, db: &super::Db) -> anyhow::Result<ExitCode> {
     match command {
         VmCommand::Run(args) => {
             let kernels = [(args.kernel.clone(), args.identifier.clone())];
-            let upload = fleet::upload_target(&args.upload)?;
+            let upload = super::run::upload_target(&args.upload)?;
             let (lab, mut store) = Lab::prepare(
                 &kernels,
                 &args.names,
@@ -186,7 +185,7 @@ pub fn vm(command: VmCommand, db: &super::Db) -> anyhow::Result<ExitCode> {
                 db,
             )?;
             let (done, uploaded) =
-                fleet::mirror::mirrored(store.as_mut(), upload.as_ref(), |store| {
+                kbench_fleet::mirror::mirrored(store.as_mut(), upload.as_ref(), |store| {
                     lab.measure(store, args.rounds)
                 });
             let ended = done.and_then(|mut done| {

@@ -1,42 +1,23 @@
 //! `kbench run --upload`: the local store stays the source of truth (every
 //! sample is committed there first, as without an upload), and a [`Mirror`]
 //! wrapped around it, a [`RunSink`] decorator, queues each change of a run
-//! for an uploader thread, which sends them to the server as live batches
-//! while the run goes on.
+//! for the uploader thread ([`crate::upload`]), which sends them to the
+//! server as live batches while the run goes on.
 //!
 //! The thread runs in the kbench process that stores, never in the
 //! measuring agent, and the mirror only queues: a slow or unreachable
-//! server never holds up a measurement. Connection failures and 503 are
-//! retried with backoff for as long as the run goes on; at the end the
-//! upload gets a bounded time to catch up. Any other refusal (401, 400,
-//! 409) stops the upload for good and fails the command at its end, the
-//! local samples kept. Under a worker, 409 is also the answer once the
-//! worker's job lease went to another worker (`LiveBatch::lease`), which
-//! uploads the run from then on.
+//! server never holds up a measurement. An upload that stopped (and said
+//! why) takes no more changes; the local store keeps them.
 
-use super::Upload;
-use super::api::{Api, retry};
-use super::batch::{Batcher, Change};
+use crate::batch::Change;
+use crate::upload::{DRAIN_TIME, Upload, Uploaded, Uploader};
 use kbench_model::{Sample, TestKey, TestSpec};
-use kbench_server::client::encode_segment;
 use kbench_store::{
-    JobLease, LiveBatch, LiveOutcome, Recorder, ResultSetData, ResultSetSummary, Results,
-    RunContents, RunId, RunInfo, RunRecord, RunSink, RunStatus, StoreError, TestId, TestOutcome,
+    Recorder, ResultSetData, ResultSetSummary, Results, RunContents, RunId, RunInfo, RunRecord,
+    RunSink, RunStatus, StoreError, TestId, TestOutcome,
 };
 use std::collections::{BTreeSet, HashMap};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-
-/// A batch is sent when its oldest change is this old ...
-const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
-/// ... or when this many samples wait (or when a run ends).
-const FLUSH_SAMPLES: usize = 2_000;
-/// The most samples in one request (a backlog after an outage is split).
-const MAX_BATCH_SAMPLES: usize = 5_000;
-/// How long the end of a run waits for the upload to catch up.
-pub const DRAIN_TIME: Duration = Duration::from_secs(60);
+use std::sync::mpsc::Sender;
 
 /// Runs `body` on `store`, mirrored to `upload` when given, then waits
 /// (at most [`DRAIN_TIME`]) for the upload to end and says how it went.
@@ -272,223 +253,14 @@ impl Results for Mirror<'_> {
     }
 }
 
-/// The uploader thread.
-pub struct Uploader {
-    thread: JoinHandle<Uploaded>,
-    /// When the uploader must give up retrying (set at the end of the run).
-    deadline: Arc<Mutex<Option<Instant>>>,
-    url: String,
-}
-
-/// How an upload went.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Uploaded {
-    pub url: String,
-    /// Samples the server stored.
-    pub stored: u64,
-    /// Samples the server had already (a resumed run sent again).
-    pub skipped: u64,
-    /// Samples queued, re-sent ones included.
-    pub queued: u64,
-    /// The result sets uploaded into.
-    pub sets: BTreeSet<String>,
-    /// Why the upload stopped early, if it did.
-    pub error: Option<String>,
-}
-
-impl Uploaded {
-    /// Says on stderr how the upload went; false when it fell short.
-    pub fn tell(&self) -> bool {
-        let already = if self.skipped > 0 {
-            format!(" ({} more the server had already)", self.skipped)
-        } else {
-            String::new()
-        };
-        eprintln!(
-            "Uploaded {} sample(s) to {}{already}.",
-            self.stored, self.url
-        );
-        let missing = self.queued.saturating_sub(self.stored + self.skipped);
-        match &self.error {
-            None if missing == 0 => true,
-            error => {
-                let set = match self.sets.iter().next() {
-                    Some(set) if self.sets.len() == 1 => set.as_str(),
-                    _ => "SET",
-                };
-                eprintln!(
-                    "kbench: error: {missing} sample(s) did not reach {}{}. They are kept in the \
-                     local database; `kbench push {set} --to {}` can send them later (with --into \
-                     another result set if the server holds this identifier already).",
-                    self.url,
-                    error.as_ref().map_or(String::new(), |e| format!(": {e}")),
-                    self.url
-                );
-                false
-            }
-        }
-    }
-}
-
-impl Uploader {
-    /// Starts the thread; changes go into the returned queue.
-    pub fn start(to: Upload) -> (Sender<Change>, Uploader) {
-        let (queue, changes) = channel();
-        let deadline = Arc::new(Mutex::new(None));
-        let url = to.api.url.clone();
-        let thread = {
-            let deadline = deadline.clone();
-            std::thread::spawn(move || upload(&to.api, to.lease, &changes, &deadline))
-        };
-        (
-            queue,
-            Uploader {
-                thread,
-                deadline,
-                url,
-            },
-        )
-    }
-
-    /// Waits, at most `time` once the queue is closed (every sender
-    /// dropped), for the upload to send what is left.
-    pub fn finish(self, queued: u64, sets: BTreeSet<String>, time: Duration) -> Uploaded {
-        let start = Instant::now();
-        *self.deadline.lock().expect("deadline lock") = Some(start + time);
-        let mut told = false;
-        while !self.thread.is_finished() {
-            if !told && start.elapsed() > Duration::from_secs(2) {
-                eprintln!(
-                    "Waiting up to {} s for the upload to {} to catch up ...",
-                    time.as_secs(),
-                    self.url
-                );
-                told = true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let mut uploaded = self.thread.join().unwrap_or_else(|_| Uploaded {
-            url: self.url.clone(),
-            stored: 0,
-            skipped: 0,
-            queued: 0,
-            sets: BTreeSet::new(),
-            error: Some("the upload thread panicked".to_string()),
-        });
-        (uploaded.queued, uploaded.sets) = (queued, sets);
-        uploaded
-    }
-}
-
-/// The uploader thread's loop: gathers changes, sends a batch (carrying
-/// `lease`) when one is due, everything once the queue closes; ends there
-/// or at a refusal.
-fn upload(
-    api: &Api,
-    lease: Option<JobLease>,
-    changes: &Receiver<Change>,
-    deadline: &Mutex<Option<Instant>>,
-) -> Uploaded {
-    let mut batcher = Batcher::new(lease);
-    let mut done = Uploaded {
-        url: api.url.clone(),
-        stored: 0,
-        skipped: 0,
-        queued: 0,
-        sets: BTreeSet::new(),
-        error: None,
-    };
-    let mut open = true;
-    while open || !batcher.is_empty() {
-        if open {
-            match changes.recv_timeout(batcher.until_due(Instant::now(), FLUSH_INTERVAL)) {
-                Ok(change) => batcher.apply(change, Instant::now()),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => open = false,
-            }
-            loop {
-                match changes.try_recv() {
-                    Ok(change) => batcher.apply(change, Instant::now()),
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => {
-                        open = false;
-                        break;
-                    }
-                }
-            }
-            if open && !batcher.due(Instant::now(), FLUSH_INTERVAL, FLUSH_SAMPLES) {
-                continue;
-            }
-        }
-        while let Some((set, batch)) = batcher.take(MAX_BATCH_SAMPLES) {
-            match send(api, &set, &batch, deadline) {
-                Ok(outcome) => {
-                    done.stored += outcome.stored;
-                    done.skipped += outcome.skipped;
-                }
-                Err(error) => {
-                    eprintln!(
-                        "kbench: upload to {} stopped: {error}. The run goes on; every sample is \
-                         kept in the local database.",
-                        api.url
-                    );
-                    done.error = Some(error);
-                    return done;
-                }
-            }
-        }
-    }
-    done
-}
-
-/// Sends one batch, retrying connection failures and 503 until the
-/// deadline (if one is set); the server's answer, or why it failed.
-fn send(
-    api: &Api,
-    set: &str,
-    batch: &LiveBatch,
-    deadline: &Mutex<Option<Instant>>,
-) -> Result<LiveOutcome, String> {
-    let path = format!("/result-sets/{}/live", encode_segment(set));
-    let mut warned = false;
-    let answer = retry(
-        || api.post_json(&path, batch),
-        |_, failure, wait| {
-            let limit = *deadline.lock().expect("deadline lock");
-            if limit.is_some_and(|limit| Instant::now() + wait > limit) {
-                return false;
-            }
-            if !warned {
-                eprintln!(
-                    "kbench: upload to {}: {failure}; retrying until it answers (the run goes on)",
-                    api.url
-                );
-                warned = true;
-            }
-            true
-        },
-    );
-    let response = answer.map_err(|gave_up| format!("no answer in time ({gave_up})"))?;
-    if warned {
-        eprintln!("kbench: upload to {}: reachable again", api.url);
-    }
-    match response.status {
-        200 => serde_json::from_str(&response.body).map_err(|e| {
-            format!("the answer to a live batch is not {{\"stored\", \"skipped\"}}: {e}")
-        }),
-        status => Err(format!(
-            "the server refused a live batch of identifier '{}' in result set '{set}' with {status}: {}",
-            batch.identifier,
-            super::api::message(&response)
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::Batcher;
     use kbench_model::Direction;
-    use kbench_store::{SqliteStore, TestOutcomeKind};
+    use kbench_store::{LiveBatch, SqliteStore, TestOutcomeKind};
+    use std::sync::mpsc::{Receiver, channel};
+    use std::time::Instant;
 
     fn spec() -> TestSpec {
         TestSpec {
