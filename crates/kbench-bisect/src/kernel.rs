@@ -167,9 +167,9 @@ mod tests {
             if self.1 {
                 Ok(())
             } else {
-                return Err(kbench_measure::MeasureError::Agent(
+                Err(kbench_measure::MeasureError::Agent(
                     "qemu ended with exit status: 1; Kernel panic".to_string(),
-                ));
+                ))
             }
         }
     }

@@ -37,7 +37,7 @@ use git::{Commit, Repo};
 use kbench_model::{Direction, Sample, TestKey, TestSpec};
 use kbench_stats::Better;
 use kbench_stats::bisection::{BisectionOptions, BlockedChange, EndpointCheck, check_endpoints};
-use kbench_store::{RunId, RunInfo, RunStatus, Store, StoreError, TestId};
+use kbench_store::{Database, Results, RunId, RunInfo, RunStatus, StoreError, TestId};
 use serde::Serialize;
 use state::{Fingerprint, LogEntry, Phase, STATE_SCHEMA, SavedState};
 use std::collections::HashMap;
@@ -216,7 +216,7 @@ pub struct BisectReport {
 
 /// A bisection bound to its state in the store.
 pub struct Session<'a> {
-    store: &'a mut dyn Store,
+    store: &'a mut dyn Database,
     request: BisectRequest,
     plan: Plan,
     state: SavedState,
@@ -248,7 +248,7 @@ impl<'a> Session<'a> {
     /// Loads the state of `request.set`, or starts one. A state of another
     /// request is an error; a worktree a killed run left is removed.
     pub fn open(
-        store: &'a mut dyn Store,
+        store: &'a mut dyn Database,
         request: BisectRequest,
         plan: Plan,
     ) -> anyhow::Result<Session<'a>> {
@@ -862,7 +862,7 @@ pub fn change_text(c: &BlockedChange, against: &str) -> String {
 /// The measurements the result set already holds for the plan's commits
 /// (a measurement is a round).
 fn stored_samples(
-    store: &mut dyn Store,
+    store: &mut dyn Results,
     set: &str,
     plan: &Plan,
     key: &TestKey,

@@ -1,4 +1,4 @@
-//! What a bisection keeps in the store between invocations (`Store::
+//! What a bisection keeps in the store between invocations (`Bisects::
 //! save_bisect`, one JSON document per result set), and its log.
 //!
 //! Samples are not in the state: they are in the result set, one

@@ -5,8 +5,8 @@
 
 use super::order::{SplitMix64, block_order};
 use super::*;
-use kbench_store::SqliteStore;
 use kbench_store::testing::temp_store;
+use kbench_store::{Bisects, SqliteStore};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::sync::Arc;

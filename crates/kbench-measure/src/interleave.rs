@@ -24,7 +24,7 @@ use crate::runner::{self, RoundRun, RunEvent, RunRequest, RunSummary};
 use crate::variant::{SysctlGuard, Variant};
 use kbench_model::{TestKey, VariantRecord};
 use kbench_stats::paired::hodges_lehmann;
-use kbench_store::{RunId, RunStatus, Store, TestOutcome, TestOutcomeKind};
+use kbench_store::{RunId, RunSink, RunStatus, TestOutcome, TestOutcomeKind};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -75,7 +75,7 @@ struct VariantRun {
 /// Runs every test of the request in interleaved blocks, storing into
 /// `store`; `stop` ends it between rounds, as interrupted.
 pub fn execute(
-    store: &mut dyn Store,
+    store: &mut dyn RunSink,
     request: &InterleavedRequest<'_>,
     observer: &mut dyn FnMut(RunEvent),
     stop: &AtomicBool,
@@ -178,7 +178,7 @@ pub fn execute(
 /// when interrupted.
 #[allow(clippy::too_many_arguments)]
 fn measure_test(
-    store: &mut dyn Store,
+    store: &mut dyn RunSink,
     request: &InterleavedRequest<'_>,
     runs: &mut [VariantRun],
     test: &TestKey,
@@ -359,7 +359,7 @@ impl Launcher for Borrowed<'_> {
 /// One round of variant `v` on `test`, its sysctl values set around it.
 #[allow(clippy::too_many_arguments)]
 fn measure_round(
-    store: &mut dyn Store,
+    store: &mut dyn RunSink,
     request: &InterleavedRequest<'_>,
     variant_run: &mut VariantRun,
     v: usize,

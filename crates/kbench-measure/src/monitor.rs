@@ -251,7 +251,7 @@ mod tests {
         };
         let stop = std::sync::atomic::AtomicBool::new(false);
         crate::runner::execute(&mut store, &InProcess, &request, &mut |_| {}, &stop).unwrap();
-        let data = kbench_store::Store::load(&mut store, "s").unwrap();
+        let data = kbench_store::Results::load(&mut store, "s").unwrap();
         let test = TestKey::new("syscall-null");
         let id = &data.identifiers[0];
         let of = |metric: &str| -> Vec<(u32, f64)> {

@@ -9,7 +9,7 @@
 //! resumes it ends it as interrupted (its partial rounds stay, rounds of
 //! their own, each a fresh invocation cut short) and measures the tests it
 //! had not ended in a new run and a new round, after every round stored.
-//! The identifier is locked while it runs ([`Store::lock_identifier`]).
+//! The identifier is locked while it runs ([`RunSink::lock_identifier`]).
 //!
 //! A launcher that [batches tests](Launcher::batches_tests) (a VM: one boot
 //! per round) gets one job per round instead: the snapshot, then every test
@@ -27,7 +27,7 @@ use crate::plan::SamplingPlan;
 use crate::sampler::relative_ci;
 use kbench_model::{AgentEvent, MAIN_METRIC, Sample, SystemSnapshot, TestKey, TestSpec};
 use kbench_store::{
-    RunId, RunInfo, RunRecord, RunStatus, Store, TestId, TestOutcome, TestOutcomeKind,
+    RunId, RunInfo, RunRecord, RunSink, RunStatus, TestId, TestOutcome, TestOutcomeKind,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,7 +90,7 @@ pub struct RunSummary {
 /// Runs `request`, storing into `store`. `stop` is checked between events:
 /// once set, the run is ended as interrupted.
 pub fn execute(
-    store: &mut dyn Store,
+    store: &mut dyn RunSink,
     launcher: &dyn Launcher,
     request: &RunRequest,
     observer: &mut dyn FnMut(RunEvent),
@@ -250,7 +250,7 @@ pub fn execute(
 /// resuming it does not measure again. (Taken over first, so that an
 /// upload sends its end too.)
 pub(crate) fn close_unfinished(
-    store: &mut dyn Store,
+    store: &mut dyn RunSink,
     unfinished: &RunRecord,
     tests: &[TestKey],
 ) -> Result<Vec<TestKey>> {
@@ -360,7 +360,7 @@ fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> Result<RunInf
 
 /// One round's run: where its samples go.
 pub(crate) struct RoundRun<'a> {
-    pub(crate) store: &'a mut dyn Store,
+    pub(crate) store: &'a mut dyn RunSink,
     pub(crate) request: &'a RunRequest,
     pub(crate) run: RunId,
     pub(crate) round: u32,

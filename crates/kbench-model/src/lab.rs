@@ -288,3 +288,29 @@ pub struct BisectInfo {
     pub state_json: String,
     pub updated_at_ms: i64,
 }
+
+/// A name as one segment of a lab API path (`/result-sets/{set}/...`):
+/// percent-encoded but for RFC 3986's unreserved characters. The client
+/// builds its request paths with it, the server's dashboard its links.
+pub fn encode_segment(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_segments_keep_only_unreserved_characters() {
+        assert_eq!(encode_segment("a b/<'>"), "a%20b%2F%3C%27%3E");
+        assert_eq!(encode_segment("6.18-rc1_x~"), "6.18-rc1_x~");
+    }
+}

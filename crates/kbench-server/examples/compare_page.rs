@@ -2,17 +2,18 @@
 //! target: 1,000 metrics served in under 1 s).
 //!
 //! Fills a temp SQLite store with one set of METRICS tests x 2 identifiers
-//! x 5 rounds of 5 samples (one `Store::import`), serves it in process and
+//! x 5 rounds of 5 samples (one `Exchange::import`), serves it in process and
 //! GETs `/sets/{set}/compare` RUNS times; prints the median, fastest and
 //! slowest latency, the page size, and where one page's time goes (store
 //! load, comparison, HTML) measured outside the server.
 //!
 //! `cargo run --release -p kbench-server --example compare_page [-- METRICS [RUNS]]`
 
+use kbench_fleet::client;
 use kbench_model::{Direction, Sample, TestKey, TestSpec};
 use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::html::compare_page;
-use kbench_server::{Config, client};
+use kbench_server::Config;
 use kbench_store::{IdentifierData, Location, ResultSetData, RunId, RunInfo, RunRecord, RunStatus};
 use std::time::{Duration, Instant};
 

@@ -12,7 +12,8 @@
 //! Environment: INGEST_DOCS (40), INGEST_SAMPLES (10000), INGEST_THREADS
 //! (4), INGEST_REPS (3).
 
-use kbench_server::{Config, auth, client};
+use kbench_fleet::client;
+use kbench_server::{Config, auth};
 use kbench_store::Location;
 use kbench_store::testing::{POSTGRES_ENV, ThrowawayDatabase};
 use std::time::Instant;

@@ -23,7 +23,6 @@
 //! shutdown): see `connections.rs`.
 
 pub mod auth;
-pub mod client;
 mod connections;
 mod dashboard;
 mod error;

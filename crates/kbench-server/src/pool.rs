@@ -1,4 +1,4 @@
-//! Stores for requests: the `Store` trait is synchronous, so each store
+//! Stores for requests: the store's role traits are synchronous, so each store
 //! call runs in `tokio::task::spawn_blocking` on a store of its own, taken
 //! from a bounded pool: at most `size` stores are open at once (`kbench
 //! serve --db-connections`), kept open between calls. A call beyond them
@@ -27,7 +27,7 @@
 
 use crate::error::ApiError;
 use axum::http::StatusCode;
-use kbench_store::{Location, Opening, Store};
+use kbench_store::{Database, Location, Opening};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -37,7 +37,7 @@ const DATABASE: &str = "the lab's database";
 
 pub struct Stores {
     location: Location,
-    idle: Mutex<Vec<Box<dyn Store + Send>>>,
+    idle: Mutex<Vec<Box<dyn Database + Send>>>,
     /// One permit per store that may be open: held by a call from before
     /// it takes a store until it gave it back (by the blocking task, so a
     /// request dropped meanwhile does not free it early).
@@ -60,7 +60,7 @@ impl Stores {
         })
     }
 
-    fn take(&self) -> Result<Box<dyn Store + Send>, ApiError> {
+    fn take(&self) -> Result<Box<dyn Database + Send>, ApiError> {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         match idle {
             Some(store) => Ok(store),
@@ -71,7 +71,7 @@ impl Stores {
         }
     }
 
-    fn put(&self, store: Box<dyn Store + Send>) {
+    fn put(&self, store: Box<dyn Database + Send>) {
         self.idle
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -81,7 +81,7 @@ impl Stores {
     /// Runs `f` with a store on the blocking pool, once a store is free.
     pub async fn with<T: Send + 'static>(
         self: &Arc<Self>,
-        f: impl FnOnce(&mut dyn Store) -> Result<T, ApiError> + Send + 'static,
+        f: impl FnOnce(&mut dyn Database) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
         let permit = tokio::time::timeout(self.wait, self.permits.clone().acquire_owned())
             .await

@@ -1,21 +1,11 @@
-//! HTTPS, with rustls: TLS 1.3 only, ring's cryptography, certificates
-//! and keys in PEM files. The server's side is [`TlsFiles`] (`kbench serve
-//! --tls-cert --tls-key`); the client's is [`Trust`], the certificate
-//! authorities an `https://` server's certificate must be signed by
-//! (`KBENCH_CA_CERT`, else the system's bundle).
+//! HTTPS, with rustls: TLS 1.3 only, ring's cryptography, the certificate
+//! and key in PEM files ([`TlsFiles`]: `kbench serve --tls-cert
+//! --tls-key`). (The client's side, the CAs it trusts, is kbench-fleet's.)
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Names the PEM file of the CAs a client trusts.
-pub const CA_ENV: &str = "KBENCH_CA_CERT";
-
-/// The system's CA bundle (Debian's `ca-certificates`), trusted when
-/// [`CA_ENV`] is unset.
-pub const SYSTEM_CAS: &str = "/etc/ssl/certs/ca-certificates.crt";
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
@@ -74,55 +64,5 @@ impl TlsFiles {
                 )
             })?;
         Ok(Arc::new(config))
-    }
-}
-
-/// The certificate authorities a client trusts for `https://` servers.
-#[derive(Clone)]
-pub struct Trust {
-    pub(crate) config: Arc<rustls::ClientConfig>,
-    /// The PEM file they came from, for messages.
-    pub(crate) source: PathBuf,
-}
-
-impl Trust {
-    /// The CAs of the PEM file `path`.
-    pub fn from_file(path: &Path) -> Result<Trust, String> {
-        let mut roots = rustls::RootCertStore::empty();
-        let (added, _) = roots.add_parsable_certificates(certificates(path, CA_ENV)?);
-        if added == 0 {
-            return Err(format!(
-                "{CA_ENV} {}: none of its certificates is a usable CA certificate",
-                path.display()
-            ));
-        }
-        let config = rustls::ClientConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        Ok(Trust {
-            config: Arc::new(config),
-            source: path.to_path_buf(),
-        })
-    }
-
-    /// The CAs of `$KBENCH_CA_CERT`, else of the system's bundle.
-    pub fn from_env() -> Result<Trust, String> {
-        match std::env::var_os(CA_ENV).filter(|path| !path.is_empty()) {
-            Some(path) => Trust::from_file(Path::new(&path)),
-            None => Trust::from_file(Path::new(SYSTEM_CAS)).map_err(|e| {
-                format!(
-                    "{e}; set {CA_ENV} to the PEM file of the CA that signed the lab server's \
-                     certificate"
-                )
-            }),
-        }
-    }
-}
-
-impl fmt::Debug for Trust {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Trust").field(&self.source).finish()
     }
 }

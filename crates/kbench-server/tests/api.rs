@@ -7,7 +7,7 @@
 mod common;
 
 use common::{Lab, document, json, on_both};
-use kbench_server::client;
+use kbench_fleet::client;
 use serde_json::Value;
 
 #[test]

@@ -1,5 +1,5 @@
 //! The dashboard end to end, in process: a server on 127.0.0.1:0 over a
-//! temp SQLite store filled through the `Store` trait (a set of two
+//! temp SQLite store filled through the store's role traits (a set of two
 //! identifiers with a regression, a set of one, two jobs, a worker, a
 //! bisection; hostile names among them). Every page is fetched over HTTP
 //! and checked: status, headers, content, escaping, links that stay on the

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{Lab, json, on_both};
-use kbench_server::client::Response;
+use kbench_fleet::client::Response;
 use serde_json::Value;
 
 fn spec(set: &str, identifier: &str, tags: &[&str]) -> Vec<u8> {

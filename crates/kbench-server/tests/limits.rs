@@ -10,8 +10,8 @@
 mod common;
 
 use common::{Lab, document, json, samples_path};
+use kbench_fleet::client;
 use kbench_server::Limits;
-use kbench_server::client;
 use kbench_store::Location;
 use kbench_store::testing::{ThrowawayDatabase, postgres_server};
 use std::io::{ErrorKind, Read, Write};

@@ -7,8 +7,8 @@
 mod common;
 
 use common::{create_token, document, json, samples_path};
+use kbench_fleet::client::{self, Timeouts, Trust};
 use kbench_server::Config;
-use kbench_server::client::{self, Timeouts, Trust};
 use kbench_server::tls::TlsFiles;
 use kbench_store::Location;
 use std::io::{Read, Write};

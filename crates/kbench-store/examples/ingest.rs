@@ -13,8 +13,8 @@
 
 use kbench_model::{Direction, Sample, TestKey, TestSpec, now_ms};
 use kbench_store::{
-    IdentifierData, LiveBatch, LiveSamples, Location, ResultSetData, RunInfo, RunRecord, RunStatus,
-    Store,
+    Database, IdentifierData, LiveBatch, LiveSamples, Location, ResultSetData, RunInfo, RunRecord,
+    RunStatus,
 };
 use std::path::PathBuf;
 use std::time::Instant;
@@ -42,7 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     // A fresh database per measurement for SQLite; the one given otherwise.
-    let open = |n: usize| -> kbench_store::Result<Box<dyn Store>> {
+    let open = |n: usize| -> kbench_store::Result<Box<dyn Database>> {
         match (&postgres, &dir) {
             (Some(location), _) => location.open(),
             (None, Some(dir)) => Location::Sqlite(dir.path().join(format!("ingest-{n}.db"))).open(),

@@ -1,7 +1,14 @@
 //! What both databases share: the store's logic, its SQL and its messages
-//! are written once here (`engine/store.rs`, with live uploads in
-//! `engine/live.rs` and the job queue in `engine/jobs.rs`), over the small
-//! [`Sql`] trait that `sqlite.rs` and `postgres.rs` implement.
+//! are written once here, over the small [`Sql`] trait that `sqlite.rs`
+//! and `postgres.rs` implement. Each role trait has its file
+//! (`run_sink.rs`, `results.rs`, `exchange.rs` with `live.rs`, `jobs.rs`,
+//! `tokens.rs`, `bisects.rs`: `impl<S: Sql> Role for S`), over the leaf
+//! modules they share: the rows of the schema (`records.rs`), the checks
+//! of what is written (`check.rs`) and the conversions of stored values
+//! (`convert.rs`).
+//!
+//! Every write commits before it returns: a single statement in
+//! autocommit, or a short transaction.
 //!
 //! The SQL is the common subset of SQLite and PostgreSQL, with SQLite's
 //! numbered parameters `?1`, `?2`...; the PostgreSQL side rewrites them to
@@ -11,20 +18,18 @@
 //! This module is private: its `pub` items are reachable from the backends
 //! but not from outside the crate, so [`Sql`] is sealed.
 
+mod bisects;
+mod check;
+mod convert;
+mod exchange;
 mod jobs;
 mod live;
-mod store;
+mod records;
+mod results;
+mod run_sink;
+mod tokens;
 
-pub use jobs::{MAX_JOB_ROUNDS, MAX_JOB_SECONDS};
-
-/// The checks a store applies to a job before it queues it (see
-/// [`jobs::check_spec`]).
-pub fn check_job_spec(spec: &crate::JobSpec) -> Result<()> {
-    jobs::check_spec(spec).map_err(|fail| match fail {
-        Fail::Store(err) => err,
-        other => StoreError::Database(format!("checking a job: {other:?}")),
-    })
-}
+pub use jobs::{MAX_JOB_ROUNDS, MAX_JOB_SECONDS, check_job_spec};
 
 use crate::{Result, StoreError};
 use std::collections::BTreeMap;

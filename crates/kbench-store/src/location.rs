@@ -3,7 +3,7 @@
 //! that text is here: telling the two apart, the default file, hiding a
 //! URL's password in messages, and the PostgreSQL connection settings.
 
-use crate::{PostgresStore, Result, SqliteStore, Store, StoreError};
+use crate::{Database, PostgresStore, Result, SqliteStore, StoreError};
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -85,26 +85,26 @@ impl Location {
     }
 
     /// Opens (creating and migrating as needed) the store.
-    pub fn open(&self) -> Result<Box<dyn Store>> {
+    pub fn open(&self) -> Result<Box<dyn Database>> {
         Ok(self.open_send()?)
     }
 
     /// Opens a store that must exist already (the reading commands): a
     /// missing SQLite file is an `Open` error saying how to make one, and
     /// nothing is created.
-    pub fn open_existing(&self) -> Result<Box<dyn Store>> {
+    pub fn open_existing(&self) -> Result<Box<dyn Database>> {
         Ok(self.open_with(Opening::EXISTING)?)
     }
 
     /// [`Location::open`] for a store handed between threads (`kbench
     /// serve` runs store calls on tokio's blocking pool).
-    pub fn open_send(&self) -> Result<Box<dyn Store + Send>> {
+    pub fn open_send(&self) -> Result<Box<dyn Database + Send>> {
         self.open_with(Opening::LOCAL)
     }
 
     /// Opens the store as `opening` says (PostgreSQL reads only what
     /// concerns it: a database there always exists before kbench connects).
-    pub fn open_with(&self, opening: Opening) -> Result<Box<dyn Store + Send>> {
+    pub fn open_with(&self, opening: Opening) -> Result<Box<dyn Database + Send>> {
         Ok(match self {
             Location::Sqlite(path) => Box::new(SqliteStore::open_with(path, opening)?),
             Location::Postgres(url) => Box::new(PostgresStore::connect(url)?),

@@ -1,6 +1,6 @@
 //! The shared store: a PostgreSQL database, reached with the synchronous
-//! `postgres` client (the [`Store`](crate::Store) trait is synchronous).
-//! The store's logic and SQL are the SQLite store's (`engine/store.rs`);
+//! `postgres` client (the store's role traits are synchronous). The
+//! store's logic and SQL are the SQLite store's (`engine/`);
 //! this file connects, migrates and runs the statements.
 //!
 //! Schema: `postgres/schema_v*.sql`, the SQLite scripts in PostgreSQL's

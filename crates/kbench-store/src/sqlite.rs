@@ -2,7 +2,7 @@
 //! `sqlite/schema_v1.sql`, `schema_v2.sql` (bisection state),
 //! `schema_v3.sql` (API tokens, push ids) and `schema_v4.sql` (run uids,
 //! jobs, workers), opening and migrations in `sqlite/open.rs`. The store's logic is shared with
-//! PostgreSQL (`engine/store.rs`); this file only runs its SQL.
+//! PostgreSQL (`engine/`); this file only runs its SQL.
 //!
 //! Every write method commits before it returns (autocommit for single
 //! statements, a short immediate transaction otherwise), so a killed run

@@ -8,8 +8,8 @@ mod common;
 use common::{TestDb, info, job, outcome, sample, spec};
 use kbench_model::{Direction, Sample, TestSpec};
 use kbench_store::{
-    Job, JobLease, JobState, LiveBatch, LiveOutcome, LiveSamples, MAX_JOB_ATTEMPTS, Push,
-    PushOutcome, RunId, RunInfo, RunStatus, Store, StoreError, TestOutcomeKind,
+    Database, Job, JobLease, JobState, LiveBatch, LiveOutcome, LiveSamples, MAX_JOB_ATTEMPTS, Push,
+    PushOutcome, Results, RunId, RunInfo, RunStatus, StoreError, TestOutcomeKind,
 };
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -84,7 +84,7 @@ fn live(stored: u64, skipped: u64) -> LiveOutcome {
 }
 
 /// The id of the only run of the set's first identifier.
-fn only_run(store: &mut dyn Store, set: &str) -> RunId {
+fn only_run(store: &mut dyn Results, set: &str) -> RunId {
     let data = store.load(set).unwrap();
     assert_eq!(data.identifiers[0].runs.len(), 1);
     data.identifiers[0].runs[0].id
@@ -624,7 +624,7 @@ fn jobs_go_to_workers_with_their_tags(db: &TestDb) {
     let tcg = store.submit_job(&job("a", &["tcg"])).unwrap();
     let any = store.submit_job(&job("b", &[])).unwrap();
     let both = store.submit_job(&job("c", &["kvm", "x86"])).unwrap();
-    let leased = |store: &mut Box<dyn Store>, worker: &str, have: &[&str]| {
+    let leased = |store: &mut Box<dyn Database>, worker: &str, have: &[&str]| {
         store
             .lease_job(worker, "t1", &tags(have), MINUTE)
             .unwrap()
@@ -848,7 +848,7 @@ fn a_jobs_live_batches_are_stored_only_for_its_worker(db: &TestDb) {
 /// answer arrives on the returned channel.
 fn on_another_connection<T: Send + 'static>(
     db: &TestDb,
-    call: impl FnOnce(&mut dyn Store) -> T + Send + 'static,
+    call: impl FnOnce(&mut dyn Database) -> T + Send + 'static,
 ) -> std::sync::mpsc::Receiver<T> {
     let (done, answer) = std::sync::mpsc::channel();
     let location = db.location.clone();

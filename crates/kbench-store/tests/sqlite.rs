@@ -5,7 +5,7 @@ mod common;
 
 use common::{info, sample, spec};
 use kbench_model::Direction;
-use kbench_store::{SqliteStore, Store, StoreError};
+use kbench_store::{Results, RunSink, SqliteStore, StoreError};
 use std::path::{Path, PathBuf};
 
 fn temp_db() -> (tempfile::TempDir, PathBuf) {

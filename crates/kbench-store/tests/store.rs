@@ -1,4 +1,4 @@
-//! The store through the `Store` trait, as kbench uses it, on SQLite and
+//! The store through its role traits, as kbench uses them, on SQLite and
 //! on PostgreSQL (when `KBENCH_TEST_POSTGRES_URL` is set; see common/mod.rs):
 //! the same calls must give the same answers and the same errors.
 
@@ -8,7 +8,7 @@ mod common;
 use common::{TestDb, info, job, outcome, sample, spec};
 use kbench_model::{Direction, Sample, TestKey};
 use kbench_store::{
-    Location, ResultSetData, RunId, RunStatus, Scope, Store, StoreError, TestOutcomeKind,
+    Location, Recorder, ResultSetData, RunId, RunStatus, Scope, StoreError, TestOutcomeKind,
 };
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -486,7 +486,7 @@ fn missing_set_names_the_existing_ones(db: &TestDb) {
 }
 
 /// A set with two identifiers, one run each, written through the store.
-fn written_set(store: &mut dyn Store, set: &str) -> ResultSetData {
+fn written_set(store: &mut dyn Recorder, set: &str) -> ResultSetData {
     let t = spec("a", "ns", Direction::Lower);
     let u = spec("b[k=v]", "MiB/s", Direction::Higher);
     for (n, identifier) in ["one", "two"].into_iter().enumerate() {

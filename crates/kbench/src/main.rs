@@ -5,7 +5,6 @@
 
 mod cli;
 mod commands;
-mod fleet;
 mod progress;
 
 use clap::Parser;

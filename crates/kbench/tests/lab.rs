@@ -73,7 +73,7 @@ fn runs_by_uid(export: &Value, identifier: &str) -> BTreeMap<String, Run> {
 /// The server's runs of `identifier` (none while the set does not exist).
 fn server_runs(server: &Server, set: &str, identifier: &str) -> BTreeMap<String, Run> {
     let path = format!("/api/v1/result-sets/{set}/export?identifier={identifier}");
-    let answer = kbench_server::client::request(&server.addr, "GET", &path, &[], b"").unwrap();
+    let answer = kbench_fleet::client::request(&server.addr, "GET", &path, &[], b"").unwrap();
     match answer.status {
         404 => BTreeMap::new(),
         200 => runs_by_uid(&serde_json::from_str(&answer.body).unwrap(), identifier),
@@ -581,7 +581,7 @@ fn a_killed_workers_job_is_resumed_by_another_without_losing_or_repeating_sample
             worker: "w1".into(),
         }),
     };
-    let answer = kbench_server::client::request(
+    let answer = kbench_fleet::client::request(
         &server.addr,
         "POST",
         "/api/v1/result-sets/lab/live",
@@ -710,7 +710,7 @@ fn two_workers_drain_ten_jobs_into_one_postgresql_server() {
     assert!(notes.contains("emulated (TCG)"), "{notes}");
 
     // The dashboard's comparison page: the live HTML report.
-    let page = kbench_server::client::request(&server.addr, "GET", "/sets/fleet/compare", &[], b"")
+    let page = kbench_fleet::client::request(&server.addr, "GET", "/sets/fleet/compare", &[], b"")
         .unwrap();
     assert_eq!(page.status, 200, "{}", page.body);
     for text in ["base", "next", "syscall-null", "<svg"] {

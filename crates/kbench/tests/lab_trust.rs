@@ -6,7 +6,7 @@
 mod common;
 
 use common::{Server, assert_success, create_token, kbench, temp_db};
-use kbench_server::client::{self, Response};
+use kbench_fleet::client::{self, Response};
 use kbench_store::{JobSpec, Location};
 use serde_json::Value;
 

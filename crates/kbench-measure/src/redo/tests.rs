@@ -7,6 +7,7 @@ use crate::agent::AgentJob;
 use crate::launcher::{AgentStream, Replay};
 use crate::plan::SamplingPlan;
 use kbench_model::{AgentEvent, Direction, MONITOR_CONTROL, MONITOR_STEAL, SystemSnapshot};
+use kbench_store::Results;
 use kbench_store::testing::temp_store;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -104,7 +105,7 @@ fn request(tests: &[&str], rounds: u32) -> RunRequest {
 /// Runs `request` then redoes; returns the summary, what was redone and
 /// the tests of every launch.
 fn run_and_redo(
-    store: &mut dyn Store,
+    store: &mut dyn Recorder,
     launcher: &Scripted,
     request: &RunRequest,
 ) -> (RunSummary, Vec<DisturbedRound>) {

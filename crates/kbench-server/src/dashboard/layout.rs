@@ -9,10 +9,10 @@
 //! value that is not itself markup; a name in a link is percent-encoded
 //! first ([`set_path`], [`query_value`]).
 
-use crate::client::encode_segment;
 use crate::error::ApiError;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use kbench_model::lab::encode_segment;
 use kbench_report::format::csp;
 use kbench_report::format::html::{PAGE_SCRIPT, PAGE_STYLE, page, policy_meta};
 use kbench_report::markup;

@@ -13,7 +13,7 @@ use crate::error::ApiError;
 use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use kbench_store::{Job, JobSpec, JobState, Scope, Store};
+use kbench_store::{Job, JobQueue, JobSpec, JobState, Scope};
 use serde::Deserialize;
 
 /// The longest lease a worker may ask for: it renews long jobs.
@@ -76,7 +76,7 @@ fn lease_ms(seconds: u64) -> Result<i64, ApiError> {
 
 /// 409 for a worker whose lease on job `id` is gone (404 when there is no
 /// such job), saying what became of the job.
-fn lease_lost(store: &mut dyn Store, id: i64, worker: &str) -> ApiError {
+fn lease_lost(store: &mut dyn JobQueue, id: i64, worker: &str) -> ApiError {
     match store.job(id) {
         Ok(job) => {
             let holder = match (&job.worker, job.state) {

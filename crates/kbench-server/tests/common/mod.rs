@@ -5,10 +5,10 @@
 // Each test file uses its own part of this.
 #![allow(dead_code)]
 
-use kbench_server::client::{self, Response};
+use kbench_fleet::client::{self, Response};
 use kbench_server::{Config, Limits, Running, auth};
 use kbench_store::testing::{ThrowawayDatabase, postgres_server};
-use kbench_store::{Location, Store};
+use kbench_store::{Database, Location, Results};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -92,7 +92,7 @@ impl Lab {
         token
     }
 
-    pub fn store(&self) -> Box<dyn Store + Send> {
+    pub fn store(&self) -> Box<dyn Database + Send> {
         self.location.open_send().unwrap()
     }
 
@@ -178,7 +178,7 @@ pub fn samples_path(set: &str) -> String {
 }
 
 /// The samples stored in `set` (0 when there is no such set).
-pub fn set_samples(store: &mut dyn Store, set: &str) -> u64 {
+pub fn set_samples(store: &mut dyn Results, set: &str) -> u64 {
     store
         .result_sets()
         .unwrap()

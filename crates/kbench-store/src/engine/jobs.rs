@@ -6,9 +6,12 @@
 //! Tags (of jobs and workers) are stored comma-separated: [`check_id`]
 //! keeps commas out of them.
 
-use super::store::{check_id, check_name, from_json, narrow, to_json};
-use super::{Fail, Res, Row, Sql, args, first_int, rows};
-use crate::{Job, JobLease, JobSpec, JobState, MAX_JOB_ATTEMPTS, StoreError, WorkerInfo};
+use super::check::{check_id, check_name};
+use super::convert::{from_json, narrow, to_json};
+use super::{Fail, Res, Row, Sql, args, first_int, rows, transaction, with};
+use crate::{
+    Job, JobLease, JobQueue, JobSpec, JobState, MAX_JOB_ATTEMPTS, Result, StoreError, WorkerInfo,
+};
 use kbench_model::now_ms;
 
 /// The most rounds a job may ask for (as `kbench run --rounds`).
@@ -17,12 +20,8 @@ pub const MAX_JOB_ROUNDS: u32 = 100;
 /// The longest time budget per test and round a job may ask for: a day.
 pub const MAX_JOB_SECONDS: f64 = 86_400.0;
 
-/// What a valid job asks for, as far as a store can tell: names for its
-/// set and identifier, something to run, 1 to [`MAX_JOB_ROUNDS`] rounds, a
-/// time limit above 0 and at most [`MAX_JOB_SECONDS`], plain tags. (Whether
-/// the names are benchmarks is kbench-lab's `job::check_spec`, which the
-/// server applies before this.)
-pub fn check_spec(spec: &JobSpec) -> Res<()> {
+/// [`check_job_spec`], as a step of a store operation.
+fn check_spec(spec: &JobSpec) -> Res<()> {
     let invalid = |msg: String| Err(Fail::Store(StoreError::Invalid(msg)));
     check_name("result set", &spec.set)?;
     check_name("identifier", &spec.identifier)?;
@@ -51,18 +50,30 @@ pub fn check_spec(spec: &JobSpec) -> Res<()> {
     check_tags(&spec.tags)
 }
 
+/// The checks a store applies to a job before it queues it, as far as a
+/// store can tell: names for its set and identifier, something to run, 1
+/// to [`MAX_JOB_ROUNDS`] rounds, a time limit above 0 and at most
+/// [`MAX_JOB_SECONDS`], plain tags. (Whether the names are benchmarks is
+/// kbench-lab's `job::check_spec`, which the server applies before this.)
+pub fn check_job_spec(spec: &JobSpec) -> Result<()> {
+    check_spec(spec).map_err(|fail| match fail {
+        Fail::Store(err) => err,
+        other => StoreError::Database(format!("checking a job: {other:?}")),
+    })
+}
+
 fn check_tags(tags: &[String]) -> Res<()> {
     tags.iter().try_for_each(|tag| check_id("tag", tag))
 }
 
 /// A worker's name (as a result set's) and its tags (as a job's).
-pub(super) fn check_worker(worker: &str, tags: &[String]) -> Res<()> {
+fn check_worker(worker: &str, tags: &[String]) -> Res<()> {
     check_name("worker", worker)?;
     check_tags(tags)
 }
 
 /// A lease must last: `lease_ms` must be positive.
-pub(super) fn check_lease(lease_ms: i64) -> Res<()> {
+fn check_lease(lease_ms: i64) -> Res<()> {
     if lease_ms <= 0 {
         return Err(Fail::Store(StoreError::Invalid(format!(
             "a lease of {lease_ms} ms ends before it starts; give the time a worker may stay \
@@ -80,7 +91,7 @@ fn read_tags(text: &str) -> impl Iterator<Item = &str> {
     text.split(',').filter(|tag| !tag.is_empty())
 }
 
-pub(super) fn submit(db: &mut dyn Sql, spec: &JobSpec) -> Res<i64> {
+fn submit(db: &mut dyn Sql, spec: &JobSpec) -> Res<i64> {
     first_int(
         db,
         "INSERT INTO jobs (spec_json, tags, set_name, identifier, state, attempts, \
@@ -121,7 +132,7 @@ fn read_job(row: &dyn Row) -> Res<Job> {
 }
 
 /// Every job, newest first.
-pub(super) fn list(db: &mut dyn Sql) -> Res<Vec<Job>> {
+fn list(db: &mut dyn Sql) -> Res<Vec<Job>> {
     rows(
         db,
         &format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY id DESC"),
@@ -131,7 +142,7 @@ pub(super) fn list(db: &mut dyn Sql) -> Res<Vec<Job>> {
 }
 
 /// Job `id`; `NotFound` saying which ids exist.
-pub(super) fn get(db: &mut dyn Sql, id: i64) -> Res<Job> {
+fn get(db: &mut dyn Sql, id: i64) -> Res<Job> {
     let mut found = None;
     db.query(
         &format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?1"),
@@ -167,7 +178,7 @@ const LEASABLE: &str = "(state = 'queued' OR (state = 'running' AND lease_expire
 /// Leases the oldest job `worker` may take (its tags all among `tags`),
 /// after failing the jobs that lost too many workers; inside a write
 /// transaction. Records the worker as seen, holding the job or none.
-pub(super) fn lease(
+fn lease(
     db: &mut dyn Sql,
     worker: &str,
     token: &str,
@@ -329,13 +340,7 @@ fn seen(db: &mut dyn Sql, worker: &str, token: &str, now: i64, released: Option<
 
 /// Extends `worker`'s lease of running `job` (even expired: no other worker
 /// took it), taken with `token`; inside a write transaction.
-pub(super) fn renew(
-    db: &mut dyn Sql,
-    job: i64,
-    worker: &str,
-    token: &str,
-    lease_ms: i64,
-) -> Res<bool> {
+fn renew(db: &mut dyn Sql, job: i64, worker: &str, token: &str, lease_ms: i64) -> Res<bool> {
     let now = now_ms();
     let renewed = db.execute(
         &format!(
@@ -382,7 +387,7 @@ pub(super) fn hold(db: &mut dyn Sql, lease: &JobLease, token: &str) -> Res<()> {
 
 /// Ends `worker`'s running `job`, leased with `token`; inside a write
 /// transaction.
-pub(super) fn finish(
+fn finish(
     db: &mut dyn Sql,
     job: i64,
     worker: &str,
@@ -407,7 +412,7 @@ pub(super) fn finish(
 }
 
 /// Every worker, most recently seen first.
-pub(super) fn workers(db: &mut dyn Sql) -> Res<Vec<WorkerInfo>> {
+fn workers(db: &mut dyn Sql) -> Res<Vec<WorkerInfo>> {
     rows(
         db,
         "SELECT name, tags, last_seen_ms, job_id, token_name FROM workers \
@@ -423,4 +428,59 @@ pub(super) fn workers(db: &mut dyn Sql) -> Res<Vec<WorkerInfo>> {
             })
         },
     )
+}
+
+impl<S: Sql> JobQueue for S {
+    fn submit_job(&mut self, spec: &JobSpec) -> Result<i64> {
+        with(self, "submitting a job", |db| {
+            check_spec(spec)?;
+            submit(db, spec)
+        })
+    }
+
+    fn lease_job(
+        &mut self,
+        worker: &str,
+        token: &str,
+        tags: &[String],
+        lease_ms: i64,
+    ) -> Result<Option<Job>> {
+        with(self, "leasing a job", |db| {
+            check_worker(worker, tags)?;
+            check_lease(lease_ms)?;
+            transaction(db, true, |db| lease(db, worker, token, tags, lease_ms))
+        })
+    }
+
+    fn renew_lease(&mut self, job: i64, worker: &str, token: &str, lease_ms: i64) -> Result<bool> {
+        with(self, "renewing a job's lease", |db| {
+            check_lease(lease_ms)?;
+            transaction(db, true, |db| renew(db, job, worker, token, lease_ms))
+        })
+    }
+
+    fn finish_job(
+        &mut self,
+        job: i64,
+        worker: &str,
+        token: &str,
+        ok: bool,
+        message: &str,
+    ) -> Result<bool> {
+        with(self, "finishing a job", |db| {
+            transaction(db, true, |db| finish(db, job, worker, token, ok, message))
+        })
+    }
+
+    fn jobs(&mut self) -> Result<Vec<Job>> {
+        with(self, "listing jobs", list)
+    }
+
+    fn job(&mut self, id: i64) -> Result<Job> {
+        with(self, "reading a job", |db| get(db, id))
+    }
+
+    fn workers(&mut self) -> Result<Vec<WorkerInfo>> {
+        with(self, "listing workers", workers)
+    }
 }

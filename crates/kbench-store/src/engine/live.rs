@@ -1,4 +1,4 @@
-//! Runs uploaded while they go on ([`Store::append_live`]), checked as
+//! Runs uploaded while they go on ([`Exchange::append_live`]), checked as
 //! every write path is ([`crate::validate`]): each batch
 //! carries the run's uid and, per test, where its samples start among the
 //! run's samples of that test, so that a retried batch or a resumed upload
@@ -6,11 +6,13 @@
 //! only while its worker holds the job's lease ([`jobs::hold`]), so a run
 //! that changed workers has one writer.
 //!
-//! [`Store::append_live`]: crate::Store::append_live
+//! [`Exchange::append_live`]: crate::Exchange::append_live
 
-use super::store::{
-    check_id, check_name, ensure_identifier, ensure_set, ensure_test, find_test, insert_run,
-    insert_samples, narrow, run_by_uid, upsert_outcome, valid,
+use super::check::{check_id, check_name, valid};
+use super::convert::narrow;
+use super::records::{
+    ensure_identifier, ensure_set, ensure_test, find_test, insert_run, insert_samples, run_by_uid,
+    upsert_outcome,
 };
 use super::{Fail, Res, Sql, args, first_int, jobs};
 use crate::{LiveBatch, LiveOutcome, RunId, StoreError, validate};

@@ -10,7 +10,9 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec};
-use kbench_store::{JobSpec, Location, RunInfo, Store, StoreError, TestOutcome, TestOutcomeKind};
+use kbench_store::{
+    Database, JobSpec, Location, RunInfo, StoreError, TestOutcome, TestOutcomeKind,
+};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -113,12 +115,12 @@ impl TestDb {
         matches!(self.kind, Kind::Postgres { .. })
     }
 
-    pub fn try_open(&self) -> Result<Box<dyn Store>, StoreError> {
+    pub fn try_open(&self) -> Result<Box<dyn Database>, StoreError> {
         Location::parse(&self.location)?.open()
     }
 
     /// Opens the store, as a new kbench process would.
-    pub fn open(&self) -> Box<dyn Store> {
+    pub fn open(&self) -> Box<dyn Database> {
         self.try_open()
             .unwrap_or_else(|e| panic!("cannot open {}: {e}", self.location))
     }

@@ -7,7 +7,7 @@ use crate::qemu::Machine;
 use kbench_measure::runner::{self, RunRequest};
 use kbench_model::{Direction, SystemSnapshot, TestKey};
 use kbench_store::testing::temp_store;
-use kbench_store::{RunStatus, SqliteStore, Store};
+use kbench_store::{Results, RunStatus, SqliteStore};
 use std::sync::OnceLock;
 
 fn key(name: &str) -> TestKey {

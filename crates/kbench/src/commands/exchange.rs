@@ -3,11 +3,11 @@
 
 use crate::cli::{ExportArgs, ImportArgs};
 use anyhow::Context;
-use kbench_store::{Store, exchange};
+use kbench_store::{Exchange, Results, exchange};
 use std::io::Read;
 use std::process::ExitCode;
 
-pub fn import(args: ImportArgs, store: &mut dyn Store) -> anyhow::Result<ExitCode> {
+pub fn import(args: ImportArgs, store: &mut dyn Exchange) -> anyhow::Result<ExitCode> {
     let source = args.file.display().to_string();
     let text = if source == "-" {
         let mut text = String::new();
@@ -31,7 +31,7 @@ pub fn import(args: ImportArgs, store: &mut dyn Store) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn export(args: ExportArgs, store: &mut dyn Store) -> anyhow::Result<ExitCode> {
+pub fn export(args: ExportArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode> {
     let data = store.load(&args.set)?;
     super::print_json(&exchange::export(&data))?;
     Ok(ExitCode::SUCCESS)

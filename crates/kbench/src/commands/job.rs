@@ -1,9 +1,9 @@
 //! `kbench job`: submit jobs to the lab's server for its workers
 //! (`kbench worker`), and list them.
 
-use crate::fleet::api::{Api, message, retry};
-use anyhow::{Context, bail};
 use kbench_catalog::profile::Profiles;
+use kbench_fleet::api::Api;
+use kbench_fleet::jobs;
 use kbench_store::{Job, JobSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -127,20 +127,7 @@ fn submit(args: SubmitArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode
     // than on a worker, later.
     kbench_catalog::job::check_spec(&spec, &profiles)?;
     let api = Api::new(&args.server, Some(&args.token))?;
-    // Not retried: a lost answer after the job was queued would queue it twice.
-    let response = api
-        .post_json("/jobs", &spec)
-        .with_context(|| format!("cannot reach the kbench server at {}", api.url))?;
-    if response.status != 201 {
-        bail!(
-            "the server at {} did not queue the job ({}: {})",
-            api.url,
-            response.status,
-            message(&response)
-        );
-    }
-    let job: Job = serde_json::from_str(&response.body)
-        .with_context(|| format!("{}: POST /api/v1/jobs answered no Job", api.url))?;
+    let job = jobs::submit(&api, &spec)?;
     if args.json {
         super::print_json(&job)?;
     } else {
@@ -159,26 +146,12 @@ fn submit(args: SubmitArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode
 
 fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let api = Api::new(&args.server, None)?;
-    let response =
-        retry(|| api.get("/jobs"), |attempts, _, _| attempts < 3).map_err(|gave_up| {
-            anyhow::anyhow!("cannot reach the kbench server at {}: {gave_up}", api.url)
-        })?;
-    if response.status != 200 {
-        bail!(
-            "the server at {} answered {} to GET /api/v1/jobs: {}",
-            api.url,
-            response.status,
-            message(&response)
-        );
-    }
-    let document: serde_json::Value = serde_json::from_str(&response.body)
-        .with_context(|| format!("{}: GET /api/v1/jobs answered no JSON", api.url))?;
+    let list = jobs::list(&api)?;
     if args.json {
-        super::print_json(&document)?;
+        super::print_json(&list.document)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let jobs: Vec<Job> = serde_json::from_value(document["jobs"].clone())
-        .with_context(|| format!("{}: GET /api/v1/jobs answered no kbench.jobs/1", api.url))?;
+    let jobs = list.jobs()?;
     if jobs.is_empty() {
         eprintln!("No jobs on {}; `kbench job submit` queues one.", api.url);
     } else {

@@ -20,7 +20,7 @@ pub mod vm;
 pub mod worker;
 
 use crate::cli::{Cli, Command};
-use kbench_store::{Location, Store};
+use kbench_store::{Database, Location};
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -61,14 +61,14 @@ impl Db {
     }
 
     /// Opens the store (SQLite or PostgreSQL), creating or migrating it.
-    pub fn open(&self) -> anyhow::Result<Box<dyn Store>> {
+    pub fn open(&self) -> anyhow::Result<Box<dyn Database>> {
         Ok(self.location()?.open()?)
     }
 
     /// Opens a store that exists already, for the commands that only read
     /// (show, compare, export, history, push): a missing file is an error
     /// saying how to make one, and nothing is created.
-    pub fn open_existing(&self) -> anyhow::Result<Box<dyn Store>> {
+    pub fn open_existing(&self) -> anyhow::Result<Box<dyn Database>> {
         Ok(self.location()?.open_existing()?)
     }
 }

@@ -2,10 +2,7 @@
 //! kbench.samples/1 document with a push id; retried on connection errors
 //! and 503 with the same id, so the server stores it once.
 
-use crate::fleet::api::{Api, message, retry};
-use anyhow::bail;
-use kbench_server::{auth, client};
-use kbench_store::exchange;
+use kbench_fleet::api::Api;
 use std::process::ExitCode;
 
 /// Send a local result set's samples to a kbench server
@@ -44,38 +41,11 @@ pub fn push(args: PushArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
     let api = Api::new(&args.to, Some(&args.token))?;
     let data = db.open_existing()?.load(&args.set)?;
     let target = args.into.clone().unwrap_or_else(|| args.set.clone());
-    let body = serde_json::to_vec(&exchange::export(&data))?;
     let push_id = match &args.push_id {
         Some(id) => id.clone(),
-        None => auth::random_id()?,
+        None => kbench_model::random_id()?,
     };
-    let path = format!("/result-sets/{}/samples", client::encode_segment(&target));
-    let headers = [
-        ("Idempotency-Key", push_id.as_str()),
-        ("Content-Type", "application/json"),
-    ];
-    let response = retry(
-        || api.send("POST", &path, &headers, &body),
-        |attempt, failure, wait| {
-            if attempt >= args.tries {
-                return false;
-            }
-            eprintln!(
-                "kbench push: {}: {failure}; retrying in {} ms with the same push id ({attempt}/{})",
-                api.url,
-                wait.as_millis(),
-                args.tries
-            );
-            true
-        },
-    )
-    .map_err(|gave_up| anyhow::anyhow!("cannot reach {}: {gave_up}", args.to))?;
-    let answer = message(&response);
-    match response.status {
-        200 | 201 => {
-            eprintln!("kbench push: {answer} (push id {push_id})");
-            Ok(ExitCode::SUCCESS)
-        }
-        status => bail!("the server answered {status}: {answer}"),
-    }
+    let answer = kbench_fleet::push::push(&api, &target, &data, &push_id, args.tries)?;
+    eprintln!("kbench push: {answer} (push id {push_id})");
+    Ok(ExitCode::SUCCESS)
 }

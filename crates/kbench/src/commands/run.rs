@@ -1,12 +1,13 @@
 //! `kbench run`: measure, storing every sample as it arrives, then print
 //! the summary of what was run.
 
-use crate::cli::{RunArgs, SamplingArgs};
-use crate::fleet;
+use crate::cli::{RunArgs, SamplingArgs, UploadArgs};
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use kbench_catalog::PROFILES_ENV;
 use kbench_catalog::profile::Profiles;
+use kbench_fleet::mirror::mirrored;
+use kbench_fleet::upload::{Upload, Uploaded};
 use kbench_measure::adaptive::AdaptiveRounds;
 use kbench_measure::launcher::ProcessLauncher;
 use kbench_measure::plan::SamplingPlan;
@@ -15,7 +16,7 @@ use kbench_measure::runner::{self, RunRequest, RunSummary};
 use kbench_report::format::{Render, Style, Text};
 use kbench_report::interference::DisturbedRound;
 use kbench_report::show;
-use kbench_store::{ResultSetData, Store, TestOutcome};
+use kbench_store::{Recorder, ResultSetData, Results, TestOutcome};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,7 +44,7 @@ pub(crate) fn budget(seconds: f64) -> anyhow::Result<Duration> {
 pub fn run(
     args: RunArgs,
     profile_dirs: &[PathBuf],
-    store: &mut dyn Store,
+    store: &mut dyn Recorder,
 ) -> anyhow::Result<ExitCode> {
     if !args.variant.is_empty() || !args.variants.is_empty() {
         return super::variants::run(args, profile_dirs, store);
@@ -91,14 +92,14 @@ pub fn run(
         notes: vec![],
         host: None,
     };
-    let upload = fleet::upload_target(&args.upload)?;
+    let upload = upload_target(&args.upload)?;
     let rounds = request
         .adaptive
         .as_ref()
         .map_or(request.rounds, |a| a.min_rounds);
     let mut progress = Progress::new(request.tests.len() * rounds as usize);
     let mut redone = vec![];
-    let (summary, uploaded) = fleet::mirror::mirrored(store, upload.as_ref(), |store| {
+    let (summary, uploaded) = mirrored(store, upload.as_ref(), |store| {
         let mut observe = |e| progress.observe(e);
         let mut summary = runner::execute(store, &launcher, &request, &mut observe, &stop)?;
         if args.redo_disturbed && !summary.interrupted {
@@ -121,13 +122,20 @@ pub fn run(
     with_upload(ended, uploaded.as_ref())
 }
 
+/// The server `--upload` names, its token checked before anything is
+/// measured; `None` without `--upload`.
+pub(crate) fn upload_target(args: &UploadArgs) -> anyhow::Result<Option<Upload>> {
+    let connect = |url: &String| Upload::connect(url, args.token.as_deref());
+    Ok(args.upload.as_ref().map(connect).transpose()?)
+}
+
 /// Tells how the upload (if any) went, after the command's own ending:
 /// an upload that fell short fails a command that would have succeeded.
 pub(crate) fn with_upload(
     ended: anyhow::Result<ExitCode>,
-    uploaded: Option<&fleet::mirror::Uploaded>,
+    uploaded: Option<&Uploaded>,
 ) -> anyhow::Result<ExitCode> {
-    let complete = uploaded.is_none_or(fleet::mirror::Uploaded::tell);
+    let complete = uploaded.is_none_or(Uploaded::tell);
     match ended? {
         code if code == ExitCode::SUCCESS && !complete => Ok(ExitCode::FAILURE),
         code => Ok(code),
@@ -137,7 +145,7 @@ pub(crate) fn with_upload(
 /// Prints what a run stored (its identifier's summary, or the
 /// `kbench.run/1` document) and picks the exit status.
 pub(crate) fn report(
-    store: &mut dyn Store,
+    store: &mut dyn Results,
     request: &RunRequest,
     summary: &RunSummary,
     json: bool,

@@ -4,11 +4,11 @@ use crate::cli::ShowArgs;
 use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::{self, Style};
 use kbench_report::show::{self, ShowDocument};
-use kbench_store::Store;
+use kbench_store::Results;
 use serde::Serialize;
 use std::process::ExitCode;
 
-pub fn show(args: ShowArgs, store: &mut dyn Store) -> anyhow::Result<ExitCode> {
+pub fn show(args: ShowArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode> {
     let Some(set) = args.set else {
         return list_sets(store, args.json);
     };
@@ -46,7 +46,7 @@ struct SetList {
     result_sets: Vec<kbench_store::ResultSetSummary>,
 }
 
-fn list_sets(store: &mut dyn Store, json: bool) -> anyhow::Result<ExitCode> {
+fn list_sets(store: &mut dyn Results, json: bool) -> anyhow::Result<ExitCode> {
     let result_sets = store.result_sets()?;
     if json {
         super::print_json(&SetList {

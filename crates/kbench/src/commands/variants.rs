@@ -2,13 +2,13 @@
 //! in randomized interleaved blocks (kbench_measure::interleave), then their
 //! comparison against the first, paired block by block.
 
-use super::run::{EXIT_INTERRUPTED, sampling_plan, with_upload};
+use super::run::{EXIT_INTERRUPTED, sampling_plan, upload_target, with_upload};
 use crate::cli::RunArgs;
-use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use kbench_catalog::PROFILES_ENV;
 use kbench_catalog::profile::Profiles;
+use kbench_fleet::mirror::mirrored;
 use kbench_measure::interleave::{self, BlockPlan, InterleavedRequest};
 use kbench_measure::launcher::{Launcher, ProcessLauncher};
 use kbench_measure::plan::SamplingPlan;
@@ -16,7 +16,7 @@ use kbench_measure::runner::RunRequest;
 use kbench_measure::variant::{self, CGROUP_ENV, CPUS_ENV, Variant};
 use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::{self, Style};
-use kbench_store::Store;
+use kbench_store::{Recorder, Results};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -32,7 +32,7 @@ const MAX_BLOCKS: usize = 200;
 pub fn run(
     args: RunArgs,
     profile_dirs: &[PathBuf],
-    store: &mut dyn Store,
+    store: &mut dyn Recorder,
 ) -> anyhow::Result<ExitCode> {
     let variants = variant::gather(&args.variant, &args.variants)?;
     // Every setting is checked before anything runs or is stored.
@@ -110,9 +110,9 @@ pub fn run(
         request.variants.len(),
         request.variants[0].name
     );
-    let upload = fleet::upload_target(&args.upload)?;
+    let upload = upload_target(&args.upload)?;
     let mut progress = Progress::new(tests.len());
-    let (summary, uploaded) = fleet::mirror::mirrored(store, upload.as_ref(), |store| {
+    let (summary, uploaded) = mirrored(store, upload.as_ref(), |store| {
         interleave::execute(store, &request, &mut |e| progress.observe(e), &stop)
             .map_err(anyhow::Error::from)
     });
@@ -248,7 +248,7 @@ pub(super) fn random_seed() -> anyhow::Result<u64> {
 
 /// Prints the variants' comparison against the first (text, or the
 /// `kbench.compare/1` document with --json).
-fn report(store: &mut dyn Store, set: &str, names: &[String], json: bool) -> anyhow::Result<()> {
+fn report(store: &mut dyn Results, set: &str, names: &[String], json: bool) -> anyhow::Result<()> {
     let data = store.load(set)?;
     let request = CompareRequest {
         baseline: Some(names[0].clone()),

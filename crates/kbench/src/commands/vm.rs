@@ -4,14 +4,13 @@
 
 use super::kernel::CacheArg;
 use crate::cli::{CompareArgs, SamplingArgs, UploadArgs};
-use crate::fleet;
 use crate::progress::Progress;
 use anyhow::{Context, bail};
 use kbench_measure::interleave::{self, BlockPlan, InterleavedRequest};
 use kbench_measure::launcher::Launcher;
 use kbench_measure::runner::{self, RunRequest, RunSummary};
 use kbench_measure::variant::Variant;
-use kbench_store::Store;
+use kbench_store::{Database, Recorder, Results};
 use kbench_vm::qemu::{self, Accel, AccelChoice, Machine};
 use kbench_vm::{GuestImage, KernelImage, VmLauncher, VmSpec, image};
 use std::path::{Path, PathBuf};
@@ -175,7 +174,7 @@ pub fn vm(command: VmCommand, db: &super::Db) -> anyhow::Result<ExitCode> {
     match command {
         VmCommand::Run(args) => {
             let kernels = [(args.kernel.clone(), args.identifier.clone())];
-            let upload = fleet::upload_target(&args.upload)?;
+            let upload = super::run::upload_target(&args.upload)?;
             let (lab, mut store) = Lab::prepare(
                 &kernels,
                 &args.names,
@@ -185,7 +184,7 @@ pub fn vm(command: VmCommand, db: &super::Db) -> anyhow::Result<ExitCode> {
                 db,
             )?;
             let (done, uploaded) =
-                fleet::mirror::mirrored(store.as_mut(), upload.as_ref(), |store| {
+                kbench_fleet::mirror::mirrored(store.as_mut(), upload.as_ref(), |store| {
                     lab.measure(store, args.rounds)
                 });
             let ended = done.and_then(|mut done| {
@@ -305,7 +304,7 @@ impl Lab {
         sampling: &SamplingArgs,
         vm: &VmOptions,
         db: &super::Db,
-    ) -> anyhow::Result<(Lab, Box<dyn Store>)> {
+    ) -> anyhow::Result<(Lab, Box<dyn Database>)> {
         let plan = super::run::sampling_plan(sampling)?;
         let tests = kbench_catalog::expand(names)?;
         kbench_model::validate_name("result set", set).map_err(anyhow::Error::msg)?;
@@ -426,7 +425,7 @@ impl Lab {
     /// interruption (the summaries say so) or a failed boot (the error).
     fn measure(
         &self,
-        store: &mut dyn Store,
+        store: &mut dyn Recorder,
         rounds: u32,
     ) -> anyhow::Result<Vec<(RunRequest, RunSummary)>> {
         let mut done: Vec<(RunRequest, RunSummary)> = self
@@ -514,7 +513,7 @@ impl Lab {
     /// per boot: `blocks` blocks per test. What each kernel's run did.
     fn measure_duet(
         &self,
-        store: &mut dyn Store,
+        store: &mut dyn Recorder,
         blocks: usize,
     ) -> anyhow::Result<Vec<(RunRequest, RunSummary)>> {
         let variants: Vec<Variant> = self
@@ -597,7 +596,7 @@ impl Lab {
 
 /// The guest reports its own release; say so when it is not the image's.
 fn warn_if_release_differs(
-    store: &mut dyn Store,
+    store: &mut dyn Results,
     request: &RunRequest,
     kernel: &KernelImage,
 ) -> anyhow::Result<()> {

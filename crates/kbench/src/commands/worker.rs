@@ -1,8 +1,9 @@
-//! `kbench worker`: runs the lab server's jobs (crates/kbench/src/fleet/worker.rs).
+//! `kbench worker`: runs the lab server's jobs (kbench-fleet's `worker`).
 
-use crate::fleet::api::Api;
-use crate::fleet::worker::Worker;
 use anyhow::Context;
+use kbench_catalog::profile::Profiles;
+use kbench_fleet::api::Api;
+use kbench_fleet::worker::Worker;
 use kbench_store::Scope;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -99,7 +100,7 @@ pub fn worker(args: WorkerArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<Exit
         keep_failed: !temporary,
         exe: std::env::current_exe().context("finding the kbench binary to run jobs with")?,
         child_options,
-        profiles: kbench_catalog::profile::Profiles::load(profile_dirs)?,
+        check_job: Box::new(kbench_catalog::job::checker(Profiles::load(profile_dirs)?)),
         stop: stop.clone(),
     };
     let worked = worker.work();

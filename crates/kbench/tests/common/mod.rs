@@ -256,7 +256,7 @@ impl Server {
 
     /// `GET path` answered 200 with JSON.
     pub fn get(&self, path: &str) -> Value {
-        let answer = kbench_server::client::request(&self.addr, "GET", path, &[], b"").unwrap();
+        let answer = kbench_fleet::client::request(&self.addr, "GET", path, &[], b"").unwrap();
         assert_eq!(answer.status, 200, "GET {path}: {answer:?}");
         serde_json::from_str(&answer.body).unwrap()
     }

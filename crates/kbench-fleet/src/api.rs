@@ -5,8 +5,8 @@
 //! `kbench run --upload`, `kbench job` and `kbench worker` all go through
 //! here.
 
-use anyhow::{Context, bail};
-use kbench_server::client::{self, Response, Timeouts, Trust};
+use crate::FleetError;
+use crate::client::{self, Response, Timeouts, Trust};
 use kbench_store::Scope;
 use serde::Serialize;
 use std::fmt;
@@ -29,10 +29,10 @@ pub struct Api {
 impl Api {
     /// `url` is `http[s]://HOST[:PORT][/BASE]` (https trusts the CAs of
     /// `$KBENCH_CA_CERT`, else the system's); `token` is needed for writes.
-    pub fn new(url: &str, token: Option<&str>) -> anyhow::Result<Api> {
-        let (addr, base) = client::parse_base(url).map_err(anyhow::Error::msg)?;
+    pub fn new(url: &str, token: Option<&str>) -> Result<Api, FleetError> {
+        let (addr, base) = client::parse_base(url)?;
         let trust = match client::is_https(url) {
-            true => Some(Trust::from_env().map_err(anyhow::Error::msg)?),
+            true => Some(Trust::from_env()?),
             false => None,
         };
         Ok(Api {
@@ -105,33 +105,31 @@ impl Api {
     /// measured or leased: the token's name, or an error that says whether
     /// the server is unreachable, not a kbench server, refused the token,
     /// or the token lacks the scope `needs` for `doing` ("uploading a run").
-    pub fn check_token(&self, needs: Scope, doing: &str) -> anyhow::Result<String> {
+    pub fn check_token(&self, needs: Scope, doing: &str) -> Result<String, FleetError> {
         if self.token.is_none() {
-            bail!(
+            return Err(FleetError::Setup(format!(
                 "no API token for {}: give one with --token or KBENCH_TOKEN \
                  (`kbench token create` on the server's database makes one)",
                 self.url
-            );
+            )));
         }
         let response =
             retry(|| self.get("/token"), |attempts, _, _| attempts < 3).map_err(|gave_up| {
-                anyhow::anyhow!(
+                FleetError::Unreachable(format!(
                     "cannot reach the kbench server at {} ({gave_up}); is `kbench serve` running \
                      there, and is the URL right?",
                     self.url
-                )
+                ))
             })?;
         match response.status {
             200 => {
                 let answer: TokenAnswer =
-                    serde_json::from_str(&response.body).with_context(|| {
-                        format!(
-                            "{}: GET /api/v1/token answered no token's name and scopes",
-                            self.url
-                        )
-                    })?;
+                    serde_json::from_str(&response.body).map_err(FleetError::answer(format!(
+                        "{}: GET /api/v1/token answered no token's name and scopes",
+                        self.url
+                    )))?;
                 if !(answer.scopes.contains(&needs) || answer.scopes.contains(&Scope::Admin)) {
-                    bail!(
+                    return Err(FleetError::Refused(format!(
                         "token '{}' has the scopes {} on {}; {doing} needs '{}'. Use a token with \
                          it (`kbench token create --name NAME --scope {}` on the server's database)",
                         answer.name,
@@ -139,26 +137,26 @@ impl Api {
                         self.url,
                         needs.as_str(),
                         needs.as_str()
-                    );
+                    )));
                 }
                 Ok(answer.name)
             }
-            401 => bail!(
+            401 => Err(FleetError::Refused(format!(
                 "the server at {} refused the API token ({}); give a valid one with --token or \
                  KBENCH_TOKEN (`kbench token create` on the server's database makes one)",
                 self.url,
                 message(&response)
-            ),
-            404 => bail!(
+            ))),
+            404 => Err(FleetError::Refused(format!(
                 "{} answered 404 to GET /api/v1/token: it is not a kbench server, or an older one \
                  without the shared lab's API",
                 self.url
-            ),
-            status => bail!(
+            ))),
+            status => Err(FleetError::Refused(format!(
                 "the server at {} answered {status} to GET /api/v1/token: {}",
                 self.url,
                 message(&response)
-            ),
+            ))),
         }
     }
 }
@@ -311,6 +309,35 @@ mod tests {
             gave_up.to_string(),
             "answered 503: status 503 after 2 attempt(s)"
         );
+    }
+
+    #[test]
+    fn only_proxies_and_an_away_database_are_worth_another_attempt() {
+        for status in [502, 503, 504] {
+            assert!(
+                matches!(classify(answer(status)), Err(Failure::Unavailable(_))),
+                "{status}"
+            );
+        }
+        for status in [200, 400, 401, 409, 500] {
+            assert_eq!(classify(answer(status)).unwrap().status, status);
+        }
+        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+        assert!(matches!(
+            classify(Err(refused)),
+            Err(Failure::Connection(_))
+        ));
+    }
+
+    #[test]
+    fn messages_come_from_the_answer_or_its_body() {
+        let answer = |body: &str| Response {
+            status: 400,
+            body: body.into(),
+        };
+        assert_eq!(message(&answer(r#"{"error": "bad name"}"#)), "bad name");
+        assert_eq!(message(&answer(r#"{"message": "stored"}"#)), "stored");
+        assert_eq!(message(&answer(" plain text\n")), "plain text");
     }
 
     #[test]

@@ -1,9 +1,13 @@
-//! A minimal HTTP/1.1 client over `std::net::TcpStream` for `kbench push`
-//! and the tests: `http://`, or `https://` through rustls with the CAs of
-//! a [`Trust`] (the certificate must name the URL's host); one request per
-//! connection (`Connection: close`), the response read to its end.
+//! A minimal HTTP/1.1 client over `std::net::TcpStream`, for every call
+//! to the lab server (and the server's tests): `http://`, or `https://`
+//! through rustls with the CAs of a [`Trust`] (the certificate must name
+//! the URL's host); one request per connection (`Connection: close`), the
+//! response read to its end.
 
-pub use crate::tls::Trust;
+pub use crate::trust::Trust;
+pub use kbench_model::lab::encode_segment;
+
+use crate::FleetError;
 
 use rustls::pki_types::ServerName;
 use std::io::{self, Read, Write};
@@ -44,16 +48,16 @@ pub fn is_https(url: &str) -> bool {
 /// `http://HOST[:PORT][/BASE]` or `https://...` split into the address
 /// (port 80 or 443 unless given) and the base path. A URL with a user name
 /// or password is refused first, before any message could show it.
-pub fn parse_base(url: &str) -> Result<(String, String), String> {
+pub fn parse_base(url: &str) -> Result<(String, String), FleetError> {
     refuse_userinfo(url)?;
     let (rest, port) = match url.split_once("://") {
         Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => (rest, 80),
         Some((scheme, rest)) if scheme.eq_ignore_ascii_case("https") => (rest, 443),
         _ => {
-            return Err(format!(
+            return Err(FleetError::Setup(format!(
                 "{url}: the lab server's URL is http://HOST[:PORT] or https://HOST[:PORT] \
                  (push, run --upload, job, worker)"
-            ));
+            )));
         }
     };
     let (host, path) = match rest.find('/') {
@@ -61,7 +65,7 @@ pub fn parse_base(url: &str) -> Result<(String, String), String> {
         None => (rest, ""),
     };
     if host.is_empty() {
-        return Err(format!("{url}: no host"));
+        return Err(FleetError::Setup(format!("{url}: no host")));
     }
     let host = if host.contains(':') && !host.ends_with(']') {
         host.to_string()
@@ -74,7 +78,7 @@ pub fn parse_base(url: &str) -> Result<(String, String), String> {
 /// Refuses `SCHEME://USER:PASSWORD@HOST...`: the password would be taken
 /// for part of the host and shown in messages. The message shows the URL
 /// with `***` for the user and password.
-fn refuse_userinfo(url: &str) -> Result<(), String> {
+fn refuse_userinfo(url: &str) -> Result<(), FleetError> {
     let (scheme, rest) = url.split_once("://").map_or(("", url), |(s, r)| (s, r));
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let Some(at) = rest[..end].rfind('@') else {
@@ -85,23 +89,10 @@ fn refuse_userinfo(url: &str) -> Result<(), String> {
     } else {
         format!("{scheme}://***@{}", &rest[at + 1..])
     };
-    Err(format!(
+    Err(FleetError::Setup(format!(
         "{shown}: the server URL holds a user name or password (the part before '@'); \
          put the token in --token or KBENCH_TOKEN, not in the URL"
-    ))
-}
-
-/// Percent-encodes one path segment (everything but RFC 3986 unreserved).
-pub fn encode_segment(text: &str) -> String {
-    let mut out = String::new();
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    )))
 }
 
 /// Sends one request to `addr` (`host:port`) and reads the whole answer,
@@ -266,7 +257,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_and_segments() {
+    fn urls_and_chunked_bodies() {
         assert_eq!(
             parse_base("http://127.0.0.1:8080/").unwrap(),
             ("127.0.0.1:8080".into(), "".into())
@@ -282,7 +273,7 @@ mod tests {
             "user:s3cret@lab:8080",
             "http://a@b:s3cret@lab/x@y",
         ] {
-            let err = parse_base(url).unwrap_err();
+            let err = parse_base(url).unwrap_err().to_string();
             assert!(!err.contains("s3cret"), "{err}");
             assert!(
                 err.contains("***@lab") && err.contains("KBENCH_TOKEN"),
@@ -297,7 +288,6 @@ mod tests {
         );
         assert!(is_https("HTTPS://lab") && !is_https("http://lab"));
         assert!(parse_base("ftp://lab").is_err());
-        assert_eq!(encode_segment("a b/<'>"), "a%20b%2F%3C%27%3E");
         assert_eq!(dechunk(b"3\r\nabc\r\n0\r\n\r\n").unwrap(), b"abc");
     }
 }

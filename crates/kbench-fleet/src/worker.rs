@@ -1,7 +1,7 @@
 //! `kbench worker`: leases jobs from the server and runs each as a child
-//! process of this binary, `kbench run ... --upload` (or `kbench kernel
-//! fetch` then `kbench vm run ... --upload` for a kernel job), on a fresh
-//! local store per job.
+//! process of the kbench binary ([`Worker::exe`]), `kbench run ...
+//! --upload` (or `kbench kernel fetch` then `kbench vm run ... --upload`
+//! for a kernel job), on a fresh local store per job.
 //!
 //! That store is first seeded with what the server has of the job's
 //! identifier, so a job leased again after its worker died finds the dead
@@ -18,15 +18,15 @@
 //! child's upload names the lease ([`LEASE_ENV`]), so the server refuses
 //! its batches from then on, before the next renewal kills it.
 
-use super::api::{Api, message, retry};
-use anyhow::{Context, bail};
-use kbench_catalog::profile::Profiles;
-use kbench_server::client::encode_segment;
-use kbench_store::{Job, JobLease, JobSpec, Store, exchange};
+use crate::FleetError;
+use crate::api::{Api, message, retry};
+use crate::client::{Response, encode_segment};
+use crate::lease::{LEASE_ENV, lease_text};
+use kbench_store::{Exchange, Job, JobLease, JobSpec, SqliteStore, exchange};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -38,38 +38,10 @@ use std::time::{Duration, Instant};
 /// Lines of a child's stderr kept for the job's message.
 const TAIL_LINES: usize = 12;
 
-/// The job lease a worker runs its child under, as `JOB:WORKER` (e.g.
-/// `12:lab-box-1`), set in the child's environment (an environment
-/// variable rather than an option: every child gets it, `kbench run`,
-/// `kbench vm run` or `kbench kernel fetch`, and users never type it).
-/// `--upload` puts it into every live batch ([`LiveBatch::lease`]), which
-/// the server then stores only while this worker holds the job.
-///
-/// [`LiveBatch::lease`]: kbench_store::LiveBatch::lease
-pub const LEASE_ENV: &str = "KBENCH_JOB_LEASE";
-
-/// The lease in [`LEASE_ENV`], `None` when it is unset (not under a worker).
-pub fn lease_from_env() -> anyhow::Result<Option<JobLease>> {
-    std::env::var_os(LEASE_ENV)
-        .map(|text| parse_lease(&text.to_string_lossy()))
-        .transpose()
-}
-
-fn parse_lease(text: &str) -> anyhow::Result<JobLease> {
-    text.split_once(':')
-        .and_then(|(job, worker)| {
-            Some(JobLease {
-                job: job.parse().ok()?,
-                worker: Some(worker).filter(|w| !w.is_empty())?.to_string(),
-            })
-        })
-        .with_context(|| {
-            format!(
-                "{LEASE_ENV} is {text:?}, not JOB:WORKER (e.g. 12:lab-box-1); `kbench worker` \
-                 sets it for the jobs it runs: unset it to upload a run of your own"
-            )
-        })
-}
+/// Checks a leased job before anything of it runs, as the server does
+/// before it queues one (the binary passes kbench-lab's `job::checker`):
+/// the error says what is wrong.
+pub type JobCheck = Box<dyn Fn(&JobSpec) -> Result<(), String>>;
 
 /// What a worker needs.
 pub struct Worker {
@@ -84,13 +56,13 @@ pub struct Worker {
     pub work_dir: PathBuf,
     /// Whether the store of a failed job stays (else it is removed too).
     pub keep_failed: bool,
-    /// This binary, which runs the jobs.
+    /// The kbench binary, which runs the jobs.
     pub exe: PathBuf,
     /// Options given to every child before its command (`--profiles`).
     pub child_options: Vec<OsString>,
-    /// The profiles the children resolve names with: a job is checked
-    /// against them before anything of it runs.
-    pub profiles: Profiles,
+    /// The check of a job against what this machine's children can run
+    /// (its suites, benchmarks and profiles).
+    pub check_job: JobCheck,
     /// Set by SIGINT / SIGTERM.
     pub stop: Arc<AtomicBool>,
 }
@@ -110,7 +82,7 @@ enum Ended {
 impl Worker {
     /// Takes and runs jobs until stopped (or idle, with `exit_when_idle`).
     /// An error is one the worker cannot go on after (a refused token).
-    pub fn work(&self) -> anyhow::Result<()> {
+    pub fn work(&self) -> Result<(), FleetError> {
         self.log(format!(
             "asking {} for jobs (tags: {}; lease {} s)",
             self.api.url,
@@ -155,8 +127,8 @@ impl Worker {
     fn patiently(
         &self,
         what: &str,
-        request: impl FnMut() -> std::io::Result<kbench_server::client::Response>,
-    ) -> anyhow::Result<kbench_server::client::Response> {
+        request: impl FnMut() -> io::Result<Response>,
+    ) -> Result<Response, FleetError> {
         let mut told = false;
         let response = retry(request, |_, failure, _| {
             if !told {
@@ -168,7 +140,7 @@ impl Worker {
             }
             !self.stopped()
         })
-        .map_err(|gave_up| anyhow::anyhow!("{what}: {gave_up}; stopped"))?;
+        .map_err(|gave_up| FleetError::Unreachable(format!("{what}: {gave_up}; stopped")))?;
         if told {
             self.log(format!("{what}: {} answers again", self.api.url));
         }
@@ -176,7 +148,7 @@ impl Worker {
     }
 
     /// A job leased to this worker, or `None` when none is waiting.
-    fn lease_job(&self) -> anyhow::Result<Option<Job>> {
+    fn lease_job(&self) -> Result<Option<Job>, FleetError> {
         let body = json!({
             "worker": self.name,
             "tags": self.tags,
@@ -190,20 +162,23 @@ impl Worker {
             Err(error) => return Err(error),
         };
         match response.status {
-            200 => Ok(Some(serde_json::from_str(&response.body).with_context(
-                || format!("{}: POST /api/v1/jobs/lease answered no Job", self.api.url),
+            200 => Ok(Some(serde_json::from_str(&response.body).map_err(
+                FleetError::answer(format!(
+                    "{}: POST /api/v1/jobs/lease answered no Job",
+                    self.api.url
+                )),
             )?)),
             204 => Ok(None),
-            status => bail!(
+            status => Err(FleetError::Refused(format!(
                 "{} refused to lease a job ({status}: {})",
                 self.api.url,
                 message(&response)
-            ),
+            ))),
         }
     }
 
     /// Runs one leased job and reports how it ended.
-    fn run(&self, job: &Job) -> anyhow::Result<()> {
+    fn run(&self, job: &Job) -> Result<(), FleetError> {
         let spec = &job.spec;
         self.log(format!(
             "job {} (attempt {}): {} as '{}' into '{}'{}, {} round(s)",
@@ -243,7 +218,7 @@ impl Worker {
             Ok(Ended::Exited { status, tail, .. }) => {
                 (false, format!("kbench {status}: {}", tail.join("\n")))
             }
-            Err(error) => (false, format!("{error:#}")),
+            Err(error) => (false, error.with_causes()),
         };
         self.finish(job, ok, &text)?;
         if ok || !self.keep_failed {
@@ -261,12 +236,13 @@ impl Worker {
     /// Checks the job as the server should have (a job queued by an older
     /// server, or written into its database by hand, is not trusted),
     /// seeds its store and runs its children in turn.
-    fn measure(&self, job: &Job, dir: &Path) -> anyhow::Result<Ended> {
+    fn measure(&self, job: &Job, dir: &Path) -> Result<Ended, FleetError> {
         let spec = &job.spec;
-        kbench_catalog::job::check_spec(spec, &self.profiles)
-            .context("the job was refused by this worker and nothing of it ran")?;
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot make the job's directory {}", dir.display()))?;
+        (self.check_job)(spec).map_err(FleetError::JobRefused)?;
+        std::fs::create_dir_all(dir).map_err(|source| FleetError::Io {
+            doing: format!("cannot make the job's directory {}", dir.display()),
+            source,
+        })?;
         let db = dir.join("results.db");
         self.seed(job, &db)?;
         let kernel = match spec.kernel.as_deref() {
@@ -276,8 +252,10 @@ impl Worker {
                         stdout
                             .split_whitespace()
                             .next()
-                            .with_context(|| {
-                                format!("`kbench kernel fetch {kernel}` named no kernel")
+                            .ok_or_else(|| {
+                                FleetError::Child(format!(
+                                    "`kbench kernel fetch {kernel}` named no kernel"
+                                ))
                             })?
                             .to_string(),
                     ),
@@ -292,7 +270,7 @@ impl Worker {
 
     /// Imports what the server has of the job's identifier into the job's
     /// store (an earlier attempt's runs, its unfinished one to resume).
-    fn seed(&self, job: &Job, db: &Path) -> anyhow::Result<()> {
+    fn seed(&self, job: &Job, db: &Path) -> Result<(), FleetError> {
         let spec = &job.spec;
         let path = format!(
             "/result-sets/{}/export?identifier={}",
@@ -304,22 +282,27 @@ impl Worker {
         let text = match response.status {
             200 => response.body,
             404 => return Ok(()), // no such result set yet
-            status => bail!(
-                "{} answered {status} to GET {path}: {}",
-                self.api.url,
-                message(&response)
-            ),
+            status => {
+                return Err(FleetError::Refused(format!(
+                    "{} answered {status} to GET {path}: {}",
+                    self.api.url,
+                    message(&response)
+                )));
+            }
         };
         let data = exchange::parse(&text, Some(&spec.set)).map_err(|e| {
-            anyhow::anyhow!("the server's export of '{}' cannot be read: {e}", spec.set)
+            FleetError::Refused(format!(
+                "the server's export of '{}' cannot be read: {e}",
+                spec.set
+            ))
         })?;
         if data.identifiers.is_empty() {
             return Ok(());
         }
         let runs: usize = data.identifiers.iter().map(|i| i.runs.len()).sum();
-        kbench_store::SqliteStore::open(db)?
+        SqliteStore::open(db)?
             .import(&data)
-            .context("importing the server's samples of the job into its local store")?;
+            .map_err(FleetError::Seed)?;
         self.log(format!(
             "job {}: the server has {runs} run(s) of '{}' already; an unfinished one is resumed",
             job.id, spec.identifier
@@ -331,20 +314,32 @@ impl Worker {
     /// the lease while it runs, passing it a SIGINT when the worker is
     /// stopped, and killing it when the lease is lost. Its output goes to
     /// this worker's stderr (stdout kept instead when `keep_stdout`).
-    fn supervise(&self, job: &Job, args: &[OsString], keep_stdout: bool) -> anyhow::Result<Ended> {
+    fn supervise(
+        &self,
+        job: &Job,
+        args: &[OsString],
+        keep_stdout: bool,
+    ) -> Result<Ended, FleetError> {
         let mut command = Command::new(&self.exe);
         command
             .args(&self.child_options)
             .args(args)
             .env("KBENCH_TOKEN", self.api.token().unwrap_or_default())
-            .env(LEASE_ENV, format!("{}:{}", job.id, self.name))
+            .env(
+                LEASE_ENV,
+                lease_text(&JobLease {
+                    job: job.id,
+                    worker: self.name.clone(),
+                }),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         die_with_parent(&mut command);
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("cannot start {} for job {}", self.exe.display(), job.id))?;
+        let mut child = command.spawn().map_err(|source| FleetError::Io {
+            doing: format!("cannot start {} for job {}", self.exe.display(), job.id),
+            source,
+        })?;
         let prefix = format!("[job {}] ", job.id);
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let stderr = read_lines(
@@ -364,7 +359,11 @@ impl Worker {
         let mut interrupted = false;
         let mut told_unreachable = false;
         let status = loop {
-            if let Some(status) = child.try_wait()? {
+            let exited = child.try_wait().map_err(|source| FleetError::Io {
+                doing: format!("cannot wait for the child of job {}", job.id),
+                source,
+            })?;
+            if let Some(status) = exited {
                 break status;
             }
             if self.stopped() && !interrupted {
@@ -422,7 +421,7 @@ impl Worker {
     }
 
     /// Reports the job's end (retried while the server is unreachable).
-    fn finish(&self, job: &Job, ok: bool, text: &str) -> anyhow::Result<()> {
+    fn finish(&self, job: &Job, ok: bool, text: &str) -> Result<(), FleetError> {
         let body = json!({"worker": self.name, "ok": ok, "message": text});
         let path = format!("/jobs/{}/finish", job.id);
         let mut told = false;
@@ -449,13 +448,15 @@ impl Worker {
                 "job {} ended ({how}) after its lease was lost; the server keeps the other worker's result",
                 job.id
             )),
-            Ok(response) => bail!(
-                "{} refused the end of job {} ({}: {})",
-                self.api.url,
-                job.id,
-                response.status,
-                message(&response)
-            ),
+            Ok(response) => {
+                return Err(FleetError::Refused(format!(
+                    "{} refused the end of job {} ({}: {})",
+                    self.api.url,
+                    job.id,
+                    response.status,
+                    message(&response)
+                )));
+            }
             Err(gave_up) => self.log(format!(
                 "job {} ended ({how}) but the server was not told ({gave_up}); its lease will expire",
                 job.id
@@ -572,6 +573,182 @@ fn read_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{self, FakeServer};
+    use kbench_store::JobState;
+    use serde_json::Value;
+
+    const LEASE: &str = "POST /api/v1/jobs/lease";
+    const EXPORT: &str = "GET /api/v1/result-sets/lab/export";
+    const FINISH: &str = "POST /api/v1/jobs/7/finish";
+    const RENEW: &str = "POST /api/v1/jobs/7/renew";
+
+    /// A server that leases job 7, gives the answers `between` in turn,
+    /// then has no job left.
+    fn one_job(between: &[(&str, u16, &str)]) -> FakeServer {
+        let server = FakeServer::start();
+        let job = serde_json::to_string(&test_support::job(7, JobState::Running)).unwrap();
+        server.answer(LEASE, 200, &job);
+        for (route, status, body) in between {
+            server.answer(route, *status, body);
+        }
+        server.answer(LEASE, 204, "");
+        server
+    }
+
+    /// A worker of `server` whose children are `sh -c script` (the job's
+    /// arguments become the script's `$@`), leasing for 3 s (renewing
+    /// every second), exiting once no job waits.
+    fn worker(server: &FakeServer, dir: &Path, script: &str, check_job: JobCheck) -> Worker {
+        Worker {
+            api: Api::new(&server.url, Some("secret")).unwrap(),
+            name: "w1".into(),
+            tags: vec![],
+            lease: Duration::from_secs(3),
+            exit_when_idle: true,
+            poll: Duration::from_millis(100),
+            work_dir: dir.to_path_buf(),
+            keep_failed: false,
+            exe: "/bin/sh".into(),
+            child_options: vec!["-c".into(), script.into(), "sh".into()],
+            check_job,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    fn accept_all() -> JobCheck {
+        Box::new(|_| Ok(()))
+    }
+
+    fn routes(server: &FakeServer) -> Vec<String> {
+        server.seen().into_iter().map(|seen| seen.route).collect()
+    }
+
+    /// What the worker reported as the job's end.
+    fn finished(server: &FakeServer) -> Value {
+        let seen = server.seen();
+        let finish = seen.iter().find(|s| s.route == FINISH).expect("a finish");
+        serde_json::from_str(&finish.body).unwrap()
+    }
+
+    #[test]
+    fn a_leased_job_runs_as_a_child_under_its_lease_and_its_end_is_reported() {
+        let server = one_job(&[(EXPORT, 404, "{}"), (FINISH, 200, "{}")]);
+        let dir = tempfile::tempdir().unwrap();
+        let script =
+            r#"echo "lease $KBENCH_JOB_LEASE token $KBENCH_TOKEN" >&2; echo "args $*" >&2"#;
+        worker(&server, dir.path(), script, accept_all())
+            .work()
+            .unwrap();
+        assert_eq!(
+            routes(&server),
+            [
+                LEASE.to_string(),
+                format!("{EXPORT}?identifier=6.18"),
+                FINISH.to_string(),
+                LEASE.to_string()
+            ]
+        );
+        let end = finished(&server);
+        assert_eq!((&end["worker"], &end["ok"]), (&"w1".into(), &true.into()));
+        let message = end["message"].as_str().unwrap();
+        let db = dir.path().join("job-7-1").join("results.db");
+        assert_eq!(
+            message,
+            format!(
+                "lease 7:w1 token secret args run --as=6.18 --into=lab --rounds=2 --db={} --upload={} -- quick",
+                db.display(),
+                server.url
+            )
+        );
+        assert!(
+            !dir.path().join("job-7-1").exists(),
+            "a done job's store goes"
+        );
+    }
+
+    #[test]
+    fn a_failing_child_fails_the_job_with_its_last_words() {
+        let server = one_job(&[(EXPORT, 404, "{}"), (FINISH, 200, "{}")]);
+        let dir = tempfile::tempdir().unwrap();
+        let mut worker = worker(
+            &server,
+            dir.path(),
+            "echo no such test >&2; exit 3",
+            accept_all(),
+        );
+        worker.keep_failed = true;
+        worker.work().unwrap();
+        let end = finished(&server);
+        assert_eq!(end["ok"], false);
+        assert_eq!(end["message"], "kbench exit status: 3: no such test");
+        assert!(dir.path().join("job-7-1").exists(), "kept with keep_failed");
+    }
+
+    #[test]
+    fn a_job_this_worker_refuses_fails_before_anything_of_it_runs() {
+        let server = one_job(&[(FINISH, 200, "{}")]);
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("ran");
+        let script = format!("touch {}", marker.display());
+        let refuse: JobCheck =
+            Box::new(|spec| Err(format!("names[0] {:?} is unknown", spec.names[0])));
+        worker(&server, dir.path(), &script, refuse).work().unwrap();
+        assert_eq!(routes(&server), [LEASE, FINISH, LEASE]);
+        let end = finished(&server);
+        assert_eq!(end["ok"], false);
+        assert_eq!(
+            end["message"],
+            "the job was refused by this worker and nothing of it ran: names[0] \"quick\" is unknown"
+        );
+        assert!(!marker.exists(), "the child never ran");
+    }
+
+    #[test]
+    fn a_lost_lease_kills_the_child_and_reports_nothing() {
+        let server = one_job(&[
+            (EXPORT, 404, "{}"),
+            (
+                RENEW,
+                409,
+                r#"{"error": "job 7 is leased by another worker"}"#,
+            ),
+        ]);
+        let dir = tempfile::tempdir().unwrap();
+        let start = Instant::now();
+        worker(&server, dir.path(), "sleep 30", accept_all())
+            .work()
+            .unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the child was killed"
+        );
+        assert_eq!(
+            routes(&server),
+            [
+                LEASE.to_string(),
+                format!("{EXPORT}?identifier=6.18"),
+                RENEW.to_string(),
+                LEASE.to_string()
+            ]
+        );
+    }
+
+    #[test]
+    fn a_refused_lease_request_stops_the_worker() {
+        let server = FakeServer::start();
+        server.answer(LEASE, 403, r#"{"error": "token 'x' has the scopes push"}"#);
+        let dir = tempfile::tempdir().unwrap();
+        let error = worker(&server, dir.path(), "true", accept_all())
+            .work()
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{} refused to lease a job (403: token 'x' has the scopes push)",
+                server.url
+            )
+        );
+    }
 
     #[test]
     fn job_fields_are_never_options_of_the_child() {
@@ -604,15 +781,5 @@ mod tests {
             ]
         );
         assert_eq!(fetch_args("--help")[2], "--");
-    }
-
-    #[test]
-    fn a_lease_is_job_colon_worker() {
-        let lease = parse_lease("12:lab:box").unwrap();
-        assert_eq!((lease.job, lease.worker.as_str()), (12, "lab:box"));
-        for bad in ["", "12", "12:", "x:w1", ":w1"] {
-            let err = format!("{:#}", parse_lease(bad).unwrap_err());
-            assert!(err.contains("not JOB:WORKER"), "{bad:?}: {err}");
-        }
     }
 }

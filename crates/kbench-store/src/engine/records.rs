@@ -1,0 +1,436 @@
+//! The rows every role reads or writes alike: result sets, identifiers,
+//! tests, runs, samples and outcomes, found or created, and their columns
+//! read back.
+//!
+//! Find-or-create steps insert with `ON CONFLICT DO NOTHING` and read
+//! again, so two writers creating the same result set, identifier or test
+//! at once (possible on PostgreSQL) both end up with the one row.
+
+use super::check::valid;
+use super::convert::{from_json, narrow, to_i64, to_json};
+use super::{Fail, Param, Res, Row, Sql, args, first_int, parse_options};
+use crate::validate;
+use crate::{RunId, RunInfo, RunRecord, RunStatus, StoreError, TestOutcome, TestOutcomeKind};
+use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms};
+use std::sync::OnceLock;
+
+/// A test's key from its `benchmark, options, metric` columns at `first`.
+pub(super) fn read_key(row: &dyn Row, first: usize) -> Res<TestKey> {
+    Ok(TestKey {
+        benchmark: row.req_text(first)?,
+        options: parse_options(&row.req_text(first + 1)?)?,
+        metric: row.req_text(first + 2)?,
+    })
+}
+
+pub(super) fn read_direction(text: &str, what: impl std::fmt::Display) -> Res<Direction> {
+    Direction::parse(text)
+        .ok_or_else(|| Fail::Damaged(format!("{what} has an unknown direction {text:?}")))
+}
+
+/// How many columns [`run_columns!`] has; a query's own columns follow them.
+pub(super) const RUN_COLUMN_COUNT: usize = 12;
+
+/// The columns [`read_run`] reads, after `r.`.
+macro_rules! run_columns {
+    () => {
+        "r.id, r.status, r.started_at_ms, r.ended_at_ms, r.pid, r.wrapper, r.tool_version, \
+         r.snapshot_json, r.host_json, r.notes_json, r.steal_percent, r.uid"
+    };
+}
+pub(super) use run_columns;
+
+/// A run from [`run_columns!`], without its outcomes (read after the query,
+/// see [`Sql::query`]).
+pub(super) fn read_run(row: &dyn Row) -> Res<RunRecord> {
+    let id = RunId(row.req_int(0)?);
+    let status = row.req_text(1)?;
+    let mut snapshot = from_json::<SystemSnapshot>("a run's snapshot", &row.req_text(7)?)?;
+    if let Some(steal) = row.real(10)? {
+        snapshot.steal_percent = Some(steal);
+    }
+    Ok(RunRecord {
+        id,
+        status: RunStatus::parse(&status).ok_or_else(|| {
+            Fail::Damaged(format!("run {} has an unknown status {status:?}", id.0))
+        })?,
+        info: RunInfo {
+            snapshot,
+            host: row
+                .text(8)?
+                .map(|text| from_json("a run's host snapshot", &text))
+                .transpose()?,
+            wrapper: row.text(5)?,
+            tool_version: row.req_text(6)?,
+            notes: from_json("a run's notes", &row.req_text(9)?)?,
+            started_at_ms: row.req_int(2)?,
+            pid: narrow("pid", row.req_int(4)?)?,
+            uid: row.text(11)?,
+        },
+        ended_at_ms: row.int(3)?,
+        outcomes: Vec::new(),
+    })
+}
+
+/// Fills in how each ended test of each run ended, in test order.
+pub(super) fn add_outcomes(db: &mut dyn Sql, runs: &mut [RunRecord]) -> Res<()> {
+    for run in runs {
+        db.query(
+            "SELECT t.benchmark, t.options, t.metric, o.kind, o.detail \
+             FROM test_outcomes o JOIN tests t ON t.id = o.test_id \
+             WHERE o.run_id = ?1 ORDER BY t.position, t.id",
+            args![run.id.0],
+            &mut |row| {
+                let kind = row.req_text(3)?;
+                run.outcomes.push(TestOutcome {
+                    test: read_key(row, 0)?,
+                    kind: TestOutcomeKind::parse(&kind)
+                        .ok_or_else(|| Fail::Damaged(format!("unknown test outcome {kind:?}")))?,
+                    detail: row.req_text(4)?,
+                });
+                Ok(())
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// The id `select` finds, else the one `insert ... ON CONFLICT DO NOTHING
+/// RETURNING id` makes, else (another writer inserted it meanwhile) the one
+/// `select` finds now.
+pub(super) fn find_or_insert(
+    db: &mut dyn Sql,
+    select: &str,
+    select_args: &[Param],
+    insert: &str,
+    insert_args: &[Param],
+) -> Res<i64> {
+    if let Some(id) = first_int(db, select, select_args)? {
+        return Ok(id);
+    }
+    if let Some(id) = first_int(db, insert, insert_args)? {
+        return Ok(id);
+    }
+    first_int(db, select, select_args)?
+        .ok_or_else(|| Fail::Damaged("a row just inserted by another writer is gone".into()))
+}
+
+/// The id of result set `name`, created when new.
+pub(super) fn ensure_set(db: &mut dyn Sql, name: &str) -> Res<i64> {
+    find_or_insert(
+        db,
+        "SELECT id FROM result_sets WHERE name = ?1",
+        args![name],
+        "INSERT INTO result_sets (name, created_at_ms) VALUES (?1, ?2) \
+         ON CONFLICT (name) DO NOTHING RETURNING id",
+        args![name, now_ms()],
+    )
+}
+
+pub(super) const FIND_IDENTIFIER: &str =
+    "SELECT id FROM identifiers WHERE set_id = ?1 AND name = ?2";
+
+/// Adds an identifier after the set's last one (`None` when it exists).
+pub(super) const INSERT_IDENTIFIER: &str = "INSERT INTO identifiers (set_id, name, position) \
+     VALUES (?1, ?2, (SELECT COALESCE(MAX(position) + 1, 0) FROM identifiers WHERE set_id = ?1)) \
+     ON CONFLICT (set_id, name) DO NOTHING RETURNING id";
+
+/// The id of identifier `name` of the set, created after its last when new.
+pub(super) fn ensure_identifier(db: &mut dyn Sql, set_id: i64, name: &str) -> Res<i64> {
+    find_or_insert(
+        db,
+        FIND_IDENTIFIER,
+        args![set_id, name],
+        INSERT_IDENTIFIER,
+        args![set_id, name],
+    )
+}
+
+/// A test of a set as stored: its id, unit and direction.
+pub(super) struct StoredTest {
+    pub id: i64,
+    unit: String,
+    direction: Direction,
+}
+
+/// The test `key` of the set, if stored.
+pub(super) fn find_test(db: &mut dyn Sql, set_id: i64, key: &TestKey) -> Res<Option<StoredTest>> {
+    let mut found = None;
+    db.query(
+        "SELECT id, unit, direction FROM tests \
+         WHERE set_id = ?1 AND benchmark = ?2 AND options = ?3 AND metric = ?4",
+        args![set_id, &key.benchmark, &key.options_text(), &key.metric],
+        &mut |row| {
+            found = Some((row.req_int(0)?, row.req_text(1)?, row.req_text(2)?));
+            Ok(())
+        },
+    )?;
+    found
+        .map(|(id, unit, direction)| {
+            Ok(StoredTest {
+                id,
+                unit,
+                direction: read_direction(&direction, format_args!("test {key}"))?,
+            })
+        })
+        .transpose()
+}
+
+/// The id of a test of the set, created after the set's last test when new;
+/// `Conflict` when it exists with another unit or direction.
+pub(super) fn ensure_test(db: &mut dyn Sql, set_id: i64, set: &str, spec: &TestSpec) -> Res<i64> {
+    valid(validate::test_spec(spec), || {
+        format!("test {} of result set \"{set}\"", spec.key)
+    })?;
+    let options = spec.key.options_text();
+    let key = &spec.key;
+    // Twice at most: the second time finds what another writer inserted.
+    for _ in 0..2 {
+        if let Some(StoredTest {
+            id,
+            unit,
+            direction: stored,
+        }) = find_test(db, set_id, key)?
+        {
+            if unit != spec.unit || stored != spec.direction {
+                return Err(Fail::Store(StoreError::Conflict(format!(
+                    "test {key} is stored in result set \"{set}\" in {unit} ({}), but is now reported in {} ({}); \
+                     a test keeps its unit and direction: fix the benchmark or use a new result set",
+                    stored.phrase(),
+                    spec.unit,
+                    spec.direction.phrase()
+                ))));
+            }
+            return Ok(id);
+        }
+        let inserted = first_int(
+            db,
+            "INSERT INTO tests (set_id, benchmark, options, metric, unit, direction, position) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
+                     (SELECT COALESCE(MAX(position) + 1, 0) FROM tests WHERE set_id = ?1)) \
+             ON CONFLICT (set_id, benchmark, options, metric) DO NOTHING RETURNING id",
+            args![
+                set_id,
+                &key.benchmark,
+                &options,
+                &key.metric,
+                &spec.unit,
+                spec.direction.as_str()
+            ],
+        )?;
+        if let Some(id) = inserted {
+            return Ok(id);
+        }
+    }
+    Err(Fail::Damaged(format!(
+        "test {key} was inserted and is gone"
+    )))
+}
+
+/// Stores a new run; `None` when a run with its uid is stored already.
+pub(super) fn insert_run(
+    db: &mut dyn Sql,
+    identifier_id: i64,
+    status: RunStatus,
+    info: &RunInfo,
+    ended_at_ms: Option<i64>,
+) -> Res<Option<RunId>> {
+    valid(validate::run_times(info.started_at_ms, ended_at_ms), || {
+        format!("run {}", info.uid.as_deref().unwrap_or("(without uid)"))
+    })?;
+    let host = info
+        .host
+        .as_ref()
+        .map(|host| to_json("the host snapshot", host))
+        .transpose()?;
+    let id = first_int(
+        db,
+        "INSERT INTO runs (identifier_id, status, started_at_ms, ended_at_ms, pid, wrapper, \
+                           tool_version, snapshot_json, host_json, notes_json, uid) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+         ON CONFLICT (uid) DO NOTHING RETURNING id",
+        args![
+            identifier_id,
+            status.as_str(),
+            info.started_at_ms,
+            ended_at_ms,
+            info.pid,
+            info.wrapper.as_ref(),
+            &info.tool_version,
+            &to_json("the system snapshot", &info.snapshot)?,
+            host.as_ref(),
+            &to_json("the run's notes", &info.notes)?,
+            info.uid.as_ref()
+        ],
+    )?;
+    Ok(id.map(RunId))
+}
+
+/// Where a stored run is, found by its uid.
+pub(super) struct RunOwner {
+    pub run: RunId,
+    pub identifier_id: i64,
+    set: String,
+    identifier: String,
+}
+
+impl RunOwner {
+    /// "run UID is run N of identifier "I" in result set "S" of DB", for
+    /// messages.
+    pub fn describe(&self, uid: &str, db: &str) -> String {
+        format!(
+            "run {uid} is run {} of identifier \"{}\" in result set \"{}\" of {db}",
+            self.run.0, self.identifier, self.set
+        )
+    }
+}
+
+/// The run with this uid, if stored.
+pub(super) fn run_by_uid(db: &mut dyn Sql, uid: &str) -> Res<Option<RunOwner>> {
+    let mut found = None;
+    db.query(
+        "SELECT r.id, r.identifier_id, s.name, i.name FROM runs r \
+         JOIN identifiers i ON i.id = r.identifier_id \
+         JOIN result_sets s ON s.id = i.set_id WHERE r.uid = ?1",
+        args![uid],
+        &mut |row| {
+            found = Some(RunOwner {
+                run: RunId(row.req_int(0)?),
+                identifier_id: row.req_int(1)?,
+                set: row.req_text(2)?,
+                identifier: row.req_text(3)?,
+            });
+            Ok(())
+        },
+    )?;
+    Ok(found)
+}
+
+/// Stores a new run; a uid stored already is a `Conflict` saying where that
+/// run is, then `instead` (what was not done and what to do).
+pub(super) fn insert_new_run(
+    db: &mut dyn Sql,
+    identifier_id: i64,
+    status: RunStatus,
+    info: &RunInfo,
+    ended_at_ms: Option<i64>,
+    instead: &str,
+) -> Res<RunId> {
+    if let Some(id) = insert_run(db, identifier_id, status, info, ended_at_ms)? {
+        return Ok(id);
+    }
+    let uid = info.uid.as_deref().unwrap_or_default();
+    let owner = run_by_uid(db, uid)?
+        .ok_or_else(|| Fail::Damaged(format!("run {uid} was refused as stored and is gone")))?;
+    Err(Fail::Store(StoreError::Conflict(format!(
+        "{}; {instead}",
+        owner.describe(uid, db.name())
+    ))))
+}
+
+/// The parameters of a sample's row (run, test, round, value, iterations,
+/// at_ms), once the sample is as [`validate::sample`] wants it (NaN would
+/// be stored as NULL by SQLite, a value <= 0 has no log for the ratios).
+pub(super) fn sample_row(run: RunId, test: i64, sample: &Sample) -> Res<[Param<'static>; 6]> {
+    valid(validate::sample(sample), || {
+        format!("a sample of run {}", run.0)
+    })?;
+    Ok([
+        run.0.into(),
+        test.into(),
+        sample.round.into(),
+        sample.value.into(),
+        to_i64("iteration count", sample.iterations)?.into(),
+        sample.at_ms.into(),
+    ])
+}
+
+/// The most samples one multi-row INSERT holds (6 parameters each, well
+/// under SQLite's 32766 and PostgreSQL's 65535).
+pub(super) const BATCH: usize = 256;
+
+const _: () = assert!(
+    BATCH.is_power_of_two(),
+    "insert_samples splits by powers of two"
+);
+
+/// `INSERT INTO samples ... VALUES (..), (..)` for `rows` rows, a power of
+/// two up to [`BATCH`].
+pub(super) fn batch_insert_sql(rows: usize) -> &'static str {
+    static SQL: OnceLock<Vec<String>> = OnceLock::new();
+    let all = SQL.get_or_init(|| {
+        (0..=BATCH.ilog2())
+            .map(|log| {
+                let rows: Vec<String> = (0..1usize << log)
+                    .map(|i| {
+                        let n = 6 * i;
+                        format!(
+                            "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
+                            n + 1,
+                            n + 2,
+                            n + 3,
+                            n + 4,
+                            n + 5,
+                            n + 6
+                        )
+                    })
+                    .collect();
+                format!(
+                    "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) VALUES {}",
+                    rows.join(", ")
+                )
+            })
+            .collect()
+    });
+    &all[rows.ilog2() as usize]
+}
+
+/// Stores the samples of one test in one run, in order, in multi-row
+/// INSERTs: [`BATCH`] rows at a time, then the rest in the powers of two it
+/// adds up to (13 samples: 8, 4 and 1), so that a few prepared statements
+/// serve every count in a few round trips. The caller knows that the run
+/// and the test belong to one result set (it made or checked both in the
+/// same transaction).
+pub(super) fn insert_samples(
+    db: &mut dyn Sql,
+    run: RunId,
+    test: i64,
+    samples: &[Sample],
+) -> Res<()> {
+    let mut params = Vec::with_capacity(6 * BATCH);
+    let mut rest = samples;
+    while !rest.is_empty() {
+        let rows = BATCH.min(1 << rest.len().ilog2());
+        let (chunk, after) = rest.split_at(rows);
+        rest = after;
+        params.clear();
+        for sample in chunk {
+            params.extend(sample_row(run, test, sample)?);
+        }
+        db.execute(batch_insert_sql(rows), &params)?;
+    }
+    Ok(())
+}
+
+pub(super) fn upsert_outcome(
+    db: &mut dyn Sql,
+    run: RunId,
+    test: i64,
+    outcome: &TestOutcome,
+) -> Res<()> {
+    db.execute(
+        "INSERT INTO test_outcomes (run_id, test_id, kind, detail) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (run_id, test_id) DO UPDATE SET kind = excluded.kind, detail = excluded.detail",
+        args![run.0, test, outcome.kind.as_str(), &outcome.detail],
+    )?;
+    Ok(())
+}
+
+/// `NotFound` for a missing run.
+pub(super) fn no_run(db: &dyn Sql, run: RunId) -> Fail {
+    Fail::Store(StoreError::NotFound(format!(
+        "there is no run {} in {}",
+        run.0,
+        db.name()
+    )))
+}

@@ -1,0 +1,294 @@
+//! [`Results`]: what was stored, read back in one read transaction each.
+
+use super::convert::narrow;
+use super::records::{
+    RUN_COLUMN_COUNT, add_outcomes, no_run, read_direction, read_key, read_run, run_columns,
+};
+use super::{Fail, Param, Res, Row, Sql, args, first_int, texts, transaction, with};
+use crate::{
+    IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId,
+    StoreError,
+};
+use kbench_model::{Sample, TestKey, TestSpec};
+use std::collections::{BTreeMap, HashMap};
+
+/// `NotFound` for a missing result set, naming those that exist.
+fn missing_set(db: &mut dyn Sql, set: &str) -> Res<Fail> {
+    let names = texts(
+        db,
+        "SELECT name FROM result_sets ORDER BY created_at_ms, id",
+        args![],
+    )?;
+    let known = if names.is_empty() {
+        "it holds no result sets yet".to_string()
+    } else {
+        format!(
+            "it holds: {}",
+            names
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    Ok(Fail::Store(StoreError::NotFound(format!(
+        "there is no result set \"{set}\" in {}; {known}",
+        db.name()
+    ))))
+}
+
+/// The tests a query of `id, benchmark, options, metric, unit, direction`
+/// finds, in its order, and their keys by id.
+fn read_tests(
+    db: &mut dyn Sql,
+    sql: &str,
+    args: &[Param],
+) -> Res<(Vec<TestSpec>, HashMap<i64, TestKey>)> {
+    let mut tests = Vec::new();
+    let mut keys = HashMap::new();
+    db.query(sql, args, &mut |row| {
+        let key = read_key(row, 1)?;
+        let direction = read_direction(&row.req_text(5)?, "a test")?;
+        keys.insert(row.req_int(0)?, key.clone());
+        tests.push(TestSpec {
+            key,
+            unit: row.req_text(4)?,
+            direction,
+        });
+        Ok(())
+    })?;
+    Ok((tests, keys))
+}
+
+/// A sample from its `value, iterations, at_ms, round` columns at `first`.
+fn read_sample(row: &dyn Row, first: usize) -> Res<Sample> {
+    Ok(Sample {
+        value: row
+            .real(first)?
+            .ok_or_else(|| Fail::Damaged("a sample has no value".into()))?,
+        iterations: narrow("iteration count", row.req_int(first + 1)?)?,
+        at_ms: row.req_int(first + 2)?,
+        round: narrow("round", row.req_int(first + 3)?)?,
+    })
+}
+
+/// Reads a whole result set; inside a read transaction.
+fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
+    let Some(set_id) = first_int(db, "SELECT id FROM result_sets WHERE name = ?1", args![set])?
+    else {
+        return Err(missing_set(db, set)?);
+    };
+
+    let (tests, keys) = read_tests(
+        db,
+        "SELECT id, benchmark, options, metric, unit, direction FROM tests \
+         WHERE set_id = ?1 ORDER BY position, id",
+        args![set_id],
+    )?;
+
+    let mut identifiers = Vec::new();
+    let mut index = HashMap::new();
+    db.query(
+        "SELECT id, name FROM identifiers WHERE set_id = ?1 ORDER BY position, id",
+        args![set_id],
+        &mut |row| {
+            index.insert(row.req_int(0)?, identifiers.len());
+            identifiers.push(IdentifierData {
+                name: row.req_text(1)?,
+                runs: Vec::new(),
+                samples: BTreeMap::new(),
+                sample_runs: BTreeMap::new(),
+            });
+            Ok(())
+        },
+    )?;
+    let owner_of = |index: &HashMap<i64, usize>, id: i64| {
+        index
+            .get(&id)
+            .copied()
+            .ok_or_else(|| Fail::Damaged(format!("identifier {id} is not in result set \"{set}\"")))
+    };
+
+    let (mut owners, mut runs) = (Vec::new(), Vec::new());
+    db.query(
+        concat!(
+            "SELECT ",
+            run_columns!(),
+            ", r.identifier_id FROM runs r \
+             JOIN identifiers i ON i.id = r.identifier_id WHERE i.set_id = ?1 ORDER BY r.id"
+        ),
+        args![set_id],
+        &mut |row| {
+            owners.push(owner_of(&index, row.req_int(RUN_COLUMN_COUNT)?)?);
+            runs.push(read_run(row)?);
+            Ok(())
+        },
+    )?;
+    add_outcomes(db, &mut runs)?;
+    // Each run's position among its identifier's runs.
+    let mut run_position = HashMap::new();
+    for (owner, run) in owners.into_iter().zip(runs) {
+        run_position.insert(run.id.0, identifiers[owner].runs.len());
+        identifiers[owner].runs.push(run);
+    }
+
+    // Grouped by (identifier, test) first: one key clone per group, not
+    // per sample.
+    let mut groups: HashMap<(usize, i64), (Vec<Sample>, Vec<usize>)> = HashMap::new();
+    db.query(
+        "SELECT r.identifier_id, s.run_id, s.test_id, s.value, s.iterations, s.at_ms, s.round \
+         FROM samples s JOIN runs r ON r.id = s.run_id \
+         JOIN identifiers i ON i.id = r.identifier_id \
+         WHERE i.set_id = ?1 ORDER BY s.id",
+        args![set_id],
+        &mut |row| {
+            let owner = owner_of(&index, row.req_int(0)?)?;
+            let run = row.req_int(1)?;
+            let position = *run_position.get(&run).ok_or_else(|| {
+                Fail::Damaged(format!(
+                    "a sample's run {run} is not in result set \"{set}\""
+                ))
+            })?;
+            let (samples, runs) = groups.entry((owner, row.req_int(2)?)).or_default();
+            samples.push(read_sample(row, 3)?);
+            runs.push(position);
+            Ok(())
+        },
+    )?;
+    for ((owner, test), (samples, runs)) in groups {
+        let key = keys.get(&test).ok_or_else(|| {
+            Fail::Damaged(format!(
+                "samples refer to test {test} of another result set"
+            ))
+        })?;
+        identifiers[owner].samples.insert(key.clone(), samples);
+        identifiers[owner].sample_runs.insert(key.clone(), runs);
+    }
+
+    Ok(ResultSetData {
+        name: set.to_string(),
+        tests,
+        identifiers,
+    })
+}
+
+/// One run with its set, identifier, tests and samples; inside a read
+/// transaction.
+fn read_run_contents(db: &mut dyn Sql, run: RunId) -> Res<RunContents> {
+    let mut found = None;
+    db.query(
+        concat!(
+            "SELECT ",
+            run_columns!(),
+            ", s.name, i.name FROM runs r \
+             JOIN identifiers i ON i.id = r.identifier_id \
+             JOIN result_sets s ON s.id = i.set_id WHERE r.id = ?1"
+        ),
+        args![run.0],
+        &mut |row| {
+            found = Some((
+                read_run(row)?,
+                row.req_text(RUN_COLUMN_COUNT)?,
+                row.req_text(RUN_COLUMN_COUNT + 1)?,
+            ));
+            Ok(())
+        },
+    )?;
+    let Some((record, set, identifier)) = found else {
+        return Err(no_run(db, run));
+    };
+    let mut runs = [record];
+    add_outcomes(db, &mut runs)?;
+    let [record] = runs;
+    let (tests, keys) = read_tests(
+        db,
+        "SELECT id, benchmark, options, metric, unit, direction FROM tests \
+         WHERE id IN (SELECT test_id FROM samples WHERE run_id = ?1) \
+            OR id IN (SELECT test_id FROM test_outcomes WHERE run_id = ?1) \
+         ORDER BY position, id",
+        args![run.0],
+    )?;
+    let mut samples: BTreeMap<TestKey, Vec<Sample>> = BTreeMap::new();
+    db.query(
+        "SELECT test_id, value, iterations, at_ms, round FROM samples \
+         WHERE run_id = ?1 ORDER BY id",
+        args![run.0],
+        &mut |row| {
+            let test = row.req_int(0)?;
+            let key = keys.get(&test).ok_or_else(|| {
+                Fail::Damaged(format!("a sample of run {} has no test {test}", run.0))
+            })?;
+            // The samples of a test mostly come in a row: clone its key
+            // only when it is new.
+            match samples.get_mut(key) {
+                Some(list) => list.push(read_sample(row, 1)?),
+                None => {
+                    samples.insert(key.clone(), vec![read_sample(row, 1)?]);
+                }
+            }
+            Ok(())
+        },
+    )?;
+    Ok(RunContents {
+        set,
+        identifier,
+        record,
+        tests,
+        samples,
+    })
+}
+
+fn list_sets(db: &mut dyn Sql) -> Res<Vec<ResultSetSummary>> {
+    let mut sets = Vec::new();
+    let mut ids = HashMap::new();
+    db.query(
+        "SELECT id, name, created_at_ms, \
+           (SELECT COUNT(*) FROM tests t WHERE t.set_id = s.id), \
+           (SELECT COUNT(*) FROM samples x JOIN runs r ON r.id = x.run_id \
+              JOIN identifiers i ON i.id = r.identifier_id WHERE i.set_id = s.id) \
+         FROM result_sets s ORDER BY created_at_ms, id",
+        args![],
+        &mut |row| {
+            ids.insert(row.req_int(0)?, sets.len());
+            sets.push(ResultSetSummary {
+                name: row.req_text(1)?,
+                identifiers: Vec::new(),
+                tests: narrow("test count", row.req_int(3)?)?,
+                samples: narrow("sample count", row.req_int(4)?)?,
+                created_at_ms: row.req_int(2)?,
+            });
+            Ok(())
+        },
+    )?;
+    db.query(
+        "SELECT set_id, name FROM identifiers ORDER BY set_id, position, id",
+        args![],
+        &mut |row| {
+            if let Some(&set) = ids.get(&row.req_int(0)?) {
+                sets[set].identifiers.push(row.req_text(1)?);
+            }
+            Ok(())
+        },
+    )?;
+    Ok(sets)
+}
+
+impl<S: Sql> Results for S {
+    fn result_sets(&mut self) -> Result<Vec<ResultSetSummary>> {
+        with(self, "listing result sets", |db| {
+            transaction(db, false, list_sets)
+        })
+    }
+
+    fn load(&mut self, set: &str) -> Result<ResultSetData> {
+        with(self, "loading a result set", |db| {
+            transaction(db, false, |db| load_set(db, set))
+        })
+    }
+
+    fn run_contents(&mut self, run: RunId) -> Result<RunContents> {
+        with(self, "reading a run", |db| {
+            transaction(db, false, |db| read_run_contents(db, run))
+        })
+    }
+}

@@ -1,0 +1,205 @@
+//! What callers see of a store: one trait per role, so that each takes the
+//! narrowest it needs. The runner writes through [`RunSink`], the reading
+//! commands read through [`Results`], the lab server receives through
+//! [`Exchange`] and runs its queue through [`JobQueue`] and [`Tokens`],
+//! bisection keeps its state through [`Bisects`]. An opened database
+//! ([`Database`], what `Location::open` returns) holds them all; the one
+//! engine implements each for both backends (`engine/`).
+//!
+//! Every write is durable when the call returns.
+
+use crate::{
+    BisectInfo, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result, ResultSetData,
+    ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope, TestId,
+    TestOutcome, TokenInfo, WorkerInfo,
+};
+use kbench_model::{Sample, TestKey, TestSpec};
+
+/// What a run writes as it goes, and what it reads back of its own
+/// identifier to resume or to number its rounds.
+pub trait RunSink {
+    /// Starts a new run of `identifier` in result set `set`, creating both
+    /// when new. Names are checked with `kbench_model::validate_name`; a
+    /// `info.uid` another run has is a `Conflict`.
+    fn begin_run(&mut self, set: &str, identifier: &str, info: &RunInfo) -> Result<RunId>;
+
+    /// Takes the lock on measuring `identifier` of `set`, held until this
+    /// store is dropped (or its process dies): a run is one invocation, and
+    /// two at once on one identifier would interleave their rounds. Held by
+    /// another store (another `kbench run`, here or on another machine
+    /// sharing the database) it is a `Conflict` saying so; taken again by
+    /// the store holding it, it is kept.
+    fn lock_identifier(&mut self, set: &str, identifier: &str) -> Result<()>;
+
+    /// The newest run of this identifier that never ended (killed) or was
+    /// interrupted, to be resumed; `None` when the last run completed.
+    fn unfinished_run(&mut self, set: &str, identifier: &str) -> Result<Option<RunRecord>>;
+
+    /// Marks a run as resumed by a new process (new pid, status running).
+    fn resume_run(&mut self, run: RunId, pid: u32) -> Result<()>;
+
+    /// The id of a test in a result set, created on first use. A test that
+    /// exists with another unit or direction is an error (`Conflict`).
+    fn test_id(&mut self, set: &str, spec: &TestSpec) -> Result<TestId>;
+
+    /// Stores one raw sample; committed before returning.
+    fn add_sample(&mut self, run: RunId, test: TestId, sample: &Sample) -> Result<()>;
+
+    /// Records how a test ended in a run (target met, skipped, failed); a
+    /// second call for the same pair replaces the first. `outcome.test` is
+    /// not checked against `test`.
+    fn end_test(&mut self, run: RunId, test: TestId, outcome: &TestOutcome) -> Result<()>;
+
+    /// Ends a run with its status, end time and the steal time measured
+    /// while it went on (percent of CPU time, when known).
+    fn end_run(&mut self, run: RunId, status: RunStatus, steal_percent: Option<f64>) -> Result<()>;
+
+    /// The largest round number stored for this identifier, if any sample.
+    fn last_round(&mut self, set: &str, identifier: &str) -> Result<Option<u32>>;
+
+    /// Tests already ended in a run, for resuming it.
+    fn ended_tests(&mut self, run: RunId) -> Result<Vec<TestKey>>;
+}
+
+/// What was stored, read back: for the reports, exports and the server's
+/// pages.
+pub trait Results {
+    /// All result sets, oldest first.
+    fn result_sets(&mut self) -> Result<Vec<ResultSetSummary>>;
+
+    /// Everything in one result set: identifiers in the order they were
+    /// first stored, their runs, tests and raw samples. `NotFound` names the
+    /// sets that exist.
+    fn load(&mut self, set: &str) -> Result<ResultSetData>;
+
+    /// One run with its set, identifier, tests and samples; `NotFound`
+    /// when there is no such run.
+    fn run_contents(&mut self, run: RunId) -> Result<RunContents>;
+}
+
+/// Results that come whole from elsewhere: an imported document, a push,
+/// a part of a run uploaded live.
+pub trait Exchange {
+    /// Writes a whole result set (import) in one transaction: all or nothing.
+    /// Identifiers that already exist in `data.name`, and runs whose uid a
+    /// stored run has (imported or uploaded before), are a `Conflict`.
+    fn import(&mut self, data: &ResultSetData) -> Result<()>;
+
+    /// Imports a pushed document (as [`Exchange::import`]) and records its
+    /// push id in the same transaction: a push id already recorded stores
+    /// nothing and returns `AlreadyStored` (the same id with another
+    /// digest is a `Conflict`). Two pushes of one id at once store it once.
+    fn push(&mut self, push: &Push, data: &ResultSetData) -> Result<PushOutcome>;
+
+    /// Stores a part of a live-uploaded run into `set` in one transaction
+    /// (creating the set, identifier, run and tests as needed): samples
+    /// past those stored for the run and test, the outcomes (replacing),
+    /// and the run's status, end time, steal and pid. Samples that would
+    /// leave a gap, a uid already used by a run of another set or
+    /// identifier, or a test with another unit are a `Conflict`, and so
+    /// is a `batch.lease` whose worker no longer holds the job (checked
+    /// first, the job's row then locked until the batch is stored), and
+    /// such a lease taken with a token other than `token` is `Forbidden`; a
+    /// test neither in `batch.tests` nor stored in the set, a bad name,
+    /// uid, sample or time ([`crate::validate`]) are `Invalid`; nothing is
+    /// written then.
+    fn append_live(&mut self, set: &str, batch: &LiveBatch, token: &str) -> Result<LiveOutcome>;
+}
+
+/// The lab's job queue and the workers that lease its jobs.
+pub trait JobQueue {
+    /// Queues a job; its id. A spec without names to run, with rounds
+    /// outside 1..=100, a max_time that is not a positive number, or a tag
+    /// not of letters, digits, '-', '_' and '.' is `Invalid`.
+    fn submit_job(&mut self, spec: &JobSpec) -> Result<i64>;
+
+    /// Leases the oldest job `worker` can take (every job tag among
+    /// `tags`) for `lease_ms`: a queued one, or a running one whose lease
+    /// expired (its worker is presumed dead; `attempts` grows). A job whose
+    /// lease expired [`crate::MAX_JOB_ATTEMPTS`] times is failed instead of
+    /// leased again. Two workers never hold one job (PostgreSQL: `FOR
+    /// UPDATE SKIP LOCKED`; SQLite: one writer). Records the worker as
+    /// seen, its name then `token`'s: a name another token leased with is
+    /// `Forbidden`. The lease belongs to `worker` and `token`. A `lease_ms`
+    /// that is not positive is `Invalid`.
+    fn lease_job(
+        &mut self,
+        worker: &str,
+        token: &str,
+        tags: &[String],
+        lease_ms: i64,
+    ) -> Result<Option<Job>>;
+
+    /// Extends `worker`'s lease on `job`; false when it no longer holds it
+    /// (expired and taken by another, or finished); `Forbidden` when the
+    /// lease was taken with another token than `token`. Records the worker
+    /// as seen.
+    fn renew_lease(&mut self, job: i64, worker: &str, token: &str, lease_ms: i64) -> Result<bool>;
+
+    /// Ends `worker`'s job as done or failed with its message; false when
+    /// it no longer holds the lease (nothing changed); `Forbidden` when the
+    /// lease was taken with another token than `token`.
+    fn finish_job(
+        &mut self,
+        job: i64,
+        worker: &str,
+        token: &str,
+        ok: bool,
+        message: &str,
+    ) -> Result<bool>;
+
+    /// All jobs, newest first.
+    fn jobs(&mut self) -> Result<Vec<Job>>;
+
+    /// One job; `NotFound` when there is none.
+    fn job(&mut self, id: i64) -> Result<Job>;
+
+    /// Every worker seen, most recently seen first.
+    fn workers(&mut self) -> Result<Vec<WorkerInfo>>;
+}
+
+/// The lab server's API tokens, kept as hashes of their secrets.
+pub trait Tokens {
+    /// Adds an API token by the SHA-256 (hex) of its secret, allowed
+    /// `scopes` (at least one); a name in use, even revoked, is a `Conflict`.
+    fn create_token(&mut self, name: &str, secret_sha256: &str, scopes: &[Scope]) -> Result<()>;
+
+    /// Revokes the token `name`; `NotFound` when there is none. Revoking
+    /// a revoked token keeps its first revocation time.
+    fn revoke_token(&mut self, name: &str) -> Result<()>;
+
+    /// All API tokens, oldest first.
+    fn tokens(&mut self) -> Result<Vec<TokenInfo>>;
+
+    /// The unrevoked token whose secret hashes to this.
+    fn token_by_hash(&mut self, secret_sha256: &str) -> Result<Option<TokenInfo>>;
+}
+
+/// The resumable state of bisections, one JSON document per name.
+pub trait Bisects {
+    /// Saves (replacing) the state of the bisection `name` as a JSON
+    /// document; committed before returning.
+    fn save_bisect(&mut self, name: &str, state_json: &str) -> Result<()>;
+
+    /// The saved state of the bisection `name`, if any.
+    fn load_bisect(&mut self, name: &str) -> Result<Option<String>>;
+
+    /// Forgets the bisection `name` (its samples stay); no error when absent.
+    fn delete_bisect(&mut self, name: &str) -> Result<()>;
+
+    /// Every saved bisection, by name.
+    fn bisects(&mut self) -> Result<Vec<BisectInfo>>;
+}
+
+/// A run's sink that also reads back what is stored: what `kbench run`
+/// and `vm run` measure through, as they read their result set between
+/// runs (`--redo-disturbed`, the guest's kernel release). The upload
+/// mirror is one.
+pub trait Recorder: RunSink + Results {}
+
+impl<T: RunSink + Results + ?Sized> Recorder for T {}
+
+/// An opened result database: every role at once.
+pub trait Database: Recorder + Exchange + JobQueue + Tokens + Bisects {}
+
+impl<T: Recorder + Exchange + JobQueue + Tokens + Bisects + ?Sized> Database for T {}
