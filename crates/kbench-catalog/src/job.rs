@@ -16,14 +16,14 @@
 use crate::error::{CatalogError, Result, invalid};
 use crate::profile::Profiles;
 use kbench_model::KernelSpec;
-use kbench_store::JobSpec;
+use kbench_model::lab::JobSpec;
 
-/// Checks every field of `spec`: the store's checks (names, rounds, time
+/// Checks every field of `spec`: the job's own checks (names, rounds, time
 /// budget, tags) and then its names and kernel against this machine's
 /// suites, benchmarks and `profiles`; the error names the field, what is
 /// wrong and what to do.
 pub fn check_spec(spec: &JobSpec, profiles: &Profiles) -> Result<()> {
-    kbench_store::check_job_spec(spec).map_err(|e| CatalogError::Invalid(e.to_string()))?;
+    spec.check().map_err(CatalogError::Invalid)?;
     check_names(&spec.names, profiles)?;
     if let Some(kernel) = &spec.kernel {
         check_kernel(kernel)?;

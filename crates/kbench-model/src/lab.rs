@@ -213,6 +213,50 @@ fn three() -> u32 {
     3
 }
 
+/// The most rounds a job may ask for (as `kbench run --rounds`).
+pub const MAX_JOB_ROUNDS: u32 = 100;
+
+/// The longest time budget per test and round a job may ask for: a day.
+pub const MAX_JOB_SECONDS: f64 = 86_400.0;
+
+impl JobSpec {
+    /// What every side checks of a job before it takes it (submitter,
+    /// server, store, worker), as far as the job alone tells: names for its
+    /// set and identifier, something to run, 1 to [`MAX_JOB_ROUNDS`]
+    /// rounds, a time limit above 0 and at most [`MAX_JOB_SECONDS`], plain
+    /// tags. Whether the names are benchmarks is kbench-catalog's
+    /// `job::check_spec`.
+    pub fn check(&self) -> Result<(), String> {
+        crate::validate_name("result set", &self.set)?;
+        crate::validate_name("identifier", &self.identifier)?;
+        if self.names.is_empty() || self.names.iter().any(|name| name.trim().is_empty()) {
+            return Err(format!(
+                "the job's names are {:?}; give the suites, benchmark ids or tests to run, as \
+                 `kbench run` takes them (e.g. [\"quick\"])",
+                self.names
+            ));
+        }
+        if !(1..=MAX_JOB_ROUNDS).contains(&self.rounds) {
+            return Err(format!(
+                "the job asks for {} rounds; give 1 to {MAX_JOB_ROUNDS}",
+                self.rounds
+            ));
+        }
+        if let Some(max_time) = self
+            .max_time
+            .filter(|t| !(t.is_finite() && *t > 0.0 && *t <= MAX_JOB_SECONDS))
+        {
+            return Err(format!(
+                "the job's max_time {max_time} is not a number of seconds above 0 and at most \
+                 {MAX_JOB_SECONDS}; give one, or leave it out for kbench run's default"
+            ));
+        }
+        self.tags
+            .iter()
+            .try_for_each(|tag| crate::validate_id("tag", tag))
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum JobState {

@@ -24,7 +24,8 @@ pub use monitor::{
     REDO_NOTE, is_monitor_metric,
 };
 pub use names::{
-    MAX_NAME_CHARS, MAX_TEST_NAME_CHARS, MAX_UNIT_CHARS, check_test_spec, validate_name,
+    MAX_NAME_CHARS, MAX_TEST_NAME_CHARS, MAX_UNIT_CHARS, check_test_spec, validate_id,
+    validate_name,
 };
 pub use snapshot::{SystemSnapshot, VariantRecord};
 pub use test_key::{MAIN_METRIC, ParseTestKeyError, TestKey};

@@ -39,6 +39,18 @@ pub fn validate_name(what: &str, name: &str) -> Result<(), String> {
     check_chars(&format!("the {what} name"), name)
 }
 
+/// Checks a push id, run uid or job tag: 1 to 128 of `A-Z a-z 0-9 - _ .`
+/// (a UUID, a hash, a counter, a word), safe in URLs, lists and messages.
+pub fn validate_id(what: &str, id: &str) -> Result<(), String> {
+    let fine = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if id.is_empty() || id.len() > 128 || !id.chars().all(fine) {
+        return Err(format!(
+            "{what} {id:?} must be 1 to 128 letters, digits, '-', '_' or '.'"
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a test before it is stored: its benchmark id, option keys and
 /// values and metric (see [`TestKey::parse`], which applies the same checks)
 /// and its unit. Every write path (local runs, import, push, live upload)

@@ -29,8 +29,6 @@ mod results;
 mod run_sink;
 mod tokens;
 
-pub use jobs::{MAX_JOB_ROUNDS, MAX_JOB_SECONDS, check_job_spec};
-
 use crate::{Result, StoreError};
 use std::collections::BTreeMap;
 

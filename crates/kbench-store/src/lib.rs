@@ -25,7 +25,6 @@ mod sqlite;
 pub mod testing;
 pub mod validate;
 
-pub use engine::{MAX_JOB_ROUNDS, MAX_JOB_SECONDS, check_job_spec};
 pub use error::StoreError;
 pub use kbench_model::lab::{
     BisectInfo, Job, JobLease, JobSpec, JobState, LiveBatch, LiveOutcome, LiveSamples, Push,

@@ -27,13 +27,7 @@ pub(super) fn valid(check: Result<(), String>, place: impl FnOnce() -> String) -
 /// A push id, run uid or job tag: 1 to 128 of `A-Z a-z 0-9 - _ .` (a
 /// UUID, a hash, a counter, a word), safe in URLs, lists and messages.
 pub(super) fn check_id(what: &str, id: &str) -> Res<()> {
-    let fine = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
-    if id.is_empty() || id.len() > 128 || !id.chars().all(fine) {
-        return Err(Fail::Store(StoreError::Invalid(format!(
-            "{what} {id:?} must be 1 to 128 letters, digits, '-', '_' or '.'"
-        ))));
-    }
-    Ok(())
+    kbench_model::validate_id(what, id).map_err(|msg| Fail::Store(StoreError::Invalid(msg)))
 }
 
 /// A run uid, when the run has one.

@@ -3,8 +3,8 @@
 //! lease runs out (the worker died) and failed after
 //! [`MAX_JOB_ATTEMPTS`] such losses; and the workers as last seen.
 //!
-//! Tags (of jobs and workers) are stored comma-separated: [`check_id`]
-//! keeps commas out of them.
+//! Tags (of jobs and workers) are stored comma-separated: their check
+//! (`kbench_model::validate_id`) keeps commas out of them.
 
 use super::check::{check_id, check_name};
 use super::convert::{from_json, narrow, to_json};
@@ -14,62 +14,16 @@ use crate::{
 };
 use kbench_model::now_ms;
 
-/// The most rounds a job may ask for (as `kbench run --rounds`).
-pub const MAX_JOB_ROUNDS: u32 = 100;
-
-/// The longest time budget per test and round a job may ask for: a day.
-pub const MAX_JOB_SECONDS: f64 = 86_400.0;
-
-/// [`check_job_spec`], as a step of a store operation.
+/// [`JobSpec::check`], as a step of a store operation.
 fn check_spec(spec: &JobSpec) -> Res<()> {
-    let invalid = |msg: String| Err(Fail::Store(StoreError::Invalid(msg)));
-    check_name("result set", &spec.set)?;
-    check_name("identifier", &spec.identifier)?;
-    if spec.names.is_empty() || spec.names.iter().any(|name| name.trim().is_empty()) {
-        return invalid(format!(
-            "the job's names are {:?}; give the suites, benchmark ids or tests to run, as \
-             `kbench run` takes them (e.g. [\"quick\"])",
-            spec.names
-        ));
-    }
-    if !(1..=MAX_JOB_ROUNDS).contains(&spec.rounds) {
-        return invalid(format!(
-            "the job asks for {} rounds; give 1 to {MAX_JOB_ROUNDS}",
-            spec.rounds
-        ));
-    }
-    if let Some(max_time) = spec
-        .max_time
-        .filter(|t| !(t.is_finite() && *t > 0.0 && *t <= MAX_JOB_SECONDS))
-    {
-        return invalid(format!(
-            "the job's max_time {max_time} is not a number of seconds above 0 and at most \
-             {MAX_JOB_SECONDS}; give one, or leave it out for kbench run's default"
-        ));
-    }
-    check_tags(&spec.tags)
-}
-
-/// The checks a store applies to a job before it queues it, as far as a
-/// store can tell: names for its set and identifier, something to run, 1
-/// to [`MAX_JOB_ROUNDS`] rounds, a time limit above 0 and at most
-/// [`MAX_JOB_SECONDS`], plain tags. (Whether the names are benchmarks is
-/// kbench-lab's `job::check_spec`, which the server applies before this.)
-pub fn check_job_spec(spec: &JobSpec) -> Result<()> {
-    check_spec(spec).map_err(|fail| match fail {
-        Fail::Store(err) => err,
-        other => StoreError::Database(format!("checking a job: {other:?}")),
-    })
-}
-
-fn check_tags(tags: &[String]) -> Res<()> {
-    tags.iter().try_for_each(|tag| check_id("tag", tag))
+    spec.check()
+        .map_err(|msg| Fail::Store(StoreError::Invalid(msg)))
 }
 
 /// A worker's name (as a result set's) and its tags (as a job's).
 fn check_worker(worker: &str, tags: &[String]) -> Res<()> {
     check_name("worker", worker)?;
-    check_tags(tags)
+    tags.iter().try_for_each(|tag| check_id("tag", tag))
 }
 
 /// A lease must last: `lease_ms` must be positive.
