@@ -19,6 +19,7 @@ mod calls;
 mod hackbench;
 mod mutex;
 mod vm;
+mod xorshift;
 
 use crate::shared::spawn::prepare_exit0;
 use crate::{BenchInfo, Direction, OptionSpec, Unit};
@@ -129,23 +130,8 @@ pub const BENCHES: &[BenchInfo] = &[
     },
 ];
 
-/// The 64-bit xorshift* generator: a fixed-seed, reproducible sequence.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::testing::{self, assert_no_children, assert_temp_dir_gone, canonical, invalid};
 
     /// The values are plausible and the workload left no child behind.
@@ -248,14 +234,5 @@ mod tests {
         assert_eq!(invalid("mutex-contend", &[("threads", "-1")]), "threads");
         assert_eq!(invalid("madvise", &[("size", "4")]), "size");
         assert_eq!(invalid("get", &[("threads", "2")]), "threads");
-    }
-
-    #[test]
-    fn xorshift_is_fixed() {
-        let mut a = XorShift(1);
-        let mut b = XorShift(1);
-        let first: Vec<u64> = (0..4).map(|_| a.next()).collect();
-        assert_eq!(first, (0..4).map(|_| b.next()).collect::<Vec<_>>());
-        assert_ne!(first[0], first[1]);
     }
 }

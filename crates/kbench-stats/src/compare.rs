@@ -22,16 +22,23 @@
 //! of the family.
 
 mod blocked;
+mod comparison;
 mod fdr;
+mod independent;
+mod input;
 mod mann_whitney;
 mod power;
 mod side;
+mod tested;
 mod undecided;
 mod verdict;
 mod warning;
 mod welch;
 
+pub use comparison::{Analysis, Comparison};
+
 pub use fdr::benjamini_hochberg;
+pub use input::{CompareOptions, MetricInput};
 pub use mann_whitney::{MannWhitney, mann_whitney};
 pub use power::{Spread, min_detectable_effect, samples_needed};
 pub use side::Side;
@@ -40,96 +47,7 @@ pub use verdict::{Better, Verdict};
 pub use warning::{MIN_SAMPLES, Sides, Warning};
 pub use welch::{Welch, welch};
 
-use serde::{Deserialize, Serialize};
-
-use crate::{Estimate, Summary, serde_float};
-
-/// Observations per side from which the Mann-Whitney cross-check runs.
-const MWU_MIN_N: usize = 6;
-
-/// Knobs of the verdict.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CompareOptions {
-    /// Practical threshold delta as a fraction (`--threshold`, 0.01 = 1 %).
-    pub threshold: f64,
-    /// Significance level for q, and 1 - confidence level of the CIs.
-    pub alpha: f64,
-    /// Power for the minimum detectable effect and the samples needed.
-    pub power: f64,
-}
-
-impl Default for CompareOptions {
-    fn default() -> CompareOptions {
-        CompareOptions {
-            threshold: 0.01,
-            alpha: 0.05,
-            power: 0.8,
-        }
-    }
-}
-
-/// One metric of a comparison.
-#[derive(Debug, Clone, Copy)]
-pub struct MetricInput<'a> {
-    pub baseline: &'a Side,
-    pub current: &'a Side,
-    pub better: Better,
-    /// Per-block log ratios current / baseline when both were measured in
-    /// the same interleaved blocks: the blocked analysis then decides.
-    pub blocks: Option<&'a [f64]>,
-}
-
-/// Which analysis a comparison used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Analysis {
-    /// The sides as independent samples (Welch's t-test on logs).
-    Independent,
-    /// Paired block by block: the Hodges-Lehmann shift of the per-block
-    /// log ratios, with the signed-rank CI and p.
-    Blocked { blocks: usize },
-}
-
-/// The comparison of one metric, current against baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    pub better: Better,
-    /// Ratio of geometric means current / baseline, with its CI (unbounded
-    /// for CANNOT DECIDE).
-    pub ratio: Estimate,
-    /// The same as a change in percent: 100 (ratio - 1).
-    pub change_pct: Estimate,
-    /// Welch's t-test on logs (blocked: the paired t-test on the block log
-    /// ratios, a cross-check); NaN (JSON `null`) for CANNOT DECIDE.
-    #[serde(with = "serde_float::missing")]
-    pub p_welch: f64,
-    /// Mann-Whitney U, a cross-check only (it does not decide), with at
-    /// least 6 observations per side.
-    pub p_mwu: Option<f64>,
-    /// The p-value that decides: Welch's (blocked: the signed-rank test's).
-    #[serde(with = "serde_float::missing")]
-    pub p_value: f64,
-    /// Benjamini-Hochberg over the decidable metrics compared together;
-    /// NaN (JSON `null`) for CANNOT DECIDE.
-    #[serde(with = "serde_float::missing")]
-    pub q_value: f64,
-    pub verdict: Verdict,
-    /// Smallest change (percent, on the log scale) found with the chosen
-    /// power at the current sample counts; `None` for CANNOT DECIDE.
-    pub mde_pct: Option<f64>,
-    /// For INCONCLUSIVE: observations per side (rounds, when measured in
-    /// rounds) that would resolve the verdict with the chosen power. `None`
-    /// when decided or CANNOT DECIDE, or when the change sits on the
-    /// threshold (no sample count resolves it).
-    pub samples_needed: Option<usize>,
-    pub warnings: Vec<Warning>,
-    /// Summary of the baseline observations (per-round means when
-    /// measured in several rounds).
-    pub baseline: Summary,
-    /// Summary of the current observations.
-    pub current: Summary,
-    pub analysis: Analysis,
-}
+use tested::Tested;
 
 /// Compares one metric on its own (a family of one: q = p).
 pub fn compare_metric(
@@ -166,82 +84,13 @@ pub fn compare_all(metrics: &[MetricInput<'_>], options: &CompareOptions) -> Vec
         .collect()
 }
 
-/// Everything that does not depend on the other metrics.
-struct Tested {
-    better: Better,
-    ratio: Estimate,
-    /// Welch's (or, blocked, the paired t-test's) p.
-    p_welch: Option<f64>,
-    p_mwu: Option<f64>,
-    /// The p that decides (Welch's; blocked, the signed-rank test's);
-    /// `None` when no test can decide.
-    p_value: Option<f64>,
-    /// Each side's spread of the logs: the noise behind the MDE.
-    spreads: Option<(Spread, Spread)>,
-    mde_pct: Option<f64>,
-    warnings: Vec<Warning>,
-    baseline: Summary,
-    current: Summary,
-    analysis: Analysis,
-}
-
+/// One metric's tests: blocked when it was measured in at least two
+/// interleaved blocks, else the sides as independent samples.
 fn test(metric: &MetricInput<'_>, options: &CompareOptions) -> Tested {
-    if let Some(tested) = metric
+    metric
         .blocks
         .and_then(|blocks| blocked::test(metric, blocks, options))
-    {
-        return tested;
-    }
-    let (a, b) = (metric.baseline.logs(), metric.current.logs());
-    let (raw_a, raw_b) = (
-        metric.baseline.observations(),
-        metric.current.observations(),
-    );
-    let refusal = undecided::reason(metric.baseline, metric.current);
-    let welch = refusal
-        .is_none()
-        .then(|| welch(a, b, 1.0 - options.alpha))
-        .flatten();
-    let log_ratio = welch.map_or(
-        Estimate {
-            point: b.mean() - a.mean(),
-            ci_low: f64::NEG_INFINITY,
-            ci_high: f64::INFINITY,
-            n: a.len() + b.len(),
-        },
-        |w| w.diff,
-    );
-    let p_welch = welch.map(|w| w.p_value);
-    let p_mwu = welch
-        .filter(|_| a.len().min(b.len()) >= MWU_MIN_N)
-        .map(|_| mann_whitney(raw_a, raw_b).p_value);
-    let spreads = welch.and_then(|_| Some((Spread::of(a)?, Spread::of(b)?)));
-    let mde_pct = spreads
-        .and_then(|(sa, sb)| min_detectable_effect(sa, sb, options.alpha, options.power))
-        .map(|mde| 100.0 * mde);
-    let means_differ = p_welch.is_some_and(|p| p < options.alpha);
-    let mut warnings: Vec<Warning> = refusal.into_iter().collect();
-    warnings.extend(warning::warnings(
-        metric.baseline,
-        metric.current,
-        p_welch.is_some() && !means_differ,
-    ));
-    if let (Some(pw), Some(pm)) = (p_welch, p_mwu) {
-        warnings.extend(warning::cross_check(pw, pm, options.alpha));
-    }
-    Tested {
-        better: metric.better,
-        ratio: log_ratio.map(f64::exp),
-        p_welch,
-        p_mwu,
-        p_value: p_welch,
-        spreads,
-        mde_pct,
-        warnings,
-        baseline: Summary::of(raw_a),
-        current: Summary::of(raw_b),
-        analysis: Analysis::Independent,
-    }
+        .unwrap_or_else(|| independent::test(metric, options))
 }
 
 /// The verdict from the q-value (`None`: CANNOT DECIDE).

@@ -1,7 +1,7 @@
 //! stress-ng's `madvise`, `vm-splice` and `memfd` stressors, one kernel
 //! operation (or sequence) per iteration.
 
-use super::XorShift;
+use super::xorshift::XorShift;
 use crate::sys::fd::{self, open_fd};
 use crate::sys::mapping::Mapping;
 use crate::sys::memory::page_size;

@@ -16,7 +16,7 @@
 //! the geometric mean against the baseline and the verdict counts.
 
 use super::common::{self, paint};
-use super::{Render, Style};
+use super::render::{Render, Style};
 use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
 use crate::number::{self, Unbounded};
 use kbench_stats::Verdict;

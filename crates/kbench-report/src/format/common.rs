@@ -1,7 +1,7 @@
 //! Pieces the text formats share: the system header as lines, verdict marks
 //! and their colours, readable test names, numbers and padding.
 
-use super::Style;
+use super::render::Style;
 use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, IdentifierSystem};
 use crate::header::{Difference, HEADLINE_FACTS};
 use crate::number;

@@ -19,7 +19,7 @@
 //! spreadsheet shows it as text instead of running it as a formula. Number
 //! cells stay numbers: a change of `-3.2` is written `-3.2`.
 
-use super::{Render, Style};
+use super::render::{Render, Style};
 use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
 use kbench_stats::Verdict;
 

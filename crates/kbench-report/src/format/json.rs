@@ -7,7 +7,7 @@
 //! other non-finite number serde_json writes as `null` too, so the output
 //! always parses. Never coloured.
 
-use super::{Render, Style};
+use super::render::{Render, Style};
 use crate::comparison::ComparisonReport;
 use crate::history::HistoryReport;
 use crate::show::ShowDocument;

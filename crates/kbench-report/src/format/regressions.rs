@@ -27,7 +27,7 @@
 //! their row.
 
 use super::common::{self, paint};
-use super::{Render, Style};
+use super::render::{Render, Style};
 use crate::comparison::{ComparisonReport, IdentifierSummary, MetricReport};
 use crate::number::{self, Unbounded};
 use kbench_model::TestKey;

@@ -23,7 +23,7 @@
 //!   are dropped.
 
 use super::common::{self, paint};
-use super::{Render, Style};
+use super::render::{Render, Style};
 use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
 use crate::number;
 use kbench_model::MAIN_METRIC;

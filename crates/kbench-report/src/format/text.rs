@@ -5,7 +5,7 @@
 mod history;
 mod show;
 
-use super::{Render, Style};
+use super::render::{Render, Style};
 use crate::history::HistoryReport;
 use crate::show::ShowDocument;
 

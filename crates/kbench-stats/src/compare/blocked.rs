@@ -6,7 +6,11 @@
 //! is kept as a cross-check (in `p_welch`). The MDE and the blocks needed
 //! use the SD of the differences: a paired SE of sd_d / sqrt(n).
 
-use super::{Analysis, CompareOptions, MetricInput, Spread, Tested, warning};
+use super::comparison::Analysis;
+use super::input::{CompareOptions, MetricInput};
+use super::power::Spread;
+use super::tested::Tested;
+use super::warning;
 use crate::dist::{t_quantile, t_two_sided};
 use crate::paired::hodges_lehmann;
 use crate::{Estimate, Samples, Summary};

@@ -13,7 +13,8 @@
 //!   equal values) and any equality certain. One constant side against a
 //!   noisy one is decidable: Welch takes the variance from the other side.
 
-use super::{Side, Sides, Warning};
+use super::side::Side;
+use super::warning::{Sides, Warning};
 
 /// The reason no test can decide `current` against `baseline`, if any.
 pub(crate) fn reason(baseline: &Side, current: &Side) -> Option<Warning> {

@@ -18,7 +18,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Side, welch};
+use super::side::Side;
+use super::welch::welch;
 use crate::Samples;
 use crate::bimodal::is_bimodal;
 use crate::outliers::severe_outliers;

@@ -6,8 +6,8 @@
 //! per metric a line over the versions with every change point marked.
 //! The same skeleton, script and escaping as the compare page.
 
-use super::page::notes_list;
-use super::{count_item, number_attr, page};
+use super::fragments::{count_item, number_attr};
+use super::page::{notes_list, page};
 use crate::format::common;
 use crate::format::svg::{self, ChangeMarker, LineChart, LinePoint, line_chart, verdict_class};
 use crate::history::{ChangeReport, HistoryReport, MetricHistory};

@@ -2,7 +2,7 @@
 //! colours, chart and page CSS, a content security policy that forbids
 //! loading anything, the footer, the table script) and the systems section.
 //! A page is a title, a body and footer lines; the compare page
-//! (`super::compare_page`) and the history page are each one function that
+//! (`super::compare::compare_page`) and the history page are each one function that
 //! builds a body from its model and calls [`page`].
 
 use crate::comparison::IdentifierSystem;

@@ -4,7 +4,7 @@
 //! change). User strings are escaped so `|`, `*`, `_` and the like stay
 //! text.
 
-use super::escape;
+use super::escape::escape;
 use crate::history::HistoryReport;
 use crate::number;
 use std::fmt::Write;

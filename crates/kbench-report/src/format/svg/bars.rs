@@ -3,8 +3,8 @@
 //! baseline above the bar, the mean at the right. Bars start at zero (a
 //! bar's length is its value); a dashed line marks the baseline's mean.
 
+use super::chart::{Chart, truncate, x_axis};
 use super::scale::{Axis, Linear};
-use super::{Chart, truncate};
 use crate::markup::{Markup, Px, markup};
 
 pub const WIDTH: f64 = 480.0;
@@ -59,7 +59,7 @@ pub fn bar_chart(bars: &[Bar<'_>], reference: Option<f64>, unit: &str, label: &s
     let height = plot_bottom + AXIS;
     let mut body = Markup::new();
     // Grid and tick labels.
-    body.push(&super::x_axis(&axis, &x, plot_bottom, unit));
+    body.push(&x_axis(&axis, &x, plot_bottom, unit));
     let zero = x.clamped(0.0);
     // The bars with their whiskers (and tooltips), the baseline's mean over
     // them, the texts over everything (with a halo of the background).

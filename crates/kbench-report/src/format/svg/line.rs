@@ -4,8 +4,8 @@
 //! versions, coloured by verdict and labelled with the change. Versions are
 //! evenly spaced in the given order; the value axis spans the data, not zero.
 
+use super::chart::{Chart, truncate, verdict_class};
 use super::scale::{Axis, Linear};
-use super::{Chart, truncate, verdict_class};
 use crate::markup::{Markup, Px, markup};
 use kbench_stats::Verdict;
 use std::fmt::Write;

@@ -5,8 +5,8 @@
 //! samples (deterministic, and the same shape), so that a page of 200
 //! metrics stays small. The axis spans the samples, not zero.
 
+use super::chart::{Chart, truncate, x_axis};
 use super::scale::{Axis, Linear};
-use super::{Chart, truncate};
 use crate::markup::{Markup, Px, markup};
 use std::fmt::Write;
 
@@ -122,7 +122,7 @@ pub fn strip_chart(rows: &[Distribution<'_>], unit: &str, label: &str) -> Chart 
     };
     let plot_bottom = ROW * rows.len() as f64 + 4.0;
     let mut body = Markup::new();
-    body.push(&super::x_axis(&axis, &x, plot_bottom, unit));
+    body.push(&x_axis(&axis, &x, plot_bottom, unit));
     for (i, (row, values)) in rows.iter().zip(&sorted).enumerate() {
         let y0 = ROW * i as f64 + 4.0;
         let band = y0 + 18.0;

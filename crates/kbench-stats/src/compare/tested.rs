@@ -1,0 +1,27 @@
+//! One metric's tests, before the q-values of the family it is compared
+//! in: what the blocked and the independent analyses both give.
+
+use super::comparison::Analysis;
+use super::power::Spread;
+use super::verdict::Better;
+use super::warning::Warning;
+use crate::{Estimate, Summary};
+
+/// Everything that does not depend on the other metrics.
+pub(super) struct Tested {
+    pub(super) better: Better,
+    pub(super) ratio: Estimate,
+    /// Welch's (or, blocked, the paired t-test's) p.
+    pub(super) p_welch: Option<f64>,
+    pub(super) p_mwu: Option<f64>,
+    /// The p that decides (Welch's; blocked, the signed-rank test's);
+    /// `None` when no test can decide.
+    pub(super) p_value: Option<f64>,
+    /// Each side's spread of the logs: the noise behind the MDE.
+    pub(super) spreads: Option<(Spread, Spread)>,
+    pub(super) mde_pct: Option<f64>,
+    pub(super) warnings: Vec<Warning>,
+    pub(super) baseline: Summary,
+    pub(super) current: Summary,
+    pub(super) analysis: Analysis,
+}
