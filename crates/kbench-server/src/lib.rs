@@ -181,7 +181,7 @@ pub fn router(stores: Arc<Stores>, config: &Config) -> Router {
             .fallback(handlers::not_found)
             .layer(axum::middleware::from_fn_with_state(
                 state.clone(),
-                handlers::private_reads,
+                handlers::extract::private_reads,
             ))
             .with_state(state),
     )

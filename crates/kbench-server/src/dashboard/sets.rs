@@ -1,7 +1,7 @@
 //! The result set pages: the overview (sets, jobs, workers), a set's
 //! identifiers and runs, and its live comparison and history: kbench-report's
 //! HTML pages built from the store's current data by the API's own path
-//! ([`handlers::from_set`]), dressed with the navigation bar and a form
+//! ([`handlers::sets::from_set`]), dressed with the navigation bar and a form
 //! for the query.
 
 use super::lab;
@@ -11,7 +11,8 @@ use super::layout::{
 };
 use crate::AppState;
 use crate::error::ApiError;
-use crate::handlers::{self, CompareQuery, HistoryQuery};
+use crate::handlers;
+use crate::handlers::sets::{CompareQuery, HistoryQuery};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -88,14 +89,14 @@ fn sets_table(sets: &[ResultSetSummary]) -> Markup {
     )
 }
 
-/// [`handlers::from_set`], with an unknown set answered by a 404 page that
+/// [`handlers::sets::from_set`], with an unknown set answered by a 404 page that
 /// lists the sets there are.
 async fn from_set<T: Send + 'static>(
     state: &AppState,
     set: &str,
     build: impl FnOnce(ResultSetData) -> anyhow::Result<T> + Send + 'static,
 ) -> Result<T, Failure> {
-    match handlers::from_set(state, set.to_string(), build).await {
+    match handlers::sets::from_set(state, set.to_string(), build).await {
         Err(err) if err.status == StatusCode::NOT_FOUND => Err(unknown_set(state, set).await),
         other => Ok(other?),
     }

@@ -1,7 +1,7 @@
 //! Saved bisections (`kbench bisect`), read only: their state is the JSON
 //! document the bisect command keeps, passed on as it is.
 
-use super::{Api, json};
+use super::extract::{Api, json};
 use crate::AppState;
 use crate::error::ApiError;
 use axum::extract::{Path, State};

@@ -7,7 +7,7 @@
 //! or profiles, a kernel that is not a path), then by the store (names,
 //! rounds, tags); 400 for what either refuses, and nothing is queued.
 
-use super::{Api, Caller, Described, JsonBody, json};
+use super::extract::{Api, Caller, Described, JsonBody, json};
 use crate::AppState;
 use crate::error::ApiError;
 use axum::extract::{Path, State};

@@ -1,7 +1,7 @@
 //! Live uploads: parts of a run going on (`kbench run --upload`), stored
 //! as they come; a retried or resumed batch stores only what is missing.
 
-use super::{Api, Caller, JsonBody, json};
+use super::extract::{Api, Caller, JsonBody, json};
 use crate::AppState;
 use crate::error::ApiError;
 use axum::extract::{Path, State};
@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use kbench_store::{LiveBatch, Scope};
 
-impl super::Described for LiveBatch {
+impl super::extract::Described for LiveBatch {
     const WHAT: &'static str = "a LiveBatch";
 }
 

@@ -1,7 +1,7 @@
 //! Result sets: the listing, pushes of whole documents, comparisons,
 //! histories and exports.
 
-use super::{Api, Caller, RawBody, blocking, json, parse_json};
+use super::extract::{Api, Caller, RawBody, blocking, json, parse_json};
 use crate::AppState;
 use crate::auth;
 use crate::error::ApiError;
