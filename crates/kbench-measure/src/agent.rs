@@ -10,7 +10,7 @@ use crate::monitor::RoundMonitor;
 use crate::plan::{SamplingPlan, StopReason};
 use crate::sampler::{Progress, sample};
 use crate::turns::Turns;
-use kbench_bench::BenchError;
+use kbench_bench::{BenchError, BenchInfo};
 use kbench_catalog::profile::Profiles;
 use kbench_model::{AgentEvent, TestKey};
 use serde::{Deserialize, Serialize};
@@ -109,8 +109,9 @@ fn run_tests(
             }
             emit(out, &event)
         };
-        if kbench_bench::find(&test.benchmark).is_some() {
-            run_test(
+        if let Some(info) = kbench_bench::find(&test.benchmark) {
+            run_builtin(
+                info,
                 test,
                 &job.plan,
                 turns.as_deref_mut(),
@@ -120,7 +121,7 @@ fn run_tests(
             continue;
         }
         let loaded =
-            profiles.get_or_insert_with(|| Profiles::from_env().map_err(|e| format!("{e:#}")));
+            profiles.get_or_insert_with(|| Profiles::from_env().map_err(|e| e.to_string()));
         match loaded {
             Ok(profiles) => {
                 // Scratch files go to the work directory (its filesystem is
@@ -153,20 +154,15 @@ fn run_tests(
     Ok(())
 }
 
-fn run_test(
+/// One built-in test (`info` is its benchmark), sampled per `plan`.
+fn run_builtin(
+    info: &BenchInfo,
     test: &TestKey,
     plan: &SamplingPlan,
     turns: Option<&mut Turns>,
     stop: &AtomicBool,
     emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
 ) -> io::Result<()> {
-    let Some(info) = kbench_bench::find(&test.benchmark) else {
-        let reason = format!("no built-in benchmark is called '{}'", test.benchmark);
-        return emit(AgentEvent::Failed {
-            test: test.clone(),
-            reason,
-        });
-    };
     let prepared = info
         .resolve(test)
         .and_then(|(key, options)| info.prepare(&options).map(|w| (key, w)));
