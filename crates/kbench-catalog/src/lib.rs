@@ -6,6 +6,7 @@
 
 mod error;
 pub mod job;
+pub mod listing;
 pub mod profile;
 pub mod programs;
 pub mod resolve;
