@@ -39,6 +39,21 @@ pub fn checker(
     move |spec| check_spec(spec, &profiles).map_err(|err| err.to_string())
 }
 
+/// The names as a job carries them: a suite file, which the workers do
+/// not have, becomes the tests it lists.
+pub fn names_to_send(names: Vec<String>, profiles: &Profiles) -> Result<Vec<String>> {
+    let mut sent = Vec::new();
+    for name in names {
+        if name.ends_with(".toml") {
+            let tests = crate::expand_with(std::slice::from_ref(&name), profiles)?;
+            sent.extend(tests.iter().map(ToString::to_string));
+        } else {
+            sent.push(name);
+        }
+    }
+    Ok(sent)
+}
+
 /// The names of a job: tests, benchmarks, suites or profiles, resolved.
 fn check_names(names: &[String], profiles: &Profiles) -> Result<()> {
     for (i, name) in names.iter().enumerate() {

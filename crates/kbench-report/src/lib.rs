@@ -8,6 +8,7 @@
 //!   [`interference`] monitors saw).
 //! - The renderers that lay them out: [`format`], one trait and one
 //!   registry of every format.
+//! - The lab's records as text: [`lab`] (the job queue).
 //! - What the renderers share, written once: [`number`] formatting and the
 //!   escaping templates of [`markup`] (which `kbench serve`'s dashboard
 //!   uses too).
@@ -21,6 +22,7 @@ pub mod format;
 pub mod header;
 pub mod history;
 pub mod interference;
+pub mod lab;
 pub mod markup;
 pub mod number;
 pub mod show;

@@ -4,7 +4,7 @@
 use kbench_catalog::profile::Profiles;
 use kbench_fleet::api::Api;
 use kbench_fleet::jobs;
-use kbench_store::{Job, JobSpec};
+use kbench_store::JobSpec;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -92,21 +92,6 @@ pub fn job(command: JobCommand, profile_dirs: &[PathBuf]) -> anyhow::Result<Exit
     }
 }
 
-/// The names as a job carries them: a suite file, which the workers do
-/// not have, becomes the tests it lists.
-fn send_names(names: Vec<String>, profiles: &Profiles) -> anyhow::Result<Vec<String>> {
-    let mut sent = Vec::new();
-    for name in names {
-        if name.ends_with(".toml") {
-            let tests = kbench_catalog::expand_with(std::slice::from_ref(&name), profiles)?;
-            sent.extend(tests.iter().map(ToString::to_string));
-        } else {
-            sent.push(name);
-        }
-    }
-    Ok(sent)
-}
-
 fn submit(args: SubmitArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let mut names = args.names.clone();
     names.extend(args.suites.iter().cloned());
@@ -117,7 +102,7 @@ fn submit(args: SubmitArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode
     let spec = JobSpec {
         set: args.into.clone(),
         identifier: args.identifier.clone(),
-        names: send_names(names, &profiles)?,
+        names: kbench_catalog::job::names_to_send(names, &profiles)?,
         kernel: args.kernel.clone(),
         rounds: args.rounds,
         max_time: args.max_time,
@@ -155,108 +140,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     if jobs.is_empty() {
         eprintln!("No jobs on {}; `kbench job submit` queues one.", api.url);
     } else {
-        print!("{}", table(&jobs));
+        print!("{}", kbench_report::lab::jobs_table(&jobs));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The jobs as an aligned table (the message last, on one line).
-fn table(jobs: &[Job]) -> String {
-    let header = [
-        "ID",
-        "STATE",
-        "SET",
-        "IDENTIFIER",
-        "NAMES",
-        "KERNEL",
-        "ATTEMPTS",
-        "WORKER",
-        "MESSAGE",
-    ];
-    let rows: Vec<[String; 9]> = jobs
-        .iter()
-        .map(|job| {
-            [
-                job.id.to_string(),
-                job.state.as_str().to_string(),
-                job.spec.set.clone(),
-                job.spec.identifier.clone(),
-                job.spec.names.join(" "),
-                job.spec.kernel.clone().unwrap_or_else(|| "-".into()),
-                job.attempts.to_string(),
-                job.worker.clone().unwrap_or_else(|| "-".into()),
-                job.message
-                    .as_deref()
-                    .unwrap_or("")
-                    .lines()
-                    .collect::<Vec<_>>()
-                    .join(" | "),
-            ]
-        })
-        .collect();
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let mut text = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
-                text.push_str(cell);
-            } else {
-                text.push_str(&format!("{cell:<width$}  ", width = widths[i]));
-            }
-        }
-        text.trim_end().to_string() + "\n"
-    };
-    let mut out = line(header.to_vec());
-    for row in &rows {
-        out.push_str(&line(row.iter().map(String::as_str).collect()));
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use kbench_store::JobState;
-
-    #[test]
-    fn the_table_aligns_columns_and_keeps_messages_on_one_line() {
-        let job = Job {
-            id: 7,
-            spec: JobSpec {
-                set: "lab".into(),
-                identifier: "6.18".into(),
-                names: vec!["syscall-null".into(), "pipe-lat".into()],
-                kernel: None,
-                rounds: 2,
-                max_time: None,
-                tags: vec![],
-            },
-            state: JobState::Failed,
-            attempts: 2,
-            worker: Some("w1".into()),
-            token: Some("lab".into()),
-            lease_expires_at_ms: None,
-            submitted_at_ms: 0,
-            started_at_ms: None,
-            finished_at_ms: None,
-            message: Some("exit status: 1\nno such test".into()),
-        };
-        let text = table(&[job]);
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2);
-        assert!(
-            lines[0].starts_with("ID  STATE   SET  IDENTIFIER"),
-            "{text}"
-        );
-        assert!(lines[1].starts_with("7   failed  lab  6.18"), "{text}");
-        assert!(
-            lines[1].ends_with("w1      exit status: 1 | no such test"),
-            "{text}"
-        );
-    }
 }
