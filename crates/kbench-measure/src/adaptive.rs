@@ -5,6 +5,8 @@
 //! within the target, or once its rounds used its time budget, and never
 //! before its minimum of rounds. Skipped and failed tests get no more.
 
+use crate::error::{Result, invalid};
+use crate::plan::SamplingPlan;
 use crate::sampler::relative_ci;
 use kbench_model::TestKey;
 use kbench_store::{TestOutcome, TestOutcomeKind};
@@ -19,6 +21,36 @@ pub struct AdaptiveRounds {
     pub target_ci: f64,
     /// Time per test, all its rounds together.
     pub budget: Duration,
+}
+
+/// Adaptive rounds are short (unless the user chose `--max-time`)...
+const ROUND_TIME: Duration = Duration::from_millis(200);
+/// ...at least 5 (Welch on round means needs a few degrees of freedom)...
+const MIN_ROUNDS: u32 = 5;
+/// ...and at most this many per test.
+pub const MAX_ROUNDS: u32 = 100;
+
+impl AdaptiveRounds {
+    /// Adaptive rounds of `plan` within `budget_seconds` per test; the
+    /// plan's rounds become short unless their time was chosen.
+    pub fn for_plan(plan: &mut SamplingPlan, budget_seconds: f64) -> Result<AdaptiveRounds> {
+        if !plan.max_time_chosen {
+            plan.max_time = ROUND_TIME;
+        }
+        Ok(AdaptiveRounds {
+            min_rounds: MIN_ROUNDS,
+            target_ci: plan.target_ci,
+            budget: budget(budget_seconds)?,
+        })
+    }
+}
+
+/// `--budget` as a duration, checked.
+pub fn budget(seconds: f64) -> Result<Duration> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
+        invalid!("--budget {seconds} must be a number of seconds above 0 (at most a day)");
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// What each test's rounds so far gave.

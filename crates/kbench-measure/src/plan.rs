@@ -1,6 +1,7 @@
 //! What a test's sampling aims for and why it stopped: the plan a run
 //! hands every agent, and the reasons sampling ends.
 
+use crate::error::{Result, invalid};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -64,5 +65,49 @@ impl StopReason {
             StopReason::Interrupted => "interrupted".to_string(),
             StopReason::BlockEnded => "as many samples as the block's first variant".to_string(),
         }
+    }
+}
+
+/// What a user chose of a plan (`--target-ci`, `--max-time`,
+/// `--min-samples`, `--max-samples`), before it is checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanChoice {
+    /// Percent of the mean.
+    pub target_ci_percent: f64,
+    /// Seconds per test and round, when chosen.
+    pub max_time: Option<f64>,
+    pub min_samples: Option<u64>,
+    pub max_samples: u64,
+}
+
+impl SamplingPlan {
+    /// The plan `choice` asks for, checked; what it leaves unchosen keeps
+    /// the default (and an external profile's own values apply then).
+    pub fn chosen(choice: &PlanChoice) -> Result<SamplingPlan> {
+        let target = choice.target_ci_percent;
+        if !(target.is_finite() && target > 0.0 && target < 100.0) {
+            invalid!("--target-ci {target} must be a percentage above 0 and below 100");
+        }
+        let defaults = SamplingPlan::default();
+        let max_time = choice.max_time.unwrap_or(defaults.max_time.as_secs_f64());
+        if !(max_time.is_finite() && max_time > 0.0 && max_time <= 86_400.0) {
+            invalid!("--max-time {max_time} must be a number of seconds above 0 (at most a day)");
+        }
+        let min_samples = choice.min_samples.unwrap_or(defaults.min_samples as u64);
+        if min_samples > choice.max_samples {
+            invalid!(
+                "--min-samples {min_samples} is more than --max-samples {}",
+                choice.max_samples
+            );
+        }
+        Ok(SamplingPlan {
+            min_samples: min_samples as usize,
+            max_samples: choice.max_samples as usize,
+            target_ci: target / 100.0,
+            max_time: Duration::from_secs_f64(max_time),
+            min_samples_chosen: choice.min_samples.is_some(),
+            max_time_chosen: choice.max_time.is_some(),
+            ..defaults
+        })
     }
 }

@@ -3,14 +3,14 @@
 
 use crate::cli::{RunArgs, SamplingArgs, UploadArgs};
 use crate::progress::Progress;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use kbench_catalog::PROFILES_ENV;
 use kbench_catalog::profile::Profiles;
 use kbench_fleet::mirror::mirrored;
 use kbench_fleet::upload::{Upload, Uploaded};
 use kbench_measure::adaptive::AdaptiveRounds;
 use kbench_measure::launcher::ProcessLauncher;
-use kbench_measure::plan::SamplingPlan;
+use kbench_measure::plan::{PlanChoice, SamplingPlan};
 use kbench_measure::redo;
 use kbench_measure::runner::{self, RunRequest, RunSummary};
 use kbench_report::format::{Render, Style, Text};
@@ -27,18 +27,9 @@ use std::time::Duration;
 /// Exit status after Ctrl-C, as shells report a SIGINT death.
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
-/// Adaptive rounds: short ones (unless --max-time), at least 5 (Welch on
-/// round means needs a few degrees of freedom), at most --rounds' limit.
-const ADAPTIVE_ROUND_TIME: Duration = Duration::from_millis(200);
-const ADAPTIVE_MIN_ROUNDS: u32 = 5;
-const ADAPTIVE_MAX_ROUNDS: u32 = 100;
-
 /// `--budget` as a duration, checked.
 pub(crate) fn budget(seconds: f64) -> anyhow::Result<Duration> {
-    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
-        bail!("--budget {seconds} must be a number of seconds above 0 (at most a day)");
-    }
-    Ok(Duration::from_secs_f64(seconds))
+    Ok(kbench_measure::adaptive::budget(seconds)?)
 }
 
 pub fn run(
@@ -52,16 +43,7 @@ pub fn run(
     let mut plan = sampling_plan(&args.sampling)?;
     let adaptive = match args.rounds {
         Some(_) => None,
-        None => {
-            if !plan.max_time_chosen {
-                plan.max_time = ADAPTIVE_ROUND_TIME;
-            }
-            Some(AdaptiveRounds {
-                min_rounds: ADAPTIVE_MIN_ROUNDS,
-                target_ci: plan.target_ci,
-                budget: budget(args.budget)?,
-            })
-        }
+        None => Some(AdaptiveRounds::for_plan(&mut plan, args.budget)?),
     };
     let profiles = Profiles::load(profile_dirs)?;
     let tests = kbench_catalog::expand_with(&args.names, &profiles)?;
@@ -86,7 +68,7 @@ pub fn run(
         identifier: identifier.clone(),
         tests,
         plan,
-        rounds: args.rounds.unwrap_or(ADAPTIVE_MAX_ROUNDS),
+        rounds: args.rounds.unwrap_or(kbench_measure::adaptive::MAX_ROUNDS),
         adaptive,
         wrapper: args.wrap.clone(),
         notes: vec![],
@@ -185,35 +167,14 @@ struct RunDocument {
     show: show::ShowDocument,
 }
 
+/// The sampling flags as a plan, checked.
 pub(crate) fn sampling_plan(args: &SamplingArgs) -> anyhow::Result<SamplingPlan> {
-    if !(args.target_ci.is_finite() && args.target_ci > 0.0 && args.target_ci < 100.0) {
-        bail!(
-            "--target-ci {} must be a percentage above 0 and below 100",
-            args.target_ci
-        );
-    }
-    let defaults = SamplingPlan::default();
-    let max_time = args.max_time.unwrap_or(defaults.max_time.as_secs_f64());
-    if !(max_time.is_finite() && max_time > 0.0 && max_time <= 86_400.0) {
-        bail!("--max-time {max_time} must be a number of seconds above 0 (at most a day)");
-    }
-    let min_samples = args.min_samples.unwrap_or(defaults.min_samples as u64);
-    if min_samples > args.max_samples {
-        bail!(
-            "--min-samples {min_samples} is more than --max-samples {}",
-            args.max_samples
-        );
-    }
-    Ok(SamplingPlan {
-        min_samples: min_samples as usize,
-        max_samples: args.max_samples as usize,
-        target_ci: args.target_ci / 100.0,
-        max_time: Duration::from_secs_f64(max_time),
-        // Unset, an external profile's own values apply to its tests.
-        min_samples_chosen: args.min_samples.is_some(),
-        max_time_chosen: args.max_time.is_some(),
-        ..defaults
-    })
+    Ok(SamplingPlan::chosen(&PlanChoice {
+        target_ci_percent: args.target_ci,
+        max_time: args.max_time,
+        min_samples: args.min_samples,
+        max_samples: args.max_samples,
+    })?)
 }
 
 /// The running kernel's release, the default identifier.
