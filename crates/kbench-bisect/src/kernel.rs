@@ -5,10 +5,9 @@
 //! unit of replication. A kernel that does not boot, or a test that fails
 //! in it, skips the commit.
 
-use super::INTERRUPTED;
 use super::bench::{MeasureError, Workbench, shell};
+use super::error::{BisectError, Result};
 use super::git::{Commit, Worktree};
-use anyhow::Context;
 use kbench_measure::agent::AgentJob;
 use kbench_measure::launcher::Launcher;
 use kbench_measure::plan::SamplingPlan;
@@ -20,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A launcher for a kernel image; `Err` when it cannot be booted at all
 /// (not a kernel image), which skips the commit.
-pub type Boot = Box<dyn FnMut(&Path) -> anyhow::Result<Box<dyn Launcher>>>;
+pub type Boot = Box<dyn FnMut(&Path) -> Result<Box<dyn Launcher>>>;
 
 pub struct KernelBench {
     pub worktree: Worktree,
@@ -41,9 +40,9 @@ pub struct KernelBench {
 }
 
 impl KernelBench {
-    fn interrupted(&self) -> anyhow::Result<()> {
+    fn interrupted(&self) -> Result<()> {
         if self.stop.load(Ordering::SeqCst) {
-            anyhow::bail!(INTERRUPTED);
+            return Err(BisectError::Interrupted);
         }
         Ok(())
     }
@@ -61,7 +60,7 @@ impl Workbench for KernelBench {
         self.launchers.contains_key(&commit.hash)
     }
 
-    fn build(&mut self, commit: &Commit) -> anyhow::Result<Result<(), String>> {
+    fn build(&mut self, commit: &Commit) -> Result<Result<(), String>> {
         self.current = None;
         if self.launchers.contains_key(&commit.hash) {
             self.current = Some(commit.hash.clone());
@@ -80,11 +79,16 @@ impl Workbench for KernelBench {
                 self.image_in_tree.display()
             )));
         }
-        std::fs::create_dir_all(&self.image_dir)
-            .with_context(|| format!("creating {}", self.image_dir.display()))?;
+        std::fs::create_dir_all(&self.image_dir).map_err(BisectError::os(format!(
+            "creating {}",
+            self.image_dir.display()
+        )))?;
         let copy = self.image_dir.join(format!("{}-bzImage", commit.short()));
-        std::fs::copy(&image, &copy)
-            .with_context(|| format!("copying {} to {}", image.display(), copy.display()))?;
+        std::fs::copy(&image, &copy).map_err(BisectError::os(format!(
+            "copying {} to {}",
+            image.display(),
+            copy.display()
+        )))?;
         match (self.boot)(&copy) {
             Ok(launcher) => {
                 self.launchers.insert(commit.hash.clone(), launcher);
@@ -95,12 +99,12 @@ impl Workbench for KernelBench {
         }
     }
 
-    fn measure(&mut self) -> anyhow::Result<Result<Vec<f64>, MeasureError>> {
+    fn measure(&mut self) -> Result<Result<Vec<f64>, MeasureError>> {
         let launcher = self
             .current
             .as_ref()
             .and_then(|hash| self.launchers.get(hash))
-            .context("no kernel built to boot")?;
+            .ok_or_else(|| BisectError::Invalid("no kernel built to boot".to_string()))?;
         let job = AgentJob {
             snapshot: false,
             tests: vec![self.test.with_metric(MAIN_METRIC)],
@@ -237,10 +241,9 @@ mod tests {
             image_in_tree: "bzImage".into(),
             image_dir: dir.path().join("images"),
             boot: Box::new(move |path: &Path| {
-                anyhow::ensure!(
-                    path.ends_with(format!("{}-bzImage", &head[..12])),
-                    "{path:?}"
-                );
+                if !path.ends_with(format!("{}-bzImage", &head[..12])) {
+                    return Err(BisectError::Invalid(format!("{path:?}")));
+                }
                 Ok(Box::new(FakeVm {
                     events: events.clone(),
                     boots,

@@ -25,14 +25,15 @@
 //! the machine that cover a block cancel in its ratios.
 
 pub mod bench;
+mod error;
 pub mod git;
 pub mod kernel;
 pub mod order;
 mod search;
 pub mod state;
 
-use anyhow::{Context, bail};
 use bench::{MeasureError, Workbench};
+use error::invalid;
 use git::{Commit, Repo};
 use kbench_model::{Direction, Sample, TestKey, TestSpec};
 use kbench_stats::Better;
@@ -44,9 +45,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The error text of an interrupted bisection (the CLI exits 130 on it).
-pub const INTERRUPTED: &str =
-    "interrupted; every sample so far is stored: run the same command again to continue";
+pub use error::{BisectError, Result};
 
 /// Version 2: blocked analyses in `reference` and `change`.
 pub const SCHEMA: &str = "kbench.bisect/2";
@@ -85,13 +84,13 @@ pub struct Plan {
 
 impl Plan {
     /// Checks the repository and the endpoints; reads only.
-    pub fn new(request: &BisectRequest) -> anyhow::Result<Plan> {
+    pub fn new(request: &BisectRequest) -> Result<Plan> {
         let repo = Repo::open(&request.repo)?;
         if !request.allow_dirty {
             let changes = repo.uncommitted()?;
             if !changes.is_empty() {
                 let shown: Vec<&str> = changes.iter().take(5).map(String::as_str).collect();
-                bail!(
+                invalid!(
                     "the repository {} has uncommitted changes ({}{}); bisect builds committed \
                      trees only, in a worktree of its own, so they would not be measured: commit or \
                      stash them, or pass --allow-dirty",
@@ -104,7 +103,7 @@ impl Plan {
         let good = repo.resolve(&request.good, "--good")?;
         let bad = repo.resolve(&request.bad, "--bad")?;
         if good == bad {
-            bail!(
+            invalid!(
                 "--good and --bad are the same commit ({}); give two different commits",
                 &good[..12]
             );
@@ -116,7 +115,7 @@ impl Plan {
             } else {
                 " (they are on different branches)"
             };
-            bail!(
+            invalid!(
                 "--good {} is not an ancestor of --bad {}{reverse}; bisection needs the good \
                  commit in the bad one's history",
                 request.good,
@@ -126,7 +125,9 @@ impl Plan {
         let mut commits = vec![repo.commit(&good)?];
         commits.extend(repo.range(&good, &bad)?);
         if commits.last().map(|c| c.hash.as_str()) != Some(bad.as_str()) {
-            bail!("git listed no commits from --good to --bad");
+            return Err(BisectError::Git(
+                "git listed no commits from --good to --bad".to_string(),
+            ));
         }
         Ok(Plan {
             repo: Some(repo),
@@ -251,8 +252,8 @@ impl<'a> Session<'a> {
         store: &'a mut dyn Database,
         request: BisectRequest,
         plan: Plan,
-    ) -> anyhow::Result<Session<'a>> {
-        kbench_model::validate_name("result set", &request.set).map_err(anyhow::Error::msg)?;
+    ) -> Result<Session<'a>> {
+        kbench_model::validate_name("result set", &request.set).map_err(BisectError::Invalid)?;
         let fingerprint = Fingerprint {
             repo: plan
                 .repo
@@ -278,10 +279,11 @@ impl<'a> Session<'a> {
             Some(text) => saved_state(&text, &request.set, samples.is_empty(), &plan)?,
             None => None,
         };
-        let fresh = |fingerprint| -> anyhow::Result<SavedState> {
+        let fresh = |fingerprint| -> Result<SavedState> {
             let seed = match request.seed {
                 Some(seed) => seed,
-                None => order::new_seed().context("drawing the seed of the blocks' orders")?,
+                None => order::new_seed()
+                    .map_err(BisectError::os("drawing the seed of the blocks' orders"))?,
             };
             Ok(SavedState::new(fingerprint, seed))
         };
@@ -295,7 +297,7 @@ impl<'a> Session<'a> {
                 }
                 (fresh(fingerprint)?, false)
             }
-            Some(state) => bail!(
+            Some(state) => invalid!(
                 "result set '{}' holds samples of another bisection (good {}, bad {}, metric \
                  '{}', build '{}', measured by '{}'); give this one its own --into",
                 request.set,
@@ -305,7 +307,7 @@ impl<'a> Session<'a> {
                 state.fingerprint.build,
                 state.fingerprint.measure
             ),
-            None if !samples.is_empty() => bail!(
+            None if !samples.is_empty() => invalid!(
                 "result set '{}' already holds samples of these commits that no bisection \
                  state describes; give this bisection its own --into",
                 request.set
@@ -341,7 +343,7 @@ impl<'a> Session<'a> {
 
     /// A fresh directory for the worktrees, recorded in the state first so
     /// that a killed run's worktrees are found and removed next time.
-    pub fn worktree_path(&mut self) -> anyhow::Result<PathBuf> {
+    pub fn worktree_path(&mut self) -> Result<PathBuf> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
@@ -353,8 +355,8 @@ impl<'a> Session<'a> {
         Ok(path)
     }
 
-    fn save(&mut self) -> anyhow::Result<()> {
-        let text = serde_json::to_string(&self.state)?;
+    fn save(&mut self) -> Result<()> {
+        let text = serde_json::to_string(&self.state).map_err(BisectError::State)?;
         self.store.save_bisect(&self.request.set, &text)?;
         Ok(())
     }
@@ -383,7 +385,7 @@ impl<'a> Session<'a> {
         bench: &mut dyn Workbench,
         commit: &Commit,
         observer: &mut dyn FnMut(&str),
-    ) -> anyhow::Result<Result<(), Failure>> {
+    ) -> Result<Result<(), Failure>> {
         if self.built.as_deref() == Some(commit.hash.as_str()) {
             return Ok(Ok(()));
         }
@@ -400,7 +402,7 @@ impl<'a> Session<'a> {
     }
 
     /// The run of `commit` in this step, begun on its first measurement.
-    fn run_of(&mut self, commit: &Commit) -> anyhow::Result<RunId> {
+    fn run_of(&mut self, commit: &Commit) -> Result<RunId> {
         if let Some(run) = self.runs.get(&commit.hash) {
             return Ok(*run);
         }
@@ -415,7 +417,7 @@ impl<'a> Session<'a> {
             )],
             started_at_ms: kbench_model::now_ms(),
             pid: std::process::id(),
-            uid: Some(kbench_model::random_id()?),
+            uid: Some(kbench_model::random_id().map_err(BisectError::os("making the run's uid"))?),
         };
         let run = self
             .store
@@ -425,7 +427,7 @@ impl<'a> Session<'a> {
     }
 
     /// Ends the runs of the step with `status`.
-    fn end_runs(&mut self, status: RunStatus) -> anyhow::Result<()> {
+    fn end_runs(&mut self, status: RunStatus) -> Result<()> {
         for (_, run) in self.runs.drain() {
             self.store.end_run(run, status, None)?;
         }
@@ -438,9 +440,9 @@ impl<'a> Session<'a> {
         bench: &mut dyn Workbench,
         commit: &Commit,
         stop: &AtomicBool,
-    ) -> anyhow::Result<Result<(), Failure>> {
+    ) -> Result<Result<(), Failure>> {
         if stop.load(Ordering::SeqCst) {
-            bail!(INTERRUPTED);
+            return Err(BisectError::Interrupted);
         }
         let run = self.run_of(commit)?;
         let test = match self.test {
@@ -489,7 +491,7 @@ impl<'a> Session<'a> {
         members: &[&Commit],
         observer: &mut dyn FnMut(&str),
         stop: &AtomicBool,
-    ) -> anyhow::Result<Result<Vec<f64>, BlockFailure>> {
+    ) -> Result<Result<Vec<f64>, BlockFailure>> {
         let missing = |i: &usize| self.count(members[*i]) <= self.used(members[*i]);
         let to_build: Vec<usize> = (0..members.len()).filter(missing).collect();
         let to_measure: Vec<usize> =
@@ -521,7 +523,7 @@ impl<'a> Session<'a> {
         Ok(Ok(logs))
     }
 
-    fn log(&mut self, mut entry: LogEntry, observer: &mut dyn FnMut(&str)) -> anyhow::Result<()> {
+    fn log(&mut self, mut entry: LogEntry, observer: &mut dyn FnMut(&str)) -> Result<()> {
         entry.step = self.state.log.len() + 1;
         observer(&entry.line());
         self.state.log.push(entry);
@@ -559,7 +561,7 @@ impl<'a> Session<'a> {
         bench: &mut dyn Workbench,
         observer: &mut dyn FnMut(&str),
         stop: &AtomicBool,
-    ) -> anyhow::Result<BisectReport> {
+    ) -> Result<BisectReport> {
         let result = self.bisect(bench, observer, stop);
         let status = match &result {
             Ok(_) => RunStatus::Complete,
@@ -577,7 +579,7 @@ impl<'a> Session<'a> {
         bench: &mut dyn Workbench,
         observer: &mut dyn FnMut(&str),
         stop: &AtomicBool,
-    ) -> anyhow::Result<BisectReport> {
+    ) -> Result<BisectReport> {
         // The log is rebuilt by replaying on the stored samples.
         self.state.log.clear();
         self.state.finished = false;
@@ -609,7 +611,7 @@ impl<'a> Session<'a> {
                         } else {
                             ("bad", &bad)
                         };
-                        bail!(
+                        invalid!(
                             "the {name} commit {} {}; bisection needs both endpoints measured",
                             commit.identifier(),
                             failure.describe(&self.request.metric)
@@ -663,7 +665,7 @@ impl<'a> Session<'a> {
                         change_text(&change, "against good"),
                     );
                     self.log(entry, observer)?;
-                    bail!(
+                    invalid!(
                         "the endpoints {how} in '{}': bad {} against good {}: {} (threshold \
                          {:.2} %); there is nothing to bisect. Check the endpoints, or measure \
                          more (--max-blocks) or with less noise",
@@ -791,21 +793,18 @@ impl<'a> Session<'a> {
 
 /// The saved state in `text`: `None` when it is of an older kbench
 /// (measured unblocked) and the result set holds none of its samples.
-fn saved_state(
-    text: &str,
-    set: &str,
-    no_samples: bool,
-    plan: &Plan,
-) -> anyhow::Result<Option<SavedState>> {
-    let unreadable = || format!("the bisection state of result set '{set}' is not readable");
-    let value: serde_json::Value = serde_json::from_str(text).with_context(unreadable)?;
+fn saved_state(text: &str, set: &str, no_samples: bool, plan: &Plan) -> Result<Option<SavedState>> {
+    let unreadable = |cause| {
+        BisectError::State(cause).at(format!(
+            "the bisection state of result set '{set}' is not readable"
+        ))
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(unreadable)?;
     if value["schema"] == STATE_SCHEMA {
-        return Ok(Some(
-            serde_json::from_value(value).with_context(unreadable)?,
-        ));
+        return Ok(Some(serde_json::from_value(value).map_err(unreadable)?));
     }
     if !no_samples {
-        bail!(
+        invalid!(
             "result set '{set}' holds a bisection of another kbench version ({}; this one \
              keeps {STATE_SCHEMA}, measured in blocks), which it cannot continue; give this \
              bisection its own --into",
@@ -866,7 +865,7 @@ fn stored_samples(
     set: &str,
     plan: &Plan,
     key: &TestKey,
-) -> anyhow::Result<HashMap<String, Vec<Vec<f64>>>> {
+) -> Result<HashMap<String, Vec<Vec<f64>>>> {
     let data = match store.load(set) {
         Ok(data) => data,
         Err(StoreError::NotFound(_)) => return Ok(HashMap::new()),
@@ -886,11 +885,6 @@ fn stored_samples(
         }
     }
     Ok(samples)
-}
-
-/// Whether an error is the interruption of a bisection.
-pub fn is_interrupted(error: &anyhow::Error) -> bool {
-    error.to_string() == INTERRUPTED
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! the blocks), and the report says it was not confirmed.
 
 use super::bench::Workbench;
+use super::error::{Result, invalid};
 use super::git::Commit;
 use super::state::Phase;
 use super::{CommitRef, Session, change_text};
@@ -46,7 +47,7 @@ impl Session<'_> {
         reference: &BlockedChange,
         observer: &mut dyn FnMut(&str),
         stop: &AtomicBool,
-    ) -> anyhow::Result<Found> {
+    ) -> Result<Found> {
         let last = self.plan.commits.len() - 1;
         let mut decided: BTreeMap<usize, State> = BTreeMap::from([(0, State::LikeGood)]);
         decided.insert(last, State::LikeBad);
@@ -123,7 +124,7 @@ impl Session<'_> {
         undecided: &mut Vec<CommitRef>,
         observer: &mut dyn FnMut(&str),
         stop: &AtomicBool,
-    ) -> anyhow::Result<(usize, usize)> {
+    ) -> Result<(usize, usize)> {
         loop {
             let open: Vec<usize> = (lo + 1..hi)
                 .filter(|i| !self.state.skipped.contains_key(&self.plan.commits[*i].hash))
@@ -159,7 +160,7 @@ impl Session<'_> {
         undecided: &mut Vec<CommitRef>,
         observer: &mut dyn FnMut(&str),
         stop: &AtomicBool,
-    ) -> anyhow::Result<Option<State>> {
+    ) -> Result<Option<State>> {
         let (good, bad) = (self.good().clone(), self.bad().clone());
         let options = self.request.options;
         let reference_shift = reference.ratio.point.ln();
@@ -184,7 +185,7 @@ impl Session<'_> {
                         self.log(entry, observer)?;
                         return Ok(None);
                     }
-                    Err((i, failure)) => anyhow::bail!(
+                    Err((i, failure)) => invalid!(
                         "re-measuring the {} commit {} with {}: it {}",
                         if i == 0 { "good" } else { "bad" },
                         if i == 0 { &good } else { &bad }.identifier(),
@@ -248,7 +249,7 @@ impl Session<'_> {
         hi: usize,
         observer: &mut dyn FnMut(&str),
         stop: &AtomicBool,
-    ) -> anyhow::Result<Confirmation> {
+    ) -> Result<Confirmation> {
         let (parent, culprit) = (self.plan.commits[lo].clone(), self.plan.commits[hi].clone());
         let options = self.request.options;
         let mut pairs: Vec<[f64; 2]> = Vec::new();
@@ -263,7 +264,7 @@ impl Session<'_> {
             while pairs.len() < target {
                 match self.block(bench, &[&parent, &culprit], observer, stop)? {
                     Ok(logs) => pairs.push([logs[0], logs[1]]),
-                    Err((i, failure)) => anyhow::bail!(
+                    Err((i, failure)) => invalid!(
                         "re-measuring {} to confirm: it {}",
                         if i == 0 { &parent } else { &culprit }.identifier(),
                         failure.describe(&self.request.metric)

@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use kbench_bisect::bench::{CommandBench, Workbench};
 use kbench_bisect::git::{Repo, Worktree};
 use kbench_bisect::kernel::KernelBench;
-use kbench_bisect::{self as bisect, BisectReport, BisectRequest, Plan, Session, change_text};
+use kbench_bisect::{BisectError, BisectReport, BisectRequest, Plan, Session, change_text};
 use kbench_measure::launcher::Launcher;
 use kbench_measure::plan::SamplingPlan;
 use kbench_model::{Direction, TestKey};
@@ -220,11 +220,11 @@ fn drive(
     let _ = std::fs::remove_dir_all(&root);
     let report = match result {
         Ok(report) => report,
-        Err(error) if bisect::is_interrupted(&error) => {
+        Err(error) if error.is_interrupted() => {
             eprintln!("kbench: {error}");
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
-        Err(error) => return Err(error),
+        Err(error) => return Err(error.into()),
     };
     if args.json {
         super::print_json(&report)?;
@@ -308,34 +308,38 @@ fn bisect_kernel(args: &BisectArgs, image: PathBuf, db: &super::Db) -> anyhow::R
         let worktree = Worktree::add(&repo, &root.join("tree"), good)?;
         let mut accel: Option<Accel> = None;
         let boot_stop = stop.clone();
-        let boot = Box::new(move |path: &Path| -> anyhow::Result<Box<dyn Launcher>> {
-            let kernel = KernelImage::open(path)?;
-            let spec = VmSpec {
-                qemu: qemu.clone(),
-                kernel,
-                machine: machine.clone(),
-                timeout: Duration::from_secs(120),
-                log_dir: data_dir.join("vm-logs"),
-            };
-            let mut launcher = VmLauncher::new(spec, guest.clone()).with_stop(boot_stop.clone());
-            let chosen = match accel {
-                Some(chosen) => chosen,
-                None => {
-                    eprintln!("probing KVM with a short boot of {} ...", path.display());
-                    let decision =
-                        qemu::decide_accel(AccelChoice::Auto, qemu::kvm_device(), || {
-                            launcher.probe_kvm()
-                        })?;
-                    for note in &decision.notes {
-                        eprintln!("kbench: WARNING: {note}");
+        let boot = Box::new(
+            move |path: &Path| -> kbench_bisect::Result<Box<dyn Launcher>> {
+                let kernel = KernelImage::open(path)?;
+                let spec = VmSpec {
+                    qemu: qemu.clone(),
+                    kernel,
+                    machine: machine.clone(),
+                    timeout: Duration::from_secs(120),
+                    log_dir: data_dir.join("vm-logs"),
+                };
+                let mut launcher =
+                    VmLauncher::new(spec, guest.clone()).with_stop(boot_stop.clone());
+                let chosen = match accel {
+                    Some(chosen) => chosen,
+                    None => {
+                        eprintln!("probing KVM with a short boot of {} ...", path.display());
+                        let decision =
+                            qemu::decide_accel(AccelChoice::Auto, qemu::kvm_device(), || {
+                                launcher.probe_kvm()
+                            })
+                            .map_err(|e| BisectError::Vm(format!("{e:#}")))?;
+                        for note in &decision.notes {
+                            eprintln!("kbench: WARNING: {note}");
+                        }
+                        accel = Some(decision.accel);
+                        decision.accel
                     }
-                    accel = Some(decision.accel);
-                    decision.accel
-                }
-            };
-            launcher.set_accel(chosen);
-            Ok(Box::new(launcher))
-        });
+                };
+                launcher.set_accel(chosen);
+                Ok(Box::new(launcher))
+            },
+        );
         let image_dir = root.join("images");
         Ok(Box::new(KernelBench {
             worktree,
