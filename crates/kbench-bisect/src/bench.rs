@@ -16,6 +16,7 @@
 
 use super::error::{BisectError, Result};
 use super::git::{Commit, Repo, Worktree};
+use super::progress::Progress;
 use kbench_measure::launcher::{last_output, push_bounded};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
@@ -53,10 +54,15 @@ pub enum MeasureError {
 
 /// Builds and measures commits.
 pub trait Workbench {
-    /// Selects `commit`, building it unless [`Workbench::has_build`].
+    /// Selects `commit`, building it unless [`Workbench::has_build`], and
+    /// says what else it does on the way (a probe boot).
     /// `Ok(Err(why))` when the build failed (the commit is skipped); `Err`
     /// when nothing can go on.
-    fn build(&mut self, commit: &Commit) -> Result<Result<(), String>>;
+    fn build(
+        &mut self,
+        commit: &Commit,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Result<(), String>>;
 
     /// One fresh run at the commit selected: its samples of the metric
     /// (one for a `--run` command).
@@ -151,7 +157,11 @@ impl CommandBench {
 }
 
 impl Workbench for CommandBench {
-    fn build(&mut self, commit: &Commit) -> Result<Result<(), String>> {
+    fn build(
+        &mut self,
+        commit: &Commit,
+        _progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Result<(), String>> {
         self.current = None;
         let (i, kept) = self.slot_for(commit)?;
         self.clock += 1;

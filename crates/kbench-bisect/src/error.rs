@@ -2,6 +2,7 @@
 //! what to do), causes included, so it reads the same however it is
 //! printed; [`BisectError::Interrupted`] is matched, never read from text.
 
+use kbench_catalog::CatalogError;
 use kbench_measure::MeasureError;
 use kbench_store::StoreError;
 use kbench_vm::kernel_image::ImageError;
@@ -19,6 +20,9 @@ pub enum BisectError {
     /// Launching a measurement failed (a VM guest that could not start).
     #[error(transparent)]
     Measure(#[from] MeasureError),
+    /// A `--bench` name that does not resolve.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
     /// A kernel image that cannot be booted (the commit is skipped).
     #[error(transparent)]
     Image(#[from] ImageError),

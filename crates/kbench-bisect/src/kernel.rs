@@ -8,6 +8,7 @@
 use super::bench::{MeasureError, Workbench, shell};
 use super::error::{BisectError, Result};
 use super::git::{Commit, Worktree};
+use super::progress::Progress;
 use kbench_measure::agent::AgentJob;
 use kbench_measure::launcher::Launcher;
 use kbench_measure::plan::SamplingPlan;
@@ -17,9 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// A launcher for a kernel image; `Err` when it cannot be booted at all
-/// (not a kernel image), which skips the commit.
-pub type Boot = Box<dyn FnMut(&Path) -> Result<Box<dyn Launcher>>>;
+/// A launcher for a kernel image, saying what it does on the way (a probe
+/// boot); `Err` when it cannot be booted at all (not a kernel image), which
+/// skips the commit.
+pub type Boot = Box<dyn FnMut(&Path, &mut dyn FnMut(Progress<'_>)) -> Result<Box<dyn Launcher>>>;
 
 pub struct KernelBench {
     pub worktree: Worktree,
@@ -60,7 +62,11 @@ impl Workbench for KernelBench {
         self.launchers.contains_key(&commit.hash)
     }
 
-    fn build(&mut self, commit: &Commit) -> Result<Result<(), String>> {
+    fn build(
+        &mut self,
+        commit: &Commit,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Result<(), String>> {
         self.current = None;
         if self.launchers.contains_key(&commit.hash) {
             self.current = Some(commit.hash.clone());
@@ -89,7 +95,7 @@ impl Workbench for KernelBench {
             image.display(),
             copy.display()
         )))?;
-        match (self.boot)(&copy) {
+        match (self.boot)(&copy, progress) {
             Ok(launcher) => {
                 self.launchers.insert(commit.hash.clone(), launcher);
                 self.current = Some(commit.hash.clone());
@@ -240,7 +246,7 @@ mod tests {
             build: build.into(),
             image_in_tree: "bzImage".into(),
             image_dir: dir.path().join("images"),
-            boot: Box::new(move |path: &Path| {
+            boot: Box::new(move |path: &Path, _: &mut dyn FnMut(Progress<'_>)| {
                 if !path.ends_with(format!("{}-bzImage", &head[..12])) {
                     return Err(BisectError::Invalid(format!("{path:?}")));
                 }
@@ -281,17 +287,17 @@ mod tests {
             sample("value", 102.0),
         ];
         let (_dir, mut bench, commit) = bench(events, true, "echo kernel > bzImage");
-        assert_eq!(bench.build(&commit).unwrap(), Ok(()));
+        assert_eq!(bench.build(&commit, &mut |_| {}).unwrap(), Ok(()));
         assert_eq!(bench.measure().unwrap(), Ok(vec![100.0, 102.0]));
     }
 
     #[test]
     fn no_image_or_no_boot_skips() {
         let (_dir, mut bench, commit) = bench(vec![], true, "true");
-        let error = bench.build(&commit).unwrap().unwrap_err();
+        let error = bench.build(&commit, &mut |_| {}).unwrap().unwrap_err();
         assert!(error.contains("no kernel image at bzImage"), "{error}");
         let (_dir, mut bench, commit) = bench_panics();
-        assert_eq!(bench.build(&commit).unwrap(), Ok(()));
+        assert_eq!(bench.build(&commit, &mut |_| {}).unwrap(), Ok(()));
         let error = bench.measure().unwrap().unwrap_err().to_string();
         assert!(
             error.contains("did not boot") && error.contains("Kernel panic"),

@@ -18,6 +18,10 @@
 //!    state and its log after every step. Measuring is delegated to a
 //!    [`bench::Workbench`].
 //!
+//! [`Bisection`] does the three from a [`Setup`] (the user's request) for
+//! the binary, with the worktrees and the workbench, `--kernel`'s VM
+//! included.
+//!
 //! Nothing is compared across time: every decision is made on *blocks*,
 //! short groups of one fresh measurement of each commit involved (good and
 //! bad; good, bad and the commit under test; parent and culprit), in an
@@ -29,8 +33,11 @@ mod error;
 pub mod git;
 pub mod kernel;
 pub mod order;
+mod progress;
 mod search;
+mod setup;
 pub mod state;
+mod vm;
 
 use bench::{MeasureError, Workbench};
 use error::invalid;
@@ -46,6 +53,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use error::{BisectError, Result};
+pub use progress::Progress;
+pub use setup::{Bisection, Measure, Setup};
+pub use vm::KernelMeasure;
 
 /// Version 2: blocked analyses in `reference` and `change`.
 pub const SCHEMA: &str = "kbench.bisect/2";
@@ -384,17 +394,17 @@ impl<'a> Session<'a> {
         &mut self,
         bench: &mut dyn Workbench,
         commit: &Commit,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
     ) -> Result<Result<(), Failure>> {
         if self.built.as_deref() == Some(commit.hash.as_str()) {
             return Ok(Ok(()));
         }
         if !bench.has_build(commit) {
-            observer(&format!("building {}", commit.identifier()));
+            observer(Progress::Step(&format!("building {}", commit.identifier())));
             self.builds_now += 1;
         }
         self.built = None;
-        if let Err(log) = bench.build(commit)? {
+        if let Err(log) = bench.build(commit, observer)? {
             return Ok(Err(Failure::Build(log)));
         }
         self.built = Some(commit.hash.clone());
@@ -489,7 +499,7 @@ impl<'a> Session<'a> {
         &mut self,
         bench: &mut dyn Workbench,
         members: &[&Commit],
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
     ) -> Result<Result<Vec<f64>, BlockFailure>> {
         let missing = |i: &usize| self.count(members[*i]) <= self.used(members[*i]);
@@ -523,9 +533,9 @@ impl<'a> Session<'a> {
         Ok(Ok(logs))
     }
 
-    fn log(&mut self, mut entry: LogEntry, observer: &mut dyn FnMut(&str)) -> Result<()> {
+    fn log(&mut self, mut entry: LogEntry, observer: &mut dyn FnMut(Progress<'_>)) -> Result<()> {
         entry.step = self.state.log.len() + 1;
-        observer(&entry.line());
+        observer(Progress::Step(&entry.line()));
         self.state.log.push(entry);
         self.save()
     }
@@ -559,7 +569,7 @@ impl<'a> Session<'a> {
     pub fn run(
         mut self,
         bench: &mut dyn Workbench,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
     ) -> Result<BisectReport> {
         let result = self.bisect(bench, observer, stop);
@@ -577,7 +587,7 @@ impl<'a> Session<'a> {
     fn bisect(
         &mut self,
         bench: &mut dyn Workbench,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
     ) -> Result<BisectReport> {
         // The log is rebuilt by replaying on the stored samples.
@@ -585,10 +595,10 @@ impl<'a> Session<'a> {
         self.state.finished = false;
         let stored: usize = self.samples.values().map(Vec::len).sum();
         if self.resumed {
-            observer(&format!(
+            observer(Progress::Step(&format!(
                 "continuing the bisection of result set '{}': {stored} measurements already stored",
                 self.request.set
-            ));
+            )));
         }
         let options = self.request.options;
         let better = self.request.better;
@@ -598,10 +608,10 @@ impl<'a> Session<'a> {
         let mut pairs: Vec<[f64; 2]> = Vec::new();
         let mut target = options.initial_blocks;
         let reference = loop {
-            observer(&format!(
+            observer(Progress::Step(&format!(
                 "measuring the endpoints: blocks {} to {target} of good and bad",
                 pairs.len() + 1
-            ));
+            )));
             while pairs.len() < target {
                 match self.block(bench, &[&good, &bad], observer, stop)? {
                     Ok(logs) => pairs.push([logs[0], logs[1]]),

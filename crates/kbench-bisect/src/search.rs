@@ -15,6 +15,7 @@
 use super::bench::Workbench;
 use super::error::{Result, invalid};
 use super::git::Commit;
+use super::progress::Progress;
 use super::state::Phase;
 use super::{CommitRef, Session, change_text};
 use kbench_stats::bisection::{BlockedChange, Confirmation, DecidedBy, State, classify, confirm};
@@ -45,7 +46,7 @@ impl Session<'_> {
         &mut self,
         bench: &mut dyn Workbench,
         reference: &BlockedChange,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
     ) -> Result<Found> {
         let last = self.plan.commits.len() - 1;
@@ -122,7 +123,7 @@ impl Session<'_> {
         (mut lo, mut hi): (usize, usize),
         decided: &mut BTreeMap<usize, State>,
         undecided: &mut Vec<CommitRef>,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
     ) -> Result<(usize, usize)> {
         loop {
@@ -158,7 +159,7 @@ impl Session<'_> {
         phase: Phase,
         reference: &BlockedChange,
         undecided: &mut Vec<CommitRef>,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
     ) -> Result<Option<State>> {
         let (good, bad) = (self.good().clone(), self.bad().clone());
@@ -167,11 +168,11 @@ impl Session<'_> {
         let mut blocks: Vec<[f64; 3]> = Vec::new();
         let mut target = options.initial_blocks;
         loop {
-            observer(&format!(
+            observer(Progress::Step(&format!(
                 "measuring {}: blocks {} to {target} with good and bad",
                 commit.identifier(),
                 blocks.len() + 1
-            ));
+            )));
             while blocks.len() < target {
                 match self.block(bench, &[&good, &bad, commit], observer, stop)? {
                     Ok(logs) => blocks.push([logs[0], logs[1], logs[2]]),
@@ -247,7 +248,7 @@ impl Session<'_> {
         reference: &BlockedChange,
         lo: usize,
         hi: usize,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
     ) -> Result<Confirmation> {
         let (parent, culprit) = (self.plan.commits[lo].clone(), self.plan.commits[hi].clone());
@@ -255,12 +256,12 @@ impl Session<'_> {
         let mut pairs: Vec<[f64; 2]> = Vec::new();
         let mut target = options.initial_blocks;
         loop {
-            observer(&format!(
+            observer(Progress::Step(&format!(
                 "confirming: blocks {} to {target} of {} and {}",
                 pairs.len() + 1,
                 parent.short(),
                 culprit.short()
-            ));
+            )));
             while pairs.len() < target {
                 match self.block(bench, &[&parent, &culprit], observer, stop)? {
                     Ok(logs) => pairs.push([logs[0], logs[1]]),

@@ -61,7 +61,11 @@ impl Fake {
 }
 
 impl Workbench for Fake {
-    fn build(&mut self, commit: &Commit) -> Result<Result<(), String>> {
+    fn build(
+        &mut self,
+        commit: &Commit,
+        _: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Result<(), String>> {
         let index = self.commits.iter().position(|c| c == commit).unwrap();
         self.current = Some(index);
         if self.built.contains(&index) {

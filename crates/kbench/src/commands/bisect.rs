@@ -4,22 +4,15 @@
 //! (kbench.bisect/2), on stdout.
 
 use anyhow::{Context, bail};
-use kbench_bisect::bench::{CommandBench, Workbench};
-use kbench_bisect::git::{Repo, Worktree};
-use kbench_bisect::kernel::KernelBench;
-use kbench_bisect::{BisectError, BisectReport, BisectRequest, Plan, Session, change_text};
-use kbench_measure::launcher::Launcher;
-use kbench_measure::plan::SamplingPlan;
-use kbench_model::{Direction, TestKey};
+use kbench_bisect::{
+    BisectReport, Bisection, KernelMeasure, Measure, Progress, Setup, change_text,
+};
 use kbench_stats::Better;
 use kbench_stats::bisection::BisectionOptions;
-use kbench_vm::qemu::{self, Accel, AccelChoice, Machine};
-use kbench_vm::{GuestImage, KernelImage, VmLauncher, VmSpec};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 /// Exit status after Ctrl-C, as shells report a SIGINT death.
 const EXIT_INTERRUPTED: u8 = 130;
@@ -121,104 +114,15 @@ pub struct BisectArgs {
 }
 
 pub fn bisect(args: BisectArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
-    if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
-        bail!(
-            "--threshold {} must be a percentage from 0 to below 100",
-            args.threshold
-        );
-    }
-    if args.max_blocks < args.blocks {
-        bail!(
-            "--max-blocks {} is below --blocks {}",
-            args.max_blocks,
-            args.blocks
-        );
-    }
-    if let Some(image) = args.kernel.clone() {
-        return bisect_kernel(&args, image, db);
-    }
-    let Some(run) = args.run.clone() else {
-        bail!(
-            "say how to measure: --run CMD --metric NAME, or --kernel PATH_IN_TREE --bench NAMES"
-        );
-    };
-    let Some(metric) = args.metric.clone() else {
-        bail!("--run needs --metric NAME: the metric to take from the command's output");
-    };
-    let better = match (args.higher_is_better, args.lower_is_better) {
-        (true, false) => Better::Higher,
-        (false, true) => Better::Lower,
-        _ => bail!("--run needs the metric's direction: --higher-is-better or --lower-is-better"),
-    };
-    let set = args
-        .into
-        .clone()
-        .unwrap_or_else(|| format!("bisect-{metric}"));
-    let request = BisectRequest {
-        repo: args.repo.clone(),
-        good: args.good.clone(),
-        bad: args.bad.clone(),
-        build: args.build.clone(),
-        measure: run.clone(),
-        metric: metric.clone(),
-        unit: args.unit.clone(),
-        better,
-        set,
-        options: options(&args),
-        allow_dirty: args.allow_dirty,
-        seed: None,
-    };
-    let build = args.build.clone();
-    drive(&args, request, db, move |repo, root, _good, stop| {
-        Ok(Box::new(CommandBench::new(
-            repo, root, build, run, metric, stop,
-        )))
-    })
-}
-
-/// Options shared by both ways of measuring.
-fn options(args: &BisectArgs) -> BisectionOptions {
-    BisectionOptions {
-        threshold: args.threshold / 100.0,
-        initial_blocks: args.blocks as usize,
-        max_blocks: args.max_blocks as usize,
-        ..BisectionOptions::default()
-    }
-}
-
-/// Checks, opens the state, makes the worktree and the workbench, runs the
-/// bisection and prints its result.
-fn drive(
-    args: &BisectArgs,
-    request: BisectRequest,
-    db: &super::Db,
-    make: impl FnOnce(Repo, PathBuf, &str, Arc<AtomicBool>) -> anyhow::Result<Box<dyn Workbench>>,
-) -> anyhow::Result<ExitCode> {
+    let setup = setup(&args, db)?;
     // Everything that can be checked without writing comes first.
-    let plan = Plan::new(&request)?;
+    let bisection = Bisection::prepare(setup, &mut say)?;
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, stop.clone())?;
     }
-    let repo = plan.repo.clone().context("a checked repository")?;
-    let good = plan.commits[0].hash.clone();
-    eprintln!(
-        "bisecting '{}' over {} commits after {} up to {} in {}",
-        request.metric,
-        plan.commits.len() - 1,
-        &good[..12],
-        plan.commits[plan.commits.len() - 1].short(),
-        repo.root.display()
-    );
     let mut store = db.open()?;
-    let mut session = Session::open(store.as_mut(), request, plan)?;
-    let root = session.worktree_path()?;
-    let mut bench = make(repo, root.clone(), &good, stop.clone())?;
-    let result = session.run(bench.as_mut(), &mut |line| eprintln!("{line}"), &stop);
-    // The worktrees go before anything is printed or returned.
-    drop(bench);
-    let _ = std::fs::remove_dir_all(&root);
-    let report = match result {
+    let report = match bisection.run(store.as_mut(), &stop, &mut say) {
         Ok(report) => report,
         Err(error) if error.is_interrupted() => {
             eprintln!("kbench: {error}");
@@ -234,129 +138,80 @@ fn drive(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--kernel`: boot each built kernel with `kbench vm`'s launcher and run
-/// one built-in test in it per measurement (one boot = one round).
-fn bisect_kernel(args: &BisectArgs, image: PathBuf, db: &super::Db) -> anyhow::Result<ExitCode> {
-    if image.is_absolute() {
+/// The flags as the library's request, with the checks that need nothing
+/// but the flags.
+fn setup(args: &BisectArgs, db: &super::Db) -> anyhow::Result<Setup> {
+    if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
         bail!(
-            "--kernel {} must be a path inside the tree, e.g. arch/x86/boot/bzImage",
-            image.display()
+            "--threshold {} must be a percentage from 0 to below 100",
+            args.threshold
         );
     }
-    let tests = kbench_catalog::expand(&args.bench)?;
-    let test = match &args.metric {
-        None => tests[0].clone(),
-        Some(text) => {
-            let wanted = TestKey::parse(text)?;
-            tests
-                .iter()
-                .find(|t| t.test_name() == wanted.test_name())
-                .map(|t| t.with_metric(&wanted.metric))
-                .with_context(|| {
-                    format!(
-                        "--metric {text} is not among the --bench tests ({})",
-                        tests
-                            .iter()
-                            .map(ToString::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })?
+    if args.max_blocks < args.blocks {
+        bail!(
+            "--max-blocks {} is below --blocks {}",
+            args.max_blocks,
+            args.blocks
+        );
+    }
+    let measure = match &args.kernel {
+        Some(image) => Measure::Kernel(KernelMeasure {
+            image: image.clone(),
+            benches: args.bench.clone(),
+            metric: args.metric.clone(),
+            guest_binary: std::env::current_exe()
+                .context("finding the kbench binary for the guest")?,
+            log_dir: db.location()?.data_dir().join("vm-logs"),
+        }),
+        None => {
+            let Some(run) = args.run.clone() else {
+                bail!(
+                    "say how to measure: --run CMD --metric NAME, or --kernel PATH_IN_TREE \
+                     --bench NAMES"
+                );
+            };
+            let Some(metric) = args.metric.clone() else {
+                bail!("--run needs --metric NAME: the metric to take from the command's output");
+            };
+            let better = match (args.higher_is_better, args.lower_is_better) {
+                (true, false) => Better::Higher,
+                (false, true) => Better::Lower,
+                _ => bail!(
+                    "--run needs the metric's direction: --higher-is-better or --lower-is-better"
+                ),
+            };
+            Measure::Command {
+                run,
+                metric,
+                unit: args.unit.clone(),
+                better,
+            }
         }
     };
-    if tests.len() > 1 {
-        eprintln!(
-            "kbench: bisecting {test}; the other --bench tests are not run (one metric is bisected)"
-        );
-    }
-    let info = kbench_bench::find(&test.benchmark)
-        .with_context(|| format!("{} is not a built-in benchmark", test.benchmark))?;
-    let better = match info.direction {
-        Direction::Lower => Better::Lower,
-        Direction::Higher => Better::Higher,
-    };
-    let qemu = qemu::find_qemu(None)?;
-    let exe = std::env::current_exe().context("finding the kbench binary for the guest")?;
-    let guest = Arc::new(GuestImage::build(&exe, None)?);
-    let data_dir = db.location()?.data_dir();
-    let set = args
-        .into
-        .clone()
-        .unwrap_or_else(|| format!("bisect-{}", test.benchmark));
-    let request = BisectRequest {
+    Ok(Setup {
         repo: args.repo.clone(),
         good: args.good.clone(),
         bad: args.bad.clone(),
         build: args.build.clone(),
-        measure: format!("kernel {} running {test}", image.display()),
-        metric: test.to_string(),
-        unit: info.unit.label().to_string(),
-        better,
-        set: set.clone(),
-        options: options(args),
+        measure,
+        into: args.into.clone(),
+        options: BisectionOptions {
+            threshold: args.threshold / 100.0,
+            initial_blocks: args.blocks as usize,
+            max_blocks: args.max_blocks as usize,
+            ..BisectionOptions::default()
+        },
         allow_dirty: args.allow_dirty,
-        seed: None,
-    };
-    let machine = Machine {
-        accel: Accel::Tcg,
-        memory_mib: 1024,
-        cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-        append: None,
-    };
-    let build = args.build.clone();
-    drive(args, request, db, move |repo, root, good, stop| {
-        let worktree = Worktree::add(&repo, &root.join("tree"), good)?;
-        let mut accel: Option<Accel> = None;
-        let boot_stop = stop.clone();
-        let boot = Box::new(
-            move |path: &Path| -> kbench_bisect::Result<Box<dyn Launcher>> {
-                let kernel = KernelImage::open(path)?;
-                let spec = VmSpec {
-                    qemu: qemu.clone(),
-                    kernel,
-                    machine: machine.clone(),
-                    timeout: Duration::from_secs(120),
-                    log_dir: data_dir.join("vm-logs"),
-                };
-                let mut launcher =
-                    VmLauncher::new(spec, guest.clone()).with_stop(boot_stop.clone());
-                let chosen = match accel {
-                    Some(chosen) => chosen,
-                    None => {
-                        eprintln!("probing KVM with a short boot of {} ...", path.display());
-                        let decision =
-                            qemu::decide_accel(AccelChoice::Auto, qemu::kvm_device(), || {
-                                launcher.probe_kvm()
-                            })
-                            .map_err(|e| BisectError::Vm(format!("{e:#}")))?;
-                        for note in &decision.notes {
-                            eprintln!("kbench: WARNING: {note}");
-                        }
-                        accel = Some(decision.accel);
-                        decision.accel
-                    }
-                };
-                launcher.set_accel(chosen);
-                Ok(Box::new(launcher))
-            },
-        );
-        let image_dir = root.join("images");
-        Ok(Box::new(KernelBench {
-            worktree,
-            build,
-            image_in_tree: image,
-            image_dir,
-            boot,
-            test,
-            plan: SamplingPlan {
-                max_time: Duration::from_secs(1),
-                ..SamplingPlan::default()
-            },
-            stop,
-            launchers: Default::default(),
-            current: None,
-        }))
     })
+}
+
+/// Progress on stderr.
+fn say(progress: Progress<'_>) {
+    match progress {
+        Progress::Step(line) => eprintln!("{line}"),
+        Progress::Note(note) => eprintln!("kbench: {note}"),
+        Progress::Warning(warning) => eprintln!("kbench: WARNING: {warning}"),
+    }
 }
 
 /// The result for people.
