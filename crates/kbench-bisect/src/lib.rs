@@ -43,11 +43,13 @@ use bench::{MeasureError, Workbench};
 use error::invalid;
 use git::{Commit, Repo};
 use kbench_model::{Direction, Sample, TestKey, TestSpec};
+use kbench_report::bisect::{
+    BisectReport, CommitRef, LogEntry, Phase, SCHEMA, SkippedCommit, change_text,
+};
 use kbench_stats::Better;
-use kbench_stats::bisection::{BisectionOptions, BlockedChange, EndpointCheck, check_endpoints};
+use kbench_stats::bisection::{BisectionOptions, EndpointCheck, check_endpoints};
 use kbench_store::{Database, Results, RunId, RunInfo, RunStatus, StoreError, TestId};
-use serde::Serialize;
-use state::{Fingerprint, LogEntry, Phase, STATE_SCHEMA, SavedState};
+use state::{Fingerprint, STATE_SCHEMA, SavedState};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,9 +58,6 @@ pub use error::{BisectError, Result};
 pub use progress::Progress;
 pub use setup::{Bisection, Measure, Setup};
 pub use vm::KernelMeasure;
-
-/// Version 2: blocked analyses in `reference` and `change`.
-pub const SCHEMA: &str = "kbench.bisect/2";
 
 /// What to bisect.
 #[derive(Debug, Clone)]
@@ -147,13 +146,6 @@ impl Plan {
 }
 
 /// A commit as reports name it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CommitRef {
-    pub hash: String,
-    pub subject: String,
-    pub identifier: String,
-}
-
 impl From<&Commit> for CommitRef {
     fn from(c: &Commit) -> CommitRef {
         CommitRef {
@@ -162,67 +154,6 @@ impl From<&Commit> for CommitRef {
             identifier: c.identifier(),
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SkippedCommit {
-    pub commit: CommitRef,
-    pub reason: String,
-}
-
-/// How a bisection ended (`kbench.bisect/2`).
-#[derive(Debug, Clone, Serialize)]
-pub struct BisectReport {
-    pub schema: &'static str,
-    pub result_set: String,
-    pub metric: String,
-    pub unit: String,
-    pub better: Better,
-    pub good: CommitRef,
-    pub bad: CommitRef,
-    /// Commits after good up to and including bad.
-    pub commits: usize,
-    /// Bad against good in the endpoints' blocks: the reference effect.
-    pub reference: BlockedChange,
-    /// The first commit like bad (with skipped commits right before it,
-    /// one of `candidates`).
-    pub first_bad: CommitRef,
-    /// The last commit like good before it (its parent unless skipped
-    /// commits lie between).
-    pub parent: CommitRef,
-    /// `first_bad` and the skipped commits between `parent` and it: the
-    /// change is in one of them.
-    pub candidates: Vec<CommitRef>,
-    /// `first_bad` against `parent`, in fresh blocks of their own.
-    pub change: BlockedChange,
-    /// The fresh blocks show the endpoints' verdict again.
-    pub confirmed: bool,
-    pub skipped: Vec<SkippedCommit>,
-    /// Commits the search could not tell at the block cap; each was called
-    /// by the sign of its estimate, which may be wrong.
-    pub undecided: Vec<CommitRef>,
-    /// Blocks measured, all steps together.
-    pub blocks: usize,
-    /// Seed of the order of the commits in every block.
-    pub seed: u64,
-    /// Measurements the bisection used, all commits together: runs of the
-    /// `--run` command (one sample each) or boots (a round of samples).
-    pub measurements: usize,
-    /// Of them, taken by this invocation (the rest came from the store).
-    pub measurements_now: usize,
-    /// Raw samples the bisection used, and of them taken now.
-    pub samples: usize,
-    pub samples_now: usize,
-    pub builds_now: usize,
-    /// Commits that got measured (of `commits + 1`).
-    pub commits_measured: usize,
-    /// What the same design would take for every commit at the starting
-    /// block count: each commit between in blocks with both endpoints, and
-    /// the endpoints' own blocks.
-    pub every_commit_measurements: usize,
-    pub resumed: bool,
-    pub notes: Vec<String>,
-    pub log: Vec<LogEntry>,
 }
 
 /// A bisection bound to its state in the store.
@@ -843,29 +774,6 @@ impl Failure {
             Failure::Measure(error) => format!("cannot be measured: {error}"),
         }
     }
-}
-
-/// "+4.87 % [95 % CI +3.90, +5.80] against good, p = 1.2e-05, REGRESSION
-/// (16 blocks)".
-pub fn change_text(c: &BlockedChange, against: &str) -> String {
-    let bound = |v: f64| {
-        if v.is_finite() {
-            format!("{v:+.2}")
-        } else {
-            "n/a".to_string()
-        }
-    };
-    format!(
-        "{} % [95 % CI {}, {}]{}{}, p = {:.2e}, {} ({} blocks)",
-        bound(c.change_pct.point),
-        bound(c.change_pct.ci_low),
-        bound(c.change_pct.ci_high),
-        if against.is_empty() { "" } else { " " },
-        against,
-        c.p_value,
-        c.verdict,
-        c.blocks
-    )
 }
 
 /// The measurements the result set already holds for the plan's commits

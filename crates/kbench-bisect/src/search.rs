@@ -12,12 +12,12 @@
 //! both ends stand, the change is spread over commits (or too small for
 //! the blocks), and the report says it was not confirmed.
 
+use super::Session;
 use super::bench::Workbench;
 use super::error::{Result, invalid};
 use super::git::Commit;
 use super::progress::Progress;
-use super::state::Phase;
-use super::{CommitRef, Session, change_text};
+use kbench_report::bisect::{CommitRef, Phase, change_text};
 use kbench_stats::bisection::{BlockedChange, Confirmation, DecidedBy, State, classify, confirm};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;

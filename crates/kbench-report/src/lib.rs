@@ -5,13 +5,15 @@
 //!
 //! - The models, built once from the data: [`show`], [`comparison`] and
 //!   [`history`] (with the system [`header`] facts and what the
-//!   [`interference`] monitors saw).
+//!   [`interference`] monitors saw); and [`bisect`], the report
+//!   kbench-bisect builds as it measures.
 //! - The renderers that lay them out: [`format`], one trait and one
 //!   registry of every format.
 //! - What the renderers share, written once: [`number`] formatting and the
 //!   escaping templates of [`markup`] (which `kbench serve`'s dashboard
 //!   uses too).
 
+pub mod bisect;
 mod blocks;
 pub mod comparison;
 mod error;

@@ -19,6 +19,7 @@ use crate::history::HistoryReport;
 use crate::show::ShowDocument;
 
 mod bars;
+mod bisect;
 mod common;
 pub mod csp;
 mod csv;

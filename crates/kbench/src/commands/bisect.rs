@@ -4,9 +4,8 @@
 //! (kbench.bisect/2), on stdout.
 
 use anyhow::{Context, bail};
-use kbench_bisect::{
-    BisectReport, Bisection, KernelMeasure, Measure, Progress, Setup, change_text,
-};
+use kbench_bisect::{Bisection, KernelMeasure, Measure, Progress, Setup};
+use kbench_report::format::{Render, Style, Text};
 use kbench_stats::Better;
 use kbench_stats::bisection::BisectionOptions;
 use std::path::PathBuf;
@@ -133,7 +132,7 @@ pub fn bisect(args: BisectArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
     if args.json {
         super::print_json(&report)?;
     } else {
-        print!("{}", text(&report));
+        print!("{}", Text.render(&report, Style::default()));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -212,78 +211,4 @@ fn say(progress: Progress<'_>) {
         Progress::Note(note) => eprintln!("kbench: {note}"),
         Progress::Warning(warning) => eprintln!("kbench: WARNING: {warning}"),
     }
-}
-
-/// The result for people.
-fn text(report: &BisectReport) -> String {
-    let mut out = String::new();
-    let first = &report.first_bad;
-    if report.candidates.len() > 1 {
-        out.push_str(&format!(
-            "The first bad commit is one of {} (commits between were skipped):\n",
-            report.candidates.len()
-        ));
-        for c in &report.candidates {
-            out.push_str(&format!("  {} {}\n", c.hash, c.subject));
-        }
-    } else {
-        out.push_str(&format!(
-            "First bad commit: {} {}\n",
-            first.hash, first.subject
-        ));
-    }
-    out.push_str(&format!(
-        "Parent (last like good): {} {}\n",
-        report.parent.hash, report.parent.subject
-    ));
-    out.push_str(&format!(
-        "Change of '{}' ({}, {} is better) at the culprit, measured afresh: {}{}\n",
-        report.metric,
-        report.unit,
-        match report.better {
-            Better::Lower => "lower",
-            Better::Higher => "higher",
-        },
-        change_text(&report.change, "against the parent"),
-        if report.confirmed {
-            " (confirmed)"
-        } else {
-            " (NOT confirmed)"
-        }
-    ));
-    out.push_str(&format!(
-        "Endpoints: {}\n",
-        change_text(&report.reference, "bad against good")
-    ));
-    out.push_str(&format!("Analysis: {}\n", report.reference.analysis));
-    out.push_str(&format!(
-        "Cost: {} blocks (orders seeded {}), {} measurements ({} samples) on {} of {} commits \
-         ({} taken now, {} builds now); measuring every commit in blocks at the starting count \
-         would take {}\n",
-        report.blocks,
-        report.seed,
-        report.measurements,
-        report.samples,
-        report.commits_measured,
-        report.commits + 1,
-        report.measurements_now,
-        report.builds_now,
-        report.every_commit_measurements
-    ));
-    for s in &report.skipped {
-        let reason = s.reason.lines().next().unwrap_or("");
-        out.push_str(&format!("Skipped {}: {reason}\n", s.commit.identifier));
-    }
-    for note in &report.notes {
-        out.push_str(&format!("Note: {note}\n"));
-    }
-    out.push_str("Log:\n");
-    for entry in &report.log {
-        out.push_str(&format!("  {}\n", entry.line()));
-    }
-    out.push_str(&format!(
-        "Samples are in result set '{}': kbench compare '{}' --baseline '{}' '{}'\n",
-        report.result_set, report.result_set, report.parent.identifier, first.identifier
-    ));
-    out
 }
