@@ -14,7 +14,9 @@
 //! value) or one JSON object (`{"NAME": VALUE, ...}`, nested objects as
 //! `outer.inner`); one run of it is one sample.
 
+use super::error::{BisectError, Result};
 use super::git::{Commit, Repo, Worktree};
+use super::progress::Progress;
 use kbench_measure::launcher::{last_output, push_bounded};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
@@ -28,7 +30,8 @@ const TAIL: usize = 20;
 /// the one measured before (the confirmation's parent, usually).
 pub const KEPT_WORKTREES: usize = 4;
 
-/// Why a commit could not be measured.
+/// Why a commit could not be measured (the commit is skipped; not to be
+/// confused with kbench-measure's error, which stops the bisection).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MeasureError {
     /// The command ended with an error.
@@ -51,14 +54,19 @@ pub enum MeasureError {
 
 /// Builds and measures commits.
 pub trait Workbench {
-    /// Selects `commit`, building it unless [`Workbench::has_build`].
+    /// Selects `commit`, building it unless [`Workbench::has_build`], and
+    /// says what else it does on the way (a probe boot).
     /// `Ok(Err(why))` when the build failed (the commit is skipped); `Err`
     /// when nothing can go on.
-    fn build(&mut self, commit: &Commit) -> anyhow::Result<Result<(), String>>;
+    fn build(
+        &mut self,
+        commit: &Commit,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Result<(), String>>;
 
     /// One fresh run at the commit selected: its samples of the metric
     /// (one for a `--run` command).
-    fn measure(&mut self) -> anyhow::Result<Result<Vec<f64>, MeasureError>>;
+    fn measure(&mut self) -> Result<Result<Vec<f64>, MeasureError>>;
 
     /// Whether a build of `commit` is kept, so that selecting it is free.
     fn has_build(&self, commit: &Commit) -> bool;
@@ -112,16 +120,16 @@ impl CommandBench {
         }
     }
 
-    fn interrupted(&self) -> anyhow::Result<()> {
+    fn interrupted(&self) -> Result<()> {
         if self.stop.load(std::sync::atomic::Ordering::SeqCst) {
-            anyhow::bail!(super::INTERRUPTED);
+            return Err(BisectError::Interrupted);
         }
         Ok(())
     }
 
     /// The slot for `commit`: its own, a new one, or the least recently
     /// used (checked out afresh).
-    fn slot_for(&mut self, commit: &Commit) -> anyhow::Result<(usize, bool)> {
+    fn slot_for(&mut self, commit: &Commit) -> Result<(usize, bool)> {
         if let Some(i) = self
             .slots
             .iter()
@@ -149,7 +157,11 @@ impl CommandBench {
 }
 
 impl Workbench for CommandBench {
-    fn build(&mut self, commit: &Commit) -> anyhow::Result<Result<(), String>> {
+    fn build(
+        &mut self,
+        commit: &Commit,
+        _progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Result<(), String>> {
         self.current = None;
         let (i, kept) = self.slot_for(commit)?;
         self.clock += 1;
@@ -166,7 +178,7 @@ impl Workbench for CommandBench {
         Ok(Ok(()))
     }
 
-    fn measure(&mut self) -> anyhow::Result<Result<Vec<f64>, MeasureError>> {
+    fn measure(&mut self) -> Result<Result<Vec<f64>, MeasureError>> {
         let slot = &self.slots[self.current.expect("a commit built before measuring")];
         let commit = slot.built.clone().unwrap_or_default();
         let result = shell(&self.run, slot.worktree.path(), &commit)?;
@@ -186,11 +198,7 @@ impl Workbench for CommandBench {
 
 /// Runs `sh -c command` in `dir`: `Ok(stdout)` on success, `Err(what
 /// happened with the last lines of output)` otherwise.
-pub(super) fn shell(
-    command: &str,
-    dir: &Path,
-    commit: &str,
-) -> anyhow::Result<Result<String, String>> {
+pub(super) fn shell(command: &str, dir: &Path, commit: &str) -> Result<Result<String, String>> {
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(command)
@@ -200,7 +208,9 @@ pub(super) fn shell(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| anyhow::anyhow!("cannot start sh to run '{command}': {e}"))?;
+        .map_err(BisectError::os(format!(
+            "cannot start sh to run '{command}'"
+        )))?;
     let stderr = child.stderr.take().expect("piped");
     let collector = std::thread::spawn(move || {
         let mut tail = VecDeque::new();
@@ -215,8 +225,12 @@ pub(super) fn shell(
         .take()
         .expect("piped")
         .read_to_string(&mut stdout)
-        .map_err(|e| anyhow::anyhow!("reading the output of '{command}': {e}"))?;
-    let status = child.wait()?;
+        .map_err(BisectError::os(format!(
+            "reading the output of '{command}'"
+        )))?;
+    let status = child
+        .wait()
+        .map_err(BisectError::os(format!("waiting for '{command}'")))?;
     let mut tail: Vec<String> = collector.join().unwrap_or_default().into();
     if status.success() {
         return Ok(Ok(stdout));

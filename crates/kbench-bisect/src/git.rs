@@ -7,7 +7,7 @@
 //! [`Worktree`] removes again when dropped (and a later run removes when a
 //! killed one left it behind).
 
-use anyhow::{Context, bail};
+use super::error::{BisectError, Result, invalid};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -69,30 +69,30 @@ fn git(dir: &Path) -> Command {
     command
 }
 
-fn output(mut command: Command, doing: &str) -> anyhow::Result<Output> {
-    command
-        .output()
-        .with_context(|| format!("{doing}: cannot run git (is it installed and on PATH?)"))
+fn output(mut command: Command, doing: &str) -> Result<Output> {
+    command.output().map_err(BisectError::os(format!(
+        "{doing}: cannot run git (is it installed and on PATH?)"
+    )))
 }
 
 /// Stdout of a git command that must succeed.
-fn run(command: Command, doing: &str) -> anyhow::Result<String> {
+fn run(command: Command, doing: &str) -> Result<String> {
     let out = output(command, doing)?;
     if !out.status.success() {
-        bail!(
+        return Err(BisectError::Git(format!(
             "{doing}: git failed ({}): {}",
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
-        );
+        )));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 impl Repo {
     /// The repository at `path`: it must exist and be a git work tree.
-    pub fn open(path: &Path) -> anyhow::Result<Repo> {
+    pub fn open(path: &Path) -> Result<Repo> {
         if !path.exists() {
-            bail!(
+            invalid!(
                 "the repository {} does not exist; give --repo the path of a git checkout",
                 path.display()
             );
@@ -106,7 +106,7 @@ impl Repo {
             "opening the repository",
         )?;
         if !out.status.success() {
-            bail!(
+            invalid!(
                 "{} is not a git repository ({}); give --repo the path of a git checkout",
                 path.display(),
                 String::from_utf8_lossy(&out.stderr).trim()
@@ -122,7 +122,7 @@ impl Repo {
 
     /// Tracked files with uncommitted changes (`git status --porcelain`,
     /// untracked files left out: build output often is).
-    pub fn uncommitted(&self) -> anyhow::Result<Vec<String>> {
+    pub fn uncommitted(&self) -> Result<Vec<String>> {
         let mut c = self.git();
         c.args(["status", "--porcelain", "--untracked-files=no"]);
         Ok(run(c, "checking the repository for uncommitted changes")?
@@ -132,13 +132,13 @@ impl Repo {
     }
 
     /// The full hash of a revision naming a commit.
-    pub fn resolve(&self, rev: &str, option: &str) -> anyhow::Result<String> {
+    pub fn resolve(&self, rev: &str, option: &str) -> Result<String> {
         let mut c = self.git();
         c.args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
             .arg(format!("{rev}^{{commit}}"));
         let out = output(c, "resolving a revision")?;
         if !out.status.success() {
-            bail!(
+            invalid!(
                 "{option} '{rev}' names no commit in {}; give a commit hash, tag or branch",
                 self.root.display()
             );
@@ -147,36 +147,36 @@ impl Repo {
     }
 
     /// Whether `ancestor` is an ancestor of (or equal to) `of`.
-    pub fn is_ancestor(&self, ancestor: &str, of: &str) -> anyhow::Result<bool> {
+    pub fn is_ancestor(&self, ancestor: &str, of: &str) -> Result<bool> {
         let mut c = self.git();
         c.args(["merge-base", "--is-ancestor", ancestor, of]);
         let out = output(c, "checking ancestry")?;
         match out.status.code() {
             Some(0) => Ok(true),
             Some(1) => Ok(false),
-            _ => bail!(
+            _ => Err(BisectError::Git(format!(
                 "checking ancestry: git failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
-            ),
+            ))),
         }
     }
 
     /// One commit's subject and parents.
-    pub fn commit(&self, hash: &str) -> anyhow::Result<Commit> {
+    pub fn commit(&self, hash: &str) -> Result<Commit> {
         let mut c = self.git();
         c.args(["show", "-s", "--format=%H%x00%P%x00%s", hash]);
         let text = run(c, "reading a commit")?;
         parse_commits(&text)
             .into_iter()
             .next()
-            .context("git printed no commit")
+            .ok_or_else(|| BisectError::Git("git printed no commit".to_string()))
     }
 
     /// The commits after `good` up to and including `bad`, oldest first,
     /// along the first-parent chain of `bad`: each contains all before it,
     /// so "the first bad commit" is well defined; a change that came with a
     /// merge is found at the merge.
-    pub fn range(&self, good: &str, bad: &str) -> anyhow::Result<Vec<Commit>> {
+    pub fn range(&self, good: &str, bad: &str) -> Result<Vec<Commit>> {
         let mut c = self.git();
         c.args([
             "log",
@@ -218,10 +218,10 @@ pub struct Worktree {
 impl Worktree {
     /// Adds a worktree at `path` (which must not exist) with `commit`
     /// checked out.
-    pub fn add(repo: &Repo, path: &Path, commit: &str) -> anyhow::Result<Worktree> {
+    pub fn add(repo: &Repo, path: &Path, commit: &str) -> Result<Worktree> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating {}", parent.display()))?;
+                .map_err(BisectError::os(format!("creating {}", parent.display())))?;
         }
         let mut c = repo.git();
         c.args(["worktree", "add", "--detach", "--quiet"])
@@ -254,7 +254,7 @@ impl Worktree {
 
     /// Checks out `commit` (detached, discarding changes a build made to
     /// tracked files; untracked build output stays for incremental builds).
-    pub fn checkout(&mut self, commit: &str) -> anyhow::Result<()> {
+    pub fn checkout(&mut self, commit: &str) -> Result<()> {
         if self.head.as_deref() == Some(commit) {
             return Ok(());
         }

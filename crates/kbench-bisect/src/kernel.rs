@@ -5,10 +5,10 @@
 //! unit of replication. A kernel that does not boot, or a test that fails
 //! in it, skips the commit.
 
-use super::INTERRUPTED;
 use super::bench::{MeasureError, Workbench, shell};
+use super::error::{BisectError, Result};
 use super::git::{Commit, Worktree};
-use anyhow::Context;
+use super::progress::Progress;
 use kbench_measure::agent::AgentJob;
 use kbench_measure::launcher::Launcher;
 use kbench_measure::plan::SamplingPlan;
@@ -18,9 +18,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// A launcher for a kernel image; `Err` when it cannot be booted at all
-/// (not a kernel image), which skips the commit.
-pub type Boot = Box<dyn FnMut(&Path) -> anyhow::Result<Box<dyn Launcher>>>;
+/// A launcher for a kernel image, saying what it does on the way (a probe
+/// boot); `Err` when it cannot be booted at all (not a kernel image), which
+/// skips the commit.
+pub type Boot = Box<dyn FnMut(&Path, &mut dyn FnMut(Progress<'_>)) -> Result<Box<dyn Launcher>>>;
 
 pub struct KernelBench {
     pub worktree: Worktree,
@@ -41,9 +42,9 @@ pub struct KernelBench {
 }
 
 impl KernelBench {
-    fn interrupted(&self) -> anyhow::Result<()> {
+    fn interrupted(&self) -> Result<()> {
         if self.stop.load(Ordering::SeqCst) {
-            anyhow::bail!(INTERRUPTED);
+            return Err(BisectError::Interrupted);
         }
         Ok(())
     }
@@ -61,7 +62,11 @@ impl Workbench for KernelBench {
         self.launchers.contains_key(&commit.hash)
     }
 
-    fn build(&mut self, commit: &Commit) -> anyhow::Result<Result<(), String>> {
+    fn build(
+        &mut self,
+        commit: &Commit,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Result<(), String>> {
         self.current = None;
         if self.launchers.contains_key(&commit.hash) {
             self.current = Some(commit.hash.clone());
@@ -80,12 +85,17 @@ impl Workbench for KernelBench {
                 self.image_in_tree.display()
             )));
         }
-        std::fs::create_dir_all(&self.image_dir)
-            .with_context(|| format!("creating {}", self.image_dir.display()))?;
+        std::fs::create_dir_all(&self.image_dir).map_err(BisectError::os(format!(
+            "creating {}",
+            self.image_dir.display()
+        )))?;
         let copy = self.image_dir.join(format!("{}-bzImage", commit.short()));
-        std::fs::copy(&image, &copy)
-            .with_context(|| format!("copying {} to {}", image.display(), copy.display()))?;
-        match (self.boot)(&copy) {
+        std::fs::copy(&image, &copy).map_err(BisectError::os(format!(
+            "copying {} to {}",
+            image.display(),
+            copy.display()
+        )))?;
+        match (self.boot)(&copy, progress) {
             Ok(launcher) => {
                 self.launchers.insert(commit.hash.clone(), launcher);
                 self.current = Some(commit.hash.clone());
@@ -95,12 +105,12 @@ impl Workbench for KernelBench {
         }
     }
 
-    fn measure(&mut self) -> anyhow::Result<Result<Vec<f64>, MeasureError>> {
+    fn measure(&mut self) -> Result<Result<Vec<f64>, MeasureError>> {
         let launcher = self
             .current
             .as_ref()
             .and_then(|hash| self.launchers.get(hash))
-            .context("no kernel built to boot")?;
+            .ok_or_else(|| BisectError::Invalid("no kernel built to boot".to_string()))?;
         let job = AgentJob {
             snapshot: false,
             tests: vec![self.test.with_metric(MAIN_METRIC)],
@@ -236,11 +246,10 @@ mod tests {
             build: build.into(),
             image_in_tree: "bzImage".into(),
             image_dir: dir.path().join("images"),
-            boot: Box::new(move |path: &Path| {
-                anyhow::ensure!(
-                    path.ends_with(format!("{}-bzImage", &head[..12])),
-                    "{path:?}"
-                );
+            boot: Box::new(move |path: &Path, _: &mut dyn FnMut(Progress<'_>)| {
+                if !path.ends_with(format!("{}-bzImage", &head[..12])) {
+                    return Err(BisectError::Invalid(format!("{path:?}")));
+                }
                 Ok(Box::new(FakeVm {
                     events: events.clone(),
                     boots,
@@ -278,17 +287,17 @@ mod tests {
             sample("value", 102.0),
         ];
         let (_dir, mut bench, commit) = bench(events, true, "echo kernel > bzImage");
-        assert_eq!(bench.build(&commit).unwrap(), Ok(()));
+        assert_eq!(bench.build(&commit, &mut |_| {}).unwrap(), Ok(()));
         assert_eq!(bench.measure().unwrap(), Ok(vec![100.0, 102.0]));
     }
 
     #[test]
     fn no_image_or_no_boot_skips() {
         let (_dir, mut bench, commit) = bench(vec![], true, "true");
-        let error = bench.build(&commit).unwrap().unwrap_err();
+        let error = bench.build(&commit, &mut |_| {}).unwrap().unwrap_err();
         assert!(error.contains("no kernel image at bzImage"), "{error}");
         let (_dir, mut bench, commit) = bench_panics();
-        assert_eq!(bench.build(&commit).unwrap(), Ok(()));
+        assert_eq!(bench.build(&commit, &mut |_| {}).unwrap(), Ok(()));
         let error = bench.measure().unwrap().unwrap_err().to_string();
         assert!(
             error.contains("did not boot") && error.contains("Kernel panic"),

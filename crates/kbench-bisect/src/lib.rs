@@ -18,6 +18,10 @@
 //!    state and its log after every step. Measuring is delegated to a
 //!    [`bench::Workbench`].
 //!
+//! [`Bisection`] does the three from a [`Setup`] (the user's request) for
+//! the binary, with the worktrees and the workbench, `--kernel`'s VM
+//! included.
+//!
 //! Nothing is compared across time: every decision is made on *blocks*,
 //! short groups of one fresh measurement of each commit involved (good and
 //! bad; good, bad and the commit under test; parent and culprit), in an
@@ -25,31 +29,35 @@
 //! the machine that cover a block cancel in its ratios.
 
 pub mod bench;
+mod error;
 pub mod git;
 pub mod kernel;
 pub mod order;
+mod progress;
 mod search;
+mod setup;
 pub mod state;
+mod vm;
 
-use anyhow::{Context, bail};
 use bench::{MeasureError, Workbench};
+use error::invalid;
 use git::{Commit, Repo};
 use kbench_model::{Direction, Sample, TestKey, TestSpec};
+use kbench_report::bisect::{
+    BisectReport, CommitRef, LogEntry, Phase, SCHEMA, SkippedCommit, change_text,
+};
 use kbench_stats::Better;
-use kbench_stats::bisection::{BisectionOptions, BlockedChange, EndpointCheck, check_endpoints};
+use kbench_stats::bisection::{BisectionOptions, EndpointCheck, check_endpoints};
 use kbench_store::{Database, Results, RunId, RunInfo, RunStatus, StoreError, TestId};
-use serde::Serialize;
-use state::{Fingerprint, LogEntry, Phase, STATE_SCHEMA, SavedState};
+use state::{Fingerprint, STATE_SCHEMA, SavedState};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The error text of an interrupted bisection (the CLI exits 130 on it).
-pub const INTERRUPTED: &str =
-    "interrupted; every sample so far is stored: run the same command again to continue";
-
-/// Version 2: blocked analyses in `reference` and `change`.
-pub const SCHEMA: &str = "kbench.bisect/2";
+pub use error::{BisectError, Result};
+pub use progress::Progress;
+pub use setup::{Bisection, Measure, Setup};
+pub use vm::KernelMeasure;
 
 /// What to bisect.
 #[derive(Debug, Clone)]
@@ -85,13 +93,13 @@ pub struct Plan {
 
 impl Plan {
     /// Checks the repository and the endpoints; reads only.
-    pub fn new(request: &BisectRequest) -> anyhow::Result<Plan> {
+    pub fn new(request: &BisectRequest) -> Result<Plan> {
         let repo = Repo::open(&request.repo)?;
         if !request.allow_dirty {
             let changes = repo.uncommitted()?;
             if !changes.is_empty() {
                 let shown: Vec<&str> = changes.iter().take(5).map(String::as_str).collect();
-                bail!(
+                invalid!(
                     "the repository {} has uncommitted changes ({}{}); bisect builds committed \
                      trees only, in a worktree of its own, so they would not be measured: commit or \
                      stash them, or pass --allow-dirty",
@@ -104,7 +112,7 @@ impl Plan {
         let good = repo.resolve(&request.good, "--good")?;
         let bad = repo.resolve(&request.bad, "--bad")?;
         if good == bad {
-            bail!(
+            invalid!(
                 "--good and --bad are the same commit ({}); give two different commits",
                 &good[..12]
             );
@@ -116,7 +124,7 @@ impl Plan {
             } else {
                 " (they are on different branches)"
             };
-            bail!(
+            invalid!(
                 "--good {} is not an ancestor of --bad {}{reverse}; bisection needs the good \
                  commit in the bad one's history",
                 request.good,
@@ -126,7 +134,9 @@ impl Plan {
         let mut commits = vec![repo.commit(&good)?];
         commits.extend(repo.range(&good, &bad)?);
         if commits.last().map(|c| c.hash.as_str()) != Some(bad.as_str()) {
-            bail!("git listed no commits from --good to --bad");
+            return Err(BisectError::Git(
+                "git listed no commits from --good to --bad".to_string(),
+            ));
         }
         Ok(Plan {
             repo: Some(repo),
@@ -136,13 +146,6 @@ impl Plan {
 }
 
 /// A commit as reports name it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CommitRef {
-    pub hash: String,
-    pub subject: String,
-    pub identifier: String,
-}
-
 impl From<&Commit> for CommitRef {
     fn from(c: &Commit) -> CommitRef {
         CommitRef {
@@ -151,67 +154,6 @@ impl From<&Commit> for CommitRef {
             identifier: c.identifier(),
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SkippedCommit {
-    pub commit: CommitRef,
-    pub reason: String,
-}
-
-/// How a bisection ended (`kbench.bisect/2`).
-#[derive(Debug, Clone, Serialize)]
-pub struct BisectReport {
-    pub schema: &'static str,
-    pub result_set: String,
-    pub metric: String,
-    pub unit: String,
-    pub better: Better,
-    pub good: CommitRef,
-    pub bad: CommitRef,
-    /// Commits after good up to and including bad.
-    pub commits: usize,
-    /// Bad against good in the endpoints' blocks: the reference effect.
-    pub reference: BlockedChange,
-    /// The first commit like bad (with skipped commits right before it,
-    /// one of `candidates`).
-    pub first_bad: CommitRef,
-    /// The last commit like good before it (its parent unless skipped
-    /// commits lie between).
-    pub parent: CommitRef,
-    /// `first_bad` and the skipped commits between `parent` and it: the
-    /// change is in one of them.
-    pub candidates: Vec<CommitRef>,
-    /// `first_bad` against `parent`, in fresh blocks of their own.
-    pub change: BlockedChange,
-    /// The fresh blocks show the endpoints' verdict again.
-    pub confirmed: bool,
-    pub skipped: Vec<SkippedCommit>,
-    /// Commits the search could not tell at the block cap; each was called
-    /// by the sign of its estimate, which may be wrong.
-    pub undecided: Vec<CommitRef>,
-    /// Blocks measured, all steps together.
-    pub blocks: usize,
-    /// Seed of the order of the commits in every block.
-    pub seed: u64,
-    /// Measurements the bisection used, all commits together: runs of the
-    /// `--run` command (one sample each) or boots (a round of samples).
-    pub measurements: usize,
-    /// Of them, taken by this invocation (the rest came from the store).
-    pub measurements_now: usize,
-    /// Raw samples the bisection used, and of them taken now.
-    pub samples: usize,
-    pub samples_now: usize,
-    pub builds_now: usize,
-    /// Commits that got measured (of `commits + 1`).
-    pub commits_measured: usize,
-    /// What the same design would take for every commit at the starting
-    /// block count: each commit between in blocks with both endpoints, and
-    /// the endpoints' own blocks.
-    pub every_commit_measurements: usize,
-    pub resumed: bool,
-    pub notes: Vec<String>,
-    pub log: Vec<LogEntry>,
 }
 
 /// A bisection bound to its state in the store.
@@ -251,8 +193,8 @@ impl<'a> Session<'a> {
         store: &'a mut dyn Database,
         request: BisectRequest,
         plan: Plan,
-    ) -> anyhow::Result<Session<'a>> {
-        kbench_model::validate_name("result set", &request.set).map_err(anyhow::Error::msg)?;
+    ) -> Result<Session<'a>> {
+        kbench_model::validate_name("result set", &request.set).map_err(BisectError::Invalid)?;
         let fingerprint = Fingerprint {
             repo: plan
                 .repo
@@ -278,10 +220,11 @@ impl<'a> Session<'a> {
             Some(text) => saved_state(&text, &request.set, samples.is_empty(), &plan)?,
             None => None,
         };
-        let fresh = |fingerprint| -> anyhow::Result<SavedState> {
+        let fresh = |fingerprint| -> Result<SavedState> {
             let seed = match request.seed {
                 Some(seed) => seed,
-                None => order::new_seed().context("drawing the seed of the blocks' orders")?,
+                None => order::new_seed()
+                    .map_err(BisectError::os("drawing the seed of the blocks' orders"))?,
             };
             Ok(SavedState::new(fingerprint, seed))
         };
@@ -295,7 +238,7 @@ impl<'a> Session<'a> {
                 }
                 (fresh(fingerprint)?, false)
             }
-            Some(state) => bail!(
+            Some(state) => invalid!(
                 "result set '{}' holds samples of another bisection (good {}, bad {}, metric \
                  '{}', build '{}', measured by '{}'); give this one its own --into",
                 request.set,
@@ -305,7 +248,7 @@ impl<'a> Session<'a> {
                 state.fingerprint.build,
                 state.fingerprint.measure
             ),
-            None if !samples.is_empty() => bail!(
+            None if !samples.is_empty() => invalid!(
                 "result set '{}' already holds samples of these commits that no bisection \
                  state describes; give this bisection its own --into",
                 request.set
@@ -341,7 +284,7 @@ impl<'a> Session<'a> {
 
     /// A fresh directory for the worktrees, recorded in the state first so
     /// that a killed run's worktrees are found and removed next time.
-    pub fn worktree_path(&mut self) -> anyhow::Result<PathBuf> {
+    pub fn worktree_path(&mut self) -> Result<PathBuf> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
@@ -353,8 +296,8 @@ impl<'a> Session<'a> {
         Ok(path)
     }
 
-    fn save(&mut self) -> anyhow::Result<()> {
-        let text = serde_json::to_string(&self.state)?;
+    fn save(&mut self) -> Result<()> {
+        let text = serde_json::to_string(&self.state).map_err(BisectError::State)?;
         self.store.save_bisect(&self.request.set, &text)?;
         Ok(())
     }
@@ -382,17 +325,17 @@ impl<'a> Session<'a> {
         &mut self,
         bench: &mut dyn Workbench,
         commit: &Commit,
-        observer: &mut dyn FnMut(&str),
-    ) -> anyhow::Result<Result<(), Failure>> {
+        observer: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Result<(), Failure>> {
         if self.built.as_deref() == Some(commit.hash.as_str()) {
             return Ok(Ok(()));
         }
         if !bench.has_build(commit) {
-            observer(&format!("building {}", commit.identifier()));
+            observer(Progress::Step(&format!("building {}", commit.identifier())));
             self.builds_now += 1;
         }
         self.built = None;
-        if let Err(log) = bench.build(commit)? {
+        if let Err(log) = bench.build(commit, observer)? {
             return Ok(Err(Failure::Build(log)));
         }
         self.built = Some(commit.hash.clone());
@@ -400,7 +343,7 @@ impl<'a> Session<'a> {
     }
 
     /// The run of `commit` in this step, begun on its first measurement.
-    fn run_of(&mut self, commit: &Commit) -> anyhow::Result<RunId> {
+    fn run_of(&mut self, commit: &Commit) -> Result<RunId> {
         if let Some(run) = self.runs.get(&commit.hash) {
             return Ok(*run);
         }
@@ -415,7 +358,7 @@ impl<'a> Session<'a> {
             )],
             started_at_ms: kbench_model::now_ms(),
             pid: std::process::id(),
-            uid: Some(kbench_model::random_id()?),
+            uid: Some(kbench_model::random_id().map_err(BisectError::os("making the run's uid"))?),
         };
         let run = self
             .store
@@ -425,7 +368,7 @@ impl<'a> Session<'a> {
     }
 
     /// Ends the runs of the step with `status`.
-    fn end_runs(&mut self, status: RunStatus) -> anyhow::Result<()> {
+    fn end_runs(&mut self, status: RunStatus) -> Result<()> {
         for (_, run) in self.runs.drain() {
             self.store.end_run(run, status, None)?;
         }
@@ -438,9 +381,9 @@ impl<'a> Session<'a> {
         bench: &mut dyn Workbench,
         commit: &Commit,
         stop: &AtomicBool,
-    ) -> anyhow::Result<Result<(), Failure>> {
+    ) -> Result<Result<(), Failure>> {
         if stop.load(Ordering::SeqCst) {
-            bail!(INTERRUPTED);
+            return Err(BisectError::Interrupted);
         }
         let run = self.run_of(commit)?;
         let test = match self.test {
@@ -487,9 +430,9 @@ impl<'a> Session<'a> {
         &mut self,
         bench: &mut dyn Workbench,
         members: &[&Commit],
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
-    ) -> anyhow::Result<Result<Vec<f64>, BlockFailure>> {
+    ) -> Result<Result<Vec<f64>, BlockFailure>> {
         let missing = |i: &usize| self.count(members[*i]) <= self.used(members[*i]);
         let to_build: Vec<usize> = (0..members.len()).filter(missing).collect();
         let to_measure: Vec<usize> =
@@ -521,9 +464,9 @@ impl<'a> Session<'a> {
         Ok(Ok(logs))
     }
 
-    fn log(&mut self, mut entry: LogEntry, observer: &mut dyn FnMut(&str)) -> anyhow::Result<()> {
+    fn log(&mut self, mut entry: LogEntry, observer: &mut dyn FnMut(Progress<'_>)) -> Result<()> {
         entry.step = self.state.log.len() + 1;
-        observer(&entry.line());
+        observer(Progress::Step(&entry.line()));
         self.state.log.push(entry);
         self.save()
     }
@@ -557,9 +500,9 @@ impl<'a> Session<'a> {
     pub fn run(
         mut self,
         bench: &mut dyn Workbench,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
-    ) -> anyhow::Result<BisectReport> {
+    ) -> Result<BisectReport> {
         let result = self.bisect(bench, observer, stop);
         let status = match &result {
             Ok(_) => RunStatus::Complete,
@@ -575,18 +518,18 @@ impl<'a> Session<'a> {
     fn bisect(
         &mut self,
         bench: &mut dyn Workbench,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
-    ) -> anyhow::Result<BisectReport> {
+    ) -> Result<BisectReport> {
         // The log is rebuilt by replaying on the stored samples.
         self.state.log.clear();
         self.state.finished = false;
         let stored: usize = self.samples.values().map(Vec::len).sum();
         if self.resumed {
-            observer(&format!(
+            observer(Progress::Step(&format!(
                 "continuing the bisection of result set '{}': {stored} measurements already stored",
                 self.request.set
-            ));
+            )));
         }
         let options = self.request.options;
         let better = self.request.better;
@@ -596,10 +539,10 @@ impl<'a> Session<'a> {
         let mut pairs: Vec<[f64; 2]> = Vec::new();
         let mut target = options.initial_blocks;
         let reference = loop {
-            observer(&format!(
+            observer(Progress::Step(&format!(
                 "measuring the endpoints: blocks {} to {target} of good and bad",
                 pairs.len() + 1
-            ));
+            )));
             while pairs.len() < target {
                 match self.block(bench, &[&good, &bad], observer, stop)? {
                     Ok(logs) => pairs.push([logs[0], logs[1]]),
@@ -609,7 +552,7 @@ impl<'a> Session<'a> {
                         } else {
                             ("bad", &bad)
                         };
-                        bail!(
+                        invalid!(
                             "the {name} commit {} {}; bisection needs both endpoints measured",
                             commit.identifier(),
                             failure.describe(&self.request.metric)
@@ -663,7 +606,7 @@ impl<'a> Session<'a> {
                         change_text(&change, "against good"),
                     );
                     self.log(entry, observer)?;
-                    bail!(
+                    invalid!(
                         "the endpoints {how} in '{}': bad {} against good {}: {} (threshold \
                          {:.2} %); there is nothing to bisect. Check the endpoints, or measure \
                          more (--max-blocks) or with less noise",
@@ -791,21 +734,18 @@ impl<'a> Session<'a> {
 
 /// The saved state in `text`: `None` when it is of an older kbench
 /// (measured unblocked) and the result set holds none of its samples.
-fn saved_state(
-    text: &str,
-    set: &str,
-    no_samples: bool,
-    plan: &Plan,
-) -> anyhow::Result<Option<SavedState>> {
-    let unreadable = || format!("the bisection state of result set '{set}' is not readable");
-    let value: serde_json::Value = serde_json::from_str(text).with_context(unreadable)?;
+fn saved_state(text: &str, set: &str, no_samples: bool, plan: &Plan) -> Result<Option<SavedState>> {
+    let unreadable = |cause| {
+        BisectError::State(cause).at(format!(
+            "the bisection state of result set '{set}' is not readable"
+        ))
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(unreadable)?;
     if value["schema"] == STATE_SCHEMA {
-        return Ok(Some(
-            serde_json::from_value(value).with_context(unreadable)?,
-        ));
+        return Ok(Some(serde_json::from_value(value).map_err(unreadable)?));
     }
     if !no_samples {
-        bail!(
+        invalid!(
             "result set '{set}' holds a bisection of another kbench version ({}; this one \
              keeps {STATE_SCHEMA}, measured in blocks), which it cannot continue; give this \
              bisection its own --into",
@@ -836,29 +776,6 @@ impl Failure {
     }
 }
 
-/// "+4.87 % [95 % CI +3.90, +5.80] against good, p = 1.2e-05, REGRESSION
-/// (16 blocks)".
-pub fn change_text(c: &BlockedChange, against: &str) -> String {
-    let bound = |v: f64| {
-        if v.is_finite() {
-            format!("{v:+.2}")
-        } else {
-            "n/a".to_string()
-        }
-    };
-    format!(
-        "{} % [95 % CI {}, {}]{}{}, p = {:.2e}, {} ({} blocks)",
-        bound(c.change_pct.point),
-        bound(c.change_pct.ci_low),
-        bound(c.change_pct.ci_high),
-        if against.is_empty() { "" } else { " " },
-        against,
-        c.p_value,
-        c.verdict,
-        c.blocks
-    )
-}
-
 /// The measurements the result set already holds for the plan's commits
 /// (a measurement is a round).
 fn stored_samples(
@@ -866,7 +783,7 @@ fn stored_samples(
     set: &str,
     plan: &Plan,
     key: &TestKey,
-) -> anyhow::Result<HashMap<String, Vec<Vec<f64>>>> {
+) -> Result<HashMap<String, Vec<Vec<f64>>>> {
     let data = match store.load(set) {
         Ok(data) => data,
         Err(StoreError::NotFound(_)) => return Ok(HashMap::new()),
@@ -886,11 +803,6 @@ fn stored_samples(
         }
     }
     Ok(samples)
-}
-
-/// Whether an error is the interruption of a bisection.
-pub fn is_interrupted(error: &anyhow::Error) -> bool {
-    error.to_string() == INTERRUPTED
 }
 
 #[cfg(test)]

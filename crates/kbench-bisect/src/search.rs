@@ -12,10 +12,12 @@
 //! both ends stand, the change is spread over commits (or too small for
 //! the blocks), and the report says it was not confirmed.
 
+use super::Session;
 use super::bench::Workbench;
+use super::error::{Result, invalid};
 use super::git::Commit;
-use super::state::Phase;
-use super::{CommitRef, Session, change_text};
+use super::progress::Progress;
+use kbench_report::bisect::{CommitRef, Phase, change_text};
 use kbench_stats::bisection::{BlockedChange, Confirmation, DecidedBy, State, classify, confirm};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -44,9 +46,9 @@ impl Session<'_> {
         &mut self,
         bench: &mut dyn Workbench,
         reference: &BlockedChange,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
-    ) -> anyhow::Result<Found> {
+    ) -> Result<Found> {
         let last = self.plan.commits.len() - 1;
         let mut decided: BTreeMap<usize, State> = BTreeMap::from([(0, State::LikeGood)]);
         decided.insert(last, State::LikeBad);
@@ -121,9 +123,9 @@ impl Session<'_> {
         (mut lo, mut hi): (usize, usize),
         decided: &mut BTreeMap<usize, State>,
         undecided: &mut Vec<CommitRef>,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
-    ) -> anyhow::Result<(usize, usize)> {
+    ) -> Result<(usize, usize)> {
         loop {
             let open: Vec<usize> = (lo + 1..hi)
                 .filter(|i| !self.state.skipped.contains_key(&self.plan.commits[*i].hash))
@@ -157,20 +159,20 @@ impl Session<'_> {
         phase: Phase,
         reference: &BlockedChange,
         undecided: &mut Vec<CommitRef>,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
-    ) -> anyhow::Result<Option<State>> {
+    ) -> Result<Option<State>> {
         let (good, bad) = (self.good().clone(), self.bad().clone());
         let options = self.request.options;
         let reference_shift = reference.ratio.point.ln();
         let mut blocks: Vec<[f64; 3]> = Vec::new();
         let mut target = options.initial_blocks;
         loop {
-            observer(&format!(
+            observer(Progress::Step(&format!(
                 "measuring {}: blocks {} to {target} with good and bad",
                 commit.identifier(),
                 blocks.len() + 1
-            ));
+            )));
             while blocks.len() < target {
                 match self.block(bench, &[&good, &bad, commit], observer, stop)? {
                     Ok(logs) => blocks.push([logs[0], logs[1], logs[2]]),
@@ -184,7 +186,7 @@ impl Session<'_> {
                         self.log(entry, observer)?;
                         return Ok(None);
                     }
-                    Err((i, failure)) => anyhow::bail!(
+                    Err((i, failure)) => invalid!(
                         "re-measuring the {} commit {} with {}: it {}",
                         if i == 0 { "good" } else { "bad" },
                         if i == 0 { &good } else { &bad }.identifier(),
@@ -246,24 +248,24 @@ impl Session<'_> {
         reference: &BlockedChange,
         lo: usize,
         hi: usize,
-        observer: &mut dyn FnMut(&str),
+        observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
-    ) -> anyhow::Result<Confirmation> {
+    ) -> Result<Confirmation> {
         let (parent, culprit) = (self.plan.commits[lo].clone(), self.plan.commits[hi].clone());
         let options = self.request.options;
         let mut pairs: Vec<[f64; 2]> = Vec::new();
         let mut target = options.initial_blocks;
         loop {
-            observer(&format!(
+            observer(Progress::Step(&format!(
                 "confirming: blocks {} to {target} of {} and {}",
                 pairs.len() + 1,
                 parent.short(),
                 culprit.short()
-            ));
+            )));
             while pairs.len() < target {
                 match self.block(bench, &[&parent, &culprit], observer, stop)? {
                     Ok(logs) => pairs.push([logs[0], logs[1]]),
-                    Err((i, failure)) => anyhow::bail!(
+                    Err((i, failure)) => invalid!(
                         "re-measuring {} to confirm: it {}",
                         if i == 0 { &parent } else { &culprit }.identifier(),
                         failure.describe(&self.request.metric)

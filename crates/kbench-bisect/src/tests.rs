@@ -61,7 +61,11 @@ impl Fake {
 }
 
 impl Workbench for Fake {
-    fn build(&mut self, commit: &Commit) -> anyhow::Result<Result<(), String>> {
+    fn build(
+        &mut self,
+        commit: &Commit,
+        _: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Result<(), String>> {
         let index = self.commits.iter().position(|c| c == commit).unwrap();
         self.current = Some(index);
         if self.built.contains(&index) {
@@ -76,7 +80,7 @@ impl Workbench for Fake {
         })
     }
 
-    fn measure(&mut self) -> anyhow::Result<Result<Vec<f64>, MeasureError>> {
+    fn measure(&mut self) -> Result<Result<Vec<f64>, MeasureError>> {
         let index = self.current.unwrap();
         if self.no_metric.contains(&index) {
             return Ok(Err(MeasureError::MissingMetric {
@@ -161,7 +165,7 @@ fn bisect(
     set: &str,
     bench: &mut Fake,
     stop: &AtomicBool,
-) -> anyhow::Result<BisectReport> {
+) -> Result<BisectReport> {
     let plan = Plan {
         repo: None,
         commits: bench.commits.clone(),
@@ -289,7 +293,7 @@ fn an_interrupted_bisection_continues_where_it_stopped() {
     let mut bench = fake(20, 13, 8);
     bench.stop_after = Some((30, stop.clone()));
     let error = bisect(&mut store, "resumed", &mut bench, &stop).unwrap_err();
-    assert!(is_interrupted(&error), "{error}");
+    assert!(error.is_interrupted(), "{error}");
     assert_eq!(bench.measured, 30);
     bench.stop_after = None;
     let report = bisect(&mut store, "resumed", &mut bench, &AtomicBool::new(false)).unwrap();

@@ -5,7 +5,8 @@
 //!
 //! - The models, built once from the data: [`show`], [`comparison`] and
 //!   [`history`] (with the system [`header`] facts and what the
-//!   [`interference`] monitors saw).
+//!   [`interference`] monitors saw); and [`bisect`], the report
+//!   kbench-bisect builds as it measures.
 //! - The renderers that lay them out: [`format`], one trait and one
 //!   registry of every format.
 //! - The lab's records as text: [`lab`] (the job queue).
@@ -13,6 +14,7 @@
 //!   escaping templates of [`markup`] (which `kbench serve`'s dashboard
 //!   uses too).
 
+pub mod bisect;
 mod blocks;
 pub mod comparison;
 mod error;

@@ -16,6 +16,7 @@
 //! regressions use colour, and only when [`Style::color`] asks for it.
 
 mod bars;
+mod bisect;
 mod common;
 pub mod csp;
 mod csv;

@@ -4,22 +4,14 @@
 //! (kbench.bisect/2), on stdout.
 
 use anyhow::{Context, bail};
-use kbench_bisect::bench::{CommandBench, Workbench};
-use kbench_bisect::git::{Repo, Worktree};
-use kbench_bisect::kernel::KernelBench;
-use kbench_bisect::{self as bisect, BisectReport, BisectRequest, Plan, Session, change_text};
-use kbench_measure::launcher::Launcher;
-use kbench_measure::plan::SamplingPlan;
-use kbench_model::{Direction, TestKey};
+use kbench_bisect::{Bisection, KernelMeasure, Measure, Progress, Setup};
+use kbench_report::format::{Render, Style, Text};
 use kbench_stats::Better;
 use kbench_stats::bisection::BisectionOptions;
-use kbench_vm::qemu::{self, Accel, AccelChoice, Machine};
-use kbench_vm::{GuestImage, KernelImage, VmLauncher, VmSpec};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 /// Exit status after Ctrl-C, as shells report a SIGINT death.
 const EXIT_INTERRUPTED: u8 = 130;
@@ -121,6 +113,33 @@ pub struct BisectArgs {
 }
 
 pub fn bisect(args: BisectArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
+    let setup = setup(&args, db)?;
+    // Everything that can be checked without writing comes first.
+    let bisection = Bisection::prepare(setup, &mut say)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone())?;
+    }
+    let mut store = db.open()?;
+    let report = match bisection.run(store.as_mut(), &stop, &mut say) {
+        Ok(report) => report,
+        Err(error) if error.is_interrupted() => {
+            eprintln!("kbench: {error}");
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    if args.json {
+        super::print_json(&report)?;
+    } else {
+        print!("{}", Text.render(&report, Style::default()));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The flags as the library's request, with the checks that need nothing
+/// but the flags.
+fn setup(args: &BisectArgs, db: &super::Db) -> anyhow::Result<Setup> {
     if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
         bail!(
             "--threshold {} must be a percentage from 0 to below 100",
@@ -134,297 +153,62 @@ pub fn bisect(args: BisectArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
             args.blocks
         );
     }
-    if let Some(image) = args.kernel.clone() {
-        return bisect_kernel(&args, image, db);
-    }
-    let Some(run) = args.run.clone() else {
-        bail!(
-            "say how to measure: --run CMD --metric NAME, or --kernel PATH_IN_TREE --bench NAMES"
-        );
+    let measure = match &args.kernel {
+        Some(image) => Measure::Kernel(KernelMeasure {
+            image: image.clone(),
+            benches: args.bench.clone(),
+            metric: args.metric.clone(),
+            guest_binary: std::env::current_exe()
+                .context("finding the kbench binary for the guest")?,
+            log_dir: db.location()?.data_dir().join("vm-logs"),
+        }),
+        None => {
+            let Some(run) = args.run.clone() else {
+                bail!(
+                    "say how to measure: --run CMD --metric NAME, or --kernel PATH_IN_TREE \
+                     --bench NAMES"
+                );
+            };
+            let Some(metric) = args.metric.clone() else {
+                bail!("--run needs --metric NAME: the metric to take from the command's output");
+            };
+            let better = match (args.higher_is_better, args.lower_is_better) {
+                (true, false) => Better::Higher,
+                (false, true) => Better::Lower,
+                _ => bail!(
+                    "--run needs the metric's direction: --higher-is-better or --lower-is-better"
+                ),
+            };
+            Measure::Command {
+                run,
+                metric,
+                unit: args.unit.clone(),
+                better,
+            }
+        }
     };
-    let Some(metric) = args.metric.clone() else {
-        bail!("--run needs --metric NAME: the metric to take from the command's output");
-    };
-    let better = match (args.higher_is_better, args.lower_is_better) {
-        (true, false) => Better::Higher,
-        (false, true) => Better::Lower,
-        _ => bail!("--run needs the metric's direction: --higher-is-better or --lower-is-better"),
-    };
-    let set = args
-        .into
-        .clone()
-        .unwrap_or_else(|| format!("bisect-{metric}"));
-    let request = BisectRequest {
+    Ok(Setup {
         repo: args.repo.clone(),
         good: args.good.clone(),
         bad: args.bad.clone(),
         build: args.build.clone(),
-        measure: run.clone(),
-        metric: metric.clone(),
-        unit: args.unit.clone(),
-        better,
-        set,
-        options: options(&args),
-        allow_dirty: args.allow_dirty,
-        seed: None,
-    };
-    let build = args.build.clone();
-    drive(&args, request, db, move |repo, root, _good, stop| {
-        Ok(Box::new(CommandBench::new(
-            repo, root, build, run, metric, stop,
-        )))
-    })
-}
-
-/// Options shared by both ways of measuring.
-fn options(args: &BisectArgs) -> BisectionOptions {
-    BisectionOptions {
-        threshold: args.threshold / 100.0,
-        initial_blocks: args.blocks as usize,
-        max_blocks: args.max_blocks as usize,
-        ..BisectionOptions::default()
-    }
-}
-
-/// Checks, opens the state, makes the worktree and the workbench, runs the
-/// bisection and prints its result.
-fn drive(
-    args: &BisectArgs,
-    request: BisectRequest,
-    db: &super::Db,
-    make: impl FnOnce(Repo, PathBuf, &str, Arc<AtomicBool>) -> anyhow::Result<Box<dyn Workbench>>,
-) -> anyhow::Result<ExitCode> {
-    // Everything that can be checked without writing comes first.
-    let plan = Plan::new(&request)?;
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, stop.clone())?;
-    }
-    let repo = plan.repo.clone().context("a checked repository")?;
-    let good = plan.commits[0].hash.clone();
-    eprintln!(
-        "bisecting '{}' over {} commits after {} up to {} in {}",
-        request.metric,
-        plan.commits.len() - 1,
-        &good[..12],
-        plan.commits[plan.commits.len() - 1].short(),
-        repo.root.display()
-    );
-    let mut store = db.open()?;
-    let mut session = Session::open(store.as_mut(), request, plan)?;
-    let root = session.worktree_path()?;
-    let mut bench = make(repo, root.clone(), &good, stop.clone())?;
-    let result = session.run(bench.as_mut(), &mut |line| eprintln!("{line}"), &stop);
-    // The worktrees go before anything is printed or returned.
-    drop(bench);
-    let _ = std::fs::remove_dir_all(&root);
-    let report = match result {
-        Ok(report) => report,
-        Err(error) if bisect::is_interrupted(&error) => {
-            eprintln!("kbench: {error}");
-            return Ok(ExitCode::from(EXIT_INTERRUPTED));
-        }
-        Err(error) => return Err(error),
-    };
-    if args.json {
-        super::print_json(&report)?;
-    } else {
-        print!("{}", text(&report));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `--kernel`: boot each built kernel with `kbench vm`'s launcher and run
-/// one built-in test in it per measurement (one boot = one round).
-fn bisect_kernel(args: &BisectArgs, image: PathBuf, db: &super::Db) -> anyhow::Result<ExitCode> {
-    if image.is_absolute() {
-        bail!(
-            "--kernel {} must be a path inside the tree, e.g. arch/x86/boot/bzImage",
-            image.display()
-        );
-    }
-    let tests = kbench_catalog::expand(&args.bench)?;
-    let test = match &args.metric {
-        None => tests[0].clone(),
-        Some(text) => {
-            let wanted = TestKey::parse(text)?;
-            tests
-                .iter()
-                .find(|t| t.test_name() == wanted.test_name())
-                .map(|t| t.with_metric(&wanted.metric))
-                .with_context(|| {
-                    format!(
-                        "--metric {text} is not among the --bench tests ({})",
-                        tests
-                            .iter()
-                            .map(ToString::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })?
-        }
-    };
-    if tests.len() > 1 {
-        eprintln!(
-            "kbench: bisecting {test}; the other --bench tests are not run (one metric is bisected)"
-        );
-    }
-    let info = kbench_bench::find(&test.benchmark)
-        .with_context(|| format!("{} is not a built-in benchmark", test.benchmark))?;
-    let better = match info.direction {
-        Direction::Lower => Better::Lower,
-        Direction::Higher => Better::Higher,
-    };
-    let qemu = qemu::find_qemu(None)?;
-    let exe = std::env::current_exe().context("finding the kbench binary for the guest")?;
-    let guest = Arc::new(GuestImage::build(&exe, None)?);
-    let data_dir = db.location()?.data_dir();
-    let set = args
-        .into
-        .clone()
-        .unwrap_or_else(|| format!("bisect-{}", test.benchmark));
-    let request = BisectRequest {
-        repo: args.repo.clone(),
-        good: args.good.clone(),
-        bad: args.bad.clone(),
-        build: args.build.clone(),
-        measure: format!("kernel {} running {test}", image.display()),
-        metric: test.to_string(),
-        unit: info.unit.label().to_string(),
-        better,
-        set: set.clone(),
-        options: options(args),
-        allow_dirty: args.allow_dirty,
-        seed: None,
-    };
-    let machine = Machine {
-        accel: Accel::Tcg,
-        memory_mib: 1024,
-        cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-        append: None,
-    };
-    let build = args.build.clone();
-    drive(args, request, db, move |repo, root, good, stop| {
-        let worktree = Worktree::add(&repo, &root.join("tree"), good)?;
-        let mut accel: Option<Accel> = None;
-        let boot_stop = stop.clone();
-        let boot = Box::new(move |path: &Path| -> anyhow::Result<Box<dyn Launcher>> {
-            let kernel = KernelImage::open(path)?;
-            let spec = VmSpec {
-                qemu: qemu.clone(),
-                kernel,
-                machine: machine.clone(),
-                timeout: Duration::from_secs(120),
-                log_dir: data_dir.join("vm-logs"),
-            };
-            let mut launcher = VmLauncher::new(spec, guest.clone()).with_stop(boot_stop.clone());
-            let chosen = match accel {
-                Some(chosen) => chosen,
-                None => {
-                    eprintln!("probing KVM with a short boot of {} ...", path.display());
-                    let decision =
-                        qemu::decide_accel(AccelChoice::Auto, qemu::kvm_device(), || {
-                            launcher.probe_kvm()
-                        })?;
-                    for note in &decision.notes {
-                        eprintln!("kbench: WARNING: {note}");
-                    }
-                    accel = Some(decision.accel);
-                    decision.accel
-                }
-            };
-            launcher.set_accel(chosen);
-            Ok(Box::new(launcher))
-        });
-        let image_dir = root.join("images");
-        Ok(Box::new(KernelBench {
-            worktree,
-            build,
-            image_in_tree: image,
-            image_dir,
-            boot,
-            test,
-            plan: SamplingPlan {
-                max_time: Duration::from_secs(1),
-                ..SamplingPlan::default()
-            },
-            stop,
-            launchers: Default::default(),
-            current: None,
-        }))
-    })
-}
-
-/// The result for people.
-fn text(report: &BisectReport) -> String {
-    let mut out = String::new();
-    let first = &report.first_bad;
-    if report.candidates.len() > 1 {
-        out.push_str(&format!(
-            "The first bad commit is one of {} (commits between were skipped):\n",
-            report.candidates.len()
-        ));
-        for c in &report.candidates {
-            out.push_str(&format!("  {} {}\n", c.hash, c.subject));
-        }
-    } else {
-        out.push_str(&format!(
-            "First bad commit: {} {}\n",
-            first.hash, first.subject
-        ));
-    }
-    out.push_str(&format!(
-        "Parent (last like good): {} {}\n",
-        report.parent.hash, report.parent.subject
-    ));
-    out.push_str(&format!(
-        "Change of '{}' ({}, {} is better) at the culprit, measured afresh: {}{}\n",
-        report.metric,
-        report.unit,
-        match report.better {
-            Better::Lower => "lower",
-            Better::Higher => "higher",
+        measure,
+        into: args.into.clone(),
+        options: BisectionOptions {
+            threshold: args.threshold / 100.0,
+            initial_blocks: args.blocks as usize,
+            max_blocks: args.max_blocks as usize,
+            ..BisectionOptions::default()
         },
-        change_text(&report.change, "against the parent"),
-        if report.confirmed {
-            " (confirmed)"
-        } else {
-            " (NOT confirmed)"
-        }
-    ));
-    out.push_str(&format!(
-        "Endpoints: {}\n",
-        change_text(&report.reference, "bad against good")
-    ));
-    out.push_str(&format!("Analysis: {}\n", report.reference.analysis));
-    out.push_str(&format!(
-        "Cost: {} blocks (orders seeded {}), {} measurements ({} samples) on {} of {} commits \
-         ({} taken now, {} builds now); measuring every commit in blocks at the starting count \
-         would take {}\n",
-        report.blocks,
-        report.seed,
-        report.measurements,
-        report.samples,
-        report.commits_measured,
-        report.commits + 1,
-        report.measurements_now,
-        report.builds_now,
-        report.every_commit_measurements
-    ));
-    for s in &report.skipped {
-        let reason = s.reason.lines().next().unwrap_or("");
-        out.push_str(&format!("Skipped {}: {reason}\n", s.commit.identifier));
+        allow_dirty: args.allow_dirty,
+    })
+}
+
+/// Progress on stderr.
+fn say(progress: Progress<'_>) {
+    match progress {
+        Progress::Step(line) => eprintln!("{line}"),
+        Progress::Note(note) => eprintln!("kbench: {note}"),
+        Progress::Warning(warning) => eprintln!("kbench: WARNING: {warning}"),
     }
-    for note in &report.notes {
-        out.push_str(&format!("Note: {note}\n"));
-    }
-    out.push_str("Log:\n");
-    for entry in &report.log {
-        out.push_str(&format!("  {}\n", entry.line()));
-    }
-    out.push_str(&format!(
-        "Samples are in result set '{}': kbench compare '{}' --baseline '{}' '{}'\n",
-        report.result_set, report.result_set, report.parent.identifier, first.identifier
-    ));
-    out
 }

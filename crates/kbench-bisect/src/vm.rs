@@ -1,0 +1,212 @@
+//! The `--kernel` side of a bisection: which built-in test is bisected
+//! (with its unit and direction), qemu and the guest's image found before
+//! anything is written, and the [`KernelBench`] that boots each commit's
+//! image in a VM as `kbench vm` does: KVM when a probe boot with the first
+//! image works, else emulated.
+
+use super::error::{BisectError, Result, invalid};
+use super::git::{Repo, Worktree};
+use super::kernel::KernelBench;
+use super::progress::Progress;
+use kbench_measure::launcher::Launcher;
+use kbench_measure::plan::SamplingPlan;
+use kbench_model::{Direction, TestKey};
+use kbench_stats::Better;
+use kbench_vm::qemu::{self, Accel, AccelChoice, Machine};
+use kbench_vm::{GuestImage, KernelImage, VmLauncher, VmSpec};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// How long one boot may take before it counts as hung.
+const BOOT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Memory of each VM.
+const MEMORY_MIB: u32 = 1024;
+
+/// `--kernel`: the built kernel booted in a VM, running one built-in
+/// test; one boot is one round of its samples.
+#[derive(Debug, Clone)]
+pub struct KernelMeasure {
+    /// Where the build leaves the image, relative to the tree
+    /// (`arch/x86/boot/bzImage`).
+    pub image: PathBuf,
+    /// Built-in benchmarks (`--bench`); the first test, or the one
+    /// `metric` names, is bisected.
+    pub benches: Vec<String>,
+    /// Which of the tests to bisect, and its metric (`pipe-lat:p99`).
+    pub metric: Option<String>,
+    /// The kbench binary the guest runs as its init (the running one).
+    pub guest_binary: PathBuf,
+    /// Where the VMs' console logs go.
+    pub log_dir: PathBuf,
+}
+
+/// A [`KernelMeasure`] checked: the test, and what boots a kernel.
+pub(crate) struct KernelSetup {
+    pub test: TestKey,
+    pub unit: String,
+    pub better: Better,
+    image: PathBuf,
+    qemu: PathBuf,
+    guest: Arc<GuestImage>,
+    log_dir: PathBuf,
+}
+
+impl KernelSetup {
+    /// Resolves the test and finds qemu and the guest's image; writes
+    /// nothing.
+    pub fn new(
+        measure: KernelMeasure,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<KernelSetup> {
+        if measure.image.is_absolute() {
+            invalid!(
+                "--kernel {} must be a path inside the tree, e.g. arch/x86/boot/bzImage",
+                measure.image.display()
+            );
+        }
+        let tests = kbench_catalog::expand(&measure.benches)?;
+        let test = match &measure.metric {
+            None => tests[0].clone(),
+            Some(text) => {
+                let wanted =
+                    TestKey::parse(text).map_err(|e| BisectError::Invalid(e.to_string()))?;
+                match tests.iter().find(|t| t.test_name() == wanted.test_name()) {
+                    Some(test) => test.with_metric(&wanted.metric),
+                    None => invalid!(
+                        "--metric {text} is not among the --bench tests ({})",
+                        tests
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }
+            }
+        };
+        if tests.len() > 1 {
+            progress(Progress::Note(&format!(
+                "bisecting {test}; the other --bench tests are not run (one metric is bisected)"
+            )));
+        }
+        let Some(info) = kbench_bench::find(&test.benchmark) else {
+            invalid!("{} is not a built-in benchmark", test.benchmark);
+        };
+        let better = match info.direction {
+            Direction::Lower => Better::Lower,
+            Direction::Higher => Better::Higher,
+        };
+        let qemu = qemu::find_qemu(None).map_err(vm_error)?;
+        let guest = GuestImage::build(&measure.guest_binary, None).map_err(vm_error)?;
+        Ok(KernelSetup {
+            test,
+            unit: info.unit.label().to_string(),
+            better,
+            image: measure.image,
+            qemu,
+            guest: Arc::new(guest),
+            log_dir: measure.log_dir,
+        })
+    }
+
+    /// What the state's fingerprint records of how commits are measured.
+    pub fn describe(&self) -> String {
+        format!("kernel {} running {}", self.image.display(), self.test)
+    }
+
+    /// The workbench: a worktree at `root/tree` with `good` checked out,
+    /// the images copied to `root/images`, one VM per boot.
+    pub fn workbench(
+        self,
+        repo: &Repo,
+        root: &Path,
+        good: &str,
+        build: String,
+        stop: Arc<AtomicBool>,
+    ) -> Result<KernelBench> {
+        let worktree = Worktree::add(repo, &root.join("tree"), good)?;
+        let mut vm = VmBoot {
+            qemu: self.qemu,
+            guest: self.guest,
+            machine: Machine {
+                accel: Accel::Tcg,
+                memory_mib: MEMORY_MIB,
+                cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+                append: None,
+            },
+            log_dir: self.log_dir,
+            stop: stop.clone(),
+            accel: None,
+        };
+        Ok(KernelBench {
+            worktree,
+            build,
+            image_in_tree: self.image,
+            image_dir: root.join("images"),
+            boot: Box::new(move |path, progress| vm.boot(path, progress)),
+            test: self.test,
+            plan: SamplingPlan {
+                max_time: Duration::from_secs(1),
+                ..SamplingPlan::default()
+            },
+            stop,
+            launchers: Default::default(),
+            current: None,
+        })
+    }
+}
+
+/// Boots kernel images with `kbench vm`'s launcher; the accelerator is
+/// decided at the first boot.
+struct VmBoot {
+    qemu: PathBuf,
+    guest: Arc<GuestImage>,
+    machine: Machine,
+    log_dir: PathBuf,
+    stop: Arc<AtomicBool>,
+    /// Decided by the first boot's probe.
+    accel: Option<Accel>,
+}
+
+impl VmBoot {
+    fn boot(
+        &mut self,
+        path: &Path,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Box<dyn Launcher>> {
+        let spec = VmSpec {
+            qemu: self.qemu.clone(),
+            kernel: KernelImage::open(path)?,
+            machine: self.machine.clone(),
+            timeout: BOOT_TIMEOUT,
+            log_dir: self.log_dir.clone(),
+        };
+        let mut launcher = VmLauncher::new(spec, self.guest.clone()).with_stop(self.stop.clone());
+        let accel = match self.accel {
+            Some(accel) => accel,
+            None => {
+                progress(Progress::Step(&format!(
+                    "probing KVM with a short boot of {} ...",
+                    path.display()
+                )));
+                let decision = qemu::decide_accel(AccelChoice::Auto, qemu::kvm_device(), || {
+                    launcher.probe_kvm()
+                })
+                .map_err(vm_error)?;
+                for note in &decision.notes {
+                    progress(Progress::Warning(note));
+                }
+                *self.accel.insert(decision.accel)
+            }
+        };
+        launcher.set_accel(accel);
+        Ok(Box::new(launcher))
+    }
+}
+
+/// kbench-vm's untyped error as its whole text.
+fn vm_error(error: impl std::fmt::Display) -> BisectError {
+    BisectError::Vm(format!("{error:#}"))
+}

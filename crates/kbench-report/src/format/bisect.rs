@@ -1,0 +1,198 @@
+//! The report of a bisection for people (`kbench bisect` without
+//! `--json`): the culprit (or its candidates), the change measured afresh,
+//! the endpoints, the cost, the skips and notes, and the log.
+//!
+//! Laid out by [`Text`], and not in the registry: the registry makes the
+//! `--format` lists, and `kbench bisect` has none (this text, or `--json`
+//! for the serialized model). Never coloured.
+
+use super::{Render, Style, Text};
+use crate::bisect::{BisectReport, change_text};
+use kbench_stats::Better;
+
+impl Render<BisectReport> for Text {
+    fn render(&self, report: &BisectReport, _style: Style) -> String {
+        let mut out = String::new();
+        let first = &report.first_bad;
+        if report.candidates.len() > 1 {
+            out.push_str(&format!(
+                "The first bad commit is one of {} (commits between were skipped):\n",
+                report.candidates.len()
+            ));
+            for c in &report.candidates {
+                out.push_str(&format!("  {} {}\n", c.hash, c.subject));
+            }
+        } else {
+            out.push_str(&format!(
+                "First bad commit: {} {}\n",
+                first.hash, first.subject
+            ));
+        }
+        out.push_str(&format!(
+            "Parent (last like good): {} {}\n",
+            report.parent.hash, report.parent.subject
+        ));
+        out.push_str(&format!(
+            "Change of '{}' ({}, {} is better) at the culprit, measured afresh: {}{}\n",
+            report.metric,
+            report.unit,
+            match report.better {
+                Better::Lower => "lower",
+                Better::Higher => "higher",
+            },
+            change_text(&report.change, "against the parent"),
+            if report.confirmed {
+                " (confirmed)"
+            } else {
+                " (NOT confirmed)"
+            }
+        ));
+        out.push_str(&format!(
+            "Endpoints: {}\n",
+            change_text(&report.reference, "bad against good")
+        ));
+        out.push_str(&format!("Analysis: {}\n", report.reference.analysis));
+        out.push_str(&format!(
+            "Cost: {} blocks (orders seeded {}), {} measurements ({} samples) on {} of {} commits \
+             ({} taken now, {} builds now); measuring every commit in blocks at the starting count \
+             would take {}\n",
+            report.blocks,
+            report.seed,
+            report.measurements,
+            report.samples,
+            report.commits_measured,
+            report.commits + 1,
+            report.measurements_now,
+            report.builds_now,
+            report.every_commit_measurements
+        ));
+        for s in &report.skipped {
+            let reason = s.reason.lines().next().unwrap_or("");
+            out.push_str(&format!("Skipped {}: {reason}\n", s.commit.identifier));
+        }
+        for note in &report.notes {
+            out.push_str(&format!("Note: {note}\n"));
+        }
+        out.push_str("Log:\n");
+        for entry in &report.log {
+            out.push_str(&format!("  {}\n", entry.line()));
+        }
+        out.push_str(&format!(
+            "Samples are in result set '{}': kbench compare '{}' --baseline '{}' '{}'\n",
+            report.result_set, report.result_set, report.parent.identifier, first.identifier
+        ));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bisect::{CommitRef, LogEntry, Phase, SCHEMA, SkippedCommit};
+    use kbench_stats::bisection::{ANALYSIS, BlockedChange};
+    use kbench_stats::{Estimate, Verdict};
+
+    fn commit(digit: &str, subject: &str) -> CommitRef {
+        let hash = digit.repeat(40);
+        CommitRef {
+            identifier: format!("{} {subject}", &hash[..12]),
+            hash,
+            subject: subject.to_string(),
+        }
+    }
+
+    fn change(point: f64, ci_low: f64, ci_high: f64, verdict: Verdict) -> BlockedChange {
+        let pct = Estimate {
+            point,
+            ci_low,
+            ci_high,
+            n: 8,
+        };
+        BlockedChange {
+            analysis: ANALYSIS,
+            better: Better::Lower,
+            blocks: 8,
+            ratio: pct,
+            change_pct: pct,
+            p_value: 0.0078125,
+            verdict,
+        }
+    }
+
+    /// Skipped commits make the culprit one of the candidates; an
+    /// unbounded limit reads "n/a"; a skip shows the first line of its
+    /// reason.
+    #[test]
+    fn the_report_for_people() {
+        let (good, parent) = (commit("0", "start"), commit("5", "tune five"));
+        let (skipped, culprit) = (commit("6", "tune six"), commit("7", "tune seven"));
+        let report = BisectReport {
+            schema: SCHEMA,
+            result_set: "bisect-ops".into(),
+            metric: "ops".into(),
+            unit: "ns".into(),
+            better: Better::Lower,
+            good,
+            bad: commit("c", "end"),
+            commits: 12,
+            reference: change(9.99, 9.74, 10.27, Verdict::Regression),
+            first_bad: culprit.clone(),
+            parent: parent.clone(),
+            candidates: vec![skipped.clone(), culprit.clone()],
+            change: change(9.76, 9.49, f64::INFINITY, Verdict::Regression),
+            confirmed: false,
+            skipped: vec![SkippedCommit {
+                commit: skipped,
+                reason: "fails to build: 'make' ended with exit status: 1\nerror".into(),
+            }],
+            undecided: vec![],
+            blocks: 40,
+            seed: 7,
+            measurements: 104,
+            measurements_now: 16,
+            samples: 104,
+            samples_now: 16,
+            builds_now: 2,
+            commits_measured: 5,
+            every_commit_measurements: 280,
+            resumed: true,
+            notes: vec!["look at the log".into()],
+            log: vec![LogEntry {
+                step: 1,
+                phase: Phase::Confirm,
+                commit: culprit.hash.clone(),
+                identifier: culprit.identifier.clone(),
+                measurements: 16,
+                blocks: Some(8),
+                measured_now: 0,
+                event: "NOT confirmed: REGRESSION".into(),
+                state: None,
+                decided_by: None,
+                position: None,
+                change_pct: None,
+                detail: "against 555555555555".into(),
+            }],
+        };
+        assert_eq!(
+            Text.render(&report, Style::default()),
+            "The first bad commit is one of 2 (commits between were skipped):
+  6666666666666666666666666666666666666666 tune six
+  7777777777777777777777777777777777777777 tune seven
+Parent (last like good): 5555555555555555555555555555555555555555 tune five
+Change of 'ops' (ns, lower is better) at the culprit, measured afresh: +9.76 % [95 % CI +9.49, \
+n/a] against the parent, p = 7.81e-3, REGRESSION (8 blocks) (NOT confirmed)
+Endpoints: +9.99 % [95 % CI +9.74, +10.27] bad against good, p = 7.81e-3, REGRESSION (8 blocks)
+Analysis: blocked: Hodges-Lehmann shift of per-block log ratios, Wilcoxon signed-rank CI and p
+Cost: 40 blocks (orders seeded 7), 104 measurements (104 samples) on 5 of 13 commits (16 taken \
+now, 2 builds now); measuring every commit in blocks at the starting count would take 280
+Skipped 666666666666 tune six: fails to build: 'make' ended with exit status: 1
+Note: look at the log
+Log:
+  [ 1] confirm 777777777777 tune seven: NOT confirmed: REGRESSION [8 blocks, 16 measurements \
+(from the store)]: against 555555555555
+Samples are in result set 'bisect-ops': kbench compare 'bisect-ops' --baseline '555555555555 \
+tune five' '777777777777 tune seven'
+"
+        );
+    }
+}
