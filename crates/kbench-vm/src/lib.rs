@@ -10,6 +10,8 @@
 //! - [`guest`]: the PID-1 side inside the VM.
 //! - [`kernel_fetch`]: Debian's cloud kernels, fetched and cached.
 
+mod error;
+
 pub mod elf;
 pub mod guest;
 pub mod image;
@@ -19,6 +21,7 @@ pub mod kernel_image;
 pub mod launcher;
 pub mod qemu;
 
+pub use error::{Result, VmError};
 pub use image::GuestImage;
 pub use kernel_image::KernelImage;
 pub use launcher::{BootTimes, VmLauncher, VmSpec};
