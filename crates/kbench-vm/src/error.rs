@@ -1,14 +1,31 @@
 //! The VM side's error. Its text is the whole message (what, where, what
-//! to do), causes included, so it reads the same however it is printed.
+//! to do), causes included, so it reads the same however it is printed;
+//! [`VmError::Interrupted`] is matched, never read from text.
 
 use super::kernel_image::ImageError;
+use kbench_catalog::CatalogError;
+use kbench_measure::MeasureError;
+use kbench_store::StoreError;
 
 /// What stopped a kernel fetch, a guest image, a boot or a `vm` command.
 #[derive(Debug, thiserror::Error)]
 pub enum VmError {
+    /// The stop flag was raised (Ctrl-C) before anything was measured.
+    #[error("interrupted before anything was measured")]
+    Interrupted,
     /// A file that is not a bootable kernel image.
     #[error(transparent)]
     Image(#[from] ImageError),
+    /// A run in a guest that could not start or ended badly, or a duet
+    /// that cannot be.
+    #[error(transparent)]
+    Measure(#[from] MeasureError),
+    /// The store refused or failed a read or a write.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Test names that do not resolve.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
     /// A setting, kernel, program or file that cannot be used, and why.
     #[error("{0}")]
     Invalid(String),
