@@ -1,12 +1,14 @@
 //! kbench's measuring side: the sampler and the agent that measures, the
 //! launchers that start agents, the runner that writes what they stream to
-//! a store, interleaved blocks of variants taking turns, adaptive rounds,
+//! a store, interleaved blocks of variants taking turns or running as a duet,
+//! adaptive rounds,
 //! the interference monitors and the system snapshot.
 
 mod error;
 
 pub mod adaptive;
 pub mod agent;
+pub mod duet;
 pub mod interleave;
 pub mod launcher;
 pub mod monitor;

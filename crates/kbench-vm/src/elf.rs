@@ -4,7 +4,7 @@
 //! guest image copies the running kbench binary with these files, so a plain
 //! `cargo build` runs in the VM; a static binary has neither and goes alone.
 
-use anyhow::{Context, bail};
+use super::error::{Result, VmError, invalid};
 use std::path::{Path, PathBuf};
 
 const PT_LOAD: u32 = 1;
@@ -35,12 +35,12 @@ pub struct Needs {
 }
 
 /// Reads `PT_INTERP` and `DT_NEEDED` from an ELF64 little-endian image.
-pub fn needs(bytes: &[u8]) -> anyhow::Result<Needs> {
+pub fn needs(bytes: &[u8]) -> Result<Needs> {
     if bytes.get(..4) != Some(b"\x7fELF") {
-        bail!("not an ELF file");
+        invalid!("not an ELF file");
     }
     if bytes.get(4) != Some(&2) || bytes.get(5) != Some(&1) {
-        bail!("not a 64-bit little-endian ELF file");
+        invalid!("not a 64-bit little-endian ELF file");
     }
     let phoff = u64_at(bytes, 0x20)? as usize;
     let phentsize = u16_at(bytes, 0x36)? as usize;
@@ -83,20 +83,22 @@ pub fn needs(bytes: &[u8]) -> anyhow::Result<Needs> {
     if needed_offsets.is_empty() {
         return Ok(needs);
     }
-    let strtab = strtab.context("a dynamic section without a string table")?;
+    let strtab = strtab.ok_or_else(|| malformed("a dynamic section without a string table"))?;
     // DT_STRTAB is an address: find the loaded segment holding it.
     let (vaddr, file_offset, _) = loads
         .iter()
         .find(|(vaddr, _, filesz)| (*vaddr..vaddr + filesz).contains(&strtab))
-        .context("the string table is outside every loaded segment")?;
+        .ok_or_else(|| malformed("the string table is outside every loaded segment"))?;
     let table = (strtab - vaddr + file_offset) as usize;
     for name_offset in needed_offsets {
         let start = table + name_offset as usize;
-        let rest = bytes.get(start..).context("a library name past the end")?;
+        let rest = bytes
+            .get(start..)
+            .ok_or_else(|| malformed("a library name past the end"))?;
         let end = rest
             .iter()
             .position(|&b| b == 0)
-            .context("an unterminated name")?;
+            .ok_or_else(|| malformed("an unterminated name"))?;
         needs
             .libraries
             .push(String::from_utf8_lossy(&rest[..end]).into_owned());
@@ -108,7 +110,7 @@ pub fn needs(bytes: &[u8]) -> anyhow::Result<Needs> {
 /// to read on the host): the interpreter and the libraries, transitively.
 /// Libraries are looked up in [`LIBRARY_DIRS`] and kept at the path found,
 /// which the guest's loader searches too.
-pub fn runtime_files(program: &[u8]) -> anyhow::Result<Vec<PathBuf>> {
+pub fn runtime_files(program: &[u8]) -> Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut pending = vec![needs(program)?];
     while let Some(needs) = pending.pop() {
@@ -116,24 +118,24 @@ pub fn runtime_files(program: &[u8]) -> anyhow::Result<Vec<PathBuf>> {
             let path = PathBuf::from(interpreter);
             if !files.contains(&path) {
                 if !path.exists() {
-                    bail!("the dynamic loader {} is missing", path.display());
+                    invalid!("the dynamic loader {} is missing", path.display());
                 }
                 files.push(path);
             }
         }
         for library in needs.libraries {
-            let path = find_library(&library).with_context(|| {
-                format!(
+            let path = find_library(&library).ok_or_else(|| {
+                VmError::Invalid(format!(
                     "the library {library} was not found in {}",
                     LIBRARY_DIRS.join(", ")
-                )
+                ))
             })?;
             if files.contains(&path) {
                 continue;
             }
             let bytes =
-                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            pending.push(self::needs(&bytes).with_context(|| path.display().to_string())?);
+                std::fs::read(&path).map_err(VmError::os(format!("reading {}", path.display())))?;
+            pending.push(self::needs(&bytes).map_err(|e| e.at(path.display().to_string()))?);
             files.push(path);
         }
     }
@@ -150,28 +152,39 @@ fn find_library(name: &str) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
-fn slice(bytes: &[u8], offset: u64, size: u64) -> anyhow::Result<&[u8]> {
-    let start = usize::try_from(offset)?;
-    let end = start
-        .checked_add(usize::try_from(size)?)
-        .context("a segment size overflows")?;
-    bytes
-        .get(start..end)
-        .context("a segment past the end of the file")
+fn slice(bytes: &[u8], offset: u64, size: u64) -> Result<&[u8]> {
+    let past_the_end = || malformed("a segment past the end of the file");
+    let start = usize::try_from(offset).map_err(|_| past_the_end())?;
+    let end = usize::try_from(size)
+        .ok()
+        .and_then(|size| start.checked_add(size))
+        .ok_or_else(|| malformed("a segment size overflows"))?;
+    bytes.get(start..end).ok_or_else(past_the_end)
 }
 
-fn u16_at(bytes: &[u8], at: usize) -> anyhow::Result<u16> {
-    let b = bytes.get(at..at + 2).context("truncated ELF header")?;
+/// An ELF file whose headers do not hold together.
+fn malformed(what: &str) -> VmError {
+    VmError::Invalid(what.to_string())
+}
+
+fn u16_at(bytes: &[u8], at: usize) -> Result<u16> {
+    let b = bytes
+        .get(at..at + 2)
+        .ok_or_else(|| malformed("truncated ELF header"))?;
     Ok(u16::from_le_bytes(b.try_into().expect("2 bytes")))
 }
 
-fn u32_at(bytes: &[u8], at: usize) -> anyhow::Result<u32> {
-    let b = bytes.get(at..at + 4).context("truncated ELF header")?;
+fn u32_at(bytes: &[u8], at: usize) -> Result<u32> {
+    let b = bytes
+        .get(at..at + 4)
+        .ok_or_else(|| malformed("truncated ELF header"))?;
     Ok(u32::from_le_bytes(b.try_into().expect("4 bytes")))
 }
 
-fn u64_at(bytes: &[u8], at: usize) -> anyhow::Result<u64> {
-    let b = bytes.get(at..at + 8).context("truncated ELF header")?;
+fn u64_at(bytes: &[u8], at: usize) -> Result<u64> {
+    let b = bytes
+        .get(at..at + 8)
+        .ok_or_else(|| malformed("truncated ELF header"))?;
     Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
 }
 

@@ -12,8 +12,8 @@
 //! from the host on the same port, so that two guests booted at once start
 //! measuring together.
 
+use super::error::{Result, VmError};
 use super::image::{GATE_PATH, JOB_PATH};
-use anyhow::Context;
 use kbench_measure::agent::{AgentJob, run_job};
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
@@ -35,6 +35,9 @@ pub const EXIT_MARKER: &str = "#kbench-guest-exit";
 /// run its job; it runs it when the host sends a byte back.
 pub const READY_MARKER: &str = "#kbench-guest-ready";
 
+/// What a failed write on the results channel was doing.
+const WRITING: &str = "writing to the results channel";
+
 /// Whether this process is the init of a kbench guest: PID 1 with a job.
 pub fn is_guest() -> bool {
     std::process::id() == 1 && Path::new(JOB_PATH).exists()
@@ -48,7 +51,7 @@ pub fn main() -> ! {
     power_off()
 }
 
-fn run() -> anyhow::Result<()> {
+fn run() -> Result<()> {
     mount_filesystems()?;
     if let Err(error) = loopback_up() {
         eprintln!(
@@ -58,11 +61,11 @@ fn run() -> anyhow::Result<()> {
     let name = b"kbench-guest";
     // SAFETY: the pointer and length describe a valid byte string.
     unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) };
-    std::env::set_current_dir("/tmp").context("changing to /tmp")?;
+    std::env::set_current_dir("/tmp").map_err(VmError::os("changing to /tmp"))?;
     let job: AgentJob = serde_json::from_slice(
-        &std::fs::read(JOB_PATH).with_context(|| format!("reading {JOB_PATH}"))?,
+        &std::fs::read(JOB_PATH).map_err(VmError::os(format!("reading {JOB_PATH}")))?,
     )
-    .with_context(|| format!("reading the job in {JOB_PATH}"))?;
+    .map_err(|e| VmError::Invalid(format!("reading the job in {JOB_PATH}: {e}")))?;
     let mut port = open_results_port()?;
     if Path::new(GATE_PATH).exists() {
         wait_for_start(&mut port)?;
@@ -77,21 +80,22 @@ fn run() -> anyhow::Result<()> {
         }
     );
     let status = run_agent(&job, &port)?;
-    writeln!(port, "{EXIT_MARKER} {status}").context("writing to the results channel")?;
+    writeln!(port, "{EXIT_MARKER} {status}").map_err(VmError::os(WRITING))?;
     // SAFETY: the descriptor is open; tcdrain waits until the UART sent all.
     unsafe { libc::tcdrain(port.as_raw_fd()) };
     eprintln!("kbench guest: the agent ended with status {status}; powering off");
     Ok(())
 }
 
-fn mount_filesystems() -> anyhow::Result<()> {
+fn mount_filesystems() -> Result<()> {
     for (source, target, fstype) in [
         ("proc", "/proc", "proc"),
         ("sysfs", "/sys", "sysfs"),
         ("devtmpfs", "/dev", "devtmpfs"),
         ("tmpfs", "/tmp", "tmpfs"),
     ] {
-        mount(source, target, fstype).with_context(|| format!("mounting {fstype} on {target}"))?;
+        mount(source, target, fstype)
+            .map_err(VmError::os(format!("mounting {fstype} on {target}")))?;
     }
     // Optional: the preempt model is read from debugfs when it is there.
     let _ = mount("debugfs", "/sys/kernel/debug", "debugfs");
@@ -149,25 +153,28 @@ fn loopback_up() -> std::io::Result<()> {
 }
 
 /// Says it is ready on `port` and waits for the host's start byte.
-fn wait_for_start(port: &mut File) -> anyhow::Result<()> {
-    writeln!(port, "{READY_MARKER}").context("writing to the results channel")?;
+fn wait_for_start(port: &mut File) -> Result<()> {
+    writeln!(port, "{READY_MARKER}").map_err(VmError::os(WRITING))?;
     // SAFETY: the descriptor is open; tcdrain waits until the UART sent all.
     unsafe { libc::tcdrain(port.as_raw_fd()) };
     eprintln!("kbench guest: ready; waiting for the host's start signal");
     let mut byte = [0u8; 1];
-    port.read_exact(&mut byte)
-        .context("waiting for the host's start signal on the results channel")
+    port.read_exact(&mut byte).map_err(VmError::os(
+        "waiting for the host's start signal on the results channel",
+    ))
 }
 
 /// The results port, raw (no newline translation, no echo, a read returns
 /// each byte as it comes); read for the start signal, written with events.
-fn open_results_port() -> anyhow::Result<File> {
+fn open_results_port() -> Result<File> {
     let port = OpenOptions::new()
         .read(true)
         .write(true)
         .custom_flags(libc::O_NOCTTY)
         .open(RESULTS_PORT)
-        .with_context(|| format!("opening the results channel {RESULTS_PORT}"))?;
+        .map_err(VmError::os(format!(
+            "opening the results channel {RESULTS_PORT}"
+        )))?;
     // SAFETY: `termios` is plain C data; the calls get and set the port's.
     unsafe {
         let mut termios: libc::termios = std::mem::zeroed();
@@ -183,12 +190,14 @@ fn open_results_port() -> anyhow::Result<File> {
 /// Runs the job in a child process writing to `port`; reaps every child
 /// (init inherits orphans) until the agent has ended, and returns its exit
 /// status (128 + signal when killed).
-fn run_agent(job: &AgentJob, port: &File) -> anyhow::Result<i32> {
+fn run_agent(job: &AgentJob, port: &File) -> Result<i32> {
     // SAFETY: PID 1 is single-threaded here; the child only runs the job
     // and leaves with _exit.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(std::io::Error::last_os_error()).context("starting the agent (fork)");
+        return Err(VmError::os("starting the agent (fork)")(
+            std::io::Error::last_os_error(),
+        ));
     }
     if pid == 0 {
         let mut out = port;
@@ -213,7 +222,7 @@ fn run_agent(job: &AgentJob, port: &File) -> anyhow::Result<i32> {
             if error.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            return Err(error).context("waiting for the agent");
+            return Err(VmError::os("waiting for the agent")(error));
         }
         if reaped == pid {
             return Ok(if libc::WIFEXITED(status) {

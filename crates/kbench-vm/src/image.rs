@@ -13,8 +13,8 @@
 //! archive holding only its job.
 
 use super::elf;
+use super::error::{Result, VmError};
 use super::initramfs::Archive;
-use anyhow::Context;
 use kbench_measure::agent::AgentJob;
 use std::path::{Path, PathBuf};
 
@@ -38,17 +38,20 @@ impl GuestImage {
     /// Builds the base from the kbench binary at `exe`; `kernel_config` is
     /// the kernel's build configuration, if known, kept as
     /// /boot/config-RELEASE for the guest's snapshot (preempt model).
-    pub fn build(exe: &Path, kernel_config: Option<(&str, &Path)>) -> anyhow::Result<GuestImage> {
+    pub fn build(exe: &Path, kernel_config: Option<(&str, &Path)>) -> Result<GuestImage> {
         let cannot = || {
             format!(
                 "cannot build the guest's initramfs from the kbench binary {}",
                 exe.display()
             )
         };
-        let binary = std::fs::read(exe)
-            .with_context(|| format!("reading {}", exe.display()))
-            .with_context(cannot)?;
-        let runtime_files = elf::runtime_files(&binary).with_context(cannot)?;
+        let read = |path: &Path| {
+            std::fs::read(path)
+                .map_err(VmError::os(format!("reading {}", path.display())))
+                .map_err(|e| e.at(cannot()))
+        };
+        let binary = read(exe)?;
+        let runtime_files = elf::runtime_files(&binary).map_err(|e| e.at(cannot()))?;
         let mut archive = Archive::new();
         for dir in ["/proc", "/sys", "/dev", "/tmp", "/kbench", "/root"] {
             archive.dir(dir);
@@ -58,9 +61,7 @@ impl GuestImage {
         archive.char_dev("/dev/console", 0o600, 5, 1);
         archive.file("/init", 0o755, binary);
         for path in &runtime_files {
-            let bytes = std::fs::read(path)
-                .with_context(|| format!("reading {}", path.display()))
-                .with_context(cannot)?;
+            let bytes = read(path)?;
             archive.file(&path.to_string_lossy(), 0o755, bytes);
         }
         archive.file(

@@ -9,8 +9,8 @@
 //! `debian:6.1` means the newest `linux-image-6.1.*-cloud-amd64` apt knows;
 //! `debian:6.1.0-57` or `debian:6.12.117+deb12` pick one build.
 
+use super::error::{Result, VmError, invalid};
 use super::kernel_image::KernelImage;
-use anyhow::{Context, bail};
 use kbench_catalog::programs::find_program;
 pub use kbench_model::KernelSpec;
 use std::path::{Path, PathBuf};
@@ -98,11 +98,11 @@ impl KernelCache {
     }
 
     /// Every cached kernel, by release.
-    pub fn list(&self) -> anyhow::Result<Vec<CachedKernel>> {
+    pub fn list(&self) -> Result<Vec<CachedKernel>> {
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-            Err(e) => return Err(e).with_context(|| format!("reading {}", self.dir.display())),
+            Err(e) => return Err(VmError::os(format!("reading {}", self.dir.display()))(e)),
         };
         let mut kernels: Vec<CachedKernel> = entries
             .flatten()
@@ -145,14 +145,10 @@ impl KernelCache {
 
     /// Fetches the kernel `spec` names unless it is cached; `say` hears
     /// what is being done.
-    pub fn fetch(
-        &self,
-        spec: &KernelSpec,
-        say: &mut dyn FnMut(&str),
-    ) -> anyhow::Result<CachedKernel> {
+    pub fn fetch(&self, spec: &KernelSpec, say: &mut dyn FnMut(&str)) -> Result<CachedKernel> {
         for tool in ["apt-cache", "apt-get", "dpkg-deb"] {
             if find_program(tool).is_none() {
-                bail!(
+                invalid!(
                     "{tool} was not found: `kbench kernel fetch` downloads Debian's kernel packages \
                      with apt and needs a Debian or Ubuntu system; elsewhere give `kbench vm` a \
                      bzImage path"
@@ -163,7 +159,7 @@ impl KernelCache {
         let packages: Vec<&str> = names.lines().map(str::trim).collect();
         let Some(package) = choose_package(spec, &packages) else {
             let versions = available_versions(&packages);
-            bail!(
+            invalid!(
                 "no Debian package linux-image-{}*-{FLAVOUR} is known to apt; {}; \
                  run `apt-get update` if the lists are old",
                 spec.version,
@@ -179,13 +175,16 @@ impl KernelCache {
             say(&format!("{release}: already cached"));
             return Ok(cached);
         }
-        std::fs::create_dir_all(&self.dir)
-            .with_context(|| format!("creating the kernel cache {}", self.dir.display()))?;
+        std::fs::create_dir_all(&self.dir).map_err(VmError::os(format!(
+            "creating the kernel cache {}",
+            self.dir.display()
+        )))?;
         let work = self
             .dir
             .join(format!(".fetch-{}-{release}", std::process::id()));
         let _ = std::fs::remove_dir_all(&work);
-        std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+        std::fs::create_dir_all(&work)
+            .map_err(VmError::os(format!("creating {}", work.display())))?;
         let result = self.fetch_into(package, &release, &work, say);
         let _ = std::fs::remove_dir_all(&work);
         result
@@ -197,14 +196,15 @@ impl KernelCache {
         release: &str,
         work: &Path,
         say: &mut dyn FnMut(&str),
-    ) -> anyhow::Result<CachedKernel> {
+    ) -> Result<CachedKernel> {
         say(&format!("{release}: downloading {package}"));
         run("apt-get", &["download", "-q", package], Some(work))?;
-        let deb = std::fs::read_dir(work)?
+        let deb = std::fs::read_dir(work)
+            .map_err(VmError::os(format!("reading {}", work.display())))?
             .flatten()
             .map(|e| e.path())
             .find(|p| p.extension().is_some_and(|e| e == "deb"))
-            .with_context(|| format!("apt-get download {package} left no .deb"))?;
+            .ok_or_else(|| VmError::Command(format!("apt-get download {package} left no .deb")))?;
         let version = run("dpkg-deb", &["-f", &deb.to_string_lossy(), "Version"], None)?;
         say(&format!("{release}: unpacking {}", deb.display()));
         let root = work.join("root");
@@ -215,42 +215,49 @@ impl KernelCache {
         )?;
         let boot = root.join("boot");
         let vmlinuz = boot.join(format!("vmlinuz-{release}"));
-        let image = KernelImage::open(&vmlinuz)
-            .with_context(|| format!("the package {package} has no usable kernel image"))?;
+        let image = KernelImage::open(&vmlinuz).map_err(|e| {
+            VmError::from(e).at(format!("the package {package} has no usable kernel image"))
+        })?;
         if image.release.as_deref() != Some(release) {
-            bail!(
+            invalid!(
                 "the image in {package} says its release is {:?}, not {release}",
                 image.release
             );
         }
         let staged = work.join(release);
-        std::fs::create_dir(&staged)?;
-        std::fs::rename(&vmlinuz, staged.join(format!("vmlinuz-{release}")))?;
+        let staging = || VmError::os(format!("staging the kernel in {}", staged.display()));
+        std::fs::create_dir(&staged).map_err(staging())?;
+        std::fs::rename(&vmlinuz, staged.join(format!("vmlinuz-{release}"))).map_err(staging())?;
         let config = boot.join(format!("config-{release}"));
         if config.is_file() {
-            std::fs::rename(&config, staged.join(format!("config-{release}")))?;
+            std::fs::rename(&config, staged.join(format!("config-{release}"))).map_err(staging())?;
         }
         std::fs::write(
             staged.join("source"),
             format!("{package} {}\n", version.trim()),
-        )?;
+        )
+        .map_err(staging())?;
         // One rename: a kernel is in the cache whole or not at all. When
         // another kbench fetched the same kernel meanwhile, theirs stays.
         let target = self.dir.join(release);
         if let Err(error) = std::fs::rename(&staged, &target)
             && self.get(release).is_none()
         {
-            return Err(error).with_context(|| {
-                format!("moving the kernel into the cache at {}", target.display())
-            });
+            return Err(VmError::os(format!(
+                "moving the kernel into the cache at {}",
+                target.display()
+            ))(error));
         }
-        self.get(release)
-            .with_context(|| format!("the kernel {release} is not in the cache after fetching"))
+        self.get(release).ok_or_else(|| {
+            VmError::Invalid(format!(
+                "the kernel {release} is not in the cache after fetching"
+            ))
+        })
     }
 }
 
 /// Runs a tool, returning its stdout; the error holds its stderr.
-fn run(program: &str, args: &[&str], dir: Option<&Path>) -> anyhow::Result<String> {
+fn run(program: &str, args: &[&str], dir: Option<&Path>) -> Result<String> {
     let mut command = Command::new(program);
     command.args(args);
     if let Some(dir) = dir {
@@ -258,14 +265,14 @@ fn run(program: &str, args: &[&str], dir: Option<&Path>) -> anyhow::Result<Strin
     }
     let output = command
         .output()
-        .with_context(|| format!("cannot run {program}"))?;
+        .map_err(VmError::os(format!("cannot run {program}")))?;
     if !output.status.success() {
-        bail!(
+        return Err(VmError::Command(format!(
             "`{program} {}` failed ({}): {}",
             args.join(" "),
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
-        );
+        )));
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }

@@ -9,16 +9,27 @@
 //!   that boots one guest per round and streams its events.
 //! - [`guest`]: the PID-1 side inside the VM.
 //! - [`kernel_fetch`]: Debian's cloud kernels, fetched and cached.
+//! - [`lab`]: `kbench vm run` and `vm compare` from request to guests ready
+//!   to boot, and their boot loops ([`Lab::measure`]: A B A B rounds;
+//!   [`Lab::measure_duet`]), which tell their progress as [`LabEvent`]s.
+
+mod compare;
+mod error;
 
 pub mod elf;
+pub mod event;
 pub mod guest;
 pub mod image;
 pub mod initramfs;
 pub mod kernel_fetch;
 pub mod kernel_image;
+pub mod lab;
 pub mod launcher;
 pub mod qemu;
 
+pub use error::{Result, VmError};
+pub use event::{LabEvent, Note};
 pub use image::GuestImage;
 pub use kernel_image::KernelImage;
+pub use lab::{Guests, Lab, LabRequest, MachineRequest};
 pub use launcher::{BootTimes, VmLauncher, VmSpec};

@@ -5,6 +5,7 @@
 //! set MSR", "KVM internal error"): [`kvm_failure`] recognises that in
 //! qemu's output and [`decide_accel`] falls back to TCG after a probe boot.
 
+use super::error::{Result, VmError, invalid};
 use kbench_catalog::programs::find_program;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -81,7 +82,7 @@ pub fn decide_accel(
     choice: AccelChoice,
     kvm_device: Result<(), String>,
     probe: impl FnOnce() -> Result<(), String>,
-) -> anyhow::Result<AccelDecision> {
+) -> Result<AccelDecision> {
     let tcg = |why: Option<String>| AccelDecision {
         accel: Accel::Tcg,
         notes: std::iter::once(TCG_NOTE.to_string())
@@ -96,7 +97,7 @@ pub fn decide_accel(
         AccelChoice::Tcg => Ok(tcg(None)),
         AccelChoice::Kvm => match kvm_device {
             Ok(()) => Ok(kvm),
-            Err(why) => anyhow::bail!("--accel kvm: {why}; use --accel tcg or auto"),
+            Err(why) => invalid!("--accel kvm: {why}; use --accel tcg or auto"),
         },
         AccelChoice::Auto => match kvm_device.and_then(|()| probe()) {
             Ok(()) => Ok(kvm),
@@ -144,20 +145,20 @@ pub fn kvm_failure(output: &str) -> Option<String> {
 
 /// `qemu-system-x86_64`: the given path, else the one on PATH; the error
 /// says which package installs it.
-pub fn find_qemu(given: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub fn find_qemu(given: Option<&Path>) -> Result<PathBuf> {
     if let Some(path) = given {
         return find_program(&path.to_string_lossy()).ok_or_else(|| {
-            anyhow::anyhow!(
+            VmError::Invalid(format!(
                 "the qemu program {} is not an executable file",
                 path.display()
-            )
+            ))
         });
     }
     find_program(PROGRAM).ok_or_else(|| {
-        anyhow::anyhow!(
+        VmError::Invalid(format!(
             "{PROGRAM} was not found on PATH; install it with `apt-get install {PACKAGE}` \
              (Debian/Ubuntu package {PACKAGE})"
-        )
+        ))
     })
 }
 

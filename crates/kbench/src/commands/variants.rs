@@ -5,10 +5,11 @@
 use super::run::{EXIT_INTERRUPTED, sampling_plan, upload_target, with_upload};
 use crate::cli::RunArgs;
 use crate::progress::Progress;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use kbench_catalog::PROFILES_ENV;
 use kbench_catalog::profile::Profiles;
 use kbench_fleet::mirror::mirrored;
+use kbench_measure::duet::{check_variants as check_duet, note as duet_note, random_seed};
 use kbench_measure::interleave::{self, BlockPlan, InterleavedRequest};
 use kbench_measure::launcher::{Launcher, ProcessLauncher};
 use kbench_measure::plan::SamplingPlan;
@@ -182,68 +183,6 @@ fn variant_request(
         notes,
         host: None,
     }
-}
-
-/// What `--duet` needs: two variants that leave the CPUs and sysctl
-/// values to it, two CPUs, and tests that run in one task.
-fn check_duet(variants: &[Variant], tests: &[kbench_model::TestKey]) -> anyhow::Result<()> {
-    if variants.len() != 2 {
-        bail!(
-            "--duet runs two variants at once (the baseline and one other), but {} are given",
-            variants.len()
-        );
-    }
-    for v in variants {
-        if v.cpus.is_some() {
-            bail!(
-                "variant '{}': --duet chooses the CPUs itself; drop its cpus: setting",
-                v.name
-            );
-        }
-        if !v.sysctl.is_empty() {
-            bail!(
-                "variant '{}': sysctl values are system-wide, so two variants running at once \
-                 cannot each have their own; run without --duet",
-                v.name
-            );
-        }
-    }
-    check_duet_machine(tests)
-}
-
-/// What any duet needs: two CPUs, and tests that run in one task.
-pub(super) fn check_duet_machine(tests: &[kbench_model::TestKey]) -> anyhow::Result<()> {
-    let cpus = variant::online_cpus();
-    if cpus < 2 {
-        bail!("--duet runs each side on a CPU of its own, but this machine has {cpus} CPU");
-    }
-    if let Some(test) = tests
-        .iter()
-        .find(|t| !kbench_bench::runs_in_one_task(&t.benchmark))
-    {
-        bail!(
-            "--duet measures only single-task built-in tests (the syscall, file and memory \
-             families), but {test} runs more tasks or is external; run it without --duet"
-        );
-    }
-    Ok(())
-}
-
-/// The note a duet variant's runs carry.
-pub(super) fn duet_note(variants: &[Variant], variant: &Variant, duet: bool) -> Vec<String> {
-    let other = variants.iter().find(|v| v.name != variant.name);
-    match other {
-        Some(other) if duet => vec![format!(
-            "duet: measured at the same time as '{}', each on a CPU of its own",
-            other.name
-        )],
-        _ => vec![],
-    }
-}
-
-pub(super) fn random_seed() -> anyhow::Result<u64> {
-    let id = kbench_model::random_id().context("choosing a seed")?;
-    u64::from_str_radix(&id[..16], 16).context("choosing a seed")
 }
 
 /// Prints the variants' comparison against the first (text, or the

@@ -1,23 +1,20 @@
 //! `kbench vm`: boot kernels in qemu with kbench as their init and measure
 //! in them; `vm compare` boots them in turn (A B A B ...), or both at once
-//! (`--duet`), and prints the comparison.
+//! (`--duet`), and prints the comparison. The flags, and the glue to
+//! kbench-vm's [`Lab`], which does the work: its events become the progress
+//! bar and the lines on stderr.
 
 use super::kernel::CacheArg;
 use crate::cli::{CompareArgs, SamplingArgs, UploadArgs};
 use crate::progress::Progress;
-use anyhow::{Context, bail};
-use kbench_measure::interleave::{self, BlockPlan, InterleavedRequest};
-use kbench_measure::launcher::Launcher;
-use kbench_measure::runner::{self, RunRequest, RunSummary};
-use kbench_measure::variant::Variant;
-use kbench_store::{Database, Recorder, Results};
-use kbench_vm::qemu::{self, Accel, AccelChoice, Machine};
-use kbench_vm::{GuestImage, KernelImage, VmLauncher, VmSpec, image};
-use std::path::{Path, PathBuf};
+use anyhow::bail;
+use kbench_store::Database;
+use kbench_vm::qemu::AccelChoice;
+use kbench_vm::{Guests, Lab, LabEvent, LabRequest, MachineRequest};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::AtomicBool;
 
 /// Run benchmarks in a VM that boots a given kernel with kbench as its init
 #[derive(Debug, clap::Subcommand)]
@@ -173,10 +170,10 @@ pub struct VmOptions {
 pub fn vm(command: VmCommand, db: &super::Db) -> anyhow::Result<ExitCode> {
     match command {
         VmCommand::Run(args) => {
-            let kernels = [(args.kernel.clone(), args.identifier.clone())];
+            let kernels = vec![(args.kernel.clone(), args.identifier.clone())];
             let upload = super::run::upload_target(&args.upload)?;
-            let (lab, mut store) = Lab::prepare(
-                &kernels,
+            let (lab, mut store) = prepare(
+                kernels,
                 &args.names,
                 &args.into,
                 &args.sampling,
@@ -185,9 +182,9 @@ pub fn vm(command: VmCommand, db: &super::Db) -> anyhow::Result<ExitCode> {
             )?;
             let (done, uploaded) =
                 kbench_fleet::mirror::mirrored(store.as_mut(), upload.as_ref(), |store| {
-                    lab.measure(store, args.rounds)
+                    lab.measure(store, args.rounds, &mut shown())
                 });
-            let ended = done.and_then(|mut done| {
+            let ended = done.map_err(anyhow::Error::from).and_then(|mut done| {
                 let (request, summary) = done.pop().expect("one kernel");
                 super::run::report(store.as_mut(), &request, &summary, args.json)
             });
@@ -204,21 +201,8 @@ fn compare(mut args: VmCompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> 
         );
     }
     if args.duet {
-        if args.kernels.len() != 2 {
-            bail!(
-                "--duet boots two kernels at once (the baseline and one other), but {} --kernel \
-                 options are given",
-                args.kernels.len()
-            );
-        }
-        match args.vm.cpus {
-            Some(cpus) if cpus != 1 => bail!(
-                "--duet gives each guest one CPU of the host's, so --cpus {cpus} cannot be; drop \
-                 --cpus"
-            ),
-            _ => args.vm.cpus = Some(1),
-        }
-        super::variants::check_duet_machine(&kbench_catalog::expand(&args.names)?)?;
+        kbench_vm::lab::check_duet(args.kernels.len(), args.vm.cpus, &args.names)?;
+        args.vm.cpus = Some(1);
     }
     if !args.identifiers.is_empty() && args.identifiers.len() != args.kernels.len() {
         bail!(
@@ -233,8 +217,8 @@ fn compare(mut args: VmCompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> 
         .enumerate()
         .map(|(i, kernel)| (kernel.clone(), args.identifiers.get(i).cloned()))
         .collect();
-    let (lab, mut store) = Lab::prepare(
-        &kernels,
+    let (lab, mut store) = prepare(
+        kernels,
         &args.names,
         &args.into,
         &args.sampling,
@@ -246,8 +230,9 @@ fn compare(mut args: VmCompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> 
             store.as_mut(),
             args.blocks
                 .map_or(super::variants::MIN_BLOCKS, |b| b as usize),
+            &mut shown(),
         )?,
-        false => lab.measure(store.as_mut(), args.rounds)?,
+        false => lab.measure(store.as_mut(), args.rounds, &mut shown())?,
     };
     drop((lab, store));
     if done.iter().any(|(_, summary)| summary.interrupted) {
@@ -278,396 +263,50 @@ fn compare(mut args: VmCompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> 
     ))
 }
 
-/// One kernel to boot, under its identifier.
-struct Guest {
-    identifier: String,
-    kernel: KernelImage,
-    launcher: VmLauncher,
-}
-
-/// Everything checked and ready to boot.
-struct Lab {
-    guests: Vec<Guest>,
-    request: RunRequest,
-    stop: Arc<AtomicBool>,
-    accel: Accel,
-}
-
-impl Lab {
-    /// Checks every input (names, kernels, qemu, the initramfs), opens the
-    /// store (returned with the lab) and decides KVM or TCG, before
-    /// anything is measured.
-    fn prepare(
-        kernels: &[(String, Option<String>)],
-        names: &[String],
-        set: &str,
-        sampling: &SamplingArgs,
-        vm: &VmOptions,
-        db: &super::Db,
-    ) -> anyhow::Result<(Lab, Box<dyn Database>)> {
-        let plan = super::run::sampling_plan(sampling)?;
-        let tests = kbench_catalog::expand(names)?;
-        kbench_model::validate_name("result set", set).map_err(anyhow::Error::msg)?;
-        let memory_mib = parse_memory(&vm.memory)?;
-        if !(vm.timeout.is_finite() && vm.timeout >= 1.0) {
-            bail!("--timeout {} must be at least 1 second", vm.timeout);
-        }
-        let cache = vm.cache.cache();
-        let mut images = Vec::new();
-        for (text, identifier) in kernels {
-            let image = resolve_kernel(text, &cache)?;
-            let identifier = match identifier {
-                Some(name) => name.clone(),
-                None => image.release.clone().with_context(|| {
-                    format!(
-                        "{} holds no version string to name it by; give an identifier with --as",
-                        image.path.display()
-                    )
-                })?,
-            };
-            kbench_model::validate_name("identifier", &identifier).map_err(anyhow::Error::msg)?;
-            if images
-                .iter()
-                .any(|(i, _): &(String, KernelImage)| *i == identifier)
-            {
-                bail!(
-                    "two kernels would both be stored as '{identifier}'; name them apart with --as (one per --kernel)"
-                );
-            }
-            images.push((identifier, image));
-        }
-        let qemu = qemu::find_qemu(vm.qemu.as_deref())?;
-        let exe = std::env::current_exe()
-            .context("finding the kbench binary to put in the guest's initramfs")?;
-        let location = db.location()?;
-        let log_dir = location.data_dir().join("vm-logs");
-        let machine = Machine {
-            accel: Accel::Tcg,
-            memory_mib,
-            cpus: vm.cpus.unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
-            }),
+/// The lab for `kernels` with every input checked and the accelerator
+/// chosen, and the store it measures into; Ctrl-C (SIGINT, SIGTERM) stops
+/// it from the moment the store is open.
+fn prepare(
+    kernels: Vec<(String, Option<String>)>,
+    names: &[String],
+    set: &str,
+    sampling: &SamplingArgs,
+    vm: &VmOptions,
+    db: &super::Db,
+) -> anyhow::Result<(Lab, Box<dyn Database>)> {
+    let request = LabRequest {
+        plan: super::run::sampling_plan(sampling)?,
+        tests: kbench_catalog::expand(names)?,
+        kernels,
+        set: set.to_string(),
+        machine: MachineRequest {
+            memory: vm.memory.clone(),
+            cpus: vm.cpus,
+            timeout: vm.timeout,
+            accel: AccelChoice::parse(&vm.accel).expect("clap checked --accel"),
             append: vm.append.clone(),
-        };
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut guests = Vec::new();
-        for (identifier, kernel) in images {
-            let config = kernel.release.as_deref().and_then(|release| {
-                image::find_kernel_config(&kernel.path, release).map(|c| (release, c))
-            });
-            let guest_image = GuestImage::build(
-                &exe,
-                config
-                    .as_ref()
-                    .map(|(release, path)| (*release, path.as_path())),
-            )?;
-            let spec = VmSpec {
-                qemu: qemu.clone(),
-                kernel: kernel.clone(),
-                machine: machine.clone(),
-                timeout: Duration::from_secs_f64(vm.timeout),
-                log_dir: log_dir.clone(),
-            };
-            guests.push(Guest {
-                identifier,
-                kernel,
-                launcher: VmLauncher::new(spec, Arc::new(guest_image)).with_stop(stop.clone()),
-            });
-        }
-        let store = location.open()?;
-        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            signal_hook::flag::register(signal, stop.clone())?;
-        }
-        let choice = AccelChoice::parse(&vm.accel).expect("clap checked --accel");
-        let decision = qemu::decide_accel(choice, qemu::kvm_device(), || {
-            eprintln!(
-                "Probing KVM with a short boot of {} ...",
-                guests[0].kernel.path.display()
-            );
-            guests[0].launcher.probe_kvm()
-        })?;
-        if stop.load(Ordering::SeqCst) {
-            bail!("interrupted before anything was measured");
-        }
-        for guest in &mut guests {
-            guest.launcher.set_accel(decision.accel);
-        }
-        match decision.accel {
-            Accel::Kvm => eprintln!("Using KVM."),
-            Accel::Tcg => {
-                for note in &decision.notes {
-                    eprintln!("kbench: WARNING: {note}");
-                }
-            }
-        }
-        let request = RunRequest {
-            set: set.to_string(),
-            identifier: String::new(), // set per kernel in `measure`
-            tests,
-            plan,
-            rounds: 1,
-            adaptive: None,
-            wrapper: Some(guests[0].launcher.spec().machine.describe()),
-            notes: decision.notes.clone(),
-            host: Some(kbench_measure::sysinfo::snapshot(Path::new("."))),
-        };
-        let lab = Lab {
-            guests,
-            request,
-            stop,
-            accel: decision.accel,
-        };
-        Ok((lab, store))
-    }
-
-    /// Boots every kernel once per round, in order, storing as it goes.
-    /// Returns each kernel's request and what its runs did; stops at an
-    /// interruption (the summaries say so) or a failed boot (the error).
-    fn measure(
-        &self,
-        store: &mut dyn Recorder,
-        rounds: u32,
-    ) -> anyhow::Result<Vec<(RunRequest, RunSummary)>> {
-        let mut done: Vec<(RunRequest, RunSummary)> = self
-            .guests
-            .iter()
-            .map(|guest| {
-                let request = RunRequest {
-                    identifier: guest.identifier.clone(),
-                    ..self.request.clone()
-                };
-                (request, RunSummary::default())
-            })
-            .collect();
-        for round in 1..=rounds {
-            for (guest, (request, total)) in self.guests.iter().zip(done.iter_mut()) {
-                eprintln!(
-                    "Round {round} of {rounds}: booting {} as '{}' ({}, {} test(s))",
-                    guest.kernel.path.display(),
-                    guest.identifier,
-                    self.accel_label(),
-                    request.tests.len()
-                );
-                let mut progress = Progress::new(request.tests.len());
-                let summary = runner::execute(
-                    store,
-                    &guest.launcher,
-                    request,
-                    &mut |e| progress.observe(e),
-                    &self.stop,
-                );
-                progress.finish();
-                if let Some(boot) = guest.launcher.boots().last() {
-                    let seconds = |d: Option<Duration>| {
-                        d.map_or("-".to_string(), |d| format!("{:.1} s", d.as_secs_f64()))
-                    };
-                    eprintln!(
-                        "  boot: agent up after {}, first sample after {}, qemu ended after {}",
-                        seconds(boot.agent),
-                        seconds(boot.first_sample),
-                        seconds(Some(boot.total))
-                    );
-                }
-                let summary = self.interrupted_if_stopped(summary.map_err(anyhow::Error::from))?;
-                total.runs.extend(summary.runs);
-                total.outcomes.extend(summary.outcomes);
-                total.samples += summary.samples;
-                if summary.interrupted || self.stop.load(Ordering::SeqCst) {
-                    total.interrupted = true;
-                    eprintln!(
-                        "\nInterrupted: the samples so far are kept. Run the same command again to resume."
-                    );
-                    return Ok(done);
-                }
-                warn_if_release_differs(store, request, &guest.kernel)?;
-            }
-        }
-        Ok(done)
-    }
-
-    /// "KVM", or "TCG, emulated", for the progress lines.
-    fn accel_label(&self) -> &'static str {
-        match self.accel {
-            Accel::Kvm => "KVM",
-            Accel::Tcg => "TCG, emulated",
-        }
-    }
-
-    /// A measurement that failed because Ctrl-C stopped it (a guest killed
-    /// while it booted stored nothing of its round) is an interrupted one.
-    fn interrupted_if_stopped(
-        &self,
-        summary: anyhow::Result<RunSummary>,
-    ) -> anyhow::Result<RunSummary> {
-        match summary {
-            Err(_) if self.stop.load(Ordering::SeqCst) => Ok(RunSummary {
-                interrupted: true,
-                ..RunSummary::default()
-            }),
-            other => other,
-        }
-    }
-
-    /// Boots the two kernels at once for every test and block, each qemu
-    /// pinned to a host CPU of its own (which one drawn per block), one test
-    /// per boot: `blocks` blocks per test. What each kernel's run did.
-    fn measure_duet(
-        &self,
-        store: &mut dyn Recorder,
-        blocks: usize,
-    ) -> anyhow::Result<Vec<(RunRequest, RunSummary)>> {
-        let variants: Vec<Variant> = self
-            .guests
-            .iter()
-            .map(|g| Variant {
-                name: g.identifier.clone(),
-                ..Variant::default()
-            })
-            .collect();
-        let pinned: Vec<[VmLauncher; 2]> = self
-            .guests
-            .iter()
-            .map(|g| [g.launcher.for_duet(0), g.launcher.for_duet(1)])
-            .collect();
-        let requests: Vec<RunRequest> = variants
-            .iter()
-            .map(|v| {
-                let mut request = RunRequest {
-                    identifier: v.name.clone(),
-                    ..self.request.clone()
-                };
-                request
-                    .notes
-                    .extend(super::variants::duet_note(&variants, v, true));
-                request
-            })
-            .collect();
-        let seed = super::variants::random_seed()?;
-        let request = InterleavedRequest {
-            requests: requests.clone(),
-            launchers: self
-                .guests
-                .iter()
-                .map(|g| &g.launcher as &dyn Launcher)
-                .collect(),
-            variants,
-            blocks: BlockPlan {
-                min_blocks: blocks,
-                max_blocks: blocks,
-                // No precision target and no time limit: the block count
-                // decides, as boots have a fixed cost.
-                target_ci: 0.0,
-                budget: Duration::from_secs(365 * 86_400),
-            },
-            seed,
-            duet: Some([
-                [&pinned[0][0], &pinned[0][1]],
-                [&pinned[1][0], &pinned[1][1]],
-            ]),
-        };
-        eprintln!(
-            "Booting '{}' and '{}' at once, each on a CPU of its own ({}): {blocks} blocks of \
-             each of {} test(s), seed {seed}",
-            self.guests[0].identifier,
-            self.guests[1].identifier,
-            self.accel_label(),
-            self.request.tests.len()
-        );
-        let mut progress = Progress::new(self.request.tests.len());
-        let summary =
-            interleave::execute(store, &request, &mut |e| progress.observe(e), &self.stop);
-        progress.finish();
-        let summary = self.interrupted_if_stopped(summary.map_err(anyhow::Error::from))?;
-        if summary.interrupted {
-            eprintln!(
-                "\nInterrupted: the samples so far are kept; the same command measures a new \
-                 session."
-            );
-        }
-        for (guest, request) in self.guests.iter().zip(&requests) {
-            warn_if_release_differs(store, request, &guest.kernel)?;
-        }
-        Ok(requests
-            .into_iter()
-            .map(|request| (request, summary.clone()))
-            .collect())
-    }
-}
-
-/// The guest reports its own release; say so when it is not the image's.
-fn warn_if_release_differs(
-    store: &mut dyn Results,
-    request: &RunRequest,
-    kernel: &KernelImage,
-) -> anyhow::Result<()> {
-    let data = store.load(&request.set)?;
-    let guest_release = data
-        .identifiers
-        .iter()
-        .find(|i| i.name == request.identifier)
-        .and_then(|i| i.runs.last())
-        .map(|run| run.info.snapshot.kernel_release.clone());
-    if let (Some(guest), Some(image)) = (guest_release, kernel.release.as_deref())
-        && guest != image
-    {
-        eprintln!(
-            "kbench: WARNING: {} says it is {image}, but the guest reported {guest}",
-            kernel.path.display()
-        );
-    }
-    Ok(())
-}
-
-/// A bzImage path, or the release of a cached kernel.
-fn resolve_kernel(
-    text: &str,
-    cache: &kbench_vm::kernel_fetch::KernelCache,
-) -> anyhow::Result<KernelImage> {
-    let path = Path::new(text);
-    if path.exists() {
-        return Ok(KernelImage::open(path)?);
-    }
-    if let Some(cached) = cache.get(text) {
-        return Ok(KernelImage::open(&cached.vmlinuz)?);
-    }
-    bail!(
-        "the kernel '{text}' is neither a file nor a release in the kernel cache {}; \
-         `kbench kernel list` shows the cached ones, `kbench kernel fetch debian:6.1` fetches one",
-        cache.dir.display()
-    )
-}
-
-/// "1G", "512M", "1024" (MiB) -> MiB.
-fn parse_memory(text: &str) -> anyhow::Result<u32> {
-    let trimmed = text.trim();
-    let (number, factor) = match trimmed.char_indices().last() {
-        Some((i, 'G' | 'g')) => (&trimmed[..i], 1024),
-        Some((i, 'M' | 'm')) => (&trimmed[..i], 1),
-        _ => (trimmed, 1),
+            qemu: vm.qemu.clone(),
+            cache: vm.cache.cache(),
+        },
     };
-    let mib = number
-        .trim()
-        .parse::<u32>()
-        .ok()
-        .and_then(|n| n.checked_mul(factor))
-        .with_context(|| format!("--memory '{text}' is not a size such as 1G or 512M"))?;
-    if mib < 128 {
-        bail!("--memory {text} is too small: a guest needs at least 128M");
+    let location = db.location()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let guests = Guests::prepare(&request, &location.data_dir().join("vm-logs"), stop.clone())?;
+    let store = location.open()?;
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone())?;
     }
-    Ok(mib)
+    Ok((guests.choose_accel(&mut shown())?, store))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn memory_sizes() {
-        assert_eq!(parse_memory("1G").unwrap(), 1024);
-        assert_eq!(parse_memory("512M").unwrap(), 512);
-        assert_eq!(parse_memory("2048").unwrap(), 2048);
-        assert!(parse_memory("64M").is_err());
-        assert!(parse_memory("lots").is_err());
-        assert!(parse_memory("").is_err());
+/// Shows the lab's events on stderr: a progress bar per run, a line per
+/// note.
+fn shown() -> impl FnMut(LabEvent) {
+    let mut progress: Option<Progress> = None;
+    move |event| match event {
+        LabEvent::Note(note) => eprintln!("{note}"),
+        LabEvent::Started { tests } => progress = Some(Progress::new(tests)),
+        LabEvent::Run(event) => progress.as_mut().expect("a run started").observe(event),
+        LabEvent::Ended => progress.take().expect("a run started").finish(),
     }
 }

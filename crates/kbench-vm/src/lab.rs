@@ -1,0 +1,283 @@
+//! From what `kbench vm run` and `vm compare` are asked to the guests
+//! ready to boot: every input checked (kernels, identifiers, machine,
+//! qemu), each kernel's guest image built, and then the accelerator chosen
+//! (KVM or TCG, with a probe boot when asked), before anything is measured.
+//! [`Lab::measure`] and [`Lab::measure_duet`] boot them.
+
+use super::error::{Result, VmError, invalid};
+use super::event::{LabEvent, Note};
+use super::image::{self, GuestImage};
+use super::kernel_fetch::KernelCache;
+use super::kernel_image::KernelImage;
+use super::launcher::{VmLauncher, VmSpec};
+use super::qemu::{self, Accel, AccelChoice, Machine};
+use kbench_measure::plan::SamplingPlan;
+use kbench_measure::runner::RunRequest;
+use kbench_model::TestKey;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// What to measure: kernels, tests and the machine they boot in.
+#[derive(Debug, Clone)]
+pub struct LabRequest {
+    /// Each kernel (a bzImage path, or the release of a cached kernel) and
+    /// the identifier to store it as (default: its release); the first is
+    /// the baseline.
+    pub kernels: Vec<(String, Option<String>)>,
+    pub set: String,
+    pub tests: Vec<TestKey>,
+    pub plan: SamplingPlan,
+    pub machine: MachineRequest,
+}
+
+/// The machine as the user asked for it (`--memory`, `--cpus`, ...).
+#[derive(Debug, Clone)]
+pub struct MachineRequest {
+    /// "1G", "512M", or MiB.
+    pub memory: String,
+    /// Default: the CPUs this process may use.
+    pub cpus: Option<u32>,
+    /// Seconds of silence (boot included) before a guest is killed.
+    pub timeout: f64,
+    pub accel: AccelChoice,
+    /// Extra kernel command line.
+    pub append: Option<String>,
+    /// Default: `qemu-system-x86_64` on PATH.
+    pub qemu: Option<PathBuf>,
+    /// Where cached kernels are found by release.
+    pub cache: KernelCache,
+}
+
+/// One kernel to boot, under its identifier.
+pub(crate) struct Guest {
+    pub(crate) identifier: String,
+    pub(crate) kernel: KernelImage,
+    pub(crate) launcher: VmLauncher,
+}
+
+/// Every kernel checked and its guest built; the accelerator is chosen
+/// next ([`Guests::choose_accel`]).
+pub struct Guests {
+    guests: Vec<Guest>,
+    set: String,
+    tests: Vec<TestKey>,
+    plan: SamplingPlan,
+    accel: AccelChoice,
+    stop: Arc<AtomicBool>,
+}
+
+/// Everything checked and ready to boot.
+pub struct Lab {
+    pub(crate) guests: Vec<Guest>,
+    /// The request every kernel's runs share; each has its identifier.
+    pub(crate) request: RunRequest,
+    pub(crate) stop: Arc<AtomicBool>,
+    pub(crate) accel: Accel,
+}
+
+impl Guests {
+    /// Checks every input (names, kernels, qemu) and builds each kernel's
+    /// guest image, before anything boots. Serial logs of failed boots go
+    /// to `log_dir`; once `stop` is raised, running guests are killed.
+    pub fn prepare(request: &LabRequest, log_dir: &Path, stop: Arc<AtomicBool>) -> Result<Guests> {
+        kbench_model::validate_name("result set", &request.set).map_err(VmError::Invalid)?;
+        let vm = &request.machine;
+        let memory_mib = parse_memory(&vm.memory)?;
+        if !(vm.timeout.is_finite() && vm.timeout >= 1.0) {
+            invalid!("--timeout {} must be at least 1 second", vm.timeout);
+        }
+        let mut images: Vec<(String, KernelImage)> = Vec::new();
+        for (text, identifier) in &request.kernels {
+            let image = resolve_kernel(text, &vm.cache)?;
+            let identifier = match identifier {
+                Some(name) => name.clone(),
+                None => image.release.clone().ok_or_else(|| {
+                    VmError::Invalid(format!(
+                        "{} holds no version string to name it by; give an identifier with --as",
+                        image.path.display()
+                    ))
+                })?,
+            };
+            kbench_model::validate_name("identifier", &identifier).map_err(VmError::Invalid)?;
+            if images.iter().any(|(i, _)| *i == identifier) {
+                invalid!(
+                    "two kernels would both be stored as '{identifier}'; name them apart with --as (one per --kernel)"
+                );
+            }
+            images.push((identifier, image));
+        }
+        let qemu = qemu::find_qemu(vm.qemu.as_deref())?;
+        let exe = std::env::current_exe().map_err(VmError::os(
+            "finding the kbench binary to put in the guest's initramfs",
+        ))?;
+        let machine = Machine {
+            accel: Accel::Tcg,
+            memory_mib,
+            cpus: vm.cpus.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+            }),
+            append: vm.append.clone(),
+        };
+        let mut guests = Vec::new();
+        for (identifier, kernel) in images {
+            let config = kernel.release.as_deref().and_then(|release| {
+                image::find_kernel_config(&kernel.path, release).map(|c| (release, c))
+            });
+            let guest_image = GuestImage::build(
+                &exe,
+                config
+                    .as_ref()
+                    .map(|(release, path)| (*release, path.as_path())),
+            )?;
+            let spec = VmSpec {
+                qemu: qemu.clone(),
+                kernel: kernel.clone(),
+                machine: machine.clone(),
+                timeout: Duration::from_secs_f64(vm.timeout),
+                log_dir: log_dir.to_path_buf(),
+            };
+            guests.push(Guest {
+                identifier,
+                kernel,
+                launcher: VmLauncher::new(spec, Arc::new(guest_image)).with_stop(stop.clone()),
+            });
+        }
+        Ok(Guests {
+            guests,
+            set: request.set.clone(),
+            tests: request.tests.clone(),
+            plan: request.plan.clone(),
+            accel: vm.accel,
+            stop,
+        })
+    }
+
+    /// Chooses KVM or TCG (a short boot of the first kernel tells whether
+    /// KVM works, unless the choice was forced) and says which; a raised
+    /// stop flag by then is [`VmError::Interrupted`].
+    pub fn choose_accel(self, observer: &mut dyn FnMut(LabEvent)) -> Result<Lab> {
+        let Guests {
+            mut guests,
+            set,
+            tests,
+            plan,
+            accel,
+            stop,
+        } = self;
+        let decision = qemu::decide_accel(accel, qemu::kvm_device(), || {
+            observer(LabEvent::Note(Note::Probing {
+                kernel: guests[0].kernel.path.clone(),
+            }));
+            guests[0].launcher.probe_kvm()
+        })?;
+        if stop.load(Ordering::SeqCst) {
+            return Err(VmError::Interrupted);
+        }
+        for guest in &mut guests {
+            guest.launcher.set_accel(decision.accel);
+        }
+        match decision.accel {
+            Accel::Kvm => observer(LabEvent::Note(Note::UsingKvm)),
+            Accel::Tcg => {
+                for note in &decision.notes {
+                    observer(LabEvent::Note(Note::Warning(note.clone())));
+                }
+            }
+        }
+        let request = RunRequest {
+            set,
+            identifier: String::new(), // set per kernel when measuring
+            tests,
+            plan,
+            rounds: 1,
+            adaptive: None,
+            wrapper: Some(guests[0].launcher.spec().machine.describe()),
+            notes: decision.notes,
+            host: Some(kbench_measure::sysinfo::snapshot(Path::new("."))),
+        };
+        Ok(Lab {
+            guests,
+            request,
+            stop,
+            accel: decision.accel,
+        })
+    }
+}
+
+/// What `vm compare --duet` needs besides any duet's: two kernels, one
+/// CPU per guest (`cpus`, when the user gave it), and tests (`names`) that
+/// run in one task.
+pub fn check_duet(kernels: usize, cpus: Option<u32>, names: &[String]) -> Result<()> {
+    if kernels != 2 {
+        invalid!(
+            "--duet boots two kernels at once (the baseline and one other), but {kernels} --kernel \
+             options are given"
+        );
+    }
+    if let Some(cpus) = cpus.filter(|&cpus| cpus != 1) {
+        invalid!(
+            "--duet gives each guest one CPU of the host's, so --cpus {cpus} cannot be; drop \
+             --cpus"
+        );
+    }
+    Ok(kbench_measure::duet::check_machine(
+        &kbench_catalog::expand(names)?,
+    )?)
+}
+
+/// A bzImage path, or the release of a cached kernel.
+fn resolve_kernel(text: &str, cache: &KernelCache) -> Result<KernelImage> {
+    let path = Path::new(text);
+    if path.exists() {
+        return Ok(KernelImage::open(path)?);
+    }
+    if let Some(cached) = cache.get(text) {
+        return Ok(KernelImage::open(&cached.vmlinuz)?);
+    }
+    invalid!(
+        "the kernel '{text}' is neither a file nor a release in the kernel cache {}; \
+         `kbench kernel list` shows the cached ones, `kbench kernel fetch debian:6.1` fetches one",
+        cache.dir.display()
+    )
+}
+
+/// "1G", "512M", "1024" (MiB) -> MiB.
+fn parse_memory(text: &str) -> Result<u32> {
+    let trimmed = text.trim();
+    let (number, factor) = match trimmed.char_indices().last() {
+        Some((i, 'G' | 'g')) => (&trimmed[..i], 1024),
+        Some((i, 'M' | 'm')) => (&trimmed[..i], 1),
+        _ => (trimmed, 1),
+    };
+    let mib = number
+        .trim()
+        .parse::<u32>()
+        .ok()
+        .and_then(|n| n.checked_mul(factor))
+        .ok_or_else(|| {
+            VmError::Invalid(format!(
+                "--memory '{text}' is not a size such as 1G or 512M"
+            ))
+        })?;
+    if mib < 128 {
+        invalid!("--memory {text} is too small: a guest needs at least 128M");
+    }
+    Ok(mib)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_sizes() {
+        assert_eq!(parse_memory("1G").unwrap(), 1024);
+        assert_eq!(parse_memory("512M").unwrap(), 512);
+        assert_eq!(parse_memory("2048").unwrap(), 2048);
+        assert!(parse_memory("64M").is_err());
+        assert!(parse_memory("lots").is_err());
+        assert!(parse_memory("").is_err());
+    }
+}
