@@ -27,9 +27,9 @@ pub enum BisectError {
     #[error(transparent)]
     Image(#[from] ImageError),
     /// Setting up or booting a VM failed (qemu, the guest's image, the
-    /// accelerator): kbench-vm's message.
-    #[error("{0}")]
-    Vm(String),
+    /// accelerator).
+    #[error(transparent)]
+    Vm(#[from] kbench_vm::VmError),
     /// A request, repository, result set or state that cannot be bisected,
     /// and what to do about it.
     #[error("{0}")]

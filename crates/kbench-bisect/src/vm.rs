@@ -98,8 +98,8 @@ impl KernelSetup {
             Direction::Lower => Better::Lower,
             Direction::Higher => Better::Higher,
         };
-        let qemu = qemu::find_qemu(None).map_err(vm_error)?;
-        let guest = GuestImage::build(&measure.guest_binary, None).map_err(vm_error)?;
+        let qemu = qemu::find_qemu(None)?;
+        let guest = GuestImage::build(&measure.guest_binary, None)?;
         Ok(KernelSetup {
             test,
             unit: info.unit.label().to_string(),
@@ -193,8 +193,7 @@ impl VmBoot {
                 )));
                 let decision = qemu::decide_accel(AccelChoice::Auto, qemu::kvm_device(), || {
                     launcher.probe_kvm()
-                })
-                .map_err(vm_error)?;
+                })?;
                 for note in &decision.notes {
                     progress(Progress::Warning(note));
                 }
@@ -204,9 +203,4 @@ impl VmBoot {
         launcher.set_accel(accel);
         Ok(Box::new(launcher))
     }
-}
-
-/// kbench-vm's untyped error as its whole text.
-fn vm_error(error: impl std::fmt::Display) -> BisectError {
-    BisectError::Vm(format!("{error:#}"))
 }

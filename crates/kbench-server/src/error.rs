@@ -106,3 +106,25 @@ mod tests {
         assert_eq!(gap.status, StatusCode::CONFLICT);
     }
 }
+
+/// Why the server could not start: its database, its TLS files, or its
+/// socket and runtime. The text is the whole message.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The certificate or key of `--tls-cert` / `--tls-key`.
+    #[error("{0}")]
+    Tls(String),
+    /// What was being done, and the OS error.
+    #[error("{what}: {cause}")]
+    Os { what: String, cause: std::io::Error },
+}
+
+impl StartError {
+    /// An OS error of `what` (for `map_err`).
+    pub(crate) fn os(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> StartError {
+        let what = what.into();
+        move |cause| StartError::Os { what, cause }
+    }
+}

@@ -31,7 +31,7 @@ mod headers;
 mod pool;
 pub mod tls;
 
-pub use error::ApiError;
+pub use error::{ApiError, StartError};
 pub use pool::Stores;
 
 use axum::Router;
@@ -189,7 +189,7 @@ pub fn router(stores: Arc<Stores>, config: &Config) -> Router {
 
 /// The server's stores for `config`, the first one opened (so a bad
 /// `--db` fails before listening).
-pub fn open_stores(config: &Config) -> anyhow::Result<Arc<Stores>> {
+pub fn open_stores(config: &Config) -> Result<Arc<Stores>, StartError> {
     let limits = config.limits;
     let stores = Stores::open(
         config.location.clone(),
@@ -201,11 +201,11 @@ pub fn open_stores(config: &Config) -> anyhow::Result<Arc<Stores>> {
 
 /// The TLS acceptor of `config`'s certificate and key, if it has them
 /// (read before listening, so bad files fail first).
-pub fn tls_acceptor(config: &Config) -> anyhow::Result<Option<tokio_rustls::TlsAcceptor>> {
+pub fn tls_acceptor(config: &Config) -> Result<Option<tokio_rustls::TlsAcceptor>, StartError> {
     let Some(files) = &config.tls else {
         return Ok(None);
     };
-    let server = files.server_config().map_err(anyhow::Error::msg)?;
+    let server = files.server_config().map_err(StartError::Tls)?;
     Ok(Some(tokio_rustls::TlsAcceptor::from(server)))
 }
 
@@ -226,12 +226,17 @@ pub async fn serve(
 /// A server on its own thread and runtime (tests, `kbench serve`): binds
 /// `listen` and returns the bound address; the server stops when the
 /// returned handle is dropped or [`Running::stop`] is called.
-pub fn spawn(listen: &str, config: Config) -> anyhow::Result<Running> {
+pub fn spawn(listen: &str, config: Config) -> Result<Running, StartError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?;
-    let listener = runtime.block_on(tokio::net::TcpListener::bind(listen))?;
-    let addr = listener.local_addr()?;
+        .build()
+        .map_err(StartError::os("starting the server's runtime"))?;
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(listen))
+        .map_err(StartError::os(format!("cannot listen on {listen}")))?;
+    let addr = listener
+        .local_addr()
+        .map_err(StartError::os("reading the bound address"))?;
     let tls = tls_acceptor(&config)?;
     let stores = open_stores(&config)?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -284,25 +289,30 @@ impl Drop for Running {
 
 /// `kbench serve`: serves until Ctrl-C or SIGTERM, then finishes the
 /// requests in flight within the drain deadline and returns.
-pub fn run(listen: &str, config: Config) -> anyhow::Result<()> {
+pub fn run(listen: &str, config: Config) -> Result<(), StartError> {
     let tls = tls_acceptor(&config)?;
     let stores = open_stores(&config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .build()?;
+        .build()
+        .map_err(StartError::os("starting the server's runtime"))?;
     let shared = stores.clone();
     let drain = config.limits.drain;
     let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
-            .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-        let addr = listener.local_addr()?;
+            .map_err(StartError::os(format!("cannot listen on {listen}")))?;
+        let addr = listener
+            .local_addr()
+            .map_err(StartError::os("reading the bound address"))?;
         let scheme = if tls.is_some() { "https" } else { "http" };
         eprintln!(
             "kbench serve: listening on {scheme}://{addr} (results in {}); Ctrl-C stops",
             config.location
         );
-        serve(listener, shared, &config, tls, shutdown_signal()).await?;
+        serve(listener, shared, &config, tls, shutdown_signal())
+            .await
+            .map_err(StartError::os("serving"))?;
         eprintln!("kbench serve: stopped");
         Ok(())
     });

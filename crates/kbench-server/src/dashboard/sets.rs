@@ -94,7 +94,7 @@ fn sets_table(sets: &[ResultSetSummary]) -> Markup {
 async fn from_set<T: Send + 'static>(
     state: &AppState,
     set: &str,
-    build: impl FnOnce(ResultSetData) -> anyhow::Result<T> + Send + 'static,
+    build: impl FnOnce(ResultSetData) -> Result<T, kbench_report::Error> + Send + 'static,
 ) -> Result<T, Failure> {
     match handlers::sets::from_set(state, set.to_string(), build).await {
         Err(err) if err.status == StatusCode::NOT_FOUND => Err(unknown_set(state, set).await),

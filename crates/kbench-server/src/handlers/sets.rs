@@ -166,13 +166,13 @@ impl CompareQuery {
 pub(crate) async fn from_set<T: Send + 'static>(
     state: &AppState,
     set: String,
-    build: impl FnOnce(ResultSetData) -> anyhow::Result<T> + Send + 'static,
+    build: impl FnOnce(ResultSetData) -> Result<T, kbench_report::Error> + Send + 'static,
 ) -> Result<T, ApiError> {
     let data = state
         .stores
         .with(move |store| Ok(store.load(&set)?))
         .await?;
-    blocking(move || build(data).map_err(|e| ApiError::bad_request(format!("{e:#}")))).await
+    blocking(move || build(data).map_err(|e| ApiError::bad_request(e.to_string()))).await
 }
 
 fn threshold(percent: Option<f64>) -> Result<f64, ApiError> {
