@@ -237,7 +237,7 @@ pub async fn compare(
     let formatter = format_of::<ComparisonReport>(&name)?;
     let request = query.request()?;
     let report = from_set(&state, set, move |data| {
-        Ok(comparison::build(&data, &request)?)
+        comparison::build(&data, &request)
     })
     .await?;
     if report.identifiers.len() < 2 {
