@@ -236,10 +236,7 @@ pub async fn compare(
     let name = query.format.clone().unwrap_or_else(|| "json".into());
     let formatter = format_of::<ComparisonReport>(&name)?;
     let request = query.request()?;
-    let report = from_set(&state, set, move |data| {
-        comparison::build(&data, &request)
-    })
-    .await?;
+    let report = from_set(&state, set, move |data| comparison::build(&data, &request)).await?;
     if report.identifiers.len() < 2 {
         return Err(ApiError::bad_request(format!(
             "result set '{}' has only '{}'; push a second identifier to compare",

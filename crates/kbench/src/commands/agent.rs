@@ -1,12 +1,10 @@
 //! `kbench agent`: the measuring process `run` starts (under the wrapper).
 
+use super::context::EXIT_INTERRUPTED;
 use kbench_measure::agent::{AgentJob, run_job, stop_on_signals};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-
-/// Exit status when stopped by SIGINT / SIGTERM, as a shell reports it.
-const EXIT_INTERRUPTED: u8 = 130;
 
 pub fn agent(job: &str) -> anyhow::Result<ExitCode> {
     let job: AgentJob = serde_json::from_str(job)?;

@@ -1,6 +1,7 @@
 //! `kbench compare`: verdicts per metric in a chosen report format, and a
 //! CI gate (`--fail-on-regression`).
 
+use super::context::Db;
 use crate::cli::CompareArgs;
 use anyhow::{Context, bail};
 use kbench_report::comparison::{self, CompareRequest};
@@ -12,7 +13,7 @@ use std::process::ExitCode;
 const EXIT_ERROR: u8 = 2;
 const EXIT_REGRESSION: u8 = 1;
 
-pub fn compare(args: CompareArgs, db: &super::Db) -> ExitCode {
+pub fn compare(args: CompareArgs, db: &Db) -> ExitCode {
     match run(args, db) {
         Ok(code) => code,
         Err(error) => {
@@ -22,7 +23,7 @@ pub fn compare(args: CompareArgs, db: &super::Db) -> ExitCode {
     }
 }
 
-fn run(args: CompareArgs, db: &super::Db) -> anyhow::Result<ExitCode> {
+fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
     let formatter = format::by_name(&args.format).expect("clap checked the format");
     if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
         bail!(

@@ -1,6 +1,7 @@
 //! `kbench import` and `kbench export`: raw samples in and out as
 //! kbench.samples/1 JSON.
 
+use super::context::print_json;
 use crate::cli::{ExportArgs, ImportArgs};
 use anyhow::Context;
 use kbench_store::{Exchange, Results, exchange};
@@ -33,6 +34,6 @@ pub fn import(args: ImportArgs, store: &mut dyn Exchange) -> anyhow::Result<Exit
 
 pub fn export(args: ExportArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode> {
     let data = store.load(&args.set)?;
-    super::print_json(&exchange::export(&data))?;
+    print_json(&exchange::export(&data))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,34 +1,13 @@
 //! `kbench install`: the Debian packages external benchmark profiles need,
 //! through apt-get, non-interactively.
 
+use crate::cli::InstallArgs;
 use anyhow::{Context, bail};
 use kbench_catalog::profile::Profiles;
 use kbench_catalog::programs::find_program;
 use kbench_measure::profile::command::effective_uid;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-
-/// Install the Debian packages that external benchmark profiles need
-#[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Runs `apt-get install -y --no-install-recommends PACKAGES` with \
-DEBIAN_FRONTEND=noninteractive (and `apt-get update` first when the package lists are empty or \
-with --update); needs root. `kbench list` shows each profile's packages and whether it is installed.\n\n\
-Example: kbench install redis fio stress-ng && kbench run redis fio-randread stress-ng --as X"
-)]
-pub struct InstallArgs {
-    /// Profiles (or tests of theirs) whose packages to install, e.g. redis fio stress-ng
-    #[arg(required = true, value_name = "PROFILE")]
-    pub names: Vec<String>,
-
-    /// Run `apt-get update` first even when the package lists exist
-    #[arg(long)]
-    pub update: bool,
-
-    /// Print the apt-get command instead of running it
-    #[arg(long)]
-    pub print: bool,
-}
 
 pub fn install(args: InstallArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let profiles = Profiles::load(profile_dirs)?;

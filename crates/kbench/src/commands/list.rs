@@ -1,5 +1,6 @@
 //! `kbench list`: built-in benchmarks, suites and external profiles.
 
+use super::context::print_json;
 use kbench_catalog::listing::Listing;
 use kbench_catalog::profile::Profiles;
 use std::path::PathBuf;
@@ -8,7 +9,7 @@ use std::process::ExitCode;
 pub fn list(json: bool, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let listing = Listing::of(&Profiles::load(profile_dirs)?)?;
     if json {
-        super::print_json(&listing)?;
+        print_json(&listing)?;
     } else {
         print!("{}", listing.text());
     }

@@ -1,16 +1,15 @@
 //! `kbench run`: measure, storing every sample as it arrives, then print
 //! the summary of what was run.
 
-use crate::cli::{RunArgs, SamplingArgs, UploadArgs};
+use super::context::{EXIT_INTERRUPTED, print_json, sampling_plan, upload_target, with_upload};
+use crate::cli::RunArgs;
 use crate::progress::Progress;
 use anyhow::Context;
 use kbench_catalog::PROFILES_ENV;
 use kbench_catalog::profile::Profiles;
 use kbench_fleet::mirror::mirrored;
-use kbench_fleet::upload::{Upload, Uploaded};
 use kbench_measure::adaptive::AdaptiveRounds;
 use kbench_measure::launcher::ProcessLauncher;
-use kbench_measure::plan::{PlanChoice, SamplingPlan};
 use kbench_measure::redo;
 use kbench_measure::runner::{self, RunRequest, RunSummary};
 use kbench_report::format::{Render, Style, Text};
@@ -22,15 +21,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
-
-/// Exit status after Ctrl-C, as shells report a SIGINT death.
-pub(crate) const EXIT_INTERRUPTED: u8 = 130;
-
-/// `--budget` as a duration, checked.
-pub(crate) fn budget(seconds: f64) -> anyhow::Result<Duration> {
-    Ok(kbench_measure::adaptive::budget(seconds)?)
-}
 
 pub fn run(
     args: RunArgs,
@@ -104,26 +94,6 @@ pub fn run(
     with_upload(ended, uploaded.as_ref())
 }
 
-/// The server `--upload` names, its token checked before anything is
-/// measured; `None` without `--upload`.
-pub(crate) fn upload_target(args: &UploadArgs) -> anyhow::Result<Option<Upload>> {
-    let connect = |url: &String| Upload::connect(url, args.token.as_deref());
-    Ok(args.upload.as_ref().map(connect).transpose()?)
-}
-
-/// Tells how the upload (if any) went, after the command's own ending:
-/// an upload that fell short fails a command that would have succeeded.
-pub(crate) fn with_upload(
-    ended: anyhow::Result<ExitCode>,
-    uploaded: Option<&Uploaded>,
-) -> anyhow::Result<ExitCode> {
-    let complete = uploaded.is_none_or(Uploaded::tell);
-    match ended? {
-        code if code == ExitCode::SUCCESS && !complete => Ok(ExitCode::FAILURE),
-        code => Ok(code),
-    }
-}
-
 /// Prints what a run stored (its identifier's summary, or the
 /// `kbench.run/1` document) and picks the exit status.
 pub(crate) fn report(
@@ -135,7 +105,7 @@ pub(crate) fn report(
     let data = store.load(&request.set)?;
     let data = only_this_run(data, request);
     if json {
-        super::print_json(&RunDocument {
+        print_json(&RunDocument {
             schema: "kbench.run/1",
             result_set: request.set.clone(),
             identifier: request.identifier.clone(),
@@ -165,16 +135,6 @@ struct RunDocument {
     samples_stored: usize,
     outcomes: Vec<TestOutcome>,
     show: show::ShowDocument,
-}
-
-/// The sampling flags as a plan, checked.
-pub(crate) fn sampling_plan(args: &SamplingArgs) -> anyhow::Result<SamplingPlan> {
-    Ok(SamplingPlan::chosen(&PlanChoice {
-        target_ci_percent: args.target_ci,
-        max_time: args.max_time,
-        min_samples: args.min_samples,
-        max_samples: args.max_samples,
-    })?)
 }
 
 /// The running kernel's release, the default identifier.

@@ -1,5 +1,6 @@
 //! `kbench show`: a result set, or the list of result sets.
 
+use super::context::print_json;
 use crate::cli::ShowArgs;
 use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::{self, Style};
@@ -49,7 +50,7 @@ struct SetList {
 fn list_sets(store: &mut dyn Results, json: bool) -> anyhow::Result<ExitCode> {
     let result_sets = store.result_sets()?;
     if json {
-        super::print_json(&SetList {
+        print_json(&SetList {
             schema: "kbench.sets/1",
             result_sets,
         })?;

@@ -1,5 +1,6 @@
 //! `kbench sysinfo`: the snapshot every run records, for this system now.
 
+use super::context::print_json;
 use kbench_measure::sysinfo::snapshot;
 use std::path::Path;
 use std::process::ExitCode;
@@ -7,7 +8,7 @@ use std::process::ExitCode;
 pub fn sysinfo(json: bool) -> anyhow::Result<ExitCode> {
     let snapshot = snapshot(Path::new("."));
     if json {
-        super::print_json(&snapshot)?;
+        print_json(&snapshot)?;
     } else {
         for (label, value) in snapshot.facts() {
             println!("{label:<28} {value}");

@@ -2,7 +2,9 @@
 //! in randomized interleaved blocks (kbench_measure::interleave), then their
 //! comparison against the first, paired block by block.
 
-use super::run::{EXIT_INTERRUPTED, sampling_plan, upload_target, with_upload};
+use super::context::{
+    EXIT_INTERRUPTED, budget, print_json, sampling_plan, upload_target, with_upload,
+};
 use crate::cli::RunArgs;
 use crate::progress::Progress;
 use anyhow::Context;
@@ -40,7 +42,7 @@ pub fn run(
     for v in &variants {
         v.check()?;
     }
-    let budget = super::run::budget(args.budget)?;
+    let budget = budget(args.budget)?;
     let mut plan = sampling_plan(&args.sampling)?;
     if !plan.max_time_chosen {
         plan.max_time = ROUND_TIME;
@@ -197,7 +199,7 @@ fn report(store: &mut dyn Results, set: &str, names: &[String], json: bool) -> a
     };
     let report = comparison::build(&data, &request)?;
     if json {
-        super::print_json(&report)
+        print_json(&report)
     } else {
         let text = format::by_name("bars")
             .expect("the text format exists")

@@ -1,5 +1,7 @@
 //! `kbench worker`: runs the lab server's jobs (kbench-fleet's `worker`).
 
+use super::context::EXIT_INTERRUPTED;
+use crate::cli::WorkerArgs;
 use anyhow::Context;
 use kbench_catalog::profile::Profiles;
 use kbench_fleet::api::Api;
@@ -11,55 +13,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// Run the lab server's jobs: lease one, measure it, upload its samples, repeat
-#[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Each job runs as a child `kbench run NAMES --as ID --into SET --upload URL` \
-(with a kernel: `kbench kernel fetch` and `kbench vm run`) on a fresh local database in the work \
-directory, seeded with what the server has of the identifier: a job leased again after its worker \
-died resumes that worker's unfinished run. The lease is renewed every third of --lease while the \
-job runs; a lost lease kills the job's child. The child dies with the worker. Ctrl-C or SIGTERM \
-stops the job (its samples so far are uploaded), reports it failed (\"worker stopped\") and exits \
-with status 130.\n\n\
-Examples:\n  kbench worker --server http://lab:8080 --token $T --tags tcg\n  \
-kbench worker --server http://lab:8080 --exit-when-idle   # drain the queue, then exit"
-)]
-pub struct WorkerArgs {
-    /// The lab's server, http://HOST:PORT
-    #[arg(long, value_name = "URL")]
-    pub server: String,
-
-    /// API token (`kbench token create` on the server's database)
-    #[arg(long, env = "KBENCH_TOKEN", hide_env_values = true)]
-    pub token: String,
-
-    /// This worker's tags (comma-separated): it takes the jobs whose tags it all has
-    #[arg(long, value_name = "TAG,...", value_delimiter = ',')]
-    pub tags: Vec<String>,
-
-    /// Name shown in the server's job and worker lists [default: HOSTNAME-PID]
-    #[arg(long)]
-    pub name: Option<String>,
-
-    /// Lease length in seconds: a job whose worker stops renewing is leased again after it
-    #[arg(long, value_name = "SECONDS", default_value_t = 60,
-          value_parser = clap::value_parser!(u64).range(3..=86_400))]
-    pub lease: u64,
-
-    /// Exit (status 0) when no job is waiting, instead of asking again every few seconds
-    #[arg(long)]
-    pub exit_when_idle: bool,
-
-    /// Seconds between asking for a job while none is waiting
-    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
-    pub poll: f64,
-
-    /// Where the per-job databases go; those of failed jobs are kept there [default: a temporary
-    /// directory, removed at exit]
-    #[arg(long, value_name = "DIR")]
-    pub work_dir: Option<PathBuf>,
-}
 
 pub fn worker(args: WorkerArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     if !(args.poll.is_finite() && args.poll >= 0.1) {
@@ -110,7 +63,7 @@ pub fn worker(args: WorkerArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<Exit
     worked?;
     if stop.load(Ordering::SeqCst) {
         eprintln!("kbench worker {}: stopped", worker.name);
-        return Ok(ExitCode::from(super::run::EXIT_INTERRUPTED));
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
 }

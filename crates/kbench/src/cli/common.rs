@@ -1,0 +1,44 @@
+//! Flags several commands share: sampling, upload, --json.
+
+use clap::Args;
+
+/// Uploading a run to the lab's server as it goes (shared by `run` and `vm run`).
+#[derive(Debug, Args)]
+pub struct UploadArgs {
+    /// Also send every sample to this kbench server (http://HOST:PORT) while the run goes on
+    #[arg(long, value_name = "URL")]
+    pub upload: Option<String>,
+
+    /// API token for --upload (`kbench token create` on the server's database)
+    #[arg(long, env = "KBENCH_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+/// When to stop sampling a test (shared by `run` and `vm`).
+#[derive(Debug, Args)]
+pub struct SamplingArgs {
+    /// Stop sampling a test when its 95 % CI half-width is within this percent of the mean
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    pub target_ci: f64,
+
+    /// Time budget per test and round, in seconds (3 rounds x 1 s = 3 s per test) [default: 1;
+    /// an external profile's own budget for its tests]
+    #[arg(long, value_name = "SECONDS")]
+    pub max_time: Option<f64>,
+
+    /// Fewest samples per test and round [default: 5; an external profile's own minimum for its
+    /// tests, whose runs take seconds]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(2..))]
+    pub min_samples: Option<u64>,
+
+    /// Most samples per test and round
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(2..))]
+    pub max_samples: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct JsonArg {
+    /// Print JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,116 @@
+//! Flags of the commands that measure on this machine: run, install,
+//! and the agent that `run` starts.
+
+use super::common::{SamplingArgs, UploadArgs};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Running again under the same identifier adds samples (a new round); \
+a run that was interrupted or killed is resumed where it stopped. Ctrl-C keeps every sample \
+so far and exits with status 130.\n\n\
+With --upload, every sample also goes to a `kbench serve` server while the run goes on (batched \
+about once a second; retried while the server is unreachable). The local --db still stores \
+everything first. A server that refuses the upload (bad token, conflict) stops the upload, not \
+the run, which then exits with status 1; `kbench push` can send the samples later.\n\n\
+Example:\n  kbench run quick --as 6.18 --into lab --upload http://lab:8080 --token $T"
+)]
+pub struct RunArgs {
+    /// Suites, benchmark ids or tests with options, e.g. quick, pipe-lat, 'ctxsw[procs=8,size=16]'
+    #[arg(value_name = "NAME", default_value = "quick")]
+    pub names: Vec<String>,
+
+    /// Identifier of this run's column (default: the running kernel's release)
+    #[arg(long = "as", value_name = "IDENTIFIER")]
+    pub identifier: Option<String>,
+
+    /// Result set to store into
+    #[arg(long, value_name = "SET", default_value = "default")]
+    pub into: String,
+
+    /// Run the measuring process under this command, e.g. "taskset -c 1" or "systemd-run --scope"
+    #[arg(long, value_name = "CMD ARGS")]
+    pub wrap: Option<String>,
+
+    /// Fresh invocations of each test, interleaved: compare treats the round as the unit of
+    /// replication, so drift between invocations shows up in the verdict's CI [default:
+    /// adaptive: short rounds until the CI of the round means is within --target-ci or the test
+    /// used --budget, at least 5]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100),
+          conflicts_with_all = ["variant", "variants"])]
+    pub rounds: Option<u32>,
+
+    /// Measure several identifiers on this kernel in randomized interleaved blocks, where the
+    /// variants take turns sample by sample (single-task built-ins: on one CPU); the first is the
+    /// baseline. NAME or NAME=SETTING;SETTING with wrap:CMD, env:KEY=VALUE,
+    /// sysctl:key=value, cgroup:PATH, cpus:LIST, e.g. --variant base --variant
+    /// 'slow=wrap:./seccomp-slow 1' --variant 'plu5=sysctl:vm.page_lock_unfairness=5'
+    #[arg(long, value_name = "NAME[=SETTINGS]", conflicts_with_all = ["identifier", "wrap"])]
+    pub variant: Vec<String>,
+
+    /// Variants from a TOML file of [[variant]] tables (name, wrap, env, sysctl, cgroup, cpus),
+    /// before any --variant
+    #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["identifier", "wrap"])]
+    pub variants: Vec<PathBuf>,
+
+    /// With two variants: run them at the same time, each on a CPU of its own (swapped at random
+    /// per block), so both see the same interference; single-task built-in tests only
+    #[arg(long)]
+    pub duet: bool,
+
+    /// Seed of the variants' order within blocks (default: random; recorded with the runs)
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Seconds per test (and variant) that adaptive rounds or blocks may take once the minimum
+    /// is done (5 rounds, 12 blocks), unless the CI reaches --target-ci first; 3.5 s keeps the
+    /// quick suite near 60 s per identifier. Not used with --rounds
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.5)]
+    pub budget: f64,
+
+    /// Run rounds that ran disturbed (steal, a busy machine, a slow control loop) again as new
+    /// rounds, once each and at most 2 per test; compare leaves out a disturbed round for each
+    /// quiet replacement
+    #[arg(long)]
+    pub redo_disturbed: bool,
+
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+
+    #[command(flatten)]
+    pub upload: UploadArgs,
+
+    /// Print the run's result as JSON on stdout (schema kbench.run/1)
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// The job as JSON
+    #[arg(long)]
+    pub job: String,
+}
+
+/// Install the Debian packages that external benchmark profiles need
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Runs `apt-get install -y --no-install-recommends PACKAGES` with \
+DEBIAN_FRONTEND=noninteractive (and `apt-get update` first when the package lists are empty or \
+with --update); needs root. `kbench list` shows each profile's packages and whether it is installed.\n\n\
+Example: kbench install redis fio stress-ng && kbench run redis fio-randread stress-ng --as X"
+)]
+pub struct InstallArgs {
+    /// Profiles (or tests of theirs) whose packages to install, e.g. redis fio stress-ng
+    #[arg(required = true, value_name = "PROFILE")]
+    pub names: Vec<String>,
+
+    /// Run `apt-get update` first even when the package lists exist
+    #[arg(long)]
+    pub update: bool,
+
+    /// Print the apt-get command instead of running it
+    #[arg(long)]
+    pub print: bool,
+}

@@ -1,0 +1,102 @@
+//! The command-line interface: every subcommand, option and its help,
+//! by concern. Parsing only: nothing here runs a command (`commands/`
+//! does, and this module never imports it).
+
+mod bisect;
+mod common;
+mod lab;
+mod measure;
+mod results;
+mod vm;
+
+pub use bisect::BisectArgs;
+pub use common::{JsonArg, SamplingArgs, UploadArgs};
+pub use lab::{
+    JobCommand, ListArgs as JobListArgs, PushArgs, ServeArgs, SubmitArgs, TokenCommand, WorkerArgs,
+};
+pub use measure::{AgentArgs, InstallArgs, RunArgs};
+pub use results::{CompareArgs, ExportArgs, HistoryArgs, ImportArgs, ShowArgs};
+pub use vm::{
+    FetchArgs, KernelCommand, ListArgs as KernelListArgs, VmCommand, VmCompareArgs, VmOptions,
+};
+
+use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kbench",
+    version,
+    about = "A kernel performance regression lab: measure kernel paths, keep every sample, compare identifiers",
+    long_about = "kbench measures the kernel paths that regression reports track (syscalls, signals, \
+pipes, sockets, fork/exec, context switches, bandwidth), keeps every raw sample with a snapshot of the \
+system in a local SQLite database (or a shared PostgreSQL one, --db postgres://...), and shows them per result set and identifier.\n\n\
+A result set (--into) groups identifiers (--as): one identifier per kernel, patch or setting you compare.",
+    after_help = "Examples:\n  kbench run                                   # quick suite, identifier = running kernel\n  kbench run quick --as \"6.18 stock\" --into plu-test\n  kbench run syscall-null pipe-lat --as patched --into plu-test\n  kbench show plu-test\n  kbench list"
+)]
+pub struct Cli {
+    /// Result database: a SQLite file, or a PostgreSQL URL (postgres://USER[:PASSWORD]@HOST[:PORT]/DB).
+    /// Default: $XDG_DATA_HOME/kbench/results.db
+    #[arg(long, global = true, env = "KBENCH_DB", value_name = "PATH|URL")]
+    pub db: Option<OsString>,
+
+    /// Directories of user profiles (external benchmarks, *.toml; docs/profiles.md), besides the
+    /// built-in ones; several with ':' in KBENCH_PROFILES
+    #[arg(
+        long = "profiles",
+        global = true,
+        env = "KBENCH_PROFILES",
+        value_name = "DIR",
+        value_delimiter = ':'
+    )]
+    pub profile_dirs: Vec<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure benchmarks or suites and store every sample
+    Run(RunArgs),
+    /// Show a result set: identifiers, system, per-test summary
+    Show(ShowArgs),
+    /// Compare identifiers: change with confidence interval, p/q values and a verdict per metric
+    Compare(CompareArgs),
+    /// Import raw samples (kbench.samples/1 JSON) into a result set, all or nothing
+    Import(ImportArgs),
+    /// Export a result set's raw samples as JSON (kbench.samples/1) on stdout
+    Export(ExportArgs),
+    /// Change points across a result set's identifiers in version order
+    History(HistoryArgs),
+    /// Find the commit that changed a metric: automatic bisection with statistics
+    Bisect(BisectArgs),
+    /// Run benchmarks in a VM that boots a given kernel with kbench as its init
+    #[command(subcommand)]
+    Vm(VmCommand),
+    /// Fetch and list kernels for `kbench vm`
+    #[command(subcommand)]
+    Kernel(KernelCommand),
+    /// Serve the shared lab: JSON HTTP API, dashboard pages and the job queue
+    Serve(ServeArgs),
+    /// Create, list and revoke API tokens for `kbench serve`
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Send a local result set to a `kbench serve` server
+    Push(PushArgs),
+    /// Submit jobs to a lab server for its workers, and list them
+    #[command(subcommand)]
+    Job(JobCommand),
+    /// Run the lab server's jobs: lease one, measure it, upload its samples, repeat
+    Worker(WorkerArgs),
+    /// Install the Debian packages that external benchmark profiles need
+    Install(InstallArgs),
+    /// List built-in benchmarks, suites and external profiles with their units and direction
+    List(JsonArg),
+    /// Print this system's snapshot (what every run records)
+    Sysinfo(JsonArg),
+    /// Measuring process used by `run` (internal)
+    #[command(hide = true)]
+    Agent(AgentArgs),
+}

@@ -1,0 +1,139 @@
+//! Flags of the commands that read stored results: show, compare,
+//! history, import, export; the `--format` lists come from the report
+//! registry.
+
+use clap::Args;
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use kbench_report::comparison::ComparisonReport;
+use kbench_report::format::{self, Report};
+use kbench_report::history::HistoryReport;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Result set to show (default: list the result sets)
+    pub set: Option<String>,
+
+    /// Print JSON on stdout (schema kbench.show/1, or kbench.sets/1 without a set)
+    #[arg(long)]
+    pub json: bool,
+
+    /// Show in a compare format instead, e.g. `table` for the lmbench matrix of all identifiers
+    #[arg(long, value_name = "FORMAT", value_parser = formats::<ComparisonReport>())]
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Verdicts (statistics.md): REGRESSION / IMPROVEMENT when the change's 95 % CI \
+lies wholly beyond --threshold in the worse / better direction and q < 0.05 (Benjamini-Hochberg over \
+all metrics of one comparison, whatever --metric shows); NO CHANGE when the CI lies within \
++-threshold; CANNOT DECIDE when no test can be made (a side with one observation, no spread on \
+either side, or rounds against one round); INCONCLUSIVE otherwise, with the smallest detectable \
+effect and the samples that would decide.\n\n\
+Exit status: 0 done (no regression, or no --fail-on-regression; CANNOT DECIDE does not fail); 1 a \
+metric is a REGRESSION and --fail-on-regression was given; 2 a usage error or anything else that stopped the comparison."
+)]
+pub struct CompareArgs {
+    /// Result set to compare
+    pub set: String,
+
+    /// Identifiers to compare with the baseline (default: all others, in stored order)
+    #[arg(value_name = "IDENTIFIER")]
+    pub identifiers: Vec<String>,
+
+    /// Identifier to compare against (default: the first stored)
+    #[arg(long)]
+    pub baseline: Option<String>,
+
+    /// Report format
+    #[arg(long, default_value = "bars", value_parser = formats::<ComparisonReport>())]
+    pub format: String,
+
+    /// Practical threshold in percent: smaller changes are NO CHANGE
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    pub threshold: f64,
+
+    /// Exit with status 1 when any metric is a REGRESSION (a CI gate)
+    #[arg(long)]
+    pub fail_on_regression: bool,
+
+    /// Only metrics whose test name contains this text
+    #[arg(long, value_name = "TEXT")]
+    pub metric: Option<String>,
+
+    /// Write the report to this file instead of stdout
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Colour: auto (on a terminal), always, never
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A kbench.samples/1 JSON file (docs/samples-format.md), or - for stdin
+    pub file: PathBuf,
+
+    /// Result set to import into (default: the one named in the file)
+    #[arg(long, value_name = "SET")]
+    pub into: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Result set to export
+    pub set: String,
+
+    /// Export format (only json: kbench.samples/1, which `kbench import` reads back)
+    #[arg(long, default_value = "json", value_parser = ["json"])]
+    pub format: String,
+}
+
+/// The values of a `--format` option: the registry's formats of report
+/// `R`, each with its line of help.
+pub fn formats<R: Report>() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        format::formats::<R>()
+            .into_iter()
+            .map(|f| PossibleValue::new(f.name()).help(f.help())),
+    )
+}
+
+/// Change points across a result set's identifiers in version order
+#[derive(Debug, Args)]
+#[command(
+    after_help = "For each metric, the identifiers are a series of versions, each one observation: \
+its mean. The noise of a version mean is estimated from the series (the spread of successive \
+differences, so version-to-version drift is noise), at least the versions' own spread. Change \
+points are found by E-divisive means and kept when a t-test between neighbouring segments gives \
+p < 0.001 and the whole 95 % CI of the change lies beyond --threshold, as compare's verdicts \
+(docs/json.md, kbench.history/1). A one-version spike that recovers is not a change.\n\n\
+Examples:\n  kbench history lkml-26 --order 2.6.0,2.6.1,2.6.2\n  kbench history lkml-26 --metric pipe-lat --format markdown\n  \
+kbench history lkml-26 --format html -o series.html"
+)]
+pub struct HistoryArgs {
+    /// Result set whose identifiers are the versions
+    pub set: String,
+
+    /// Identifiers in version order, comma-separated (default: the stored order)
+    #[arg(long, value_name = "V1,V2,...", value_delimiter = ',')]
+    pub order: Vec<String>,
+
+    /// Only metrics whose test name contains this text
+    #[arg(long, value_name = "TEXT")]
+    pub metric: Option<String>,
+
+    /// Report format
+    #[arg(long, default_value = "text", value_parser = formats::<HistoryReport>())]
+    pub format: String,
+
+    /// Write the report to this file instead of stdout
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Practical threshold in percent: a change point's whole CI must lie beyond it
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    pub threshold: f64,
+}

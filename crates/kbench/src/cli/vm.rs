@@ -1,0 +1,205 @@
+//! Flags of `kbench vm` and `kbench kernel`.
+
+use super::common::{SamplingArgs, UploadArgs};
+use clap::{Args, Subcommand};
+use kbench_vm::kernel_fetch::KernelCache;
+use std::path::PathBuf;
+
+/// Run benchmarks in a VM that boots a given kernel with kbench as its init
+#[derive(Debug, Subcommand)]
+pub enum VmCommand {
+    /// Boot a kernel in qemu with kbench as its init and measure in it
+    Run(VmRunArgs),
+    /// Compare kernels: boot them in turn (A B A B ...) for --rounds rounds, or both at once
+    /// (--duet), then print the comparison
+    Compare(VmCompareArgs),
+}
+
+const AFTER_HELP: &str = "The guest is the kernel with an initramfs holding this kbench binary \
+(and its libraries) as /init and the job; every sample streams to the host over the guest's \
+second serial port and is stored at once. All tests of a round run in one boot. KVM is used when \
+/dev/kvm works (a probe boot tells); else qemu emulates (TCG), which the output and the stored \
+runs say: absolute numbers are then not the host's, but kernel-to-kernel differences are real \
+code-path differences.\n\nA guest that panics or hangs is killed after --timeout seconds of \
+silence; its serial log is kept next to the database (vm-logs/) and its last lines are shown; \
+the run is marked failed and the samples before are kept.\n\nA kernel of your own needs \
+(=y): BLK_DEV_INITRD, DEVTMPFS, TMPFS, SERIAL_8250 and SERIAL_8250_CONSOLE; Debian's cloud \
+kernels (`kbench kernel fetch`) have them.";
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = format!("Examples:\n  kbench vm run --kernel ./arch/x86/boot/bzImage quick --as 6.10-rc5 --into v610\n  \
+kbench vm run --kernel 6.1.0-57-cloud-amd64 syscall-null pipe-lat --rounds 1\n\n{AFTER_HELP}")
+)]
+pub struct VmRunArgs {
+    /// The kernel: a bzImage path, or the release of a kernel from `kbench kernel fetch`
+    #[arg(long, value_name = "PATH|RELEASE")]
+    pub kernel: String,
+
+    /// Suites, benchmark ids or tests with options, e.g. quick, pipe-lat, 'ctxsw[procs=8,size=16]'
+    #[arg(value_name = "NAME", default_value = "quick")]
+    pub names: Vec<String>,
+
+    /// Identifier of this kernel's column (default: the guest kernel's release)
+    #[arg(long = "as", value_name = "IDENTIFIER")]
+    pub identifier: Option<String>,
+
+    /// Result set to store into
+    #[arg(long, value_name = "SET", default_value = "default")]
+    pub into: String,
+
+    /// Boots of the kernel, each a round running every test once
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: u32,
+
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+
+    #[command(flatten)]
+    pub vm: VmOptions,
+
+    #[command(flatten)]
+    pub upload: UploadArgs,
+
+    /// Print the run's result as JSON on stdout (schema kbench.run/1)
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = format!("Example:\n  kbench kernel fetch debian:6.1 debian:6.12\n  \
+kbench vm compare --kernel 6.1.0-57-cloud-amd64 --kernel 6.12.117+deb12-cloud-amd64 quick --rounds 3 --into deb\n\n\
+Rounds interleave the kernels (round 1: A, B; round 2: A, B; ...) so that drift of the machine \
+cancels out; compare treats the round as the unit of replication.\n\n\
+With --duet the two kernels boot at the same time, each guest (one vCPU) in a qemu pinned to a \
+host CPU of its own, which one drawn per block: one boot of each per test and block, --blocks \
+blocks. Each guest waits until both have booted, and both start on one signal. Both then see \
+the same interference, and compare pairs them block by block \
+(Bulej et al., \"Duet Benchmarking\", ICPE 2020). Single-task tests only (the syscall, file and \
+memory families).\n\n{AFTER_HELP}")
+)]
+pub struct VmCompareArgs {
+    /// A kernel (bzImage path or cached release); give two or more, the first is the baseline
+    #[arg(long = "kernel", value_name = "PATH|RELEASE", required = true)]
+    pub kernels: Vec<String>,
+
+    /// Suites, benchmark ids or tests with options
+    #[arg(value_name = "NAME", default_value = "quick")]
+    pub names: Vec<String>,
+
+    /// Identifiers, one per --kernel in the same order (default: each guest kernel's release)
+    #[arg(long = "as", value_name = "IDENTIFIER")]
+    pub identifiers: Vec<String>,
+
+    /// Result set to store into
+    #[arg(long, value_name = "SET", default_value = "default")]
+    pub into: String,
+
+    /// Rounds; each boots every kernel once, in --kernel order
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100),
+          conflicts_with = "duet")]
+    pub rounds: u32,
+
+    /// Boot the two kernels at once, each on a host CPU of its own, one test per boot, and pair
+    /// them block by block (see below)
+    #[arg(long)]
+    pub duet: bool,
+
+    /// Blocks per test with --duet; each boots both kernels once
+    #[arg(long, requires = "duet", value_parser = clap::value_parser!(u32).range(6..=200))]
+    pub blocks: Option<u32>,
+
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+
+    #[command(flatten)]
+    pub vm: VmOptions,
+
+    /// Format of the comparison printed at the end, as for `kbench compare`
+    #[arg(long, default_value = "bars")]
+    pub format: String,
+
+    /// Practical threshold in percent for the comparison's verdicts
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    pub threshold: f64,
+}
+
+/// The machine the kernels boot in.
+#[derive(Debug, Args)]
+pub struct VmOptions {
+    /// Guest memory, e.g. 1G or 512M (a number alone is MiB)
+    #[arg(long, value_name = "SIZE", default_value = "1G")]
+    pub memory: String,
+
+    /// Guest CPUs (default: the CPUs this process may use)
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub cpus: Option<u32>,
+
+    /// Kill the guest when it has sent nothing for this many seconds, boot included
+    #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
+    pub timeout: f64,
+
+    /// auto: KVM when /dev/kvm works in a probe boot, else TCG (emulated); or force kvm or tcg
+    #[arg(long, default_value = "auto", value_parser = ["auto", "kvm", "tcg"])]
+    pub accel: String,
+
+    /// Extra kernel command line for the guest, e.g. "mitigations=off"
+    #[arg(long, value_name = "ARGS")]
+    pub append: Option<String>,
+
+    /// The qemu-system-x86_64 to run (default: the one on PATH)
+    #[arg(long, value_name = "PATH", env = "KBENCH_QEMU")]
+    pub qemu: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub cache: CacheArg,
+}
+
+/// Fetch and list kernels for `kbench vm`
+#[derive(Debug, Subcommand)]
+pub enum KernelCommand {
+    /// Download Debian cloud kernels (linux-image-*-cloud-amd64) with apt into the cache
+    #[command(
+        after_help = "Examples:\n  kbench kernel fetch debian:6.1 debian:6.12   \
+# the newest 6.1 and 6.12 cloud kernels apt knows\n  kbench kernel fetch debian:6.1.0-57          \
+# one build\n\nPrints RELEASE and the full path of its vmlinuz per kernel; a kernel already \
+cached is not downloaded again."
+    )]
+    Fetch(FetchArgs),
+    /// List cached kernels: release and the full path of its vmlinuz
+    List(ListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// Kernels as debian:VERSION, e.g. debian:6.1 debian:6.12
+    #[arg(value_name = "KERNEL", required = true)]
+    pub kernels: Vec<String>,
+
+    #[command(flatten)]
+    pub cache: CacheArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub cache: CacheArg,
+
+    /// Print JSON on stdout (an array of {release, vmlinuz, config, source})
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CacheArg {
+    /// Kernel cache directory (default: $XDG_CACHE_HOME/kbench/kernels)
+    #[arg(long = "kernel-cache", value_name = "DIR", env = "KBENCH_KERNEL_CACHE")]
+    pub dir: Option<PathBuf>,
+}
+
+impl CacheArg {
+    pub fn cache(&self) -> KernelCache {
+        KernelCache::new(self.dir.clone().unwrap_or_else(KernelCache::default_dir))
+    }
+}

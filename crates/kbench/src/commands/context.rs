@@ -1,0 +1,79 @@
+//! What the commands share: the database they open, JSON on stdout, the
+//! exit status of an interrupted run, the sampling flags as a plan, and an
+//! upload's outcome.
+
+use crate::cli::{SamplingArgs, UploadArgs};
+use kbench_fleet::upload::{Upload, Uploaded};
+use kbench_measure::plan::{PlanChoice, SamplingPlan};
+use kbench_store::{Database, Location};
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The result database named by --db / KBENCH_DB (a SQLite path or a
+/// postgres:// URL), or the default file; read only by the commands that
+/// use it, so a bad value does not stop `kbench list`.
+#[derive(Debug, Clone, Default)]
+pub struct Db(pub Option<OsString>);
+
+impl Db {
+    pub fn location(&self) -> anyhow::Result<Location> {
+        Ok(Location::resolve(self.0.as_deref())?)
+    }
+
+    /// Opens the store (SQLite or PostgreSQL), creating or migrating it.
+    pub fn open(&self) -> anyhow::Result<Box<dyn Database>> {
+        Ok(self.location()?.open()?)
+    }
+
+    /// Opens a store that exists already, for the commands that only read
+    /// (show, compare, export, history, push): a missing file is an error
+    /// saying how to make one, and nothing is created.
+    pub fn open_existing(&self) -> anyhow::Result<Box<dyn Database>> {
+        Ok(self.location()?.open_existing()?)
+    }
+}
+
+/// Prints a value as pretty JSON on stdout.
+pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+/// Exit status after Ctrl-C, as shells report a SIGINT death.
+pub(crate) const EXIT_INTERRUPTED: u8 = 130;
+
+/// `--budget` as a duration, checked.
+pub(crate) fn budget(seconds: f64) -> anyhow::Result<Duration> {
+    Ok(kbench_measure::adaptive::budget(seconds)?)
+}
+
+/// The server `--upload` names, its token checked before anything is
+/// measured; `None` without `--upload`.
+pub(crate) fn upload_target(args: &UploadArgs) -> anyhow::Result<Option<Upload>> {
+    let connect = |url: &String| Upload::connect(url, args.token.as_deref());
+    Ok(args.upload.as_ref().map(connect).transpose()?)
+}
+
+/// Tells how the upload (if any) went, after the command's own ending:
+/// an upload that fell short fails a command that would have succeeded.
+pub(crate) fn with_upload(
+    ended: anyhow::Result<ExitCode>,
+    uploaded: Option<&Uploaded>,
+) -> anyhow::Result<ExitCode> {
+    let complete = uploaded.is_none_or(Uploaded::tell);
+    match ended? {
+        code if code == ExitCode::SUCCESS && !complete => Ok(ExitCode::FAILURE),
+        code => Ok(code),
+    }
+}
+
+/// The sampling flags as a plan, checked.
+pub(crate) fn sampling_plan(args: &SamplingArgs) -> anyhow::Result<SamplingPlan> {
+    Ok(SamplingPlan::chosen(&PlanChoice {
+        target_ci_percent: args.target_ci,
+        max_time: args.max_time,
+        min_samples: args.min_samples,
+        max_samples: args.max_samples,
+    })?)
+}
