@@ -5,6 +5,7 @@
 //! lab job may ask a worker to run is checked against the same resolution.
 
 mod error;
+pub mod install;
 pub mod job;
 pub mod listing;
 pub mod profile;

@@ -1,5 +1,5 @@
 //! Finding the programs that profiles, wrappers and VMs need on this
-//! machine.
+//! machine, and who this process runs as.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +22,13 @@ pub fn is_executable(path: &Path) -> bool {
     path.metadata()
         .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         .unwrap_or(false)
+}
+
+/// This process's effective user id (from /proc/self/status).
+pub fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
 }
 
 #[cfg(test)]

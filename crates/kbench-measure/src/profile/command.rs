@@ -6,6 +6,7 @@
 //! blocks on a full pipe, and nothing is lost when it is killed). As root, a
 //! profile may run a service as another user (PostgreSQL refuses root).
 
+use kbench_catalog::programs::effective_uid;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io;
@@ -50,13 +51,6 @@ impl User {
             })
             .ok_or_else(|| format!("there is no user '{name}' (/etc/passwd)"))
     }
-}
-
-/// This process's effective user id (from /proc/self/status).
-pub fn effective_uid() -> Option<u32> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
-    line.split_whitespace().nth(2)?.parse().ok()
 }
 
 /// The name of the user this process runs as.

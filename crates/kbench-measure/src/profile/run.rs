@@ -332,7 +332,7 @@ impl<'a> Session<'a> {
         else {
             return Ok(None);
         };
-        if command::effective_uid() != Some(0) {
+        if kbench_catalog::programs::effective_uid() != Some(0) {
             return Ok(None);
         }
         User::lookup(name).map(Some).map_err(|e| {
