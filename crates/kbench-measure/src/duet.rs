@@ -5,7 +5,7 @@
 //! a comparison's block order.
 
 use crate::error::{MeasureError, Result, invalid};
-use crate::variant::{self, Variant};
+use crate::variant::Variant;
 use kbench_model::TestKey;
 
 /// What `--duet` of variants needs: two variants that leave the CPUs and
@@ -37,7 +37,7 @@ pub fn check_variants(variants: &[Variant], tests: &[TestKey]) -> Result<()> {
 
 /// What any duet needs: two CPUs, and tests that run in one task.
 pub fn check_machine(tests: &[TestKey]) -> Result<()> {
-    let cpus = variant::online_cpus();
+    let cpus = crate::placement::online_cpus();
     if cpus < 2 {
         invalid!("--duet runs each side on a CPU of its own, but this machine has {cpus} CPU");
     }

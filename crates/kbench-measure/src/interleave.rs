@@ -20,6 +20,7 @@
 use crate::agent::AgentJob;
 use crate::error::{MeasureError, Result};
 use crate::launcher::{AgentStream, Launcher, Started};
+use crate::plan::SamplingPlan;
 use crate::runner::{self, RoundRun, RunEvent, RunRequest, RunSummary};
 use crate::variant::{SysctlGuard, Variant};
 use kbench_model::{TestKey, VariantRecord};
@@ -42,6 +43,32 @@ pub struct BlockPlan {
     /// Time per test and variant; a test stops after this times the number
     /// of variants.
     pub budget: Duration,
+}
+
+/// Round time per variant when `--max-time` is not given: a block of a
+/// few variants then lasts about a second.
+const ROUND_TIME: Duration = Duration::from_millis(200);
+
+impl BlockPlan {
+    /// The fewest blocks per test by default (see [`BlockPlan::min_blocks`]).
+    pub const MIN_BLOCKS: usize = 12;
+    /// The most blocks per test by default.
+    pub const MAX_BLOCKS: usize = 200;
+
+    /// The blocks of `kbench run --variant`: 12 to 200 per test, until
+    /// `plan`'s precision or `budget`; the plan's rounds become short
+    /// unless their time was chosen.
+    pub fn for_variants(plan: &mut SamplingPlan, budget: Duration) -> BlockPlan {
+        if !plan.max_time_chosen {
+            plan.max_time = ROUND_TIME;
+        }
+        BlockPlan {
+            min_blocks: BlockPlan::MIN_BLOCKS,
+            max_blocks: BlockPlan::MAX_BLOCKS,
+            target_ci: plan.target_ci,
+            budget,
+        }
+    }
 }
 
 /// The variants to measure and where to keep them. The first variant is
@@ -323,7 +350,7 @@ fn in_turns<'a>(
     order: &[usize],
     rng: &mut fastrand::Rng,
 ) -> Result<Vec<(usize, Box<dyn Launcher + 'a>)>> {
-    let cpus = crate::variant::allowed_cpus();
+    let cpus = crate::placement::allowed_cpus();
     let cpu = (kbench_bench::runs_in_one_task(&test.benchmark) && !cpus.is_empty())
         .then(|| cpus[rng.usize(..cpus.len())]);
     let job = AgentJob {

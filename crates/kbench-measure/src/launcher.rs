@@ -163,7 +163,7 @@ impl Launcher for ProcessLauncher {
         let mut command = self.command();
         seat.hand_to(&mut command);
         if let Some(cpu) = cpu {
-            command.env(crate::variant::CPUS_ENV, cpu.to_string());
+            command.env(crate::placement::CPUS_ENV, cpu.to_string());
         }
         self.spawn(job, command)
     }

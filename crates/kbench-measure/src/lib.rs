@@ -12,6 +12,7 @@ pub mod duet;
 pub mod interleave;
 pub mod launcher;
 pub mod monitor;
+pub mod placement;
 pub mod plan;
 pub mod profile;
 pub mod redo;

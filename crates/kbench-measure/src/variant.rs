@@ -6,19 +6,20 @@
 //! `wrap:CMD ARGS`, `env:KEY=VALUE`, `sysctl:key=value`, `cgroup:PATH`
 //! (under /sys/fs/cgroup) and `cpus:LIST` (e.g. `0`, `0-1`, `0,2`); a
 //! TOML file has the same as `[[variant]]` tables. Every setting is checked
-//! before anything runs ([`Variant::check`]).
+//! before anything runs ([`Variant::check`]); where an agent runs is
+//! [`crate::placement`]'s.
 
 use crate::error::{MeasureError, Result, invalid};
+use crate::launcher::ProcessLauncher;
+use crate::placement::{CGROUP_ENV, CPUS_ENV, cgroup_procs, online_cpus, parse_cpu_list};
+use crate::plan::SamplingPlan;
+use crate::runner::RunRequest;
+use kbench_model::TestKey;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The agent joins this cgroup (a path under /sys/fs/cgroup) first thing.
-pub const CGROUP_ENV: &str = "KBENCH_CGROUP";
-/// The agent pins itself to this CPU list first thing.
-pub const CPUS_ENV: &str = "KBENCH_CPUS";
-
-const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 const SYSCTL_ROOT: &str = "/proc/sys";
 
 /// One variant as the user gave it.
@@ -155,6 +156,50 @@ impl Variant {
     }
 }
 
+impl Variant {
+    /// The agent launcher of this variant: its wrapper and environment,
+    /// and its cgroup and CPUs (which the agent applies itself, before its
+    /// snapshot); `env` is set for every agent too.
+    pub fn launcher(&self, exe: &Path, env: &[(&str, OsString)]) -> Result<ProcessLauncher> {
+        let mut launcher = ProcessLauncher::new(exe.to_path_buf(), self.wrap.as_deref())
+            .map_err(|e| e.at(format!("variant '{}'", self.name)))?;
+        for (key, value) in env {
+            launcher = launcher.with_env(key, value.clone());
+        }
+        for (key, value) in &self.env {
+            launcher = launcher.with_env(key, value);
+        }
+        if let Some(cgroup) = &self.cgroup {
+            launcher = launcher.with_env(CGROUP_ENV, cgroup);
+        }
+        if let Some(cpus) = &self.cpus {
+            launcher = launcher.with_env(CPUS_ENV, cpus);
+        }
+        Ok(launcher)
+    }
+
+    /// This variant's run of `tests` into `set`, one round per block.
+    pub fn request(
+        &self,
+        set: &str,
+        tests: &[TestKey],
+        plan: &SamplingPlan,
+        notes: Vec<String>,
+    ) -> RunRequest {
+        RunRequest {
+            set: set.to_string(),
+            identifier: self.name.clone(),
+            tests: tests.to_vec(),
+            plan: plan.clone(),
+            rounds: 1,
+            adaptive: None,
+            wrapper: self.wrap.clone(),
+            notes,
+            host: None,
+        }
+    }
+}
+
 /// The variants of `--variant` texts and `--variants` files, in order:
 /// the first is the baseline. Names must be distinct, and at least two.
 pub fn gather(texts: &[String], files: &[PathBuf]) -> Result<Vec<Variant>> {
@@ -210,72 +255,6 @@ fn sysctl_path(key: &str) -> Result<PathBuf> {
         );
     }
     Ok(path)
-}
-
-/// The cgroup.procs file of a cgroup v2 path, which must exist.
-fn cgroup_procs(cgroup: &str) -> Result<PathBuf> {
-    if !Path::new(CGROUP_ROOT).join("cgroup.controllers").is_file() {
-        invalid!("this machine has no cgroup v2 hierarchy at {CGROUP_ROOT}");
-    }
-    let relative = cgroup.trim_start_matches('/');
-    if relative.split('/').any(|part| part == "..") {
-        invalid!("cgroup path '{cgroup}' may not contain '..'");
-    }
-    let procs = Path::new(CGROUP_ROOT).join(relative).join("cgroup.procs");
-    if !procs.is_file() {
-        invalid!(
-            "cgroup '{cgroup}' does not exist ({} missing); create it first (mkdir)",
-            procs.display()
-        );
-    }
-    Ok(procs)
-}
-
-/// `0`, `0-3`, `0,2-3` as CPU numbers.
-pub fn parse_cpu_list(list: &str) -> Result<Vec<usize>> {
-    let mut cpus = vec![];
-    for part in list.split(',').map(str::trim) {
-        let number = |s: &str| {
-            s.trim().parse::<usize>().map_err(|e| {
-                MeasureError::Invalid(format!(
-                    "'{s}' in CPU list '{list}' is not a CPU number: {e}"
-                ))
-            })
-        };
-        match part.split_once('-') {
-            Some((low, high)) => {
-                let (low, high) = (number(low)?, number(high)?);
-                if low > high {
-                    invalid!("CPU range '{part}' in '{list}' runs backwards");
-                }
-                cpus.extend(low..=high);
-            }
-            None => cpus.push(number(part)?),
-        }
-    }
-    Ok(cpus)
-}
-
-/// CPUs online (numbered from 0).
-pub fn online_cpus() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    usize::try_from(n).unwrap_or(1).max(1)
-}
-
-/// The CPUs this process may run on (its affinity), in order.
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: a zeroed cpu_set_t is valid to fill; sched_getaffinity gets
-    // its pointer and size, and CPU_ISSET reads within it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return (0..online_cpus()).collect();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
-            .collect()
-    }
 }
 
 /// Sysctl values set for one variant's round; restored when dropped, so
@@ -353,45 +332,6 @@ fn read_sysctl(path: &Path) -> Result<String> {
         .to_string())
 }
 
-/// Applies the placement a launcher asked for ([`CGROUP_ENV`],
-/// [`CPUS_ENV`]) to the calling process: the agent does this before it
-/// takes its snapshot or measures anything.
-pub fn apply_placement_from_env() -> Result<()> {
-    if let Ok(cgroup) = std::env::var(CGROUP_ENV) {
-        let procs = cgroup_procs(&cgroup)?;
-        std::fs::write(&procs, std::process::id().to_string())
-            .map_err(MeasureError::os(format!("joining cgroup {cgroup}")))?;
-    }
-    if let Ok(cpus) = std::env::var(CPUS_ENV) {
-        pin_to(&cpu_set(&parse_cpu_list(&cpus)?))
-            .map_err(MeasureError::os(format!("pinning to CPUs {cpus}")))?;
-    }
-    Ok(())
-}
-
-/// The CPU set holding `cpus`.
-pub fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
-    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET gets a valid
-    // pointer.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            libc::CPU_SET(cpu, &mut set);
-        }
-        set
-    }
-}
-
-/// Pins the calling process to `set`. Only calls sched_setaffinity, which is
-/// async-signal-safe, so it may also run between fork and exec.
-pub fn pin_to(set: &libc::cpu_set_t) -> std::io::Result<()> {
-    // SAFETY: sched_setaffinity gets a valid pointer and its size.
-    if unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), set) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,13 +371,6 @@ mod tests {
         assert!(format!("{:#}", cpus.check().unwrap_err()).contains("CPU 4096"));
         let cgroup = Variant::parse("g=cgroup:no/such/group").unwrap();
         assert!(cgroup.check().is_err());
-    }
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0,2-4").unwrap(), vec![0, 2, 3, 4]);
-        assert!(parse_cpu_list("3-1").is_err());
-        assert!(parse_cpu_list("x").is_err());
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! document of docs/json.md; the formats lay it out.
 
 use crate::{header, interference, sides};
-use kbench_model::results::{IdentifierData, ResultSetData, RunRecord, TestOutcomeKind};
-use kbench_model::{Direction, TestSpec};
+use kbench_model::results::{
+    IdentifierData, ResultSetData, RunRecord, TestOutcome, TestOutcomeKind,
+};
+use kbench_model::{Direction, TestKey, TestSpec};
 use kbench_stats::{Samples, Summary};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -120,4 +122,27 @@ fn result_entry(spec: &TestSpec, identifier: &IdentifierData) -> ResultEntry {
         outcome: outcome.map(|o| o.kind),
         outcome_detail: outcome.map(|o| o.detail.clone()),
     }
+}
+/// The `kbench.run/1` document: what one `kbench run` stored.
+#[derive(Debug, Serialize)]
+pub struct RunDocument {
+    pub schema: &'static str,
+    pub result_set: String,
+    pub identifier: String,
+    pub interrupted: bool,
+    pub samples_stored: usize,
+    pub outcomes: Vec<TestOutcome>,
+    pub show: ShowDocument,
+}
+
+/// The result set cut down to `identifier` and the tests a run measured
+/// (any metric of them): what a run's summary shows.
+pub fn of_run(mut data: ResultSetData, identifier: &str, tests: &[TestKey]) -> ResultSetData {
+    data.identifiers.retain(|i| i.name == identifier);
+    data.tests.retain(|spec| {
+        tests
+            .iter()
+            .any(|t| t.benchmark == spec.key.benchmark && t.options == spec.key.options)
+    });
+    data
 }

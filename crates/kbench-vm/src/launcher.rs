@@ -178,11 +178,11 @@ impl Launcher for VmLauncher {
 fn pin_to(command: &mut Command, cpu: usize) {
     use std::os::unix::process::CommandExt;
     // The set is built before the fork.
-    let set = kbench_measure::variant::cpu_set(&[cpu]);
+    let set = kbench_measure::placement::cpu_set(&[cpu]);
     // SAFETY: the closure runs in the child between fork and exec and only
-    // calls `variant::pin_to`, which is async-signal-safe.
+    // calls `placement::pin_to`, which is async-signal-safe.
     unsafe {
-        command.pre_exec(move || kbench_measure::variant::pin_to(&set));
+        command.pre_exec(move || kbench_measure::placement::pin_to(&set));
     }
 }
 

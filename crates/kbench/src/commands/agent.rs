@@ -15,7 +15,7 @@ pub fn agent(job: &str) -> anyhow::Result<ExitCode> {
     // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag of this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
     // A variant's cgroup and CPUs, before the snapshot records them.
-    kbench_measure::variant::apply_placement_from_env()?;
+    kbench_measure::placement::apply_placement_from_env()?;
     // An interleaved block's place in the ring of turns.
     let mut turns = kbench_measure::turns::Turns::from_env()?;
     let stdout = std::io::stdout();

@@ -15,8 +15,7 @@ use kbench_measure::runner::{self, RunRequest, RunSummary};
 use kbench_report::format::{Render, Style, Text};
 use kbench_report::interference::DisturbedRound;
 use kbench_report::show;
-use kbench_store::{Recorder, ResultSetData, Results, TestOutcome};
-use serde::Serialize;
+use kbench_store::{Recorder, Results};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -102,10 +101,13 @@ pub(crate) fn report(
     summary: &RunSummary,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let data = store.load(&request.set)?;
-    let data = only_this_run(data, request);
+    let data = show::of_run(
+        store.load(&request.set)?,
+        &request.identifier,
+        &request.tests,
+    );
     if json {
-        print_json(&RunDocument {
+        print_json(&show::RunDocument {
             schema: "kbench.run/1",
             result_set: request.set.clone(),
             identifier: request.identifier.clone(),
@@ -125,35 +127,11 @@ pub(crate) fn report(
     })
 }
 
-/// The `kbench.run/1` document.
-#[derive(Serialize)]
-struct RunDocument {
-    schema: &'static str,
-    result_set: String,
-    identifier: String,
-    interrupted: bool,
-    samples_stored: usize,
-    outcomes: Vec<TestOutcome>,
-    show: show::ShowDocument,
-}
-
 /// The running kernel's release, the default identifier.
 fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown-kernel".to_string())
-}
-
-/// The result set cut down to this identifier and the tests just run.
-fn only_this_run(mut data: ResultSetData, request: &RunRequest) -> ResultSetData {
-    data.identifiers.retain(|i| i.name == request.identifier);
-    data.tests.retain(|spec| {
-        request
-            .tests
-            .iter()
-            .any(|t| t.benchmark == spec.key.benchmark && t.options == spec.key.options)
-    });
-    data
 }
 
 /// Says which disturbed rounds `--redo-disturbed` ran again, and why.

@@ -13,24 +13,15 @@ use kbench_catalog::profile::Profiles;
 use kbench_fleet::mirror::mirrored;
 use kbench_measure::duet::{check_variants as check_duet, note as duet_note, random_seed};
 use kbench_measure::interleave::{self, BlockPlan, InterleavedRequest};
-use kbench_measure::launcher::{Launcher, ProcessLauncher};
-use kbench_measure::plan::SamplingPlan;
-use kbench_measure::runner::RunRequest;
-use kbench_measure::variant::{self, CGROUP_ENV, CPUS_ENV, Variant};
+use kbench_measure::launcher::Launcher;
+use kbench_measure::variant::{self, Variant};
 use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::{self, Style};
 use kbench_store::{Recorder, Results};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
-
-/// Round time per variant when `--max-time` is not given: a block of a
-/// few variants then lasts about a second.
-const ROUND_TIME: Duration = Duration::from_millis(200);
-pub(super) const MIN_BLOCKS: usize = 12;
-const MAX_BLOCKS: usize = 200;
 
 pub fn run(
     args: RunArgs,
@@ -44,25 +35,28 @@ pub fn run(
     }
     let budget = budget(args.budget)?;
     let mut plan = sampling_plan(&args.sampling)?;
-    if !plan.max_time_chosen {
-        plan.max_time = ROUND_TIME;
-    }
+    let blocks = BlockPlan::for_variants(&mut plan, budget);
     let profiles = Profiles::load(profile_dirs)?;
     let tests = kbench_catalog::expand_with(&args.names, &profiles)?;
     profiles.check_installed(&tests)?;
     kbench_model::validate_name("result set", &args.into).map_err(anyhow::Error::msg)?;
     let exe = std::env::current_exe()
         .context("finding the kbench binary to run as the measuring process")?;
+    let mut env = vec![];
+    if !profile_dirs.is_empty() {
+        // The agent reads the user's profiles from the environment.
+        env.push((PROFILES_ENV, std::env::join_paths(profile_dirs)?));
+    }
     let launchers = variants
         .iter()
-        .map(|v| launcher_for(&exe, v, profile_dirs))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .map(|v| v.launcher(&exe, &env))
+        .collect::<Result<Vec<_>, _>>()?;
     let duet = if args.duet {
         check_duet(&variants, &tests)?;
         let pinned = |v: &Variant, cpu: usize| {
             let mut pinned = v.clone();
             pinned.cpus = Some(cpu.to_string());
-            launcher_for(&exe, &pinned, profile_dirs)
+            pinned.launcher(&exe, &env)
         };
         Some([
             [pinned(&variants[0], 0)?, pinned(&variants[0], 1)?],
@@ -83,9 +77,8 @@ pub fn run(
         requests: variants
             .iter()
             .map(|v| {
-                variant_request(
+                v.request(
                     &args.into,
-                    v,
                     &tests,
                     &plan,
                     duet_note(&variants, v, args.duet),
@@ -94,12 +87,7 @@ pub fn run(
             .collect(),
         launchers: launchers.iter().map(|l| l as &dyn Launcher).collect(),
         variants,
-        blocks: BlockPlan {
-            min_blocks: MIN_BLOCKS,
-            max_blocks: MAX_BLOCKS,
-            target_ci: plan.target_ci,
-            budget,
-        },
+        blocks,
         seed,
         duet: duet.as_ref().map(|[a, b]| {
             [
@@ -141,50 +129,6 @@ pub fn run(
         })
     });
     with_upload(ended, uploaded.as_ref())
-}
-
-/// The agent launcher of one variant: its wrapper, environment, cgroup and
-/// CPUs (the agent applies the last two itself, before its snapshot).
-fn launcher_for(
-    exe: &Path,
-    variant: &Variant,
-    profile_dirs: &[PathBuf],
-) -> anyhow::Result<ProcessLauncher> {
-    let mut launcher = ProcessLauncher::new(exe.to_path_buf(), variant.wrap.as_deref())
-        .with_context(|| format!("variant '{}'", variant.name))?;
-    if !profile_dirs.is_empty() {
-        launcher = launcher.with_env(PROFILES_ENV, std::env::join_paths(profile_dirs)?);
-    }
-    for (key, value) in &variant.env {
-        launcher = launcher.with_env(key, value);
-    }
-    if let Some(cgroup) = &variant.cgroup {
-        launcher = launcher.with_env(CGROUP_ENV, cgroup);
-    }
-    if let Some(cpus) = &variant.cpus {
-        launcher = launcher.with_env(CPUS_ENV, cpus);
-    }
-    Ok(launcher)
-}
-
-fn variant_request(
-    set: &str,
-    variant: &Variant,
-    tests: &[kbench_model::TestKey],
-    plan: &SamplingPlan,
-    notes: Vec<String>,
-) -> RunRequest {
-    RunRequest {
-        set: set.to_string(),
-        identifier: variant.name.clone(),
-        tests: tests.to_vec(),
-        plan: plan.clone(),
-        rounds: 1,
-        adaptive: None,
-        wrapper: variant.wrap.clone(),
-        notes,
-        host: None,
-    }
 }
 
 /// Prints the variants' comparison against the first (text, or the

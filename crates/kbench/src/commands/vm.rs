@@ -77,7 +77,9 @@ fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
         true => lab.measure_duet(
             store.as_mut(),
             args.blocks
-                .map_or(super::variants::MIN_BLOCKS, |b| b as usize),
+                .map_or(kbench_measure::interleave::BlockPlan::MIN_BLOCKS, |b| {
+                    b as usize
+                }),
             &mut shown(),
         )?,
         false => lab.measure(store.as_mut(), args.rounds, &mut shown())?,
