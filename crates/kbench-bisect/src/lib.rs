@@ -46,7 +46,6 @@ use kbench_model::{Direction, Sample, TestKey, TestSpec};
 use kbench_report::bisect::{
     BisectReport, CommitRef, LogEntry, Phase, SCHEMA, SkippedCommit, change_text,
 };
-use kbench_stats::Better;
 use kbench_stats::bisection::{BisectionOptions, EndpointCheck, check_endpoints};
 use kbench_store::{Database, Results, RunId, RunInfo, RunStatus, StoreError, TestId};
 use state::{Fingerprint, STATE_SCHEMA, SavedState};
@@ -72,7 +71,7 @@ pub struct BisectRequest {
     /// The metric's name in the output, and the stored test's name.
     pub metric: String,
     pub unit: String,
-    pub better: Better,
+    pub better: Direction,
     /// Result set of the samples; also names the saved state.
     pub set: String,
     pub options: BisectionOptions,
@@ -210,10 +209,7 @@ impl<'a> Session<'a> {
         let spec = TestSpec {
             key: TestKey::new(request.metric.clone()),
             unit: request.unit.clone(),
-            direction: match request.better {
-                Better::Lower => Direction::Lower,
-                Better::Higher => Direction::Higher,
-            },
+            direction: request.better,
         };
         let samples = stored_samples(store, &request.set, &plan, &spec.key)?;
         let saved = match store.load_bisect(&request.set)? {

@@ -12,7 +12,7 @@ use super::git::Repo;
 use super::progress::Progress;
 use super::vm::{KernelMeasure, KernelSetup};
 use super::{BisectReport, BisectRequest, Plan, Session};
-use kbench_stats::Better;
+use kbench_model::Direction;
 use kbench_stats::bisection::BisectionOptions;
 use kbench_store::Database;
 use std::path::PathBuf;
@@ -28,7 +28,7 @@ pub enum Measure {
         run: String,
         metric: String,
         unit: String,
-        better: Better,
+        better: Direction,
     },
     /// The built kernel booted in a VM.
     Kernel(KernelMeasure),

@@ -11,8 +11,8 @@
 //! the seed of the blocks' orders, the commits skipped (and why), the
 //! worktrees a killed run may have left, and the log.
 
+use kbench_model::Direction;
 use kbench_report::bisect::LogEntry;
-use kbench_stats::Better;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -30,7 +30,7 @@ pub struct Fingerprint {
     /// The `--run` command, or the kernel image and benchmarks.
     pub measure: String,
     pub metric: String,
-    pub better: Better,
+    pub better: Direction,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -133,7 +133,7 @@ fn request(set: &str) -> BisectRequest {
         measure: "./bench".into(),
         metric: "ops".into(),
         unit: "ns".into(),
-        better: Better::Lower,
+        better: Direction::Lower,
         set: set.into(),
         options: BisectionOptions::default(),
         allow_dirty: false,

@@ -11,7 +11,6 @@ use super::progress::Progress;
 use kbench_measure::launcher::Launcher;
 use kbench_measure::plan::SamplingPlan;
 use kbench_model::{Direction, TestKey};
-use kbench_stats::Better;
 use kbench_vm::qemu::{self, Accel, AccelChoice, Machine};
 use kbench_vm::{GuestImage, KernelImage, VmLauncher, VmSpec};
 use std::path::{Path, PathBuf};
@@ -47,7 +46,7 @@ pub struct KernelMeasure {
 pub(crate) struct KernelSetup {
     pub test: TestKey,
     pub unit: String,
-    pub better: Better,
+    pub better: Direction,
     image: PathBuf,
     qemu: PathBuf,
     guest: Arc<GuestImage>,
@@ -94,10 +93,7 @@ impl KernelSetup {
         let Some(info) = kbench_bench::find(&test.benchmark) else {
             invalid!("{} is not a built-in benchmark", test.benchmark);
         };
-        let better = match info.direction {
-            Direction::Lower => Better::Lower,
-            Direction::Higher => Better::Higher,
-        };
+        let better = info.direction;
         let qemu = qemu::find_qemu(None)?;
         let guest = GuestImage::build(&measure.guest_binary, None)?;
         Ok(KernelSetup {

@@ -8,7 +8,7 @@
 //! in kbench-model.
 
 use crate::number::{self, Unbounded};
-use kbench_stats::Better;
+use kbench_model::Direction;
 use kbench_stats::Estimate;
 use kbench_stats::bisection::{BlockedChange, DecidedBy, Position, State};
 use serde::{Deserialize, Serialize};
@@ -38,7 +38,7 @@ pub struct BisectReport {
     pub result_set: String,
     pub metric: String,
     pub unit: String,
-    pub better: Better,
+    pub better: Direction,
     pub good: CommitRef,
     pub bad: CommitRef,
     /// Commits after good up to and including bad.

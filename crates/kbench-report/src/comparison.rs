@@ -4,7 +4,7 @@
 //! system header. Built once from stored data; formats only lay it out.
 
 use crate::header::{self, Difference};
-use crate::sides::{better, chosen, filtered_specs, rounds_of, shown, side_of, summary_of};
+use crate::sides::{chosen, filtered_specs, rounds_of, shown, side_of, summary_of};
 use crate::{Error, blocks};
 use kbench_model::results::{IdentifierData, ResultSetData};
 use kbench_model::{Direction, SystemSnapshot, TestKey};
@@ -143,7 +143,7 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
             .map(|(&row, blocks)| MetricInput {
                 baseline: sides[row][0].as_ref().expect("filtered"),
                 current: sides[row][column].as_ref().expect("filtered"),
-                better: better(specs[row].direction),
+                better: specs[row].direction,
                 blocks: blocks.as_deref(),
             })
             .collect();
@@ -255,7 +255,7 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
     let rows: Vec<geomean::GeomeanRow> = metrics
         .iter()
         .map(|m| geomean::GeomeanRow {
-            better: better(m.direction),
+            better: m.direction,
             baseline: m.results[0].summary.as_ref().map(|s| s.mean),
             current: m.results[1..]
                 .iter()

@@ -12,7 +12,7 @@
 //! samples.
 
 use crate::Error;
-use crate::sides::{better, chosen, filtered_specs, rounds_of, side_of, summary_of};
+use crate::sides::{chosen, filtered_specs, rounds_of, side_of, summary_of};
 use kbench_model::results::ResultSetData;
 use kbench_model::{Direction, TestKey};
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
@@ -104,7 +104,7 @@ pub fn build(data: &ResultSetData, request: &HistoryRequest) -> Result<HistoryRe
     let metrics: Vec<MetricHistory> = filtered_specs(data, request.metric_filter.as_deref())
         .into_iter()
         .map(|spec| {
-            let better = better(spec.direction);
+            let better = spec.direction;
             let sides: Vec<Option<Side>> = chosen.iter().map(|id| side_of(id, &spec.key)).collect();
             // The versions that have samples, and where they sit.
             let present: Vec<usize> = (0..sides.len()).filter(|&i| sides[i].is_some()).collect();

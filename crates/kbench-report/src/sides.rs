@@ -4,8 +4,8 @@
 //! as kbench-stats' comparison side.
 
 use kbench_model::results::{IdentifierData, ResultSetData};
-use kbench_model::{Direction, TestKey, TestSpec};
-use kbench_stats::{Better, Samples, Side, Summary};
+use kbench_model::{TestKey, TestSpec};
+use kbench_stats::{Samples, Side, Summary};
 use std::collections::BTreeMap;
 
 /// The stored identifiers named in `order`, in that order (names checked).
@@ -47,13 +47,6 @@ pub(crate) fn summary_of(side: Option<&Side>) -> Option<Summary> {
 /// Rounds a side's observations come from; 0 without a side.
 pub(crate) fn rounds_of(side: Option<&Side>) -> usize {
     side.map_or(0, Side::rounds)
-}
-
-pub(crate) fn better(direction: Direction) -> Better {
-    match direction {
-        Direction::Lower => Better::Lower,
-        Direction::Higher => Better::Higher,
-    }
 }
 
 /// The identifier's sample values of one test per round. A round is one

@@ -6,10 +6,11 @@
 //!
 //! cargo run --release -p kbench-stats --example changepoint_speed [THREADS]
 
+use kbench_model::Direction;
 use std::time::{Duration, Instant};
 
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
-use kbench_stats::{Better, Samples, Side};
+use kbench_stats::{Samples, Side};
 
 const SERIES: usize = 10_000;
 const POINTS: usize = 500;
@@ -75,7 +76,7 @@ fn run(data: &[Vec<Side>], threads: usize) -> (Duration, usize) {
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .map(|series| change_points(series, Better::Lower, &options).len())
+                        .map(|series| change_points(series, Direction::Lower, &options).len())
                         .sum::<usize>()
                 })
             })

@@ -4,10 +4,11 @@
 //!
 //! cargo run --release -p kbench-stats --example compare_speed
 
+use kbench_model::Direction;
 use std::time::{Duration, Instant};
 
 use kbench_stats::geomean::{GeomeanRow, geomean_vs_baseline};
-use kbench_stats::{Better, CompareOptions, MetricInput, Samples, Side, compare_all};
+use kbench_stats::{CompareOptions, MetricInput, Samples, Side, compare_all};
 
 const METRICS: usize = 1000;
 const IDENTIFIERS: usize = 5;
@@ -69,7 +70,7 @@ fn run(data: &[Vec<Samples>]) -> Duration {
             .map(|(baseline, current)| MetricInput {
                 baseline,
                 current,
-                better: Better::Lower,
+                better: Direction::Lower,
                 blocks: None,
             })
             .collect();
@@ -81,7 +82,7 @@ fn run(data: &[Vec<Samples>]) -> Duration {
     }
     let rows: Vec<GeomeanRow> = (0..METRICS)
         .map(|m| GeomeanRow {
-            better: Better::Lower,
+            better: Direction::Lower,
             baseline: Some(data[0][m].mean()),
             current: data[1..].iter().map(|id| Some(id[m].mean())).collect(),
         })

@@ -39,10 +39,11 @@
 //! Commits that fail to build or boot are skipped by the driver (git bisect
 //! skip semantics): they are never called good or bad.
 
+use kbench_model::Direction;
 use serde::{Deserialize, Serialize};
 
 use crate::Estimate;
-use crate::compare::{Better, Verdict};
+use crate::compare::Verdict;
 use crate::paired::hodges_lehmann;
 
 /// What every [`BlockedChange`] says it used.
@@ -89,7 +90,7 @@ impl BisectionOptions {
 pub struct BlockedChange {
     /// Which analysis: [`ANALYSIS`].
     pub analysis: &'static str,
-    pub better: Better,
+    pub better: Direction,
     /// Blocks used.
     pub blocks: usize,
     /// current / baseline: exp of the shift of the block log ratios.
@@ -123,7 +124,7 @@ fn shift(diffs: &[f64], options: &BisectionOptions) -> (Estimate, f64) {
 /// The blocked change of `[baseline, current]` log values per block.
 pub fn blocked_change(
     blocks: &[[f64; 2]],
-    better: Better,
+    better: Direction,
     options: &BisectionOptions,
 ) -> BlockedChange {
     let diffs: Vec<f64> = blocks.iter().map(|[base, cur]| cur - base).collect();
@@ -158,7 +159,7 @@ fn verdict(
     diffs: &[f64],
     ratio: &Estimate,
     p_value: f64,
-    better: Better,
+    better: Direction,
     options: &BisectionOptions,
 ) -> Verdict {
     if diffs.windows(2).all(|w| w[0] == w[1]) {
@@ -187,7 +188,7 @@ pub enum EndpointCheck {
 /// Checks blocks of `[good, bad]` log values.
 pub fn check_endpoints(
     blocks: &[[f64; 2]],
-    better: Better,
+    better: Direction,
     options: &BisectionOptions,
 ) -> EndpointCheck {
     let change = blocked_change(blocks, better, options);
@@ -284,7 +285,7 @@ pub fn classify(blocks: &[[f64; 3]], reference: f64, options: &BisectionOptions)
         State::Unknown
     };
     let pairs: Vec<[f64; 2]> = blocks.iter().map(|[g, _, c]| [*g, *c]).collect();
-    let vs_good_pct = blocked_change(&pairs, Better::Lower, options).change_pct;
+    let vs_good_pct = blocked_change(&pairs, Direction::Lower, options).change_pct;
     let mut classification = Classification {
         state: tested,
         decided_by: (tested != State::Unknown).then_some(DecidedBy::Tests),
@@ -326,7 +327,7 @@ pub struct Confirmation {
 /// the endpoints' verdict.
 pub fn confirm(
     blocks: &[[f64; 2]],
-    better: Better,
+    better: Direction,
     expected: Verdict,
     options: &BisectionOptions,
 ) -> Confirmation {
@@ -410,7 +411,7 @@ mod tests {
         // 5 % drift between blocks, 1 % within: unpaired, the drift would
         // swamp a 3 % step; paired, it cancels.
         let b = blocks(16, 103.0, 100.0, 0.01, 1);
-        let check = check_endpoints(&endpoints(&b), Better::Lower, &options());
+        let check = check_endpoints(&endpoints(&b), Direction::Lower, &options());
         let EndpointCheck::Differ { change } = check else {
             panic!("{check:?}")
         };
@@ -422,7 +423,7 @@ mod tests {
             "{change:?}"
         );
         // Larger is better: bad above good is an improvement.
-        let check = check_endpoints(&endpoints(&b), Better::Higher, &options());
+        let check = check_endpoints(&endpoints(&b), Direction::Higher, &options());
         assert!(
             matches!(check, EndpointCheck::Differ { change } if change.verdict == Verdict::Improvement)
         );
@@ -431,14 +432,14 @@ mod tests {
     #[test]
     fn equal_endpoints_do_not_differ_and_unclear_ones_ask_for_more() {
         let same = blocks(32, 100.0, 100.0, 0.002, 2);
-        let check = check_endpoints(&endpoints(&same), Better::Lower, &options());
+        let check = check_endpoints(&endpoints(&same), Direction::Lower, &options());
         assert!(
             matches!(&check, EndpointCheck::DoNotDiffer { change } if change.verdict == Verdict::NoChange),
             "{check:?}"
         );
         // Identical values: no spread, no test (more blocks, then give up).
         let flat = vec![[1.0, 1.0]; 8];
-        let check = check_endpoints(&flat, Better::Lower, &options());
+        let check = check_endpoints(&flat, Direction::Lower, &options());
         assert!(
             matches!(&check, EndpointCheck::MoreBlocks { change, .. } if change.verdict == Verdict::CannotDecide),
             "{check:?}"
@@ -447,14 +448,14 @@ mod tests {
             max_blocks: 8,
             ..options()
         };
-        let check = check_endpoints(&flat, Better::Lower, &capped);
+        let check = check_endpoints(&flat, Direction::Lower, &capped);
         assert!(
             matches!(&check, EndpointCheck::DoNotDiffer { change } if change.verdict == Verdict::CannotDecide),
             "{check:?}"
         );
         // 1.5 % apart at 3 % noise, 8 blocks: inconclusive, twice the blocks.
         let unclear = blocks(8, 101.5, 100.0, 0.03, 3);
-        let check = check_endpoints(&endpoints(&unclear), Better::Lower, &options());
+        let check = check_endpoints(&endpoints(&unclear), Direction::Lower, &options());
         assert!(
             matches!(check, EndpointCheck::MoreBlocks { blocks: 16, .. }),
             "{check:?}"
@@ -463,14 +464,14 @@ mod tests {
             max_blocks: 8,
             ..options()
         };
-        let check = check_endpoints(&endpoints(&unclear), Better::Lower, &capped);
+        let check = check_endpoints(&endpoints(&unclear), Direction::Lower, &capped);
         assert!(
             matches!(&check, EndpointCheck::DoNotDiffer { change } if change.verdict == Verdict::Inconclusive),
             "{check:?}"
         );
         // Five blocks or fewer cannot reach 95 %: never a verdict.
         let few = blocks(5, 110.0, 100.0, 0.001, 4);
-        let check = check_endpoints(&endpoints(&few), Better::Lower, &options());
+        let check = check_endpoints(&endpoints(&few), Direction::Lower, &options());
         assert!(
             matches!(check, EndpointCheck::MoreBlocks { blocks: 10, .. }),
             "{check:?}"
@@ -562,15 +563,15 @@ mod tests {
     #[test]
     fn confirmation_repeats_the_verdict() {
         let step = endpoints(&blocks(16, 103.0, 100.0, 0.01, 40));
-        let c = confirm(&step, Better::Lower, Verdict::Regression, &options());
+        let c = confirm(&step, Direction::Lower, Verdict::Regression, &options());
         assert!(c.confirmed, "{c:?}");
         let flat = endpoints(&blocks(64, 100.0, 100.0, 0.005, 41));
-        let c = confirm(&flat, Better::Lower, Verdict::Regression, &options());
+        let c = confirm(&flat, Direction::Lower, Verdict::Regression, &options());
         assert!(!c.confirmed);
         assert_eq!(c.change.verdict, Verdict::NoChange, "{c:?}");
         assert_eq!(c.more_blocks, None);
         let few = endpoints(&blocks(4, 103.0, 100.0, 0.01, 42));
-        let c = confirm(&few, Better::Lower, Verdict::Regression, &options());
+        let c = confirm(&few, Direction::Lower, Verdict::Regression, &options());
         assert_eq!(c.more_blocks, Some(8));
     }
 }

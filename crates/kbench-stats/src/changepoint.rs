@@ -40,10 +40,11 @@
 
 mod noise;
 
+use kbench_model::Direction;
 use serde::{Deserialize, Serialize};
 
 use crate::Estimate;
-use crate::compare::{Better, Side, Verdict};
+use crate::compare::{Side, Verdict};
 use crate::dist::{t_quantile, t_two_sided};
 use noise::Noise;
 
@@ -85,7 +86,7 @@ pub struct ChangePoint {
 /// Change points of the series `versions`, in order.
 pub fn change_points(
     versions: &[Side],
-    better: Better,
+    better: Direction,
     options: &ChangePointOptions,
 ) -> Vec<ChangePoint> {
     let Some(series) = Series::new(versions) else {
@@ -108,7 +109,7 @@ pub fn change_points(
         .map(|w| {
             let test = series.test((w[0], w[1]), (w[1], w[2]));
             let ratio = test.diff.map(f64::exp);
-            let worse = (ratio.point > 1.0) == (better == Better::Lower);
+            let worse = (ratio.point > 1.0) == (better == Direction::Lower);
             ChangePoint {
                 index: w[1],
                 ratio,
@@ -387,7 +388,7 @@ mod tests {
         levels.iter().map(|&l| version(l)).collect()
     }
 
-    fn found(levels: &[f64], better: Better) -> Vec<(usize, Verdict)> {
+    fn found(levels: &[f64], better: Direction) -> Vec<(usize, Verdict)> {
         change_points(&history(levels), better, &ChangePointOptions::default())
             .iter()
             .map(|c| (c.index, c.verdict))
@@ -396,18 +397,18 @@ mod tests {
 
     #[test]
     fn flat_history_has_no_change() {
-        assert!(found(&[100.0; 10], Better::Lower).is_empty());
+        assert!(found(&[100.0; 10], Direction::Lower).is_empty());
     }
 
     #[test]
     fn a_step() {
         let levels = [100.0, 100.0, 100.0, 100.0, 105.0, 105.0, 105.0, 105.0];
         assert_eq!(
-            found(&levels, Better::Lower),
+            found(&levels, Direction::Lower),
             vec![(4, Verdict::Regression)]
         );
         assert_eq!(
-            found(&levels, Better::Higher),
+            found(&levels, Direction::Higher),
             vec![(4, Verdict::Improvement)]
         );
     }
@@ -417,7 +418,7 @@ mod tests {
         let mut levels = [100.0; 10];
         levels[9] = 103.0;
         assert_eq!(
-            found(&levels, Better::Lower),
+            found(&levels, Direction::Lower),
             vec![(9, Verdict::Regression)]
         );
     }
@@ -426,7 +427,7 @@ mod tests {
     fn a_one_version_spike_that_recovers_is_not_a_change() {
         let mut levels = [100.0; 10];
         levels[5] = 110.0;
-        assert!(found(&levels, Better::Lower).is_empty());
+        assert!(found(&levels, Direction::Lower).is_empty());
     }
 
     #[test]
@@ -434,7 +435,7 @@ mod tests {
         let mut levels = [100.0; 10];
         levels[4] = 105.0;
         levels[5] = 105.0;
-        let changes = found(&levels, Better::Lower);
+        let changes = found(&levels, Direction::Lower);
         assert_eq!(
             changes,
             vec![(4, Verdict::Regression), (6, Verdict::Improvement)]
@@ -444,7 +445,7 @@ mod tests {
     #[test]
     fn changes_below_the_threshold_are_ignored() {
         let levels = [100.0, 100.0, 100.0, 100.0, 100.5, 100.5, 100.5, 100.5];
-        assert!(found(&levels, Better::Lower).is_empty());
+        assert!(found(&levels, Direction::Lower).is_empty());
     }
 
     #[test]
@@ -492,7 +493,9 @@ mod tests {
         let series = Series::new(&versions).unwrap();
         let test = series.test((0, 10), (10, 12));
         assert!(test.p_value > 0.01, "{test:?}");
-        assert!(change_points(&versions, Better::Lower, &ChangePointOptions::default()).is_empty());
+        assert!(
+            change_points(&versions, Direction::Lower, &ChangePointOptions::default()).is_empty()
+        );
     }
 
     #[test]
@@ -517,10 +520,12 @@ mod tests {
 
     #[test]
     fn tiny_inputs() {
-        assert!(found(&[], Better::Lower).is_empty());
-        assert!(found(&[100.0], Better::Lower).is_empty());
+        assert!(found(&[], Direction::Lower).is_empty());
+        assert!(found(&[100.0], Direction::Lower).is_empty());
         let single = |v: f64| Side::new(Samples::new(vec![v]).unwrap()).unwrap();
         let one_each = [single(1.0), single(2.0)];
-        assert!(change_points(&one_each, Better::Lower, &ChangePointOptions::default()).is_empty());
+        assert!(
+            change_points(&one_each, Direction::Lower, &ChangePointOptions::default()).is_empty()
+        );
     }
 }

@@ -42,18 +42,19 @@ pub use input::{CompareOptions, MetricInput};
 pub use mann_whitney::{MannWhitney, mann_whitney};
 pub use power::{Spread, min_detectable_effect, samples_needed};
 pub use side::Side;
+pub use verdict::Verdict;
 pub(crate) use verdict::decide;
-pub use verdict::{Better, Verdict};
 pub use warning::{MIN_SAMPLES, Sides, Warning};
 pub use welch::{Welch, welch};
 
+use kbench_model::Direction;
 use tested::Tested;
 
 /// Compares one metric on its own (a family of one: q = p).
 pub fn compare_metric(
     baseline: &Side,
     current: &Side,
-    better: Better,
+    better: Direction,
     options: &CompareOptions,
 ) -> Comparison {
     compare_all(
@@ -142,7 +143,7 @@ mod tests {
         Side::new(Samples::new(values.to_vec()).unwrap()).unwrap()
     }
 
-    fn compare(a: &[f64], b: &[f64], better: Better) -> Comparison {
+    fn compare(a: &[f64], b: &[f64], better: Direction) -> Comparison {
         compare_metric(&side(a), &side(b), better, &CompareOptions::default())
     }
 
@@ -153,7 +154,7 @@ mod tests {
     #[test]
     fn clear_slowdown_is_a_regression_for_times() {
         let b: Vec<f64> = A.iter().map(|x| x * 1.05).collect();
-        let c = compare(&A, &b, Better::Lower);
+        let c = compare(&A, &b, Direction::Lower);
         assert_eq!(c.verdict, Verdict::Regression);
         assert!((c.ratio.point - 1.05).abs() < 1e-12);
         assert!((c.change_pct.point - 5.0).abs() < 1e-9);
@@ -162,14 +163,14 @@ mod tests {
         assert_eq!(c.q_value, c.p_value);
         assert_eq!(c.samples_needed, None);
         assert_eq!(
-            compare(&A, &b, Better::Higher).verdict,
+            compare(&A, &b, Direction::Higher).verdict,
             Verdict::Improvement
         );
     }
 
     #[test]
     fn identical_samples_are_no_change() {
-        let c = compare(&A, &A, Better::Lower);
+        let c = compare(&A, &A, Direction::Lower);
         assert_eq!(c.verdict, Verdict::NoChange);
         assert_eq!(c.ratio.point, 1.0);
     }
@@ -180,14 +181,14 @@ mod tests {
     #[test]
     fn constants_cannot_be_decided() {
         for (a, b) in [(&[5.0, 5.0][..], &[6.0, 6.0][..]), (&[5.0; 6], &[5.0; 6])] {
-            let c = compare(a, b, Better::Lower);
+            let c = compare(a, b, Direction::Lower);
             assert_eq!(c.verdict, Verdict::CannotDecide, "{a:?} vs {b:?}");
             assert!(c.p_value.is_nan() && c.q_value.is_nan() && c.p_welch.is_nan());
             assert_eq!((c.p_mwu, c.mde_pct, c.samples_needed), (None, None, None));
             assert_eq!(c.warnings[0], Warning::NoSpread);
             assert_eq!((c.ratio.ci_low, c.ratio.ci_high), (0.0, f64::INFINITY));
         }
-        let c = compare(&[5.0, 5.0], &[6.0, 6.0], Better::Lower);
+        let c = compare(&[5.0, 5.0], &[6.0, 6.0], Direction::Lower);
         assert!(
             (c.ratio.point - 1.2).abs() < 1e-12,
             "the point estimate stays"
@@ -199,14 +200,14 @@ mod tests {
     #[test]
     fn one_constant_side_is_decided() {
         let noisy = [6.0, 6.1, 5.9, 6.05, 5.95, 6.02];
-        let c = compare(&[5.0; 6], &noisy, Better::Lower);
+        let c = compare(&[5.0; 6], &noisy, Direction::Lower);
         assert_eq!(c.verdict, Verdict::Regression);
         assert!(c.p_welch < 1e-6 && c.mde_pct.is_some());
     }
 
     #[test]
     fn one_sample_cannot_be_decided() {
-        let c = compare(&[5.0], &[50.0], Better::Lower);
+        let c = compare(&[5.0], &[50.0], Direction::Lower);
         assert_eq!(c.verdict, Verdict::CannotDecide);
         assert_eq!((c.ratio.ci_low, c.ratio.ci_high), (0.0, f64::INFINITY));
         assert!(c.p_value.is_nan() && c.q_value.is_nan());
@@ -219,7 +220,7 @@ mod tests {
             baseline: 1,
             current: 1
         }));
-        let d = compare(&[5.0], &[5.0, 5.1, 4.9], Better::Lower);
+        let d = compare(&[5.0], &[5.0, 5.1, 4.9], Direction::Lower);
         assert_eq!(d.verdict, Verdict::CannotDecide);
         assert_eq!(
             d.warnings[0],
@@ -242,20 +243,20 @@ mod tests {
                 MetricInput {
                     baseline: &base,
                     current: &slow,
-                    better: Better::Lower,
+                    better: Direction::Lower,
                     blocks: None,
                 },
                 MetricInput {
                     baseline: &base,
                     current: &base,
-                    better: Better::Lower,
+                    better: Direction::Lower,
                     blocks: None,
                 },
             ];
             metrics.extend(extra.iter().map(|&(baseline, current)| MetricInput {
                 baseline,
                 current,
-                better: Better::Lower,
+                better: Direction::Lower,
                 blocks: None,
             }));
             compare_all(&metrics, &CompareOptions::default())
@@ -283,7 +284,7 @@ mod tests {
         let c = compare_metric(
             &measured_in_rounds,
             &side(&slower),
-            Better::Lower,
+            Direction::Lower,
             &CompareOptions::default(),
         );
         assert_eq!(c.verdict, Verdict::CannotDecide);
@@ -310,7 +311,7 @@ mod tests {
     fn a_disagreeing_cross_check_is_a_warning() {
         let mut b: Vec<f64> = A.iter().map(|x| x * 1.02).collect();
         b[0] = 30.0;
-        let c = compare(&A, &b, Better::Lower);
+        let c = compare(&A, &b, Direction::Lower);
         let (pw, pm) = (c.p_welch, c.p_mwu.unwrap());
         assert!(
             c.warnings.contains(&Warning::TestsDisagree {
@@ -330,7 +331,7 @@ mod tests {
         // 1.5 % apart at ~2 % noise and 5 samples: neither a change nor none.
         let a = [100.0, 102.0, 98.0, 101.0, 99.0];
         let b: Vec<f64> = a.iter().map(|x| x * 1.015).collect();
-        let c = compare(&a, &b, Better::Lower);
+        let c = compare(&a, &b, Direction::Lower);
         assert_eq!(c.verdict, Verdict::Inconclusive);
         let mde = c.mde_pct.unwrap();
         assert!(mde > 1.5 && mde < 5.0, "{mde}");
@@ -339,7 +340,7 @@ mod tests {
         // Measuring that many (same spread) decides it.
         let spread =
             |x: &[f64], k: usize| -> Vec<f64> { x.iter().cycle().take(k).copied().collect() };
-        let more = compare(&spread(&a, n * 2), &spread(&b, n * 2), Better::Lower);
+        let more = compare(&spread(&a, n * 2), &spread(&b, n * 2), Direction::Lower);
         assert_eq!(more.verdict, Verdict::Regression);
     }
 
@@ -352,7 +353,7 @@ mod tests {
             .map(|i| MetricInput {
                 baseline: &a,
                 current: if i == 0 { &b } else { &a },
-                better: Better::Lower,
+                better: Direction::Lower,
                 blocks: None,
             })
             .collect();
@@ -376,7 +377,7 @@ mod tests {
                 .map(|i| MetricInput {
                     baseline: &base,
                     current: if i == 0 { &slow } else { &base },
-                    better: Better::Lower,
+                    better: Direction::Lower,
                     blocks: None,
                 })
                 .collect();

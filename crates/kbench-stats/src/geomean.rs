@@ -10,15 +10,16 @@
 //! identifier has, with positive values, enter; the others are counted as
 //! left out.
 
+use kbench_model::Direction;
 use serde::{Deserialize, Serialize};
 
-use crate::{Better, StatsError};
+use crate::StatsError;
 
 /// One metric: the baseline's value and each other identifier's (e.g. the
 /// means), `None` where an identifier lacks the metric.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeomeanRow {
-    pub better: Better,
+    pub better: Direction,
     pub baseline: Option<f64>,
     pub current: Vec<Option<f64>>,
 }
@@ -49,8 +50,8 @@ pub fn geomean_vs_baseline(rows: &[GeomeanRow]) -> Result<Geomean, StatsError> {
         };
         for (sum, value) in log_sums.iter_mut().zip(values) {
             *sum += match row.better {
-                Better::Higher => (value / base).ln(),
-                Better::Lower => (base / value).ln(),
+                Direction::Higher => (value / base).ln(),
+                Direction::Lower => (base / value).ln(),
             };
         }
         used += 1;
@@ -70,7 +71,7 @@ pub fn geomean_vs_baseline(rows: &[GeomeanRow]) -> Result<Geomean, StatsError> {
 mod tests {
     use super::*;
 
-    fn row(better: Better, baseline: f64, current: &[Option<f64>]) -> GeomeanRow {
+    fn row(better: Direction, baseline: f64, current: &[Option<f64>]) -> GeomeanRow {
         GeomeanRow {
             better,
             baseline: Some(baseline),
@@ -82,8 +83,8 @@ mod tests {
     fn oriented_so_that_above_one_is_better() {
         let rows = [
             // Throughput doubled (better x2), latency doubled (worse x2).
-            row(Better::Higher, 100.0, &[Some(200.0), Some(100.0)]),
-            row(Better::Lower, 10.0, &[Some(20.0), Some(5.0)]),
+            row(Direction::Higher, 100.0, &[Some(200.0), Some(100.0)]),
+            row(Direction::Lower, 10.0, &[Some(20.0), Some(5.0)]),
         ];
         let g = geomean_vs_baseline(&rows).unwrap();
         assert!((g.ratios[0] - 1.0).abs() < 1e-12);
@@ -95,12 +96,12 @@ mod tests {
     #[test]
     fn incomplete_or_non_positive_metrics_are_left_out() {
         let rows = [
-            row(Better::Higher, 100.0, &[Some(110.0), Some(121.0)]),
-            row(Better::Higher, 100.0, &[Some(50.0), None]),
-            row(Better::Higher, 100.0, &[Some(0.0), Some(1.0)]),
-            row(Better::Higher, 100.0, &[Some(50.0)]),
+            row(Direction::Higher, 100.0, &[Some(110.0), Some(121.0)]),
+            row(Direction::Higher, 100.0, &[Some(50.0), None]),
+            row(Direction::Higher, 100.0, &[Some(0.0), Some(1.0)]),
+            row(Direction::Higher, 100.0, &[Some(50.0)]),
             GeomeanRow {
-                better: Better::Lower,
+                better: Direction::Lower,
                 baseline: None,
                 current: vec![Some(1.0), Some(1.0)],
             },
@@ -112,7 +113,7 @@ mod tests {
 
     #[test]
     fn nothing_in_common_is_an_error() {
-        let rows = [row(Better::Lower, 1.0, &[None])];
+        let rows = [row(Direction::Lower, 1.0, &[None])];
         assert_eq!(
             geomean_vs_baseline(&rows),
             Err(StatsError::NoCommonMetrics { left_out: 1 })

@@ -19,7 +19,7 @@ mod summary;
 
 pub use bimodal::is_bimodal;
 pub use compare::{
-    Analysis, Better, CompareOptions, Comparison, MetricInput, Side, Verdict, Warning, compare_all,
+    Analysis, CompareOptions, Comparison, MetricInput, Side, Verdict, Warning, compare_all,
     compare_metric,
 };
 pub use error::StatsError;

@@ -8,8 +8,9 @@
 //! statistics.md names (1 % noise, 10 samples, 3-5 % steps), positions are
 //! drawn by the generator.
 
+use kbench_model::Direction;
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
-use kbench_stats::{Better, Samples, Side, Verdict};
+use kbench_stats::{Samples, Side, Verdict};
 
 mod support;
 
@@ -117,10 +118,11 @@ fn score(
                 Side::new(Samples::new(values).unwrap()).unwrap()
             })
             .collect();
-        let found: Truth = change_points(&versions, Better::Lower, &ChangePointOptions::default())
-            .iter()
-            .map(|c| (c.index, c.verdict))
-            .collect();
+        let found: Truth =
+            change_points(&versions, Direction::Lower, &ChangePointOptions::default())
+                .iter()
+                .map(|c| (c.index, c.verdict))
+                .collect();
         score.series += 1;
         score.truths += case.truth.len();
         score.reported += found.len();
@@ -268,7 +270,7 @@ fn slow_drift() {
                     Side::new(Samples::new(values).unwrap()).unwrap()
                 })
                 .collect();
-            let found = change_points(&versions, Better::Lower, &ChangePointOptions::default());
+            let found = change_points(&versions, Direction::Lower, &ChangePointOptions::default());
             reported += found.len();
             alarmed += usize::from(!found.is_empty());
             wrong_direction += found
@@ -315,7 +317,7 @@ fn found(versions: &[Side], threshold: f64) -> Truth {
         threshold,
         ..ChangePointOptions::default()
     };
-    change_points(versions, Better::Lower, &options)
+    change_points(versions, Direction::Lower, &options)
         .iter()
         .map(|c| (c.index, c.verdict))
         .collect()
@@ -362,7 +364,7 @@ fn a_step_whose_ci_straddles_the_threshold_is_no_change() {
         threshold: 0.0,
         ..ChangePointOptions::default()
     };
-    let at_zero = change_points(&versions, Better::Lower, &options);
+    let at_zero = change_points(&versions, Direction::Lower, &options);
     assert_eq!(at_zero.len(), 1, "{at_zero:?}");
     let ratio = at_zero[0].ratio;
     assert!((19..=21).contains(&at_zero[0].index), "{at_zero:?}");

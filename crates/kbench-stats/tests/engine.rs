@@ -2,9 +2,10 @@
 //! from a seeded generator (deterministic: the same numbers every run).
 //! Run with `--nocapture` to see the measured rates.
 
+use kbench_model::Direction;
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
 use kbench_stats::{
-    Better, CompareOptions, Comparison, MetricInput, Samples, Side, StatsError, Verdict, Warning,
+    CompareOptions, Comparison, MetricInput, Samples, Side, StatsError, Verdict, Warning,
     compare_all, compare_metric,
 };
 
@@ -38,7 +39,7 @@ fn aa_alarm_rate(rng: &mut Rng, trials: usize, n: usize, cv: f64, threshold: f64
     for _ in 0..trials {
         let a = side(rng.samples(n, 100.0, cv));
         let b = side(rng.samples(n, 100.0, cv));
-        let c = compare_metric(&a, &b, Better::Lower, &options(threshold));
+        let c = compare_metric(&a, &b, Direction::Lower, &options(threshold));
         alarms += is_alarm(&c) as usize;
         significant += (c.p_value < 0.05) as usize;
     }
@@ -81,7 +82,7 @@ fn aa_warnings_are_rare_on_clean_normal_data() {
         for _ in 0..trials {
             let a = side(rng.samples(n, 100.0, 0.01));
             let b = side(rng.samples(n, 100.0, 0.01));
-            let c = compare_metric(&a, &b, Better::Lower, &CompareOptions::default());
+            let c = compare_metric(&a, &b, Direction::Lower, &CompareOptions::default());
             for w in &c.warnings {
                 match w {
                     Warning::OutliersPresent { .. } => outliers += 1,
@@ -123,7 +124,7 @@ fn aa_family_of_50_metrics_after_fdr_stays_within_q() {
                 .map(|(a, b)| MetricInput {
                     baseline: a,
                     current: b,
-                    better: Better::Higher,
+                    better: Direction::Higher,
                     blocks: None,
                 })
                 .collect();
@@ -151,10 +152,10 @@ fn three_percent_at_one_percent_cv_with_10_samples_is_found() {
     let mut rng = Rng(3);
     let trials = 1000;
     let cases = [
-        (1.03, Better::Lower, Verdict::Regression),
-        (1.03, Better::Higher, Verdict::Improvement),
-        (0.97, Better::Lower, Verdict::Improvement),
-        (0.97, Better::Higher, Verdict::Regression),
+        (1.03, Direction::Lower, Verdict::Regression),
+        (1.03, Direction::Higher, Verdict::Improvement),
+        (0.97, Direction::Lower, Verdict::Improvement),
+        (0.97, Direction::Higher, Verdict::Regression),
     ];
     for (shift, better, expected) in cases {
         let mut found = 0;
@@ -195,7 +196,7 @@ fn rounds_absorb_drift_between_invocations() {
         let one = compare_metric(
             &Side::from_rounds(&a[..1]).unwrap(),
             &Side::from_rounds(&b[..1]).unwrap(),
-            Better::Lower,
+            Direction::Lower,
             &opts,
         );
         assert!(
@@ -207,7 +208,7 @@ fn rounds_absorb_drift_between_invocations() {
         let all = compare_metric(
             &Side::from_rounds(&a).unwrap(),
             &Side::from_rounds(&b).unwrap(),
-            Better::Lower,
+            Direction::Lower,
             &opts,
         );
         assert_eq!(all.baseline.n, 6);
@@ -232,7 +233,7 @@ fn zero_variance() {
         let c = compare_metric(
             &side(vec![7.0; 5]),
             &side(vec![current; 5]),
-            Better::Lower,
+            Direction::Lower,
             &opts,
         );
         assert_eq!(c.verdict, Verdict::CannotDecide, "{current}");
@@ -243,7 +244,7 @@ fn zero_variance() {
     let mixed = compare_metric(
         &side(vec![7.0; 8]),
         &side(vec![6.9, 7.1, 7.0, 6.95, 7.05, 7.0, 6.98, 7.02]),
-        Better::Lower,
+        Direction::Lower,
         &opts,
     );
     assert_eq!(mixed.verdict, Verdict::NoChange);
@@ -262,8 +263,8 @@ fn ties_from_coarse_timers() {
         let same = side(coarse(rng.samples(12, 40.0, 0.02)));
         let shifted = side(coarse(rng.samples(12, 42.0, 0.02)));
         let opts = CompareOptions::default();
-        false_alarms += is_alarm(&compare_metric(&a, &same, Better::Lower, &opts)) as usize;
-        let c = compare_metric(&a, &shifted, Better::Lower, &opts);
+        false_alarms += is_alarm(&compare_metric(&a, &same, Direction::Lower, &opts)) as usize;
+        let c = compare_metric(&a, &shifted, Direction::Lower, &opts);
         assert!(c.p_mwu.is_some());
         found += (c.verdict == Verdict::Regression) as usize;
     }
@@ -281,7 +282,7 @@ fn two_samples_per_side() {
         let c = compare_metric(
             &side(rng.samples(2, 100.0, 0.01)),
             &side(rng.samples(2, 100.0, 0.01)),
-            Better::Lower,
+            Direction::Lower,
             &CompareOptions::default(),
         );
         assert!(c.warnings.contains(&Warning::TooFewSamples {
@@ -299,7 +300,7 @@ fn one_sample_cannot_be_decided() {
     let c = compare_metric(
         &side(vec![100.0]),
         &side(vec![200.0]),
-        Better::Lower,
+        Direction::Lower,
         &CompareOptions::default(),
     );
     assert_eq!(c.verdict, Verdict::CannotDecide);
@@ -319,7 +320,7 @@ fn a_single_huge_outlier_is_flagged_not_called_a_regression() {
         let a = side(rng.samples(10, 100.0, 0.01));
         let mut b = rng.samples(10, 100.0, 0.01);
         b[3] = 10_000.0;
-        let c = compare_metric(&a, &side(b), Better::Lower, &CompareOptions::default());
+        let c = compare_metric(&a, &side(b), Direction::Lower, &CompareOptions::default());
         assert_ne!(c.verdict, Verdict::Regression, "{c:?}");
         let flagged =
             |w: &Warning| matches!(w, Warning::OutliersPresent { current, .. } if *current >= 1);
@@ -348,7 +349,7 @@ fn bimodal_data_is_flagged_and_not_mistaken_for_change() {
     for _ in 0..trials {
         let a = side(bimodal(&mut rng));
         let b = side(bimodal(&mut rng));
-        let c = compare_metric(&a, &b, Better::Lower, &CompareOptions::default());
+        let c = compare_metric(&a, &b, Direction::Lower, &CompareOptions::default());
         alarms += is_alarm(&c) as usize;
         flagged += c
             .warnings
@@ -386,7 +387,7 @@ fn history_rate(rng: &mut Rng, levels: &[f64], expected: &Changes) -> f64 {
             .map(|&l| side(rng.samples(10, l, 0.01)))
             .collect();
         let found: Vec<(usize, Verdict)> =
-            change_points(&versions, Better::Lower, &ChangePointOptions::default())
+            change_points(&versions, Direction::Lower, &ChangePointOptions::default())
                 .iter()
                 .map(|c| (c.index, c.verdict))
                 .collect();

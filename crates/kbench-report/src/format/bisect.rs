@@ -8,7 +8,7 @@
 
 use super::{Render, Style, Text};
 use crate::bisect::{BisectReport, change_text};
-use kbench_stats::Better;
+use kbench_model::Direction;
 
 impl Render<BisectReport> for Text {
     fn render(&self, report: &BisectReport, _style: Style) -> String {
@@ -37,8 +37,8 @@ impl Render<BisectReport> for Text {
             report.metric,
             report.unit,
             match report.better {
-                Better::Lower => "lower",
-                Better::Higher => "higher",
+                Direction::Lower => "lower",
+                Direction::Higher => "higher",
             },
             change_text(&report.change, "against the parent"),
             if report.confirmed {
@@ -110,7 +110,7 @@ mod tests {
         };
         BlockedChange {
             analysis: ANALYSIS,
-            better: Better::Lower,
+            better: Direction::Lower,
             blocks: 8,
             ratio: pct,
             change_pct: pct,
@@ -131,7 +131,7 @@ mod tests {
             result_set: "bisect-ops".into(),
             metric: "ops".into(),
             unit: "ns".into(),
-            better: Better::Lower,
+            better: Direction::Lower,
             good,
             bad: commit("c", "end"),
             commits: 12,

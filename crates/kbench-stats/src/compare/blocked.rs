@@ -70,10 +70,9 @@ pub(super) fn test(
 
 #[cfg(test)]
 mod tests {
-    use crate::compare::{
-        Analysis, Better, CompareOptions, MetricInput, Verdict, Warning, compare_all,
-    };
+    use crate::compare::{Analysis, CompareOptions, MetricInput, Verdict, Warning, compare_all};
     use crate::{Samples, Side};
+    use kbench_model::Direction;
 
     fn rounds(values: &[f64]) -> Side {
         Side::from_rounds(
@@ -95,7 +94,7 @@ mod tests {
         let input = MetricInput {
             baseline: &a,
             current: &b,
-            better: Better::Lower,
+            better: Direction::Lower,
             blocks: Some(&ratios),
         };
         let result = compare_all(&[input], &CompareOptions::default()).remove(0);
@@ -140,7 +139,7 @@ mod tests {
         let input = |blocks| MetricInput {
             baseline: &a,
             current: &b,
-            better: Better::Lower,
+            better: Direction::Lower,
             blocks,
         };
         let options = CompareOptions::default();

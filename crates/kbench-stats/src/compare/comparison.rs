@@ -2,9 +2,10 @@
 //! p- and q-values, the verdict and what would resolve it, the warnings,
 //! and which analysis decided.
 
+use kbench_model::Direction;
 use serde::{Deserialize, Serialize};
 
-use super::verdict::{Better, Verdict};
+use super::verdict::Verdict;
 use super::warning::Warning;
 use crate::{Estimate, Summary, serde_float};
 
@@ -22,7 +23,7 @@ pub enum Analysis {
 /// The comparison of one metric, current against baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    pub better: Better,
+    pub better: Direction,
     /// Ratio of geometric means current / baseline, with its CI (unbounded
     /// for CANNOT DECIDE).
     pub ratio: Estimate,

@@ -2,7 +2,7 @@
 //! measured interleaved), and the knobs of the verdict.
 
 use super::side::Side;
-use super::verdict::Better;
+use kbench_model::Direction;
 
 /// Knobs of the verdict.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,7 +30,7 @@ impl Default for CompareOptions {
 pub struct MetricInput<'a> {
     pub baseline: &'a Side,
     pub current: &'a Side,
-    pub better: Better,
+    pub better: Direction,
     /// Per-block log ratios current / baseline when both were measured in
     /// the same interleaved blocks: the blocked analysis then decides.
     pub blocks: Option<&'a [f64]>,

@@ -3,13 +3,13 @@
 
 use super::comparison::Analysis;
 use super::power::Spread;
-use super::verdict::Better;
 use super::warning::Warning;
 use crate::{Estimate, Summary};
+use kbench_model::Direction;
 
 /// Everything that does not depend on the other metrics.
 pub(super) struct Tested {
-    pub(super) better: Better,
+    pub(super) better: Direction,
     pub(super) ratio: Estimate,
     /// Welch's (or, blocked, the paired t-test's) p.
     pub(super) p_welch: Option<f64>,

@@ -13,16 +13,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::Estimate;
-
-/// Which way a metric is better; decides the sign of a regression.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Better {
-    /// Smaller values are better (latencies, times).
-    Lower,
-    /// Larger values are better (throughput, bandwidth).
-    Higher,
-}
+use kbench_model::Direction;
 
 /// The outcome of comparing one metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -54,15 +45,15 @@ impl fmt::Display for Verdict {
 pub(crate) fn decide(
     ratio: &Estimate,
     q_value: f64,
-    better: Better,
+    better: Direction,
     alpha: f64,
     threshold: f64,
 ) -> Verdict {
     let above = ratio.ci_low > 1.0 + threshold;
     let below = ratio.ci_high < 1.0 - threshold;
     let (worse, improved) = match better {
-        Better::Lower => (above, below),
-        Better::Higher => (below, above),
+        Direction::Lower => (above, below),
+        Direction::Higher => (below, above),
     };
     let significant = q_value < alpha;
     if significant && worse {
@@ -93,20 +84,20 @@ mod tests {
     fn direction_flips_the_sign() {
         let slower = ratio(1.02, 1.04);
         assert_eq!(
-            decide(&slower, 0.001, Better::Lower, 0.05, 0.01),
+            decide(&slower, 0.001, Direction::Lower, 0.05, 0.01),
             Verdict::Regression
         );
         assert_eq!(
-            decide(&slower, 0.001, Better::Higher, 0.05, 0.01),
+            decide(&slower, 0.001, Direction::Higher, 0.05, 0.01),
             Verdict::Improvement
         );
         let faster = ratio(0.96, 0.98);
         assert_eq!(
-            decide(&faster, 0.001, Better::Lower, 0.05, 0.01),
+            decide(&faster, 0.001, Direction::Lower, 0.05, 0.01),
             Verdict::Improvement
         );
         assert_eq!(
-            decide(&faster, 0.001, Better::Higher, 0.05, 0.01),
+            decide(&faster, 0.001, Direction::Higher, 0.05, 0.01),
             Verdict::Regression
         );
     }
@@ -116,13 +107,13 @@ mod tests {
         // Significant but the CI reaches into the threshold band.
         let small = ratio(1.005, 1.03);
         assert_eq!(
-            decide(&small, 0.001, Better::Lower, 0.05, 0.01),
+            decide(&small, 0.001, Direction::Lower, 0.05, 0.01),
             Verdict::Inconclusive
         );
         // Beyond delta but not significant after FDR.
         let big = ratio(1.02, 1.04);
         assert_eq!(
-            decide(&big, 0.2, Better::Lower, 0.05, 0.01),
+            decide(&big, 0.2, Direction::Lower, 0.05, 0.01),
             Verdict::Inconclusive
         );
     }
@@ -131,12 +122,12 @@ mod tests {
     fn equivalence_is_no_change_even_when_significant() {
         let tiny = ratio(1.001, 1.004);
         assert_eq!(
-            decide(&tiny, 0.001, Better::Lower, 0.05, 0.01),
+            decide(&tiny, 0.001, Direction::Lower, 0.05, 0.01),
             Verdict::NoChange
         );
         let exact = ratio(1.0, 1.0);
         assert_eq!(
-            decide(&exact, 1.0, Better::Lower, 0.05, 0.0),
+            decide(&exact, 1.0, Direction::Lower, 0.05, 0.0),
             Verdict::NoChange
         );
     }
@@ -145,7 +136,7 @@ mod tests {
     fn unbounded_ci_is_inconclusive() {
         let unknown = ratio(0.0, f64::INFINITY);
         assert_eq!(
-            decide(&unknown, 1.0, Better::Higher, 0.05, 0.01),
+            decide(&unknown, 1.0, Direction::Higher, 0.05, 0.01),
             Verdict::Inconclusive
         );
     }

@@ -7,8 +7,8 @@ use super::context::{Db, EXIT_INTERRUPTED, print_json};
 use crate::cli::BisectArgs;
 use anyhow::{Context, bail};
 use kbench_bisect::{Bisection, KernelMeasure, Measure, Progress, Setup};
+use kbench_model::Direction;
 use kbench_report::format::{Render, Style, Text};
-use kbench_stats::Better;
 use kbench_stats::bisection::BisectionOptions;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -75,8 +75,8 @@ fn setup(args: &BisectArgs, db: &Db) -> anyhow::Result<Setup> {
                 bail!("--run needs --metric NAME: the metric to take from the command's output");
             };
             let better = match (args.higher_is_better, args.lower_is_better) {
-                (true, false) => Better::Higher,
-                (false, true) => Better::Lower,
+                (true, false) => Direction::Higher,
+                (false, true) => Direction::Lower,
                 _ => bail!(
                     "--run needs the metric's direction: --higher-is-better or --lower-is-better"
                 ),
