@@ -1,4 +1,4 @@
-//! stress-ng / aim9 / hackbench / sysbench style benchmarks (seeds 000, 002,
+//! stress-ng / aim9 / hackbench / sysbench style benchmarks (as Phoronix and
 //! 004): the kernel paths those suites exercise, measured with kbench's
 //! timing rules (setup before timing, calibrated intervals, real syscalls).
 //!

@@ -1,5 +1,5 @@
 //! Automatic bisection to the commit that changed a metric
-//! (statistics.md, "Bisection decision"; the decisions themselves are
+//! (docs/statistics.md, "How `kbench bisect` decides"; the decisions themselves are
 //! kbench-stats' `bisection`).
 //!
 //! 1. [`Plan::new`] checks the repository (it exists, is a git work tree,

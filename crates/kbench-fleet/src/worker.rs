@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 const TAIL_LINES: usize = 12;
 
 /// Checks a leased job before anything of it runs, as the server does
-/// before it queues one (the binary passes kbench-lab's `job::checker`):
+/// before it queues one (the binary passes kbench-catalog's `job::checker`):
 /// the error says what is wrong.
 pub type JobCheck = Box<dyn Fn(&JobSpec) -> Result<(), String>>;
 

@@ -16,7 +16,7 @@ pub struct SamplingPlan {
     pub target_ci: f64,
     /// Time budget per test, calibration included.
     pub max_time: Duration,
-    /// The shortest timed interval (benchmarks.md: at least 5 ms).
+    /// The shortest timed interval (docs/benchmarks.md: at least 5 ms).
     pub min_interval: Duration,
     /// Whether the user chose `min_samples` (`--min-samples`); when not, an
     /// external profile's own minimum replaces it (its runs take seconds).

@@ -13,7 +13,7 @@ use crate::runner::{self, RunEvent, RunRequest, RunSummary};
 use kbench_model::results::ResultSetData;
 use kbench_model::{REDO_NOTE, TestKey};
 use kbench_report::interference::{DisturbedRound, disturbed_rounds};
-use kbench_store::Recorder;
+use kbench_store::RunSink;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Redo rounds per test and invocation, at most: a machine that stays
@@ -25,7 +25,7 @@ pub const MAX_REDO_PER_TEST: usize = 2;
 /// adding the new runs, outcomes and samples to `summary`. Returns the
 /// rounds run again.
 pub fn redo_disturbed(
-    store: &mut dyn Recorder,
+    store: &mut dyn RunSink,
     launcher: &dyn Launcher,
     request: &RunRequest,
     stored: &ResultSetData,

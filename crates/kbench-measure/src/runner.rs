@@ -2,7 +2,7 @@
 //! every sample the moment its event arrives, records how each test ended,
 //! and resumes a run that was interrupted or killed.
 //!
-//! Rounds (statistics.md, "Unit of replication"): each round is one fresh
+//! Rounds (docs/statistics.md, "Unit of replication"): each round is one fresh
 //! agent invocation per test, the tests interleaved (round 0 of every test,
 //! then round 1 ...), and one stored run per round. A round is one
 //! invocation: a run left unfinished is never added to. The invocation that

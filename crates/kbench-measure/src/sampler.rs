@@ -1,4 +1,4 @@
-//! Adaptive sampling (statistics.md, "Adaptive sampling"): calibrate once,
+//! Adaptive sampling (docs/statistics.md, "Adaptive sampling"): calibrate once,
 //! then take samples until the 95 % CI half-width of the mean is within the
 //! target, or the time or sample budget runs out. Every sample is handed to
 //! the caller the moment it exists.

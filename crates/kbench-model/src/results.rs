@@ -142,6 +142,19 @@ impl IdentifierData {
         self.samples.values().map(Vec::len).sum()
     }
 
+    /// The samples of `key` by round. A round is one invocation: the
+    /// samples of one run (its index in `runs`) with one round number, so
+    /// two runs never merge into one round even when their numbers are the
+    /// same (runs measured at once on two machines, or imported).
+    pub fn rounds(&self, key: &TestKey) -> BTreeMap<(usize, u32), Vec<&Sample>> {
+        let mut rounds: BTreeMap<(usize, u32), Vec<&Sample>> = BTreeMap::new();
+        let samples = self.samples.get(key).map_or(&[][..], Vec::as_slice);
+        for (sample, run) in samples.iter().zip(self.runs_of_samples(key)) {
+            rounds.entry((run, sample.round)).or_default().push(sample);
+        }
+        rounds
+    }
+
     /// The index in `runs` of each sample of `key`: the recorded one, or
     /// by time when none is recorded.
     pub fn runs_of_samples(&self, key: &TestKey) -> Vec<usize> {

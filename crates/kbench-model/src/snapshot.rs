@@ -1,10 +1,10 @@
 //! The system snapshot recorded with every run.
 //!
-//! Everything benchmarks.md lists as a pitfall: kernel, cmdline, CPU
+//! Everything docs/benchmarks.md lists as a pitfall: kernel, cmdline, CPU
 //! vulnerabilities and mitigations, CPU model/count/SMT/governor, clocksource,
 //! THP, preempt model, memory, the work directory's filesystem, the measuring
 //! process's cgroup, virtualization and steal time, compiler and kbench
-//! version. Reading it is kbench-lab's job; this is only its shape.
+//! version. Reading it is kbench-measure's job; this is only its shape.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -105,7 +105,7 @@ impl SystemSnapshot {
         facts
     }
 
-    /// "AMD EPYC (2 Cores / 2 Threads) @ 2994 MHz", seed 000 style.
+    /// "AMD EPYC (2 Cores / 2 Threads) @ 2994 MHz", as OpenBenchmarking writes it.
     pub fn processor(&self) -> String {
         let threads = self.threads_per_core.max(1);
         let cores = self.cpus_online / threads;

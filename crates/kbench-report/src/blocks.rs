@@ -34,11 +34,8 @@ pub(crate) fn log_ratios(
 
 /// Median of `key` per (session, round) of the identifier's session runs.
 fn block_medians(identifier: &IdentifierData, key: &TestKey) -> BTreeMap<(String, u32), f64> {
-    let Some(samples) = identifier.samples.get(key) else {
-        return BTreeMap::new();
-    };
     let mut blocks: BTreeMap<(String, u32), Vec<f64>> = BTreeMap::new();
-    for (sample, run) in samples.iter().zip(identifier.runs_of_samples(key)) {
+    for ((run, round), samples) in identifier.rounds(key) {
         let session = identifier
             .runs
             .get(run)
@@ -46,9 +43,9 @@ fn block_medians(identifier: &IdentifierData, key: &TestKey) -> BTreeMap<(String
             .map(|v| v.session.clone());
         if let Some(session) = session {
             blocks
-                .entry((session, sample.round))
+                .entry((session, round))
                 .or_default()
-                .push(sample.value);
+                .extend(samples.iter().map(|s| s.value));
         }
     }
     blocks

@@ -1,4 +1,4 @@
-//! The facts of the system header every report opens with (reports.md,
+//! The facts of the system header every report opens with (docs/reports.md,
 //! item 4): per identifier what it ran on, and the facts that differ
 //! between identifiers called out, since a differing cmdline or governor
 //! explains many "regressions". The formats lay them out.
@@ -68,7 +68,7 @@ pub fn differences(identifiers: &[IdentifierData]) -> Vec<Difference> {
         .collect()
 }
 
-/// The facts of the one-line system description (seed 000 style); the rest
+/// The facts of the one-line system description (OpenBenchmarking style); the rest
 /// shows up only where identifiers differ.
 pub const HEADLINE_FACTS: &[&str] = &[
     "Processor",

@@ -99,19 +99,21 @@ type RoundId = (TestKey, usize, u32);
 /// Every round of every test that has monitor samples.
 fn rounds(identifier: &IdentifierData) -> BTreeMap<RoundId, RoundMonitors> {
     let mut rounds: BTreeMap<RoundId, RoundMonitors> = BTreeMap::new();
-    for (key, samples) in &identifier.samples {
+    for key in identifier.samples.keys() {
         if !is_monitor_metric(&key.metric) {
             continue;
         }
         let test = key.with_metric(MAIN_METRIC);
-        for (sample, run) in samples.iter().zip(identifier.runs_of_samples(key)) {
-            let monitors = rounds.entry((test.clone(), run, sample.round)).or_default();
-            match key.metric.as_str() {
-                MONITOR_STEAL => monitors.steal = sample.value,
-                MONITOR_RUNNING => monitors.runnable = Some((sample.value - 1.0).max(0.0)),
-                MONITOR_NIVCSW => monitors.nivcsw = sample.value,
-                MONITOR_CONTROL => monitors.control.push(sample.value),
-                _ => {}
+        for ((run, round), samples) in identifier.rounds(key) {
+            let monitors = rounds.entry((test.clone(), run, round)).or_default();
+            for sample in samples {
+                match key.metric.as_str() {
+                    MONITOR_STEAL => monitors.steal = sample.value,
+                    MONITOR_RUNNING => monitors.runnable = Some((sample.value - 1.0).max(0.0)),
+                    MONITOR_NIVCSW => monitors.nivcsw = sample.value,
+                    MONITOR_CONTROL => monitors.control.push(sample.value),
+                    _ => {}
+                }
             }
         }
     }

@@ -49,25 +49,17 @@ pub(crate) fn rounds_of(side: Option<&Side>) -> usize {
     side.map_or(0, Side::rounds)
 }
 
-/// The identifier's sample values of one test per round. A round is one
-/// invocation: the samples of one run with one round number, so that two
-/// runs never merge into one round even when their numbers are the same
-/// (runs measured at once on two machines, or imported).
+/// The identifier's sample values of one test per round
+/// ([`IdentifierData::rounds`]).
 pub(crate) fn rounds(
     identifier: &IdentifierData,
     key: &TestKey,
 ) -> BTreeMap<(usize, u32), Vec<f64>> {
-    let mut rounds: BTreeMap<(usize, u32), Vec<f64>> = BTreeMap::new();
-    let Some(samples) = identifier.samples.get(key) else {
-        return rounds;
-    };
-    for (sample, run) in samples.iter().zip(identifier.runs_of_samples(key)) {
-        rounds
-            .entry((run, sample.round))
-            .or_default()
-            .push(sample.value);
-    }
-    rounds
+    identifier
+        .rounds(key)
+        .into_iter()
+        .map(|(round, samples)| (round, samples.iter().map(|s| s.value).collect()))
+        .collect()
 }
 
 /// The identifier's samples of one test as a comparison side: per-round

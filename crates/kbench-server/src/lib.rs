@@ -45,7 +45,7 @@ use std::time::Duration;
 pub const DEFAULT_MAX_BODY: usize = 32 << 20;
 
 /// Checks a submitted job before it is queued: what its names and kernel
-/// resolve to on the lab's machines (kbench-lab's `job::check_spec`, which
+/// resolve to on the lab's machines (kbench-catalog's `job::check_spec`, which
 /// `kbench serve` passes in); the error says what is wrong, for a 400.
 pub type JobCheck = Arc<dyn Fn(&kbench_store::JobSpec) -> Result<(), String> + Send + Sync>;
 

@@ -1,6 +1,6 @@
-//! The decisions of an automatic bisection (statistics.md, "Bisection
+//! The decisions of an automatic bisection (docs/statistics.md, "How `kbench bisect`
 //! decision"), for one metric, on blocked measurements. No I/O: the driver
-//! (kbench-lab `bisect`) measures, these functions say what the blocks mean
+//! (kbench-bisect) measures, these functions say what the blocks mean
 //! and whether more are needed.
 //!
 //! The machine a bisection runs on drifts, and may run in a slow mode in
@@ -152,7 +152,7 @@ pub fn blocked_change(
     }
 }
 
-/// `compare`'s verdict rule on a ratio's CI (statistics.md, "A/B verdict
+/// `compare`'s verdict rule on a ratio's CI (docs/statistics.md, "A/B verdict
 /// per metric"), with the signed-rank p in place of the q-value; CANNOT
 /// DECIDE when the blocks have no spread (as `compare` for a side without).
 fn verdict(

@@ -1,5 +1,5 @@
 //! A/B comparison of one metric, or of all metrics of one comparison, as
-//! statistics.md prescribes:
+//! docs/statistics.md ("A/B verdict per metric") says:
 //!
 //! 1. Welch's t-test on ln(values) gives the ratio of geometric means
 //!    current / baseline with its 95 % CI, and the p-value that decides.

@@ -1,7 +1,7 @@
 //! kbench's pure statistics: summaries, outlier flags, A/B verdicts,
 //! geometric means, change points and the decisions of a bisection. No
 //! I/O; every method is described, with its reference, in its module.
-//! Specification: statistics.md.
+//! What users read about it: docs/statistics.md.
 
 mod bimodal;
 pub mod bisection;

@@ -5,7 +5,7 @@
 //! reported), then asserts floors. Run with `--nocapture` to see them.
 //!
 //! No scenario was tuned on: the levels, noise and counts are the ones
-//! statistics.md names (1 % noise, 10 samples, 3-5 % steps), positions are
+//! docs/statistics.md names (1 % noise, 10 samples, 3-5 % steps), positions are
 //! drawn by the generator.
 
 use kbench_model::Direction;

@@ -1,4 +1,4 @@
-//! The A/B engine against statistics.md's requirements, on simulated data
+//! The A/B engine against its requirements (docs/statistics.md), on simulated data
 //! from a seeded generator (deterministic: the same numbers every run).
 //! Run with `--nocapture` to see the measured rates.
 

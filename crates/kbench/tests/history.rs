@@ -1,5 +1,5 @@
 //! End-to-end tests of `kbench history` on imported series with a known
-//! answer: seed 003's shape (12 versions, 2.6.0 .. 2.6.11), pipe latency
+//! answer: an LKML lmbench report's shape (12 versions, 2.6.0 .. 2.6.11), pipe latency
 //! and context switching worse from 2.6.7, fork worse at the last version,
 //! a one-version spike in null call that recovers.
 

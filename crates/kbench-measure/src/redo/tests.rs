@@ -7,8 +7,8 @@ use crate::agent::AgentJob;
 use crate::launcher::{AgentStream, Replay};
 use crate::plan::SamplingPlan;
 use kbench_model::{AgentEvent, Direction, MONITOR_CONTROL, MONITOR_STEAL, SystemSnapshot};
-use kbench_store::Results;
 use kbench_store::testing::temp_store;
+use kbench_store::{Recorder, Results};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 

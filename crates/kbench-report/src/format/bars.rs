@@ -1,4 +1,4 @@
-//! `bars`: the OpenBenchmarking text export of seeds 000 and 002, one block
+//! `bars`: the OpenBenchmarking (Phoronix Test Suite) text export, one block
 //! per metric:
 //!
 //! ```text

@@ -25,14 +25,14 @@ pub(super) fn right(text: &str, width: usize) -> String {
     format!("{}{text}", " ".repeat(pad))
 }
 
-/// `name` padded with dots to `width` + 2 characters, seed 000 style:
+/// `name` padded with dots to `width` + 2 characters, OpenBenchmarking style:
 /// `v5.8 ............. ` / `Default PLU 1000 . `.
 pub(super) fn dotted(name: &str, width: usize) -> String {
     let dots = width.saturating_sub(self::width(name)) + 1;
     format!("{name} {}", ".".repeat(dots))
 }
 
-/// The facts of an identifier's one-line system description (seed 000
+/// The facts of an identifier's one-line system description (OpenBenchmarking
 /// style): processor, memory, OS, kernel, compiler, filesystem,
 /// virtualization; then the wrapper when there is one.
 pub(super) fn system_facts(system: &IdentifierSystem) -> Vec<(String, String)> {
@@ -59,7 +59,7 @@ pub(super) fn runs_text(runs: usize) -> String {
     format!("{runs} run{}", if runs == 1 { "" } else { "s" })
 }
 
-/// The system header every text report opens with (reports.md, item 4):
+/// The system header every text report opens with (docs/reports.md, "`kbench compare`"):
 /// what was compared, each identifier's system, the differences between
 /// them, and the report's notes.
 pub(super) fn header_lines(report: &ComparisonReport) -> Vec<String> {
@@ -126,7 +126,7 @@ pub(super) fn readable(key: &TestKey) -> String {
     parts.join(" - ")
 }
 
-/// "us < Lower Is Better", "MB/s > Higher Is Better" (seed 000).
+/// "us < Lower Is Better", "MB/s > Higher Is Better", as OpenBenchmarking writes it.
 pub(super) fn unit_line(unit: &str, direction: Direction) -> String {
     let arrow = match direction {
         Direction::Lower => '<',

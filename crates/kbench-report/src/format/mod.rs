@@ -7,8 +7,8 @@
 //! what it needs. The `--format` lists of `kbench show`, `compare` and
 //! `history` (and of `kbench serve`'s API) come from the registry.
 //!
-//! One file per format (reports.md): `text` (show and history), `bars`
-//! (seeds 000/002), `table` (seed 003), `regressions` (seed 004),
+//! One file per format (docs/reports.md): `text` (show and history), `bars`
+//! (Phoronix), `table` (lmbench), `regressions` (Linaro),
 //! `markdown`, `json` (every report), `csv`, and the pictures: `html` (a
 //! self-contained page with charts, of a comparison or a history) and `svg`
 //! (one metric's charts). The text formats of a comparison open with the

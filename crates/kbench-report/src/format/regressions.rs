@@ -1,4 +1,4 @@
-//! `regressions`: the Linaro regression report of seed 004, one block per
+//! `regressions`: the Linaro kernel regression report, one block per
 //! compared identifier against the baseline:
 //!
 //! ```text

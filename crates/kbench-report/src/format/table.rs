@@ -1,4 +1,4 @@
-//! `table`: the lmbench matrix of LKML regression reports (seed 003). One
+//! `table`: the lmbench matrix of LKML regression reports. One
 //! row per identifier, one column per metric, in the seed's sections:
 //! processes, context switching, local communication latencies, file and VM
 //! latencies, local communication bandwidths. Then "Other metrics": every

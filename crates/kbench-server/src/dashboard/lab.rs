@@ -155,10 +155,10 @@ fn bisect_row(bisect: &BisectInfo) -> Markup {
     )
 }
 
-/// A bisection's state (`kbench.bisect-state/1`, kbench-lab's
+/// A bisection's state (`kbench.bisect-state/1`, kbench-bisect's
 /// `SavedState`) for people: good and bad commits, the metric, whether it
 /// finished, the steps and skips, and the last step. Read field by field
-/// so that the server does not depend on kbench-lab and a state of another
+/// so that the server does not depend on kbench-bisect and a state of another
 /// version still shows what it can; a state that is not JSON is shown
 /// (the start of it) as it is.
 fn bisect_summary(state_json: &str) -> Markup {

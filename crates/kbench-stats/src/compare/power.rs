@@ -10,7 +10,7 @@
 //!
 //! With equal variances and counts this is the pooled formula. On logs, s
 //! is about the CV and the MDE about a relative change (the table in
-//! statistics.md: 1 % CV, 10 samples per side -> 1.3 %).
+//! docs/statistics.md, "The verdict": 1 % CV, 10 samples per side -> 1.3 %).
 
 use super::welch::satterthwaite_df;
 use crate::Samples;
@@ -88,7 +88,7 @@ mod tests {
         }
     }
 
-    /// statistics.md, "Minimum detectable effect (80 % power, alpha 0.05,
+    /// docs/statistics.md ("The verdict"), "Minimum detectable effect (80 % power, alpha 0.05,
     /// two-sided)": rows CV 1, 2, 5 %; columns n = 5, 10, 20, 30.
     const TABLE: [(f64, [f64; 4]); 3] = [
         (1.0, [2.0, 1.3, 0.9, 0.7]),

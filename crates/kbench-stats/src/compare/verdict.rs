@@ -1,5 +1,5 @@
 //! Direction-aware verdicts from a ratio's CI and its q-value
-//! (statistics.md, "A/B verdict per metric"):
+//! (docs/statistics.md, "The verdict"):
 //! - REGRESSION / IMPROVEMENT: q < alpha and the whole CI lies beyond the
 //!   threshold delta on the worse / better side;
 //! - NO CHANGE: the whole CI lies within 1 +- delta (equivalence);

@@ -1,6 +1,6 @@
 //! Warnings that qualify an A/B verdict: reasons to distrust or re-measure.
 //!
-//! - too few samples (n < 5 on a side; statistics.md's minimum);
+//! - too few samples (n < 5 on a side; docs/statistics.md's minimum);
 //! - one round: drift between invocations cannot be ruled out (Kalibera
 //!   and Jones 2013);
 //! - outliers: beyond Tukey's 3 IQR fences and the MAD rule (see

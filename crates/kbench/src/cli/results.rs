@@ -25,7 +25,7 @@ pub struct ShowArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Verdicts (statistics.md): REGRESSION / IMPROVEMENT when the change's 95 % CI \
+    after_help = "Verdicts (docs/statistics.md): REGRESSION / IMPROVEMENT when the change's 95 % CI \
 lies wholly beyond --threshold in the worse / better direction and q < 0.05 (Benjamini-Hochberg over \
 all metrics of one comparison, whatever --metric shows); NO CHANGE when the CI lies within \
 +-threshold; CANNOT DECIDE when no test can be made (a side with one observation, no spread on \

@@ -1,5 +1,5 @@
 //! `kbench bisect`: find the commit that changed a metric, by automatic
-//! bisection with the three-state decision of statistics.md, on blocked
+//! bisection with the three-state decision of docs/statistics.md, on blocked
 //! measurements. Progress on stderr; the result as text, or `--json`
 //! (kbench.bisect/2), on stdout.
 
