@@ -1,7 +1,9 @@
 //! kbench: a kernel performance regression lab in one binary.
 //!
-//! This crate is the command line only: it parses arguments and wires the
-//! libraries (lab -> store -> stats -> report); it holds no logic of its own.
+//! This crate is the command line only: `cli` parses the flags, `commands`
+//! hands them to the libraries (docs/architecture.md has their layers) and
+//! prints what they return, `progress` draws runs' progress bars. The
+//! logic is the libraries'.
 
 mod cli;
 mod commands;

@@ -1,12 +1,12 @@
 //! `kbench kernel`: fetch Debian's cloud kernels into the cache and list
 //! the cached ones, for `kbench vm`.
 
-use super::context::{Db, print_json};
+use super::context::print_json;
 use crate::cli::{FetchArgs, KernelCommand, KernelListArgs};
 use kbench_vm::kernel_fetch::{CachedKernel, KernelSpec};
 use std::process::ExitCode;
 
-pub fn kernel(command: KernelCommand, _db: &Db) -> anyhow::Result<ExitCode> {
+pub fn kernel(command: KernelCommand) -> anyhow::Result<ExitCode> {
     match command {
         KernelCommand::Fetch(args) => fetch(args),
         KernelCommand::List(args) => list(args),

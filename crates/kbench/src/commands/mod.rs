@@ -36,7 +36,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::History(args) => history::history(args, &db),
         Command::Bisect(args) => bisect::bisect(args, &db),
         Command::Vm(command) => vm::vm(command, &db),
-        Command::Kernel(command) => kernel::kernel(command, &db),
+        Command::Kernel(command) => kernel::kernel(command),
         Command::Serve(args) => serve::serve(args, &db, &profiles),
         Command::Token(command) => token::token(command, &db),
         Command::Push(args) => push::push(args, &db),
