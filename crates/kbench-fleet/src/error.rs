@@ -1,5 +1,5 @@
 //! Why a lab client operation failed. Each message names the server (or
-//! the local thing) and says what to do; causes are kept as sources.
+//! the local thing), says what to do, and holds its causes in its text.
 
 use kbench_store::StoreError;
 use std::io;
@@ -21,11 +21,10 @@ pub enum FleetError {
     Refused(String),
 
     /// The server's answer is not the document the call asked for.
-    #[error("{what}")]
+    #[error("{what}: {cause}")]
     Answer {
         what: String,
-        #[source]
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
 
     /// A request's body that cannot be written as JSON.
@@ -43,39 +42,23 @@ pub enum FleetError {
 
     /// Local I/O, `doing` says what (making a job's directory, starting
     /// its child).
-    #[error("{doing}")]
-    Io {
-        doing: String,
-        #[source]
-        source: io::Error,
-    },
+    #[error("{doing}: {cause}")]
+    Io { doing: String, cause: io::Error },
 
     /// A job's local store.
     #[error(transparent)]
     Store(#[from] StoreError),
 
     /// Seeding a job's local store with what the server has of it.
-    #[error("importing the server's samples of the job into its local store")]
-    Seed(#[source] StoreError),
+    #[error("importing the server's samples of the job into its local store: {0}")]
+    Seed(StoreError),
 }
 
 impl FleetError {
     /// An [`FleetError::Answer`]: `what` was asked, and the answer did not
     /// parse.
     pub(crate) fn answer(what: String) -> impl FnOnce(serde_json::Error) -> FleetError {
-        move |source| FleetError::Answer { what, source }
-    }
-
-    /// The message followed by its causes, each after `": "`, as the
-    /// binary prints an error (a failed job's message on the server).
-    pub fn with_causes(&self) -> String {
-        let mut text = self.to_string();
-        let mut cause = std::error::Error::source(self);
-        while let Some(error) = cause {
-            text.push_str(&format!(": {error}"));
-            cause = error.source();
-        }
-        text
+        move |cause| FleetError::Answer { what, cause }
     }
 }
 
@@ -84,19 +67,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn causes_follow_the_message_as_anyhow_prints_them() {
+    fn causes_follow_the_message_in_its_text() {
         let error = FleetError::Io {
             doing: "cannot make the job's directory /w".into(),
-            source: io::Error::other("disk full"),
+            cause: io::Error::other("disk full"),
         };
-        assert_eq!(error.to_string(), "cannot make the job's directory /w");
         assert_eq!(
-            error.with_causes(),
+            error.to_string(),
             "cannot make the job's directory /w: disk full"
         );
         let refused = FleetError::JobRefused("names[0] \"x\" is unknown".into());
         assert_eq!(
-            refused.with_causes(),
+            refused.to_string(),
             "the job was refused by this worker and nothing of it ran: names[0] \"x\" is unknown"
         );
     }

@@ -10,9 +10,9 @@ use kbench_store::{Job, JobSpec};
 pub fn submit(api: &Api, spec: &JobSpec) -> Result<Job, FleetError> {
     let response = api
         .post_json("/jobs", spec)
-        .map_err(|source| FleetError::Io {
+        .map_err(|cause| FleetError::Io {
             doing: format!("cannot reach the kbench server at {}", api.url),
-            source,
+            cause,
         })?;
     if response.status != 201 {
         return Err(FleetError::Refused(format!(
@@ -112,7 +112,7 @@ mod tests {
         let server = FakeServer::start();
         server.answer("GET /api/v1/jobs", 200, r#"{"jobs": 3}"#);
         let api = Api::new(&server.url, None).unwrap();
-        let error = list(&api).unwrap().jobs().unwrap_err().with_causes();
+        let error = list(&api).unwrap().jobs().unwrap_err().to_string();
         assert!(
             error.starts_with(&format!(
                 "{}: GET /api/v1/jobs answered no kbench.jobs/1: invalid type",

@@ -52,7 +52,7 @@ mod tests {
         assert_eq!((lease.job, lease.worker.as_str()), (12, "lab:box"));
         assert_eq!(parse_lease(&lease_text(&lease)).unwrap(), lease);
         for bad in ["", "12", "12:", "x:w1", ":w1"] {
-            let err = parse_lease(bad).unwrap_err().with_causes();
+            let err = parse_lease(bad).unwrap_err().to_string();
             assert!(err.contains("not JOB:WORKER"), "{bad:?}: {err}");
         }
     }

@@ -218,7 +218,7 @@ impl Worker {
             Ok(Ended::Exited { status, tail, .. }) => {
                 (false, format!("kbench {status}: {}", tail.join("\n")))
             }
-            Err(error) => (false, error.with_causes()),
+            Err(error) => (false, error.to_string()),
         };
         self.finish(job, ok, &text)?;
         if ok || !self.keep_failed {
@@ -239,9 +239,9 @@ impl Worker {
     fn measure(&self, job: &Job, dir: &Path) -> Result<Ended, FleetError> {
         let spec = &job.spec;
         (self.check_job)(spec).map_err(FleetError::JobRefused)?;
-        std::fs::create_dir_all(dir).map_err(|source| FleetError::Io {
+        std::fs::create_dir_all(dir).map_err(|cause| FleetError::Io {
             doing: format!("cannot make the job's directory {}", dir.display()),
-            source,
+            cause,
         })?;
         let db = dir.join("results.db");
         self.seed(job, &db)?;
@@ -336,9 +336,9 @@ impl Worker {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         die_with_parent(&mut command);
-        let mut child = command.spawn().map_err(|source| FleetError::Io {
+        let mut child = command.spawn().map_err(|cause| FleetError::Io {
             doing: format!("cannot start {} for job {}", self.exe.display(), job.id),
-            source,
+            cause,
         })?;
         let prefix = format!("[job {}] ", job.id);
         let tail = Arc::new(Mutex::new(VecDeque::new()));
@@ -359,9 +359,9 @@ impl Worker {
         let mut interrupted = false;
         let mut told_unreachable = false;
         let status = loop {
-            let exited = child.try_wait().map_err(|source| FleetError::Io {
+            let exited = child.try_wait().map_err(|cause| FleetError::Io {
                 doing: format!("cannot wait for the child of job {}", job.id),
-                source,
+                cause,
             })?;
             if let Some(status) = exited {
                 break status;
