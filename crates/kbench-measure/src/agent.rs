@@ -6,14 +6,17 @@
 //! process, under the user's wrapper when there is one. Every test's
 //! samples are followed by its interference monitors ([`crate::monitor`]).
 
+use crate::counters::{CountedWorkload, Counters};
 use crate::monitor::RoundMonitor;
 use crate::plan::{SamplingPlan, StopReason};
 use crate::sampler::{Progress, sample};
+use crate::sysmon::SystemRound;
 use crate::turns::Turns;
-use kbench_bench::{BenchError, BenchInfo};
+use kbench_bench::{BenchError, BenchInfo, Workload};
 use kbench_catalog::profile::Profiles;
 use kbench_model::{AgentEvent, TestKey};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -94,26 +97,38 @@ fn run_tests(
         if stopped() {
             break;
         }
-        // Every test's events pass its interference monitors, which read
-        // between samples and send their samples before the test's end.
+        let builtin = kbench_bench::find(&test.benchmark);
+        // Every test's events pass its interference and system monitors,
+        // which read between samples and send their samples before the
+        // test's end; an external tool's also get its children's rusage.
         let mut monitor = RoundMonitor::start();
+        let mut system = SystemRound::new(&job.plan.record.monitors, builtin.is_none());
         let mut emit_monitored = |event: AgentEvent| -> io::Result<()> {
-            match event {
-                AgentEvent::Sample { .. } => monitor.between_samples(),
+            match &event {
+                AgentEvent::TestStart { .. } => system.start(),
+                AgentEvent::Sample {
+                    metric, iterations, ..
+                } => {
+                    monitor.between_samples();
+                    if !kbench_model::is_secondary_metric(metric) {
+                        system.sampled(metric, *iterations);
+                    }
+                }
                 AgentEvent::TestEnd { .. } => {
-                    for monitored in monitor.finish() {
-                        emit(out, &monitored)?;
+                    for monitored in monitor.finish().iter().chain(&system.finish()) {
+                        emit(out, monitored)?;
                     }
                 }
                 _ => {}
             }
             emit(out, &event)
         };
-        if let Some(info) = kbench_bench::find(&test.benchmark) {
+        if let Some(info) = builtin {
             run_builtin(
                 info,
                 test,
                 &job.plan,
+                job.plan.record.counters,
                 turns.as_deref_mut(),
                 stop,
                 &mut emit_monitored,
@@ -159,6 +174,7 @@ fn run_builtin(
     info: &BenchInfo,
     test: &TestKey,
     plan: &SamplingPlan,
+    count: bool,
     turns: Option<&mut Turns>,
     stop: &AtomicBool,
     emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
@@ -171,17 +187,36 @@ fn run_builtin(
         Err(error) => return emit(failure_event(test, &error)),
     };
     let unit = info.unit;
+    // Counted from the first sample on: opened after the workload's
+    // partners started, reset once calibration is done.
+    let counters = count.then(|| RefCell::new(Counters::open().0));
+    let mut counted;
+    let timed: &mut dyn Workload = match &counters {
+        Some(counters) => {
+            counted = CountedWorkload {
+                inner: workload.as_mut(),
+                counters,
+            };
+            &mut counted
+        }
+        None => workload.as_mut(),
+    };
     // Events are written from the sampler's callback; the first write error
     // is kept and returned once sampling ends.
     let mut write_error: Option<io::Error> = None;
-    let result = sample(workload.as_mut(), unit, plan, stop, turns, |progress| {
+    let result = sample(timed, unit, plan, stop, turns, |progress| {
         let event = match progress {
-            Progress::Calibrated { iterations } => AgentEvent::TestStart {
-                test: key.clone(),
-                unit: unit.label().to_string(),
-                direction: info.direction,
-                iterations,
-            },
+            Progress::Calibrated { iterations } => {
+                if let Some(counters) = &counters {
+                    counters.borrow_mut().reset();
+                }
+                AgentEvent::TestStart {
+                    test: key.clone(),
+                    unit: unit.label().to_string(),
+                    direction: info.direction,
+                    iterations,
+                }
+            }
             Progress::Sample(m) => AgentEvent::Sample {
                 metric: m.metric.to_string(),
                 value: m.value,
@@ -206,10 +241,44 @@ fn run_builtin(
         },
         Err(error) => failure_event(&key, &error),
     };
-    match write_error {
-        Some(error) => Err(error),
-        None => emit(last),
+    if let Some(error) = write_error {
+        return Err(error);
     }
+    if matches!(last, AgentEvent::TestEnd { .. })
+        && let Some(counters) = counters
+    {
+        for event in counter_events(&counters.into_inner()) {
+            emit(event)?;
+        }
+    }
+    emit(last)
+}
+
+/// The round's counters per operation, each declared then sampled once;
+/// a counter that counted nothing is not sent (absence is 0).
+fn counter_events(counters: &Counters) -> Vec<AgentEvent> {
+    let at_ms = kbench_model::now_ms();
+    let iterations = counters.iterations();
+    counters
+        .per_op()
+        .into_iter()
+        .filter(|(_, value)| *value > 0.0)
+        .flat_map(|(event, value)| {
+            [
+                AgentEvent::Metric {
+                    metric: event.metric(),
+                    unit: event.unit.to_string(),
+                    direction: crate::counters::DIRECTION,
+                },
+                AgentEvent::Sample {
+                    metric: event.metric(),
+                    value,
+                    iterations,
+                    at_ms,
+                },
+            ]
+        })
+        .collect()
 }
 
 fn failure_event(test: &TestKey, error: &BenchError) -> AgentEvent {

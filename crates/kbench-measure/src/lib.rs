@@ -8,6 +8,7 @@ mod error;
 
 pub mod adaptive;
 pub mod agent;
+pub mod counters;
 pub mod duet;
 pub mod interleave;
 pub mod launcher;
@@ -19,6 +20,7 @@ pub mod redo;
 pub mod runner;
 pub mod sampler;
 pub mod sysinfo;
+pub mod sysmon;
 pub mod turns;
 pub mod variant;
 

@@ -2,6 +2,7 @@
 //! hands every agent, and the reasons sampling ends.
 
 use crate::error::{Result, invalid};
+use crate::sysmon::SystemMonitor;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -26,6 +27,28 @@ pub struct SamplingPlan {
     /// external profile's own time budget replaces it.
     #[serde(default)]
     pub max_time_chosen: bool,
+    /// What is recorded beside each test's own numbers.
+    #[serde(default)]
+    pub record: Recording,
+}
+
+/// The secondary metrics a round records (docs/counters.md): the
+/// measuring task's perf counters and the system monitors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recording {
+    /// `false` with `--no-counters`.
+    pub counters: bool,
+    /// `--monitor`'s sources.
+    pub monitors: Vec<SystemMonitor>,
+}
+
+impl Default for Recording {
+    fn default() -> Self {
+        Recording {
+            counters: true,
+            monitors: SystemMonitor::ALL.to_vec(),
+        }
+    }
 }
 
 impl Default for SamplingPlan {
@@ -39,6 +62,7 @@ impl Default for SamplingPlan {
             min_interval: kbench_bench::MIN_INTERVAL,
             min_samples_chosen: false,
             max_time_chosen: false,
+            record: Recording::default(),
         }
     }
 }

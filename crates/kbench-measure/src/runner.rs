@@ -23,7 +23,7 @@ use crate::adaptive::{AdaptiveRounds, RoundsSoFar};
 use crate::agent::AgentJob;
 use crate::error::{MeasureError, Result};
 use crate::launcher::{AgentStream, Launcher};
-use crate::plan::SamplingPlan;
+use crate::plan::{Recording, SamplingPlan};
 use crate::sampler::relative_ci;
 use kbench_model::{AgentEvent, MAIN_METRIC, Sample, SystemSnapshot, TestKey, TestSpec};
 use kbench_store::{
@@ -75,6 +75,9 @@ pub enum RunEvent {
     TestEnded {
         outcome: TestOutcome,
     },
+    /// Something the user should know once (a counter or monitor this
+    /// system cannot record); it is also stored with the run.
+    Note(String),
 }
 
 /// What a run did.
@@ -150,6 +153,12 @@ pub fn execute(
             rounds: request.rounds.max(1),
             resumed,
         });
+        if offset == 0 {
+            let recording = recording_notes(&info.snapshot, &request.plan.record);
+            recording
+                .into_iter()
+                .for_each(|note| observer(RunEvent::Note(note)));
+        }
         summary.runs.push(run);
         let cpu_before = crate::sysinfo::cpu_times();
         let mut round_run = RoundRun {
@@ -346,16 +355,30 @@ fn start_batch(
 }
 
 fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> Result<RunInfo> {
+    let mut notes = request.notes.clone();
+    notes.extend(recording_notes(&snapshot, &request.plan.record));
     Ok(RunInfo {
         tool_version: snapshot.kbench_version.clone(),
         snapshot,
         host: request.host.clone(),
         wrapper: request.wrapper.clone(),
-        notes: request.notes.clone(),
+        notes,
         started_at_ms: kbench_model::now_ms(),
         pid: std::process::id(),
         uid: Some(kbench_model::random_id().map_err(MeasureError::os("making the run's uid"))?),
     })
+}
+
+/// What the measuring system could not record of what `record` asks: the
+/// counters that did not open, the monitors whose files it lacks.
+fn recording_notes(snapshot: &SystemSnapshot, record: &Recording) -> Vec<String> {
+    let counters = snapshot.counters_note.clone().filter(|_| record.counters);
+    let monitors = record
+        .monitors
+        .iter()
+        .filter(|m| snapshot.monitors_missing.iter().any(|n| n == m.name()))
+        .map(|m| format!("monitor {m} skipped: this kernel has no {}", m.source()));
+    counters.into_iter().chain(monitors).collect()
 }
 
 /// One round's run: where its samples go.

@@ -28,6 +28,7 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
     let work_dir = fs::canonicalize(work_dir)
         .or_else(|_| std::path::absolute(work_dir))
         .unwrap_or_else(|_| work_dir.to_path_buf());
+    let counters = crate::counters::Counters::open().1;
     SystemSnapshot {
         os: os_name(),
         vulnerabilities: vulnerabilities(),
@@ -56,6 +57,13 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
             .unwrap_or("rustc (unknown)")
             .to_string(),
         kbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        counters: counters.available.iter().map(|c| c.to_string()).collect(),
+        counters_note: counters.note,
+        monitors_missing: crate::sysmon::SystemMonitor::ALL
+            .into_iter()
+            .filter(|m| !m.is_available())
+            .map(|m| m.name().to_string())
+            .collect(),
         variant: None,
         kernel_cmdline: cmdline,
         hostname: uname.nodename,

@@ -14,6 +14,7 @@ pub mod lab;
 mod monitor;
 mod names;
 pub mod results;
+mod secondary;
 mod snapshot;
 mod test_key;
 
@@ -26,6 +27,10 @@ pub use monitor::{
 pub use names::{
     MAX_NAME_CHARS, MAX_TEST_NAME_CHARS, MAX_UNIT_CHARS, check_test_spec, validate_id,
     validate_name,
+};
+pub use secondary::{
+    COUNTER_PREFIX, SECONDARY_FAMILIES, is_result_metric, is_secondary_metric, secondary_family,
+    secondary_label,
 };
 pub use snapshot::{SystemSnapshot, VariantRecord};
 pub use test_key::{MAIN_METRIC, ParseTestKeyError, TestKey};

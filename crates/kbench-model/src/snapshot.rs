@@ -41,6 +41,17 @@ pub struct SystemSnapshot {
     pub steal_percent: Option<f64>,
     pub compiler: String,
     pub kbench_version: String,
+    /// The perf counters the measuring process could open
+    /// (`task_clock`, ..., `instructions` where there is a PMU).
+    pub counters: Vec<String>,
+    /// Why some counters are missing (no PMU, `perf_event_paranoid`), when
+    /// some are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters_note: Option<String>,
+    /// The system monitors whose files this kernel lacks (`sched` without
+    /// /proc/schedstat, `psi` before 4.20).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub monitors_missing: Vec<String>,
     /// The variant this run measured, when it was one of several measured
     /// in interleaved blocks (`kbench run --variant`).
     #[serde(skip_serializing_if = "Option::is_none")]

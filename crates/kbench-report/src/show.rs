@@ -75,7 +75,7 @@ pub fn document(data: &ResultSetData) -> ShowDocument {
         tests: data
             .tests
             .iter()
-            .filter(|spec| !kbench_model::is_monitor_metric(&spec.key.metric))
+            .filter(|spec| kbench_model::is_result_metric(&spec.key.metric))
             .map(|spec| test_entry(spec, &data.identifiers))
             .collect(),
         interference: data

@@ -1,5 +1,5 @@
 //! What the show, compare and history models read of a result set: the
-//! tests that are results (never an interference monitor), the chosen
+//! tests that are results (never a monitor or a secondary metric), the chosen
 //! identifiers, and one identifier's samples of a test grouped into rounds,
 //! as kbench-stats' comparison side.
 
@@ -29,7 +29,7 @@ pub(crate) fn filtered_specs<'a>(
 ) -> Vec<&'a TestSpec> {
     data.tests
         .iter()
-        .filter(|spec| !kbench_model::is_monitor_metric(&spec.key.metric))
+        .filter(|spec| kbench_model::is_result_metric(&spec.key.metric))
         .filter(|spec| shown(spec, filter))
         .collect()
 }

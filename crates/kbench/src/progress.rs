@@ -64,6 +64,7 @@ impl Progress {
                 self.bar
                     .set_message(format!("{test}: {samples} samples, {ci}"));
             }
+            RunEvent::Note(note) => self.line(format!("note: {note}")),
             RunEvent::TestEnded { outcome } => {
                 self.done += 1;
                 self.bar.set_position(self.done);

@@ -34,6 +34,17 @@ pub struct SamplingArgs {
     /// Most samples per test and round
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(2..))]
     pub max_samples: u64,
+
+    /// Do not record the measuring task's perf counters (task clock, context switches, CPU
+    /// migrations, page faults, and instructions, cycles, branch and cache misses where there is
+    /// a PMU), per operation
+    #[arg(long)]
+    pub no_counters: bool,
+
+    /// System monitors recorded per round, comma-separated: vmstat, interrupts, softirqs, sched,
+    /// psi, or none
+    #[arg(long, value_name = "LIST", default_value = kbench_measure::sysmon::DEFAULT_MONITORS)]
+    pub monitor: String,
 }
 
 #[derive(Debug, Args)]

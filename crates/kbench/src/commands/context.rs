@@ -4,7 +4,8 @@
 
 use crate::cli::{SamplingArgs, UploadArgs};
 use kbench_fleet::upload::{Upload, Uploaded};
-use kbench_measure::plan::{PlanChoice, SamplingPlan};
+use kbench_measure::plan::{PlanChoice, Recording, SamplingPlan};
+use kbench_measure::sysmon::SystemMonitor;
 use kbench_store::{Database, Location};
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -70,10 +71,16 @@ pub(crate) fn with_upload(
 
 /// The sampling flags as a plan, checked.
 pub(crate) fn sampling_plan(args: &SamplingArgs) -> anyhow::Result<SamplingPlan> {
-    Ok(SamplingPlan::chosen(&PlanChoice {
+    let mut plan = SamplingPlan::chosen(&PlanChoice {
         target_ci_percent: args.target_ci,
         max_time: args.max_time,
         min_samples: args.min_samples,
         max_samples: args.max_samples,
-    })?)
+    })?;
+    plan.record = Recording {
+        counters: !args.no_counters,
+        monitors: SystemMonitor::parse_list(&args.monitor)
+            .map_err(|e| anyhow::anyhow!("--monitor: {e}"))?,
+    };
+    Ok(plan)
 }
