@@ -6,17 +6,16 @@
 //! process, under the user's wrapper when there is one. Every test's
 //! samples are followed by its interference monitors ([`crate::monitor`]).
 
-use crate::counters::{CountedWorkload, Counters};
+use crate::counters::{Event, count_interval};
 use crate::monitor::RoundMonitor;
 use crate::plan::{SamplingPlan, StopReason};
 use crate::sampler::{Progress, sample};
 use crate::sysmon::SystemRound;
 use crate::turns::Turns;
-use kbench_bench::{BenchError, BenchInfo, Workload};
+use kbench_bench::{BenchError, BenchInfo};
 use kbench_catalog::profile::Profiles;
 use kbench_model::{AgentEvent, TestKey};
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -187,36 +186,17 @@ fn run_builtin(
         Err(error) => return emit(failure_event(test, &error)),
     };
     let unit = info.unit;
-    // Counted from the first sample on: opened after the workload's
-    // partners started, reset once calibration is done.
-    let counters = count.then(|| RefCell::new(Counters::open().0));
-    let mut counted;
-    let timed: &mut dyn Workload = match &counters {
-        Some(counters) => {
-            counted = CountedWorkload {
-                inner: workload.as_mut(),
-                counters,
-            };
-            &mut counted
-        }
-        None => workload.as_mut(),
-    };
     // Events are written from the sampler's callback; the first write error
     // is kept and returned once sampling ends.
     let mut write_error: Option<io::Error> = None;
-    let result = sample(timed, unit, plan, stop, turns, |progress| {
+    let result = sample(workload.as_mut(), unit, plan, stop, turns, |progress| {
         let event = match progress {
-            Progress::Calibrated { iterations } => {
-                if let Some(counters) = &counters {
-                    counters.borrow_mut().reset();
-                }
-                AgentEvent::TestStart {
-                    test: key.clone(),
-                    unit: unit.label().to_string(),
-                    direction: info.direction,
-                    iterations,
-                }
-            }
+            Progress::Calibrated { iterations } => AgentEvent::TestStart {
+                test: key.clone(),
+                unit: unit.label().to_string(),
+                direction: info.direction,
+                iterations,
+            },
             Progress::Sample(m) => AgentEvent::Sample {
                 metric: m.metric.to_string(),
                 value: m.value,
@@ -228,6 +208,15 @@ fn run_builtin(
             write_error = emit(event).err();
         }
     });
+    // The round's counters, in an interval of their own after the samples
+    // (still this agent's turn in a block); a failure there fails nothing.
+    let counted = match &result {
+        Ok(end) if count && end.samples > 0 && !stop.load(Ordering::SeqCst) => {
+            let per_op = count_interval(workload.as_mut(), end.iterations).unwrap_or_default();
+            counter_events(&per_op, end.iterations)
+        }
+        _ => vec![],
+    };
     drop(workload);
     if stop.load(Ordering::SeqCst) {
         // Whatever the sampler said (a partner killed by the same SIGINT
@@ -244,10 +233,8 @@ fn run_builtin(
     if let Some(error) = write_error {
         return Err(error);
     }
-    if matches!(last, AgentEvent::TestEnd { .. })
-        && let Some(counters) = counters
-    {
-        for event in counter_events(&counters.into_inner()) {
+    if matches!(last, AgentEvent::TestEnd { .. }) {
+        for event in counted {
             emit(event)?;
         }
     }
@@ -256,12 +243,11 @@ fn run_builtin(
 
 /// The round's counters per operation, each declared then sampled once;
 /// a counter that counted nothing is not sent (absence is 0).
-fn counter_events(counters: &Counters) -> Vec<AgentEvent> {
+fn counter_events(counted: &[(Event, f64)], iterations: u64) -> Vec<AgentEvent> {
     let at_ms = kbench_model::now_ms();
-    let iterations = counters.iterations();
-    counters
-        .per_op()
-        .into_iter()
+    counted
+        .iter()
+        .copied()
         .filter(|(_, value)| *value > 0.0)
         .flat_map(|(event, value)| {
             [

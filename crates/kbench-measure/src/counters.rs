@@ -3,17 +3,17 @@
 //! CPU migrations, minor and major page faults), hardware events where the
 //! PMU allows them (instructions, cycles, branch and cache misses).
 //!
-//! Each counter is opened on the calling thread with `inherit`, so the
-//! children a timed interval forks (fork-exit, exec) count when they exit,
-//! while partner processes started before counting began (a pipe's other
-//! end) do not: the counts are the measuring task's. They are read right
-//! before and right after each timed interval ([`CountedWorkload`]), so the
-//! agent's own work between samples (writing events) is never counted; the
-//! reads fall outside the interval the sampler times.
+//! Each round counts one extra interval of the calibrated length after its
+//! samples ([`count_interval`]), whose time is thrown away: counting never
+//! runs while a sample is timed. Each counter is opened on the calling
+//! thread with `inherit`, so the children the interval forks (fork-exit,
+//! exec) count when they exit, while partner processes started before (a
+//! pipe's other end) do not: the counts are the measuring task's. They are
+//! read right before and right after the interval, so nothing the agent
+//! does between (writing events) is counted.
 
-use kbench_bench::{BenchError, Interval, Workload};
+use kbench_bench::{BenchError, Workload};
 use kbench_model::{COUNTER_PREFIX, Direction};
-use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -98,13 +98,9 @@ pub const EVENTS: [Event; 9] = [
     hardware("cache_misses", 3, "misses/op"),
 ];
 
-/// The counters that opened, with what could not be opened said once.
+/// The counters that opened.
 pub struct Counters {
     open: Vec<(Event, File)>,
-    /// Counts over the timed intervals since [`Counters::reset`], per open
-    /// counter, and the iterations they timed.
-    totals: Vec<u64>,
-    iterations: u64,
 }
 
 /// Which counters this machine gives, and why the others are missing.
@@ -133,64 +129,54 @@ impl Counters {
                 }
             }
         }
-        let note = missing_note(software_error.as_ref(), hardware_error.as_ref());
         let availability = Availability {
             available: open.iter().map(|(event, _)| event.name).collect(),
-            note,
+            note: missing_note(software_error.as_ref(), hardware_error.as_ref()),
         };
-        let totals = vec![0; open.len()];
-        (
-            Counters {
-                open,
-                totals,
-                iterations: 0,
-            },
-            availability,
-        )
+        (Counters { open }, availability)
     }
 
-    /// Forgets what was counted (calibration's intervals are not samples).
-    pub fn reset(&mut self) {
-        self.totals.iter_mut().for_each(|t| *t = 0);
-        self.iterations = 0;
-    }
-
-    /// Each counter's current value; a counter that cannot be read is
-    /// dropped for the rest of the test.
-    fn read_all(&mut self) -> Vec<u64> {
-        let mut values = Vec::with_capacity(self.open.len());
-        let mut row = 0;
-        self.open.retain_mut(|(_, file)| {
-            let mut bytes = [0u8; 8];
-            let ok = file.read_exact(&mut bytes).is_ok();
-            if ok {
-                values.push(u64::from_ne_bytes(bytes));
-                row += 1;
-            } else {
-                self.totals.remove(row);
-            }
-            ok
-        });
-        values
-    }
-
-    /// The iterations timed since the last reset.
-    pub fn iterations(&self) -> u64 {
-        self.iterations
-    }
-
-    /// Each counter per operation over the timed intervals since the last
-    /// reset, as (event, value); empty before any interval.
-    pub fn per_op(&self) -> Vec<(Event, f64)> {
-        if self.iterations == 0 {
-            return vec![];
-        }
+    /// Each counter's current value; `None` when one cannot be read.
+    fn read_all(&mut self) -> Option<Vec<u64>> {
         self.open
-            .iter()
-            .zip(&self.totals)
-            .map(|((event, _), &total)| (*event, total as f64 / self.iterations as f64))
+            .iter_mut()
+            .map(|(_, file)| {
+                let mut bytes = [0u8; 8];
+                file.read_exact(&mut bytes).ok()?;
+                Some(u64::from_ne_bytes(bytes))
+            })
             .collect()
     }
+}
+
+/// One counting interval: opens the counters, runs `iterations` of
+/// `workload` once, and returns each counter per operation (nothing when
+/// none opened or one could not be read). The interval's time is not a
+/// sample: the counters are never open while samples are timed, so they
+/// cannot slow what is measured (their kernel bookkeeping costs up to a
+/// third of a context switch, and `inherit` makes every fork copy them).
+pub fn count_interval(
+    workload: &mut dyn Workload,
+    iterations: u64,
+) -> Result<Vec<(Event, f64)>, BenchError> {
+    let (mut counters, _) = Counters::open();
+    let before = counters.read_all();
+    workload.run(iterations)?;
+    let after = counters.read_all();
+    let (Some(before), Some(after)) = (before, after) else {
+        return Ok(vec![]);
+    };
+    Ok(counters
+        .open
+        .iter()
+        .zip(after.iter().zip(&before))
+        .map(|((event, _), (a, b))| {
+            (
+                *event,
+                a.saturating_sub(*b) as f64 / iterations.max(1) as f64,
+            )
+        })
+        .collect())
 }
 
 /// What to tell the user about the counters that did not open.
@@ -252,39 +238,13 @@ fn open_counter(event: &Event) -> io::Result<File> {
     Ok(File::from(owned))
 }
 
-/// A workload whose timed intervals are counted: each counter is read
-/// before and after [`Workload::run`], and the difference is added.
-pub struct CountedWorkload<'a> {
-    pub inner: &'a mut dyn Workload,
-    pub counters: &'a RefCell<Counters>,
-}
-
-impl Workload for CountedWorkload<'_> {
-    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
-        let before = self.counters.borrow_mut().read_all();
-        let interval = self.inner.run(iterations)?;
-        let mut counters = self.counters.borrow_mut();
-        let after = counters.read_all();
-        if after.len() == before.len() {
-            for (total, (a, b)) in counters.totals.iter_mut().zip(after.iter().zip(&before)) {
-                *total += a.saturating_sub(*b);
-            }
-            counters.iterations += iterations;
-        }
-        Ok(interval)
-    }
-
-    fn tasks(&self) -> u32 {
-        self.inner.tasks()
-    }
-}
-
 /// Every counter is a count per operation: fewer is better.
 pub const DIRECTION: Direction = Direction::Lower;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kbench_bench::Interval;
     use std::time::Duration;
 
     /// Forks and reaps one child per iteration: the parent's copy-on-write
@@ -313,25 +273,15 @@ mod tests {
 
     #[test]
     fn software_counters_open_and_count_per_operation() {
-        let (counters, availability) = Counters::open();
-        let software: Vec<_> = EVENTS.iter().filter(|e| !e.is_hardware()).collect();
-        if availability.available.len() < software.len() {
+        let (_, availability) = Counters::open();
+        let software = EVENTS.iter().filter(|e| !e.is_hardware()).count();
+        if availability.available.len() < software {
             // A kernel without perf events, or a paranoid setting: the note
-            // says which, and nothing is counted.
+            // says which.
             assert!(availability.note.is_some());
             return;
         }
-        let counters = RefCell::new(counters);
-        let mut forks = Forks;
-        let mut counted = CountedWorkload {
-            inner: &mut forks,
-            counters: &counters,
-        };
-        counted.run(3).unwrap();
-        counters.borrow_mut().reset();
-        assert!(counters.borrow().per_op().is_empty(), "reset forgets");
-        counted.run(20).unwrap();
-        let per_op = counters.borrow().per_op();
+        let per_op = count_interval(&mut Forks, 20).unwrap();
         let of = |name: &str| per_op.iter().find(|(e, _)| e.name == name).unwrap().1;
         assert!(of("task_clock") > 0.0);
         // A fork write-protects the parent's pages: its next writes fault.

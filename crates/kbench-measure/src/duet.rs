@@ -5,8 +5,11 @@
 //! a comparison's block order.
 
 use crate::error::{MeasureError, Result, invalid};
+use crate::launcher::ProcessLauncher;
 use crate::variant::Variant;
 use kbench_model::TestKey;
+use std::ffi::OsString;
+use std::path::Path;
 
 /// What `--duet` of variants needs: two variants that leave the CPUs and
 /// sysctl values to it, two CPUs, and tests that run in one task.
@@ -51,6 +54,24 @@ pub fn check_machine(tests: &[TestKey]) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The launchers of a duet: each of the two variants pinned to CPU 0 and
+/// to CPU 1 (which side gets which is drawn per block).
+pub fn launchers(
+    variants: &[Variant],
+    exe: &Path,
+    env: &[(&str, OsString)],
+) -> Result<[[ProcessLauncher; 2]; 2]> {
+    let pinned = |v: &Variant, cpu: usize| {
+        let mut pinned = v.clone();
+        pinned.cpus = Some(cpu.to_string());
+        pinned.launcher(exe, env)
+    };
+    Ok([
+        [pinned(&variants[0], 0)?, pinned(&variants[0], 1)?],
+        [pinned(&variants[1], 0)?, pinned(&variants[1], 1)?],
+    ])
 }
 
 /// The note a variant's runs carry when they are one side of a duet.

@@ -353,11 +353,6 @@ fn in_turns<'a>(
     let cpus = crate::placement::allowed_cpus();
     let cpu = (kbench_bench::runs_in_one_task(&test.benchmark) && !cpus.is_empty())
         .then(|| cpus[rng.usize(..cpus.len())]);
-    let job = AgentJob {
-        snapshot: false,
-        tests: vec![test.clone()],
-        plan: request.requests[0].plan.clone(),
-    };
     // The seats are dropped on return, once every agent has its ends: the
     // parent keeps none, so an agent that dies reads as a closed ring.
     let seats =
@@ -366,6 +361,12 @@ fn in_turns<'a>(
         .iter()
         .zip(&seats)
         .map(|(&v, seat)| {
+            // Each variant's own plan: it may record no counters.
+            let job = AgentJob {
+                snapshot: false,
+                tests: vec![test.clone()],
+                plan: request.requests[v].plan.clone(),
+            };
             let own_cpus = request.variants[v].cpus.is_some();
             let stream =
                 request.launchers[v].launch_in_turn(&job, seat, cpu.filter(|_| !own_cpus))?;

@@ -1,7 +1,7 @@
 //! What a test's sampling aims for and why it stopped: the plan a run
 //! hands every agent, and the reasons sampling ends.
 
-use crate::error::{Result, invalid};
+use crate::error::{MeasureError, Result, invalid};
 use crate::sysmon::SystemMonitor;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -40,6 +40,18 @@ pub struct Recording {
     pub counters: bool,
     /// `--monitor`'s sources.
     pub monitors: Vec<SystemMonitor>,
+}
+
+impl Recording {
+    /// From `--no-counters` and `--monitor`'s list; an unknown monitor is
+    /// refused with the closest name.
+    pub fn chosen(no_counters: bool, monitors: &str) -> Result<Recording> {
+        Ok(Recording {
+            counters: !no_counters,
+            monitors: SystemMonitor::parse_list(monitors)
+                .map_err(|e| MeasureError::Invalid(format!("--monitor: {e}")))?,
+        })
+    }
 }
 
 impl Default for Recording {

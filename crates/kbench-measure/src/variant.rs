@@ -4,7 +4,9 @@
 //!
 //! A variant is written `NAME` or `NAME=SETTING;SETTING...` with settings
 //! `wrap:CMD ARGS`, `env:KEY=VALUE`, `sysctl:key=value`, `cgroup:PATH`
-//! (under /sys/fs/cgroup) and `cpus:LIST` (e.g. `0`, `0-1`, `0,2`); a
+//! (under /sys/fs/cgroup), `cpus:LIST` (e.g. `0`, `0-1`, `0,2`) and
+//! `counters:on|off` (whether its agent records perf counters: what their
+//! overhead is, measured side by side); a
 //! TOML file has the same as `[[variant]]` tables. Every setting is checked
 //! before anything runs ([`Variant::check`]); where an agent runs is
 //! [`crate::placement`]'s.
@@ -37,6 +39,9 @@ pub struct Variant {
     pub cgroup: Option<String>,
     #[serde(default)]
     pub cpus: Option<String>,
+    /// Whether its agent records perf counters (default: as the run).
+    #[serde(default)]
+    pub counters: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -65,7 +70,7 @@ impl Variant {
         let Some((kind, value)) = setting.split_once(':') else {
             invalid!(
                 "setting '{setting}' has no kind; write wrap:CMD, env:KEY=VALUE, \
-                 sysctl:key=value, cgroup:PATH or cpus:LIST"
+                 sysctl:key=value, cgroup:PATH, cpus:LIST or counters:on|off"
             );
         };
         let pair = |what: &str| {
@@ -88,9 +93,16 @@ impl Variant {
             }
             "cgroup" => self.cgroup = Some(value.trim().to_string()),
             "cpus" => self.cpus = Some(value.trim().to_string()),
+            "counters" => {
+                self.counters = Some(match value.trim() {
+                    "on" => true,
+                    "off" => false,
+                    _ => invalid!("setting '{setting}': counters is on or off"),
+                })
+            }
             other => invalid!(
                 "unknown setting kind '{other}' in '{setting}'; the kinds are wrap, env, \
-                 sysctl, cgroup and cpus"
+                 sysctl, cgroup, cpus and counters"
             ),
         }
         Ok(())
@@ -104,6 +116,10 @@ impl Variant {
         settings.extend(self.sysctl.iter().map(|(k, v)| format!("sysctl:{k}={v}")));
         settings.extend(self.cgroup.iter().map(|c| format!("cgroup:{c}")));
         settings.extend(self.cpus.iter().map(|c| format!("cpus:{c}")));
+        settings.extend(
+            self.counters
+                .map(|on| format!("counters:{}", if on { "on" } else { "off" })),
+        );
         settings
     }
 
@@ -186,11 +202,15 @@ impl Variant {
         plan: &SamplingPlan,
         notes: Vec<String>,
     ) -> RunRequest {
+        let mut plan = plan.clone();
+        if let Some(on) = self.counters {
+            plan.record.counters = on;
+        }
         RunRequest {
             set: set.to_string(),
             identifier: self.name.clone(),
             tests: tests.to_vec(),
-            plan: plan.clone(),
+            plan,
             rounds: 1,
             adaptive: None,
             wrapper: self.wrap.clone(),

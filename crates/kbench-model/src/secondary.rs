@@ -53,15 +53,17 @@ pub fn is_result_metric(metric: &str) -> bool {
 }
 
 /// The readable name of a secondary metric: `perf.context_switches_per_op`
-/// is "context switches/op", `vmstat.pgfault_per_op` "vmstat pgfault/op".
+/// is "context switches/op", `vmstat.pgfault_per_op` "vmstat pgfault/op",
+/// `psi.cpu_some_pct` "psi cpu_some" (its unit says %).
 pub fn secondary_label(metric: &str) -> String {
     let Some(family) = secondary_family(metric) else {
         return metric.to_string();
     };
     let name = &metric[family.len() + 1..];
-    let (name, per) = match name.strip_suffix("_per_op") {
-        Some(stem) => (stem, "/op"),
-        None => (name, ""),
+    let (name, per) = match (name.strip_suffix("_per_op"), name.strip_suffix("_pct")) {
+        (Some(stem), _) => (stem, "/op"),
+        (None, Some(stem)) => (stem, ""),
+        (None, None) => (name, ""),
     };
     let name = match family {
         "perf" => name.replace('_', " "),
@@ -102,6 +104,6 @@ mod tests {
             secondary_label("vmstat.pgfault_per_op"),
             "vmstat pgfault/op"
         );
-        assert_eq!(secondary_label("psi.cpu_some_pct"), "psi cpu_some_pct");
+        assert_eq!(secondary_label("psi.cpu_some_pct"), "psi cpu_some");
     }
 }

@@ -3,6 +3,7 @@
 //! of kbench-stats), the geometric-mean summary, verdict counts, and the
 //! system header. Built once from stored data; formats only lay it out.
 
+use crate::explain::{Explanation, explain};
 use crate::header::{self, Difference};
 use crate::sides::{chosen, filtered_specs, rounds_of, shown, side_of, summary_of};
 use crate::{Error, blocks};
@@ -82,6 +83,10 @@ pub struct IdentifierResult {
     /// `kbench.compare/1` document: `kbench export` has the raw samples.
     #[serde(skip)]
     pub values: Vec<f64>,
+    /// The test's counters and monitors against the baseline's, when it
+    /// is compared and either side recorded any ([`crate::explain`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<Explanation>,
 }
 
 /// Geometric mean and verdict counts of one identifier against the baseline.
@@ -169,6 +174,9 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
                     identifier: id.name.clone(),
                     summary: summary_of(side.as_ref()),
                     rounds: rounds_of(side.as_ref()),
+                    explanation: comparison
+                        .as_ref()
+                        .and_then(|_| explain(data, chosen[0], id, &spec.key)),
                     comparison,
                     values: id
                         .samples

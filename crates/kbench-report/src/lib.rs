@@ -3,9 +3,11 @@
 //! store returns it; this crate sees no database) and the statistics of
 //! `kbench-stats` in, text or JSON out.
 //!
-//! - The models, built once from the data: [`show`], [`comparison`] and
+//! - The models, built once from the data: [`show`] (and its
+//!   [`counters`] view), [`comparison`] and
 //!   [`history`] (with the system [`header`] facts and what the
-//!   [`interference`] monitors saw); and [`bisect`], the report
+//!   [`interference`] monitors saw, and what the counters and system
+//!   monitors [`explain`]); and [`bisect`], the report
 //!   kbench-bisect builds as it measures.
 //! - The renderers that lay them out: [`format`], one trait and one
 //!   registry of every format.
@@ -17,7 +19,9 @@
 pub mod bisect;
 mod blocks;
 pub mod comparison;
+pub mod counters;
 mod error;
+pub mod explain;
 #[cfg(test)]
 mod fixtures;
 pub mod format;

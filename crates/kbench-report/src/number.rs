@@ -23,6 +23,23 @@ pub fn value(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
+/// A count per operation: a [`value`], or three significant digits with
+/// an exponent below 0.001 (one page fault in 100,000 calls is 1.00e-5,
+/// not 0.0000).
+pub fn count(v: f64) -> String {
+    if v != 0.0 && v.abs() < 1e-3 {
+        format!("{v:.2e}")
+    } else {
+        value(v)
+    }
+}
+
+/// A signed [`count`]: "+0.3100", "-1523", "+2.10e-5".
+pub fn signed_count(v: f64) -> String {
+    let sign = if v < 0.0 { "-" } else { "+" };
+    format!("{sign}{}", count(v.abs()))
+}
+
 /// A fraction as a signed or unsigned percentage with two decimals.
 pub fn percent(fraction: f64) -> String {
     if fraction.is_finite() {

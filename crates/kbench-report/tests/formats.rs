@@ -588,7 +588,7 @@ fn csv_has_a_row_per_metric_and_identifier() {
     assert!(!text.contains('\x1b'));
     assert!(text.starts_with(
         "result_set,test,benchmark,options,metric,unit,direction,identifier,is_baseline,n,rounds,\
-         mean,median,sd,ci_low,ci_high,change_pct,change_ci_low,change_ci_high,p_value,q_value,verdict\r\n"
+         mean,median,sd,ci_low,ci_high,change_pct,change_ci_low,change_ci_high,p_value,q_value,verdict,explained_by\r\n"
     ));
     assert_eq!(text.matches("\r\n").count(), 1 + 4 * 3);
     // The options of futex1 hold a comma: quoted.
@@ -597,7 +597,7 @@ fn csv_has_a_row_per_metric_and_identifier() {
     ));
     let rows = records(&text);
     assert_eq!(rows.len(), 13);
-    assert!(rows.iter().all(|r| r.len() == 22), "{rows:?}");
+    assert!(rows.iter().all(|r| r.len() == 23), "{rows:?}");
     let slow = &rows[2];
     assert_eq!(
         slow[1..11],
@@ -828,6 +828,12 @@ fn undecidable_metrics_are_cannot_decide_in_every_format() {
         .iter()
         .find(|row| row[1] == PIPE && row.contains(&SLOW.to_string()))
         .unwrap();
-    assert_eq!(pipe.last().unwrap(), "cannot_decide");
-    assert_eq!(pipe[pipe.len() - 2], "", "no q-value: an empty cell");
+    let verdict = pipe.len() - 2;
+    assert_eq!(pipe[verdict], "cannot_decide");
+    assert_eq!(pipe[verdict - 1], "", "no q-value: an empty cell");
+    assert_eq!(
+        pipe[verdict + 1],
+        "",
+        "nothing explains an undecided metric"
+    );
 }

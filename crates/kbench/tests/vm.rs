@@ -175,8 +175,58 @@ fn debian_kernels_side_by_side_under_tcg() {
     assert_eq!(compared["schema"], "kbench.compare/1");
     eprintln!("done in {:?}", started.elapsed());
 
+    guest_monitors(&db, &old.1, &old.0);
+    eprintln!("vm run done in {:?}", started.elapsed());
+
     duet(&db, &old.0, &new.0);
     eprintln!("duet done in {:?}", started.elapsed());
+}
+
+/// `kbench vm run` stores the guest kernel's counters and monitors: the
+/// agent in the guest records them as it does on the host.
+fn guest_monitors(db: &Path, kernel: &str, release: &str) {
+    ok(
+        db,
+        &[
+            "vm",
+            "run",
+            "--kernel",
+            kernel,
+            "syscall-null",
+            "--rounds",
+            "1",
+            "--max-time",
+            "0.2",
+            "--into",
+            "guest",
+            "--accel",
+            "tcg",
+            "--timeout",
+            "60",
+        ],
+    );
+    let show = json_of(db, &["show", "guest", "--json"]);
+    let snapshot = &show["identifiers"][0]["runs"][0]["info"]["snapshot"];
+    assert_eq!(snapshot["kernel_release"], release, "the guest's snapshot");
+    let counters = json_of(db, &["show", "guest", "--counters", "--json"]);
+    let rows = counters["tests"][0]["rows"].as_array().unwrap();
+    let metrics: Vec<&str> = rows.iter().map(|r| r["metric"].as_str().unwrap()).collect();
+    assert!(
+        metrics
+            .iter()
+            .any(|m| m.starts_with("vmstat.") || m.starts_with("interrupts.")),
+        "the guest's system monitors: {metrics:?}"
+    );
+    // Debian's kernels have perf events: the guest counts its agent.
+    assert!(
+        snapshot["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "task_clock"),
+        "{snapshot}"
+    );
+    assert!(metrics.contains(&"perf.task_clock_per_op"), "{metrics:?}");
 }
 
 /// `vm compare --duet`: both kernels boot at once, block by block, each

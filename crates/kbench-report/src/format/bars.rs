@@ -100,6 +100,9 @@ fn metric_block(out: &mut String, metric: &MetricReport, name_width: usize, styl
             _ => line.push_str(" (no samples)"),
         }
         let _ = writeln!(out, "{}", line.trim_end());
+        if let Some(why) = common::why_text(result) {
+            let _ = writeln!(out, "{}   {why}", " ".repeat(name_width));
+        }
     }
 }
 

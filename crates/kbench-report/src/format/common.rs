@@ -283,6 +283,48 @@ pub fn needed_text(result: &IdentifierResult, needed: usize) -> String {
     format!("{needed} {what} per side would decide")
 }
 
+/// How many of the counters and monitors that moved a `why:` line names.
+const WHY_SHOWN: usize = 6;
+
+/// For a REGRESSION or IMPROVEMENT, what moved with it: "why: context
+/// switches/op +1.000 [+0.9800, +1.020], cpu migrations/op +0.3100 [...];
+/// instructions/op n/a (no PMU)". `None` for other verdicts, or when the
+/// test recorded no counter or monitor.
+pub(super) fn why_text(result: &IdentifierResult) -> Option<String> {
+    let verdict = result.comparison.as_ref()?.verdict;
+    let explanation = result.explanation.as_ref()?;
+    if !matches!(verdict, Verdict::Regression | Verdict::Improvement) {
+        return None;
+    }
+    let why = explanation.why(verdict);
+    let mut moved: Vec<String> = why
+        .iter()
+        .take(WHY_SHOWN)
+        .map(|c| {
+            format!(
+                "{} {} [{}, {}]",
+                c.label,
+                number::signed_count(c.difference.point),
+                number::signed_count(c.difference.ci_low),
+                number::signed_count(c.difference.ci_high)
+            )
+        })
+        .collect();
+    if why.len() > WHY_SHOWN {
+        moved.push(format!("{} more (--format json)", why.len() - WHY_SHOWN));
+    }
+    let mut text = if moved.is_empty() {
+        "why: no counter or monitor moved significantly with it".to_string()
+    } else {
+        format!("why: {}", moved.join(", "))
+    };
+    for missing in &explanation.unavailable {
+        text.push_str("; ");
+        text.push_str(missing);
+    }
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,12 +4,15 @@
 //!
 //! `result_set, test, benchmark, options, metric, unit, direction,
 //! identifier, is_baseline, n, rounds, mean, median, sd, ci_low, ci_high,
-//! change_pct, change_ci_low, change_ci_high, p_value, q_value, verdict`
+//! change_pct, change_ci_low, change_ci_high, p_value, q_value, verdict,
+//! explained_by`
 //!
 //! `options` is `k=v,k=v`; `ci_*` the 95 % CI of the mean; `change_*` the
 //! change against the baseline in percent with its 95 % CI; `verdict` as in
 //! the JSON document (`regression`, `improvement`, `no_change`,
-//! `inconclusive`). A missing or unbounded value is an empty cell (the
+//! `inconclusive`); `explained_by` for a regression or improvement the
+//! counters and monitors that moved significantly with it, largest first,
+//! as `metric=difference` separated by spaces. A missing or unbounded value is an empty cell (the
 //! baseline's change columns, an identifier without samples). Numbers are
 //! written in full precision. Never coloured.
 //!
@@ -48,6 +51,7 @@ const COLUMNS: &[&str] = &[
     "p_value",
     "q_value",
     "verdict",
+    "explained_by",
 ];
 
 impl Render<ComparisonReport> for Csv {
@@ -94,7 +98,22 @@ fn fields(
         number(comparison.map(|c| c.p_value)),
         number(comparison.map(|c| c.q_value)),
         comparison.map_or(String::new(), |c| verdict(c.verdict).to_string()),
+        explained_by(result),
     ]
+}
+
+/// `perf.context_switches_per_op=1.02 softirqs.SCHED_per_op=0.0176`: the
+/// secondary metrics that moved with a regression or improvement.
+fn explained_by(result: &IdentifierResult) -> String {
+    let (Some(comparison), Some(explanation)) = (&result.comparison, &result.explanation) else {
+        return String::new();
+    };
+    let moved: Vec<String> = explanation
+        .why(comparison.verdict)
+        .iter()
+        .map(|c| format!("{}={}", c.metric, c.difference.point))
+        .collect();
+    text(&moved.join(" "))
 }
 
 fn verdict(verdict: Verdict) -> &'static str {

@@ -1,7 +1,8 @@
 //! `json`: a report as its JSON document, pretty-printed: the serialized
 //! model, `kbench.show/1` ([`crate::show::SCHEMA`]), `kbench.compare/1`
-//! ([`crate::comparison::SCHEMA`]) or `kbench.history/1`
-//! ([`crate::history::SCHEMA`]) of docs/json.md; fields are only ever added
+//! ([`crate::comparison::SCHEMA`]), `kbench.history/1`
+//! ([`crate::history::SCHEMA`]) or `kbench.counters/1`
+//! ([`crate::counters::SCHEMA`]) of docs/json.md; fields are only ever added
 //! within a version. JSON has no infinity: an unbounded confidence limit (a
 //! side with one observation) is `null` (kbench-stats' `Estimate`), and any
 //! other non-finite number serde_json writes as `null` too, so the output
@@ -9,6 +10,7 @@
 
 use super::render::{Render, Style};
 use crate::comparison::ComparisonReport;
+use crate::counters::CounterDocument;
 use crate::history::HistoryReport;
 use crate::show::ShowDocument;
 use serde::Serialize;
@@ -24,6 +26,12 @@ impl Render<ShowDocument> for Json {
 impl Render<ComparisonReport> for Json {
     fn render(&self, report: &ComparisonReport, _style: Style) -> String {
         document(report)
+    }
+}
+
+impl Render<CounterDocument> for Json {
+    fn render(&self, doc: &CounterDocument, _style: Style) -> String {
+        document(doc)
     }
 }
 

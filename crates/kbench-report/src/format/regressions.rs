@@ -28,7 +28,7 @@
 
 use super::common::{self, paint};
 use super::render::{Render, Style};
-use crate::comparison::{ComparisonReport, IdentifierSummary, MetricReport};
+use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, MetricReport};
 use crate::number::{self, Unbounded};
 use kbench_model::TestKey;
 use kbench_stats::{Comparison, Verdict, Warning};
@@ -63,6 +63,7 @@ impl Render<ComparisonReport> for Regressions {
 /// One metric of a block: the metric and its comparison.
 struct Row<'a> {
     metric: &'a MetricReport,
+    result: &'a IdentifierResult,
     comparison: &'a Comparison,
 }
 
@@ -86,8 +87,10 @@ fn block(
         .metrics
         .iter()
         .filter_map(|m| {
-            m.results[column].comparison.as_ref().map(|comparison| Row {
+            let result = &m.results[column];
+            result.comparison.as_ref().map(|comparison| Row {
                 metric: m,
+                result,
                 comparison,
             })
         })
@@ -236,7 +239,7 @@ fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, sty
     // each group; then the row.
     enum Line<'a> {
         Group(String),
-        Row(String, Vec<(String, Option<Verdict>)>, &'a Comparison),
+        Row(String, Vec<(String, Option<Verdict>)>, &'a Row<'a>),
     }
     let mut lines: Vec<Line> = vec![];
     let mut groups: Vec<String> = vec![];
@@ -260,11 +263,11 @@ fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, sty
                     lines.push(Line::Group(label.clone()));
                     current_group = Some(label);
                 }
-                lines.push(Line::Row(sub, cells, row.comparison));
+                lines.push(Line::Row(sub, cells, row));
             }
             None => {
                 current_group = None;
-                lines.push(Line::Row(group_label(row.metric), cells, row.comparison));
+                lines.push(Line::Row(group_label(row.metric), cells, row));
             }
         }
     }
@@ -298,17 +301,20 @@ fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, sty
             Line::Group(label) => {
                 let _ = writeln!(out, "{label}");
             }
-            Line::Row(label, cells, comparison) => {
+            Line::Row(label, cells, row) => {
                 counted |= label.starts_with("  - ");
                 let mut parts = vec![common::left(&label, widths[0])];
                 for (i, (text, verdict)) in cells.iter().enumerate() {
                     parts.push(paint(&common::right(text, widths[i + 1]), *verdict, style));
                 }
                 let _ = writeln!(out, "{}", parts.join(" | "));
-                for warning in &comparison.warnings {
+                for warning in &row.comparison.warnings {
                     if !matches!(warning, Warning::OneRound { .. }) {
                         let _ = writeln!(out, "      ! {warning}");
                     }
+                }
+                if let Some(why) = common::why_text(row.result) {
+                    let _ = writeln!(out, "      {why}");
                 }
             }
         }

@@ -44,13 +44,13 @@ pub struct RunArgs {
     /// Measure several identifiers on this kernel in randomized interleaved blocks, where the
     /// variants take turns sample by sample (single-task built-ins: on one CPU); the first is the
     /// baseline. NAME or NAME=SETTING;SETTING with wrap:CMD, env:KEY=VALUE,
-    /// sysctl:key=value, cgroup:PATH, cpus:LIST, e.g. --variant base --variant
+    /// sysctl:key=value, cgroup:PATH, cpus:LIST, counters:on|off, e.g. --variant base --variant
     /// 'slow=wrap:./seccomp-slow 1' --variant 'plu5=sysctl:vm.page_lock_unfairness=5'
     #[arg(long, value_name = "NAME[=SETTINGS]", conflicts_with_all = ["identifier", "wrap"])]
     pub variant: Vec<String>,
 
-    /// Variants from a TOML file of [[variant]] tables (name, wrap, env, sysctl, cgroup, cpus),
-    /// before any --variant
+    /// Variants from a TOML file of [[variant]] tables (name, wrap, env, sysctl, cgroup, cpus,
+    /// counters), before any --variant
     #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["identifier", "wrap"])]
     pub variants: Vec<PathBuf>,
 

@@ -21,6 +21,11 @@ pub struct ShowArgs {
     /// Show in a compare format instead, e.g. `table` for the lmbench matrix of all identifiers
     #[arg(long, value_name = "FORMAT", value_parser = formats::<ComparisonReport>())]
     pub format: Option<String>,
+
+    /// Show one identifier's counters and monitors per operation, test by test, like `perf stat`
+    /// (default: the first identifier)
+    #[arg(long, value_name = "IDENTIFIER", num_args = 0..=1, conflicts_with = "format")]
+    pub counters: Option<Option<String>>,
 }
 
 #[derive(Debug, Args)]

@@ -19,9 +19,7 @@ pub fn bisect(args: BisectArgs, db: &Db) -> anyhow::Result<ExitCode> {
     // Everything that can be checked without writing comes first.
     let bisection = Bisection::prepare(setup, &mut say)?;
     let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, stop.clone())?;
-    }
+    kbench_measure::agent::stop_on_signals(&stop)?;
     let mut store = db.open()?;
     let report = match bisection.run(store.as_mut(), &stop, &mut say) {
         Ok(report) => report,

@@ -5,7 +5,6 @@
 use crate::cli::{SamplingArgs, UploadArgs};
 use kbench_fleet::upload::{Upload, Uploaded};
 use kbench_measure::plan::{PlanChoice, Recording, SamplingPlan};
-use kbench_measure::sysmon::SystemMonitor;
 use kbench_store::{Database, Location};
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -77,10 +76,6 @@ pub(crate) fn sampling_plan(args: &SamplingArgs) -> anyhow::Result<SamplingPlan>
         min_samples: args.min_samples,
         max_samples: args.max_samples,
     })?;
-    plan.record = Recording {
-        counters: !args.no_counters,
-        monitors: SystemMonitor::parse_list(&args.monitor)
-            .map_err(|e| anyhow::anyhow!("--monitor: {e}"))?,
-    };
+    plan.record = Recording::chosen(args.no_counters, &args.monitor)?;
     Ok(plan)
 }

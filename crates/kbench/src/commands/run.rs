@@ -49,9 +49,7 @@ pub fn run(
         launcher = launcher.with_env(PROFILES_ENV, std::env::join_paths(profile_dirs)?);
     }
     let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, stop.clone())?;
-    }
+    kbench_measure::agent::stop_on_signals(&stop)?;
     let request = RunRequest {
         set: args.into.clone(),
         identifier: identifier.clone(),

@@ -3,7 +3,8 @@
 use super::context::print_json;
 use crate::cli::ShowArgs;
 use kbench_report::comparison::{self, CompareRequest};
-use kbench_report::format::{self, Style};
+use kbench_report::counters;
+use kbench_report::format::{self, Json, Render, Style, Text};
 use kbench_report::show::{self, ShowDocument};
 use kbench_store::Results;
 use serde::Serialize;
@@ -16,6 +17,12 @@ pub fn show(args: ShowArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode>
     let data = store.load(&set)?;
     if let Some(name) = &args.format {
         return show_in_format(&data, name);
+    }
+    if let Some(identifier) = &args.counters {
+        let doc = counters::document(&data, identifier.as_deref())?;
+        let renderer: &dyn Render<_> = if args.json { &Json } else { &Text };
+        print!("{}", renderer.render(&doc, Style::default()));
+        return Ok(ExitCode::SUCCESS);
     }
     let name = if args.json { "json" } else { "text" };
     let renderer = format::find::<ShowDocument>(name).expect("a format of show");

@@ -11,10 +11,13 @@ use anyhow::Context;
 use kbench_catalog::PROFILES_ENV;
 use kbench_catalog::profile::Profiles;
 use kbench_fleet::mirror::mirrored;
-use kbench_measure::duet::{check_variants as check_duet, note as duet_note, random_seed};
+use kbench_measure::agent::stop_on_signals;
+use kbench_measure::duet::{
+    check_variants as check_duet, launchers as duet_launchers, note as duet_note, random_seed,
+};
 use kbench_measure::interleave::{self, BlockPlan, InterleavedRequest};
 use kbench_measure::launcher::Launcher;
-use kbench_measure::variant::{self, Variant};
+use kbench_measure::variant;
 use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::{self, Style};
 use kbench_store::{Recorder, Results};
@@ -53,22 +56,12 @@ pub fn run(
         .collect::<Result<Vec<_>, _>>()?;
     let duet = if args.duet {
         check_duet(&variants, &tests)?;
-        let pinned = |v: &Variant, cpu: usize| {
-            let mut pinned = v.clone();
-            pinned.cpus = Some(cpu.to_string());
-            pinned.launcher(&exe, &env)
-        };
-        Some([
-            [pinned(&variants[0], 0)?, pinned(&variants[0], 1)?],
-            [pinned(&variants[1], 0)?, pinned(&variants[1], 1)?],
-        ])
+        Some(duet_launchers(&variants, &exe, &env)?)
     } else {
         None
     };
     let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, stop.clone())?;
-    }
+    stop_on_signals(&stop)?;
     let seed = match args.seed {
         Some(seed) => seed,
         None => random_seed()?,

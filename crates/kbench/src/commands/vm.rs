@@ -143,9 +143,7 @@ fn prepare(
     let stop = Arc::new(AtomicBool::new(false));
     let guests = Guests::prepare(&request, &location.data_dir().join("vm-logs"), stop.clone())?;
     let store = location.open()?;
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, stop.clone())?;
-    }
+    kbench_measure::agent::stop_on_signals(&stop)?;
     Ok((guests.choose_accel(&mut shown())?, store))
 }
 

@@ -22,9 +22,7 @@ pub fn worker(args: WorkerArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<Exit
     let token_name = api.check_token(Scope::Work, "running the lab's jobs (kbench worker)")?;
     let name = args.name.clone().unwrap_or_else(default_name);
     let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, stop.clone())?;
-    }
+    kbench_measure::agent::stop_on_signals(&stop)?;
     let (work_dir, temporary) = match &args.work_dir {
         Some(dir) => (dir.clone(), false),
         None => (

@@ -12,6 +12,7 @@ use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, M
 use crate::format::common;
 use crate::format::svg::{self, MAX_POINTS, verdict_class};
 use crate::markup::{Markup, markup};
+use crate::number;
 use kbench_stats::Verdict;
 
 const COMPARE: &str = include_str!("compare.html");
@@ -250,7 +251,7 @@ fn chart_section(i: usize, metric: &MetricReport, report: &ComparisonReport) -> 
          <div class=\"charts\">\n\
          <figure><figcaption>Mean and 95 % CI; change against {{baseline}}</figcaption>{{bars}}</figure>\n\
          <figure><figcaption>Raw samples</figcaption>{{samples}}</figure>\n\
-         </div>\n{{warnings}}</section>\n",
+         </div>\n{{warnings}}{{why}}</section>\n",
         i = i,
         test = metric.test,
         readable = common::readable(&metric.key),
@@ -259,7 +260,52 @@ fn chart_section(i: usize, metric: &MetricReport, report: &ComparisonReport) -> 
         bars = bars.inline(),
         samples = samples.inline(),
         warnings = warnings(metric),
+        why = why_tables(metric),
     )
+}
+
+/// Under the charts, per REGRESSION or IMPROVEMENT, the counters and
+/// monitors that moved significantly with it (largest first), each with its
+/// means and the difference per operation with its 95 % CI.
+fn why_tables(metric: &MetricReport) -> Markup {
+    let mut tables = Markup::new();
+    for result in &metric.results[1..] {
+        let (Some(comparison), Some(explanation)) = (&result.comparison, &result.explanation)
+        else {
+            continue;
+        };
+        if !matches!(
+            comparison.verdict,
+            Verdict::Regression | Verdict::Improvement
+        ) {
+            continue;
+        }
+        let rows = Markup::concat(explanation.why(comparison.verdict).iter().map(|c| {
+            markup!(
+                "<tr><td>{{label}}</td><td>{{unit}}</td><td>{{a}}</td><td>{{b}}</td><td>{{d}} [{{low}}, {{high}}]</td><td>{{q}}</td></tr>\n",
+                label = c.label,
+                unit = c.unit,
+                a = number::count(c.baseline_mean),
+                b = number::count(c.current_mean),
+                d = number::signed_count(c.difference.point),
+                low = number::signed_count(c.difference.ci_low),
+                high = number::signed_count(c.difference.ci_high),
+                q = number::p_value(c.q_value),
+            )
+        }));
+        let missing = explanation.unavailable.join("; ");
+        tables.push(&markup!(
+            "<table class=\"why\"><caption>Why <b>{{id}}</b> moved: counters and monitors that changed the same way{{missing}}</caption>\n             <thead><tr><th>counter or monitor</th><th>unit</th><th>baseline</th><th>{{id}}</th><th>difference [95 % CI]</th><th>q</th></tr></thead>\n             <tbody>{{rows}}</tbody></table>\n",
+            id = result.identifier,
+            missing = if missing.is_empty() { String::new() } else { format!(" ({missing})") },
+            rows = if rows.is_empty() {
+                markup!("<tr><td colspan=\"6\">none moved significantly</td></tr>")
+            } else {
+                rows
+            },
+        ));
+    }
+    tables
 }
 
 /// The metric's warnings per compared identifier ("one round" is a page

@@ -1,0 +1,336 @@
+//! Why a result moved: the secondary metrics of its test (the measuring
+//! task's counters, the system monitors, an external tool's rusage;
+//! [`kbench_model::secondary_family`]) compared between the baseline and
+//! an identifier.
+//!
+//! Each secondary metric is one value per round, 0 in a round whose family
+//! was recorded but which has no sample of it (the store keeps positive
+//! values only). The change is the difference of the per-round means with
+//! Welch's 95 % CI, since counts per operation are often 0 and have no
+//! ratio. Its q-value is Benjamini-Hochberg over the test's secondary
+//! metrics of its family (`perf`, `vmstat`, ...) for that pair: the
+//! results' q-values, verdicts and geometric mean never see them.
+
+use kbench_model::results::{IdentifierData, ResultSetData};
+use kbench_model::{TestKey, secondary_family, secondary_label};
+use kbench_stats::compare::{benjamini_hochberg, welch};
+use kbench_stats::{Estimate, Samples, Verdict};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The significance level of a secondary change (after FDR).
+const ALPHA: f64 = 0.05;
+
+/// What changed beside one result of one identifier.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Explanation {
+    /// Every secondary metric both sides recorded, the largest relative
+    /// change first.
+    pub changes: Vec<SecondaryChange>,
+    /// What could not be recorded on either side ("instructions/op n/a
+    /// (no PMU)").
+    pub unavailable: Vec<String>,
+}
+
+/// One secondary metric, baseline against identifier.
+#[derive(Debug, Clone, Serialize)]
+pub struct SecondaryChange {
+    /// `perf.context_switches_per_op`.
+    pub metric: String,
+    /// "context switches/op".
+    pub label: String,
+    pub unit: String,
+    pub baseline_mean: f64,
+    pub current_mean: f64,
+    /// Identifier minus baseline, per round, with its 95 % CI.
+    pub difference: Estimate,
+    pub p_value: f64,
+    pub q_value: f64,
+    /// q below 0.05 and a CI that excludes 0.
+    pub significant: bool,
+}
+
+impl SecondaryChange {
+    /// The change relative to the larger of the two means (0 when both
+    /// are 0): what "largest first" orders by.
+    fn relative(&self) -> f64 {
+        let scale = self.baseline_mean.abs().max(self.current_mean.abs());
+        if scale > 0.0 {
+            self.difference.point.abs() / scale
+        } else {
+            0.0
+        }
+    }
+}
+
+impl Explanation {
+    /// The significant changes that go the way of `verdict`: up for a
+    /// REGRESSION (more counted per operation is worse), down for an
+    /// IMPROVEMENT; none for any other verdict. Largest first.
+    pub fn why(&self, verdict: Verdict) -> Vec<&SecondaryChange> {
+        let sign = match verdict {
+            Verdict::Regression => 1.0,
+            Verdict::Improvement => -1.0,
+            _ => return vec![],
+        };
+        self.changes
+            .iter()
+            .filter(|c| c.significant && c.difference.point * sign > 0.0)
+            .collect()
+    }
+}
+
+/// The secondary metrics of `result`'s test, `current` against `baseline`;
+/// `None` when neither side recorded any.
+pub(crate) fn explain(
+    data: &ResultSetData,
+    baseline: &IdentifierData,
+    current: &IdentifierData,
+    result: &TestKey,
+) -> Option<Explanation> {
+    let specs: Vec<_> = data
+        .tests
+        .iter()
+        .filter(|spec| same_test(&spec.key, result) && secondary_family(&spec.key.metric).is_some())
+        .collect();
+    if specs.is_empty() {
+        return None;
+    }
+    let mut compared: Vec<(&kbench_model::TestSpec, Welch2)> = specs
+        .iter()
+        .filter_map(|spec| {
+            let a = per_round(baseline, result, &spec.key)?;
+            let b = per_round(current, result, &spec.key)?;
+            Some((*spec, Welch2::of(&a, &b)?))
+        })
+        .collect();
+    let q_values = family_q_values(&compared);
+    let mut changes: Vec<SecondaryChange> = compared
+        .drain(..)
+        .zip(q_values)
+        .map(|((spec, w), q_value)| SecondaryChange {
+            metric: spec.key.metric.clone(),
+            label: secondary_label(&spec.key.metric),
+            unit: spec.unit.clone(),
+            baseline_mean: w.baseline_mean,
+            current_mean: w.current_mean,
+            significant: q_value < ALPHA
+                && (w.difference.ci_low > 0.0 || w.difference.ci_high < 0.0),
+            difference: w.difference,
+            p_value: w.p_value,
+            q_value,
+        })
+        .collect();
+    changes.sort_by(|a, b| b.relative().total_cmp(&a.relative()));
+    Some(Explanation {
+        changes,
+        unavailable: unavailable(&[baseline, current]),
+    })
+}
+
+/// Benjamini-Hochberg within each family (the task's counters, vmstat,
+/// interrupts, ...): each family asks one question of its own, and the
+/// twenty-odd system monitors do not dilute the five counters.
+fn family_q_values(compared: &[(&kbench_model::TestSpec, Welch2)]) -> Vec<f64> {
+    let mut q_values = vec![f64::NAN; compared.len()];
+    let families: BTreeSet<Option<&str>> = compared
+        .iter()
+        .map(|(spec, _)| secondary_family(&spec.key.metric))
+        .collect();
+    for family in families {
+        let members: Vec<usize> = (0..compared.len())
+            .filter(|&i| secondary_family(&compared[i].0.key.metric) == family)
+            .collect();
+        let p: Vec<f64> = members.iter().map(|&i| compared[i].1.p_value).collect();
+        for (&i, q) in members.iter().zip(benjamini_hochberg(&p)) {
+            q_values[i] = q;
+        }
+    }
+    q_values
+}
+
+/// The same benchmark and options (any metric).
+pub(crate) fn same_test(a: &TestKey, b: &TestKey) -> bool {
+    a.benchmark == b.benchmark && a.options == b.options
+}
+
+/// The counters the identifiers' runs could not open, said the way `perf
+/// stat` does: only when a snapshot records which it had.
+pub(crate) fn unavailable(identifiers: &[&IdentifierData]) -> Vec<String> {
+    let lacks = |id: &&IdentifierData| {
+        crate::header::snapshot_of(&id.runs).is_some_and(|s| {
+            !s.counters.is_empty() && !s.counters.iter().any(|c| c == "instructions")
+        })
+    };
+    if identifiers.iter().any(lacks) {
+        vec!["instructions/op n/a (no PMU)".to_string()]
+    } else {
+        vec![]
+    }
+}
+
+/// One value per round of `key` in the rounds where `result` was measured
+/// and `key`'s family was recorded (0 where it has no sample); `None` with
+/// no such round.
+pub(crate) fn per_round(
+    identifier: &IdentifierData,
+    result: &TestKey,
+    key: &TestKey,
+) -> Option<Samples> {
+    let family = secondary_family(&key.metric)?;
+    let measured: BTreeSet<(usize, u32)> = identifier.rounds(result).into_keys().collect();
+    let recorded: BTreeSet<(usize, u32)> = identifier
+        .samples
+        .keys()
+        .filter(|k| same_test(k, result) && secondary_family(&k.metric) == Some(family))
+        .flat_map(|k| identifier.rounds(k).into_keys())
+        .collect();
+    let values: BTreeMap<(usize, u32), f64> = identifier
+        .rounds(key)
+        .into_iter()
+        .map(|(round, samples)| {
+            let mean = samples.iter().map(|s| s.value).sum::<f64>() / samples.len() as f64;
+            (round, mean)
+        })
+        .collect();
+    let rounds: Vec<f64> = measured
+        .intersection(&recorded)
+        .map(|round| values.get(round).copied().unwrap_or(0.0))
+        .collect();
+    Samples::new(rounds).ok()
+}
+
+/// Welch's difference of the two sides' round values.
+struct Welch2 {
+    baseline_mean: f64,
+    current_mean: f64,
+    difference: Estimate,
+    p_value: f64,
+}
+
+impl Welch2 {
+    /// `None` when a side has fewer than two rounds.
+    fn of(baseline: &Samples, current: &Samples) -> Option<Welch2> {
+        let test = welch(baseline, current, 0.95)?;
+        Some(Welch2 {
+            baseline_mean: baseline.mean(),
+            current_mean: current.mean(),
+            difference: test.diff,
+            p_value: test.p_value,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_model::results::{RunId, RunInfo, RunRecord, RunStatus};
+    use kbench_model::{Direction, Sample, TestSpec};
+
+    fn spec(metric: &str) -> TestSpec {
+        TestSpec {
+            key: TestKey::new("pipe-lat").with_metric(metric),
+            unit: "x".into(),
+            direction: Direction::Lower,
+        }
+    }
+
+    /// An identifier with 4 rounds: the result, and per round the given
+    /// values of each secondary metric (0 is not stored).
+    fn identifier(name: &str, secondary: &[(&str, [f64; 4])]) -> IdentifierData {
+        let run = RunRecord {
+            id: RunId(1),
+            status: RunStatus::Complete,
+            info: RunInfo::default(),
+            ended_at_ms: None,
+            outcomes: vec![],
+        };
+        let sample = |value: f64, round: u32| Sample {
+            value,
+            iterations: 1,
+            at_ms: 0,
+            round,
+        };
+        let mut samples = BTreeMap::new();
+        samples.insert(
+            TestKey::new("pipe-lat"),
+            (0..4).map(|r| sample(10.0, r)).collect::<Vec<_>>(),
+        );
+        for (metric, values) in secondary {
+            let stored: Vec<Sample> = (0..4)
+                .filter(|&r| values[r as usize] > 0.0)
+                .map(|r| sample(values[r as usize], r))
+                .collect();
+            if !stored.is_empty() {
+                samples.insert(TestKey::new("pipe-lat").with_metric(metric), stored);
+            }
+        }
+        let sample_runs = samples
+            .iter()
+            .map(|(k, v)| (k.clone(), vec![0; v.len()]))
+            .collect();
+        IdentifierData {
+            name: name.into(),
+            runs: vec![run],
+            samples,
+            sample_runs,
+        }
+    }
+
+    #[test]
+    fn a_counter_that_went_up_explains_a_regression_and_absent_rounds_count_as_zero() {
+        let clock = "perf.task_clock_per_op";
+        let switches = "perf.context_switches_per_op";
+        let faults = "perf.minor_faults_per_op";
+        let a = identifier(
+            "a",
+            &[
+                (clock, [5.0, 5.1, 4.9, 5.0]),
+                (switches, [0.0; 4]),
+                (faults, [1.0, 1.1, 0.9, 1.0]),
+            ],
+        );
+        let b = identifier(
+            "b",
+            &[
+                (clock, [6.0, 6.1, 5.9, 6.0]),
+                (switches, [1.0, 1.01, 0.99, 1.0]),
+                (faults, [1.0, 0.9, 1.1, 1.0]),
+            ],
+        );
+        let data = ResultSetData {
+            name: "s".into(),
+            tests: vec![spec("value"), spec(clock), spec(switches), spec(faults)],
+            identifiers: vec![a.clone(), b.clone()],
+        };
+        let explained = explain(&data, &a, &b, &TestKey::new("pipe-lat")).unwrap();
+        let why: Vec<&str> = explained
+            .why(Verdict::Regression)
+            .iter()
+            .map(|c| c.metric.as_str())
+            .collect();
+        // Switches went from 0 (never stored) to 1: the largest change.
+        assert_eq!(why, [switches, clock]);
+        let switched = &explained.changes[0];
+        assert_eq!((switched.baseline_mean, switched.difference.n), (0.0, 8));
+        assert!(explained.why(Verdict::Improvement).is_empty());
+        assert!(explained.why(Verdict::NoChange).is_empty());
+        let same = explained
+            .changes
+            .iter()
+            .find(|c| c.metric == faults)
+            .unwrap();
+        assert!(!same.significant, "{same:?}");
+    }
+
+    #[test]
+    fn a_test_without_secondary_metrics_has_no_explanation() {
+        let a = identifier("a", &[]);
+        let data = ResultSetData {
+            name: "s".into(),
+            tests: vec![spec("value")],
+            identifiers: vec![a.clone()],
+        };
+        assert!(explain(&data, &a, &a, &TestKey::new("pipe-lat")).is_none());
+    }
+}
