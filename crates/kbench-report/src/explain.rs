@@ -235,9 +235,14 @@ mod tests {
         }
     }
 
-    /// An identifier with 4 rounds: the result, and per round the given
-    /// values of each secondary metric (0 is not stored).
+    /// An identifier with 4 rounds: the result (10 per sample), and per
+    /// round the given values of each secondary metric (0 is not stored).
     fn identifier(name: &str, secondary: &[(&str, [f64; 4])]) -> IdentifierData {
+        identifier_at(name, 10.0, secondary)
+    }
+
+    /// [`identifier`] with results about `level`: a few samples a round.
+    fn identifier_at(name: &str, level: f64, secondary: &[(&str, [f64; 4])]) -> IdentifierData {
         let run = RunRecord {
             id: RunId(1),
             status: RunStatus::Complete,
@@ -252,10 +257,12 @@ mod tests {
             round,
         };
         let mut samples = BTreeMap::new();
-        samples.insert(
-            TestKey::new("pipe-lat"),
-            (0..4).map(|r| sample(10.0, r)).collect::<Vec<_>>(),
-        );
+        let result = (0..4)
+            .flat_map(|r| {
+                [0.99, 1.0, 1.01].map(|f| sample(level * f * (1.0 + f64::from(r) / 1000.0), r))
+            })
+            .collect::<Vec<_>>();
+        samples.insert(TestKey::new("pipe-lat"), result);
         for (metric, values) in secondary {
             let stored: Vec<Sample> = (0..4)
                 .filter(|&r| values[r as usize] > 0.0)
@@ -332,5 +339,55 @@ mod tests {
             identifiers: vec![a.clone()],
         };
         assert!(explain(&data, &a, &a, &TestKey::new("pipe-lat")).is_none());
+    }
+
+    /// A 20 % slower result with one more switch per operation: every
+    /// format that shows verdicts says why.
+    #[test]
+    fn a_regression_is_explained_in_every_format() {
+        use crate::comparison::{CompareRequest, build};
+        use crate::format::{Style, by_name};
+        let switches = "perf.context_switches_per_op";
+        // The task clock is always counted: it says the family was on.
+        let clock = ("perf.task_clock_per_op", [5.0, 5.1, 4.9, 5.0]);
+        let a = identifier_at("a", 10.0, &[clock, (switches, [0.0; 4])]);
+        let b = identifier_at("b", 12.0, &[clock, (switches, [1.0, 1.01, 0.99, 1.0])]);
+        let mut data = ResultSetData {
+            name: "s".into(),
+            tests: vec![spec("value"), spec(clock.0), spec(switches)],
+            identifiers: vec![a, b],
+        };
+        data.tests[0].unit = "us".into();
+        let request = CompareRequest {
+            baseline: None,
+            identifiers: vec![],
+            threshold: 0.01,
+            metric_filter: None,
+        };
+        let report = build(&data, &request).unwrap();
+        assert_eq!(report.metrics.len(), 1, "the counter is no result");
+        let result = &report.metrics[0].results[1];
+        assert_eq!(
+            result.comparison.as_ref().unwrap().verdict,
+            Verdict::Regression
+        );
+        let render = |name: &str| {
+            by_name(name)
+                .unwrap()
+                .render(&report, Style { color: false })
+        };
+        for name in ["bars", "regressions"] {
+            let text = render(name);
+            assert!(
+                text.contains("why: context switches/op +1.000 [+"),
+                "{name}:\n{text}"
+            );
+        }
+        assert!(render("html").contains("<table class=\"why\">"));
+        assert!(render("csv").contains(",regression,perf.context_switches_per_op=1"));
+        let json: serde_json::Value = serde_json::from_str(&render("json")).unwrap();
+        let changes = &json["metrics"][0]["results"][1]["explanation"]["changes"];
+        assert_eq!(changes[0]["metric"], switches);
+        assert_eq!(changes[0]["significant"], true);
     }
 }

@@ -137,15 +137,31 @@ fn a_bad_monitor_name_is_refused_with_the_closest_before_anything_runs() {
         "{stderr}"
     );
     let sets = json_of(&db, &["show", "--json"]);
-    assert_eq!(sets["result_sets"], serde_json::json!([]), "nothing was stored");
+    assert_eq!(
+        sets["result_sets"],
+        serde_json::json!([]),
+        "nothing was stored"
+    );
     // An identifier the set does not hold is named with those it holds.
     let (_dir, db) = temp_db();
-    let args = ["run", "syscall-null", "--rounds", "1", "--max-time", "0.02", "--as", "a"];
+    let args = [
+        "run",
+        "syscall-null",
+        "--rounds",
+        "1",
+        "--max-time",
+        "0.02",
+        "--as",
+        "a",
+    ];
     assert!(output(&db, &args).status.success());
     let out = output(&db, &["show", "default", "--counters", "nobody"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("no identifier 'nobody'; it has: a"), "{stderr}");
+    assert!(
+        stderr.contains("no identifier 'nobody'; it has: a"),
+        "{stderr}"
+    );
 }
 
 /// A ring of four processes, free to run anywhere, on one CPU against two:
