@@ -209,7 +209,8 @@ fn run_builtin(
         }
     });
     // The round's counters, in an interval of their own after the samples
-    // (still this agent's turn in a block); a failure there fails nothing.
+    // (still this agent's turn in a block; in a duet, the other side may
+    // still be sampling on its CPU); a failure there fails nothing.
     let counted = match &result {
         Ok(end) if count && end.samples > 0 && !stop.load(Ordering::SeqCst) => {
             let per_op = count_interval(workload.as_mut(), end.iterations).unwrap_or_default();
@@ -233,10 +234,9 @@ fn run_builtin(
     if let Some(error) = write_error {
         return Err(error);
     }
-    if matches!(last, AgentEvent::TestEnd { .. }) {
-        for event in counted {
-            emit(event)?;
-        }
+    // Counters are sent only after samples that succeeded.
+    for event in counted {
+        emit(event)?;
     }
     emit(last)
 }

@@ -290,6 +290,30 @@ mod tests {
     }
 
     #[test]
+    fn what_did_not_open_is_said_with_what_to_do() {
+        let denied = io::Error::from_raw_os_error(libc::EACCES);
+        let missing = io::Error::from_raw_os_error(libc::ENOENT);
+        let all_off = missing_note(Some(&denied), Some(&denied)).unwrap();
+        assert!(
+            all_off.starts_with("counters are off: perf_event_paranoid is "),
+            "{all_off}"
+        );
+        assert!(
+            all_off.contains("sysctl kernel.perf_event_paranoid=2"),
+            "{all_off}"
+        );
+        let no_pmu = missing_note(None, Some(&missing)).unwrap();
+        assert!(no_pmu.starts_with("no PMU: hardware counters"), "{no_pmu}");
+        assert!(
+            no_pmu.contains("the software counters are recorded"),
+            "{no_pmu}"
+        );
+        let paranoid_hw = missing_note(None, Some(&denied)).unwrap();
+        assert!(paranoid_hw.contains("sysctl kernel.perf_event_paranoid=2"));
+        assert_eq!(missing_note(None, None), None);
+    }
+
+    #[test]
     fn metrics_are_named_per_operation() {
         assert_eq!(EVENTS[1].metric(), "perf.context_switches_per_op");
         assert!(EVENTS[5].is_hardware() && !EVENTS[0].is_hardware());

@@ -606,3 +606,37 @@ fn builtin_spec(test: &TestKey) -> Option<TestSpec> {
         direction: info.direction,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysmon::SystemMonitor;
+
+    /// What cannot be recorded is noted only when it was asked for.
+    #[test]
+    fn recording_notes_name_what_was_asked_and_is_missing() {
+        let snapshot = SystemSnapshot {
+            counters: vec!["task_clock".into()],
+            counters_note: Some("no PMU: ...".into()),
+            monitors_missing: vec!["sched".into(), "psi".into()],
+            ..SystemSnapshot::default()
+        };
+        let all = Recording::default();
+        assert_eq!(
+            recording_notes(&snapshot, &all),
+            [
+                "no PMU: ...",
+                "monitor sched skipped: this kernel has no /proc/schedstat",
+                "monitor psi skipped: this kernel has no /proc/pressure",
+            ]
+        );
+        let some = Recording {
+            counters: false,
+            monitors: vec![SystemMonitor::Vmstat, SystemMonitor::Psi],
+        };
+        assert_eq!(
+            recording_notes(&snapshot, &some),
+            ["monitor psi skipped: this kernel has no /proc/pressure"]
+        );
+    }
+}

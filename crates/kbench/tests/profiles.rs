@@ -192,6 +192,34 @@ fn compare_shows_profiles_beside_a_built_in() {
     ] {
         assert!(text.contains(shown), "{shown} not in:\n{text}");
     }
+    // An external tool's round records its own resource use (the agent's
+    // reaped children) and the system monitors, not the agent's counters.
+    let counters = json_of(&db, &["show", "mixed", "--counters", "A", "--json"]);
+    let stress = counters["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["test"].as_str().unwrap().starts_with("stress-ng["))
+        .unwrap_or_else(|| panic!("no counters of stress-ng: {counters}"));
+    let metrics: Vec<&str> = stress["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["metric"].as_str().unwrap())
+        .collect();
+    assert!(
+        metrics.contains(&"rusage.user_ms_per_op") || metrics.contains(&"rusage.sys_ms_per_op"),
+        "{metrics:?}"
+    );
+    assert!(metrics.contains(&"rusage.max_rss_kib"), "{metrics:?}");
+    assert!(
+        metrics.iter().any(|m| m.starts_with("vmstat.")),
+        "{metrics:?}"
+    );
+    assert!(
+        !metrics.iter().any(|m| m.starts_with("perf.")),
+        "{metrics:?}"
+    );
 }
 
 /// A user profile directory holding `toy.toml`.

@@ -26,13 +26,16 @@ fn rounds(db: &Path, set: &str, identifier: &str) -> BTreeMap<(usize, u64), usiz
         .unwrap();
     let mut counts = BTreeMap::new();
     for (r, run) in entry["runs"].as_array().unwrap().iter().enumerate() {
-        // Measured metrics only: interference monitors add a few samples
+        // Measured metrics only: monitors and counters add a few samples
         // of their own to every round.
         let measured = run["samples"]
             .as_object()
             .unwrap()
             .iter()
-            .filter(|(key, _)| !key.contains(":monitor."))
+            .filter(|(key, _)| {
+                let key = kbench_model::TestKey::parse(key).unwrap();
+                kbench_model::is_result_metric(&key.metric)
+            })
             .map(|(_, samples)| samples);
         for samples in measured {
             for sample in samples.as_array().unwrap() {
