@@ -1,11 +1,21 @@
 #!/usr/bin/env python3
-"""kbench against the reference tools, side by side in one run on this machine.
+"""kbench against the reference tools, side by side on this machine.
 
-For each shared metric: the reference tool is invoked ROUNDS times and
-kbench runs the matching test in ROUNDS rounds (fresh invocations); the table
-shows each one's median over the invocations, its run-to-run CV (SD of the
-per-invocation values / mean) and the wall time spent. Called by
-bench/vs-reference.sh, which installs the tools first.
+Each pair is measured in REPEATS alternating invocations (reference, kbench,
+kbench, reference, ...: the order flips every repeat, so drift and order hit
+both alike). An invocation of kbench is one fresh `kbench run TEST --rounds
+1`, and its value the mean of its samples. The ratio kbench / reference and
+its 95 % CI come from kbench's own comparison: the values are imported as
+two identifiers with one round per repeat, and `kbench compare` gives the
+ratio of geometric means with Welch's CI on the logs. "within 10 %" is then
+a statement with a CI:
+- yes: the whole CI lies in 0.9-1.1;
+- no: the whole CI lies outside it;
+- undecided: anything else.
+
+Called by bench/vs-reference.sh, which installs Debian's tools first. With
+LMBENCH=DIR (a directory holding lmbench3's lat_syscall and lat_sig, built
+by you), the lmbench pairs are measured too.
 """
 
 import json
@@ -17,21 +27,19 @@ import sys
 import tempfile
 import time
 
-ROUNDS = int(os.environ.get("ROUNDS", "5"))
-# kbench's time budget per test and round, in seconds (MAX_TIME=3 gives it
-# about the wall time the reference tools take).
+REPEATS = int(os.environ.get("REPEATS", "5"))
+# kbench's time budget per test and invocation, in seconds.
 MAX_TIME = os.environ.get("MAX_TIME", "1")
 KBENCH = os.environ.get("KBENCH", "target/release/kbench")
+LMBENCH = os.environ.get("LMBENCH")
 
 
 def run(cmd):
-    """Runs a command, returns (stdout+stderr text, seconds)."""
-    start = time.perf_counter()
+    """Runs a shell command, returns its stdout and stderr as one text."""
     out = subprocess.run(cmd, shell=True, capture_output=True, text=True)
-    took = time.perf_counter() - start
     if out.returncode != 0:
         raise RuntimeError(f"{cmd} failed: {out.stderr[-500:]}")
-    return out.stdout + out.stderr, took
+    return out.stdout + out.stderr
 
 
 def number(pattern, text):
@@ -44,113 +52,185 @@ def number(pattern, text):
 def stressng(stressor, extra=""):
     """bogo ops/s (real time) from stress-ng --metrics-brief."""
     def measure():
-        text, _ = run(f"stress-ng --{stressor} 1 {extra} --timeout 3 --metrics-brief")
-        # "stress-ng: info:  [pid] fork  12345  3.00  0.50  2.40  4115.00  4256.99"
+        text = run(f"stress-ng --{stressor} 1 {extra} --timeout 3 --metrics-brief")
         line = [l for l in text.splitlines() if re.search(rf"\] +{re.escape(stressor)} +\d", l)][0]
         return float(line.split()[-2])
     return measure
 
 
-# (label, kbench test, kbench unit -> reference unit conversion, reference
-#  description, reference measuring function returning the reference unit,
-#  what differs between the two). Labels ending in "*" compare different
-#  operations (stress-ng's bogo ops): their ratio is not a like-for-like check.
+def lmbench(tool, args, label):
+    """Microseconds from an lmbench3 tool's "label: X microseconds" line, in ns."""
+    def measure():
+        text = run(f"{LMBENCH}/{tool} {args}")
+        return number(rf"{re.escape(label)}: ([\d.]+) microseconds", text) * 1000
+    return measure
+
+
+def one(test, convert=lambda v: v):
+    """kbench's value of one invocation: `test`'s mean, converted."""
+    return [test], lambda means: convert(means[test])
+
+
+# (label, (kbench tests, kbench value from their means in the reference's
+#  unit), reference, its measuring function, what differs). Labels ending in
+#  "*" compare different operations (stress-ng's bogo ops): their ratio is
+#  no like-for-like check.
 CASES = [
-    ("syscall getppid, ns", "syscall-null", lambda v: v,
-     "perf bench syscall basic",
-     lambda: number(r"([\d.]+) usecs/op", run("perf bench syscall basic")[0]) * 1000,
+    ("syscall getppid, ns", one("syscall-null"), "perf bench syscall basic",
+     lambda: number(r"([\d.]+) usecs/op", run("perf bench syscall basic")) * 1000,
      "same loop body: syscall(SYS_getppid)"),
-    ("pipe round trip (1 CPU), us", "pipe-lat[placement=same]", lambda v: v,
+    ("pipe round trip (1 CPU), us", one("pipe-lat[placement=same]"),
      "taskset -c 0 perf bench sched pipe",
-     lambda: number(r"([\d.]+) usecs/op", run("taskset -c 0 perf bench sched pipe -l 200000")[0]),
+     lambda: number(r"([\d.]+) usecs/op", run("taskset -c 0 perf bench sched pipe -l 200000")),
      "same: two processes, 1-byte round trips over two pipes, both on one CPU"),
-    ("pipe round trip (2 CPUs), us", "pipe-lat[placement=cross]", lambda v: v,
+    ("pipe round trip (2 CPUs), us", one("pipe-lat[placement=cross]"),
      "perf bench sched pipe (unpinned)",
-     lambda: number(r"([\d.]+) usecs/op", run("perf bench sched pipe -l 50000")[0]),
+     lambda: number(r"([\d.]+) usecs/op", run("perf bench sched pipe -l 50000")),
      "perf does not pin: the scheduler decides whether the two tasks share a CPU"),
-    ("messaging 4 groups, sockets, s", "messaging[groups=4,ipc=socket,mode=process]", lambda v: v,
+    ("messaging 4 groups, sockets, s", one("messaging[groups=4,ipc=socket,mode=process]"),
      "perf bench sched messaging -g 4 -l 100",
-     lambda: number(r"Total time: ([\d.]+)", run("perf bench sched messaging -g 4 -l 100")[0]),
+     lambda: number(r"Total time: ([\d.]+)", run("perf bench sched messaging -g 4 -l 100")),
      "same workload; perf's time includes creating the tasks"),
-    ("messaging 4 groups, pipes, s", "messaging[groups=4,ipc=pipe,mode=process]", lambda v: v,
+    ("messaging 4 groups, pipes, s", one("messaging[groups=4,ipc=pipe,mode=process]"),
      "hackbench -g 4 -l 100 --pipe",
-     lambda: number(r"Time: ([\d.]+)", run("hackbench -g 4 -l 100 --pipe")[0]),
+     lambda: number(r"Time: ([\d.]+)", run("hackbench -g 4 -l 100 --pipe")),
      "same workload (rt-tests hackbench)"),
-    ("futex, private, 1 task, ops/s", "futex3[mode=thread,tasks=1]", lambda v: v,
+    ("futex, private, 1 task, ops/s", one("futex3[mode=thread,tasks=1]"),
      "perf bench futex hash -t 1 -r 2",
-     lambda: number(r"Averaged ([\d.]+) operations/sec", run("perf bench futex hash -t 1 -r 2")[0]),
-     "kbench: FUTEX_WAKE with no waiter; perf: FUTEX_WAIT on a changed value (EAGAIN), 1024 futexes; both the hashed fast path"),
-    ("fork + exit + wait, ops/s", "fork-exit", lambda v: 1e6 / v,
+     lambda: number(r"Averaged ([\d.]+) operations/sec", run("perf bench futex hash -t 1 -r 2")),
+     "kbench: FUTEX_WAKE with no waiter; perf: FUTEX_WAIT on a changed value (EAGAIN), "
+     "1024 futexes; both the hashed fast path"),
+    ("fork + exit + wait, ops/s", one("fork-exit", lambda v: 1e6 / v),
      "stress-ng --fork 1 --metrics-brief", stressng("fork"),
      "stress-ng forks in a loop, children exit at once; kbench us per fork converted to forks/s"),
-    ("mmap, ops/s *", "mmap1[mode=process,tasks=1]", lambda v: v,
+    ("mmap, ops/s *", one("mmap1[mode=process,tasks=1]"),
      "stress-ng --mmap 1 --metrics-brief", stressng("mmap", "--mmap-bytes 128m"),
-     "stress-ng's op also touches, mprotects and msyncs pages; kbench's mmap1 maps and unmaps 128 MiB untouched"),
-    ("madvise, ops/s *", "madvise", lambda v: v,
+     "stress-ng's op also touches, mprotects and msyncs pages; kbench's mmap1 maps and unmaps "
+     "128 MiB untouched"),
+    ("madvise, ops/s *", one("madvise"),
      "stress-ng --madvise 1 --metrics-brief", stressng("madvise"),
      "stress-ng's op maps a region and advises every page; kbench's op is one madvise call"),
-    ("vm-splice, transfers/s *", "vm-splice", lambda v: v / (64 * 1024 / 1e6),
+    ("vm-splice, transfers/s *", one("vm-splice", lambda v: v / (64 * 1024 / 1e6)),
      "stress-ng --vm-splice 1 --metrics-brief (ops/s)", stressng("vm-splice"),
-     "kbench MB/s converted to 64 KiB transfers/s; stress-ng's op is one vmsplice+splice of its buffer"),
+     "kbench MB/s converted to 64 KiB transfers/s; stress-ng's op is one vmsplice+splice of "
+     "its buffer"),
 ]
 
+if LMBENCH:
+    CASES += [
+        ("lmbench null syscall, ns", one("syscall-null"), "lat_syscall null",
+         lmbench("lat_syscall", "null", "Simple syscall"), "both getppid"),
+        ("lmbench stat /dev/null, ns", one("syscall-stat"), "lat_syscall stat /dev/null",
+         lmbench("lat_syscall", "stat /dev/null", "Simple stat"),
+         "both newfstatat(AT_FDCWD, \"/dev/null\"): glibc's stat() issues it"),
+        ("lmbench write /dev/null, ns", one("syscall-write"), "lat_syscall write",
+         lmbench("lat_syscall", "write", "Simple write"), "both write(2) of 1 byte"),
+        ("lmbench signal catch, ns",
+         (["sig-catch", "sig-send"], lambda m: m["sig-catch"] - m["sig-send"]),
+         "lat_sig catch", lmbench("lat_sig", "catch", "Signal handler overhead"),
+         "lmbench subtracts its send loop (kill(getpid(), 0)) from its send-and-catch loop: "
+         "kbench's value here is sig-catch minus sig-send"),
+    ]
 
-def kbench_rounds(tests, db):
-    """Per-round means of each test, from kbench's own raw samples."""
+
+def kbench_once(tests, db, repeat):
+    """One fresh `kbench run` of `tests`: each test's mean over its samples."""
     env = dict(os.environ, KBENCH_DB=db)
-    start = time.perf_counter()
-    subprocess.run([KBENCH, "run", *tests, "--as", "ref", "--into", "ref",
-                    "--rounds", str(ROUNDS), "--max-time", MAX_TIME],
+    into = f"r{repeat}-{abs(hash(tuple(tests)))}"
+    subprocess.run([KBENCH, "run", *tests, "--as", "kbench", "--into", into, "--rounds", "1",
+                    "--max-time", MAX_TIME, "--no-counters", "--monitor", "none"],
                    env=env, check=True, capture_output=True)
-    took = time.perf_counter() - start
-    doc = json.loads(subprocess.run([KBENCH, "export", "ref"], env=env, check=True,
+    doc = json.loads(subprocess.run([KBENCH, "export", into], env=env, check=True,
                                     capture_output=True, text=True).stdout)
-    per_test = {}
+    values = {}
     for run_ in doc["identifiers"][0]["runs"]:
         for test, samples in run_["samples"].items():
-            rounds = per_test.setdefault(test, {})
-            for s in samples:
-                rounds.setdefault(s["round"], []).append(s["value"])
-    means = {t: [statistics.mean(v) for _, v in sorted(r.items())] for t, r in per_test.items()}
-    return means, took
+            values.setdefault(test, []).extend(s["value"] for s in samples)
+    return {test: statistics.mean(values[test]) for test in tests}
 
 
-def cv(values):
-    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else float("nan")
+def ratio_cis(pairs, db):
+    """kbench / reference with its 95 % CI per case, from `kbench compare`
+    over the repeats (one round each) imported as two identifiers."""
+    measured = [i for i, (theirs, ours) in enumerate(pairs) if theirs and ours]
+    tests = [{"test": f"case{i}", "unit": "x", "direction": "lower"} for i in measured]
+    def side(index):
+        return {f"case{i}": [{"value": v, "round": r} for r, v in enumerate(pairs[i][index])]
+                for i in measured}
+    doc = {"schema": "kbench.samples/1", "result_set": "vs", "tests": tests,
+           "identifiers": [{"name": "reference", "samples": side(0)},
+                           {"name": "kbench", "samples": side(1)}]}
+    env = dict(os.environ, KBENCH_DB=db)
+    path = os.path.join(os.path.dirname(db), "vs.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    subprocess.run([KBENCH, "import", path], env=env, check=True, capture_output=True)
+    report = json.loads(subprocess.run([KBENCH, "compare", "vs", "--format", "json"], env=env,
+                                       check=True, capture_output=True, text=True).stdout)
+    cis = {}
+    for metric in report["metrics"]:
+        change = (metric["results"][1]["comparison"] or {}).get("change_pct")
+        if change and change["ci_low"] is not None and change["ci_high"] is not None:
+            cis[metric["test"]] = tuple(1 + change[k] / 100 for k in ("point", "ci_low", "ci_high"))
+    return cis
+
+
+def within(ci):
+    _, low, high = ci
+    if 0.9 <= low and high <= 1.1:
+        return "yes"
+    if high < 0.9 or low > 1.1:
+        return "no"
+    return "undecided"
 
 
 def main():
+    results = []
     with tempfile.TemporaryDirectory() as tmp:
-        db = os.path.join(tmp, "ref.db")
-        means, kbench_wall = kbench_rounds([c[1] for c in CASES], db)
-    kbench_per_test = kbench_wall / len(CASES)
-    print(f"# kbench vs reference tools, {time.strftime('%Y-%m-%d')}, {ROUNDS} invocations each, "
-          f"kbench --max-time {MAX_TIME}")
-    print(f"# machine: {os.uname().nodename} {os.uname().release}, {os.cpu_count()} CPUs")
-    print("| metric | kbench median | kbench CV | reference | reference median | reference CV | kbench / ref | wall s kbench / ref |")
-    print("|---|---|---|---|---|---|---|---|")
+        db = os.path.join(tmp, "kbench.db")
+        for label, (tests, combine), ref_name, ref_measure, _ in CASES:
+            ours, theirs = [], []
+            print(f"{label}: {REPEATS} alternating repeats", file=sys.stderr)
+            try:
+                for repeat in range(REPEATS):
+                    steps = [lambda: theirs.append(ref_measure()),
+                             lambda: ours.append(combine(kbench_once(tests, db, repeat)))]
+                    for step in steps if repeat % 2 == 0 else reversed(steps):
+                        step()
+            except (RuntimeError, IndexError, FileNotFoundError) as e:
+                print(f"  {ref_name} failed: {e}", file=sys.stderr)
+                ours, theirs = [], []
+            results.append((theirs, ours))
+        cis = ratio_cis(results, os.path.join(tmp, "vs.db"))
+    print(f"# kbench vs reference tools, {time.strftime('%Y-%m-%d')}, {REPEATS} alternating "
+          f"repeats each, kbench --max-time {MAX_TIME}")
+    print(f"# machine: {os.uname().release}, {os.cpu_count()} CPUs, "
+          f"{cpu_model()}")
+    print("| metric | kbench median | reference | reference median | kbench / ref [95 % CI] | within 10 % |")
+    print("|---|---|---|---|---|---|")
     notes = []
-    for label, test, convert, ref_name, ref_measure, difference in CASES:
-        key = [k for k in means if k.split(":")[0] == test or k == test]
-        if not key:
-            print(f"| {label} | (not measured) | | {ref_name} | | | | |")
+    for i, (label, _, ref_name, _, difference) in enumerate(CASES):
+        theirs, ours = results[i]
+        if not ours:
+            print(f"| {label} | | {ref_name} | failed | | |")
             continue
-        ours = [convert(v) for v in means[key[0]]]
-        start = time.perf_counter()
-        try:
-            theirs = [ref_measure() for _ in range(ROUNDS)]
-        except (RuntimeError, IndexError, FileNotFoundError) as e:
-            print(f"| {label} | {statistics.median(ours):.4g} | {cv(ours) * 100:.2f} % | {ref_name} | failed: {str(e)[:60]} | | | |")
-            continue
-        ref_wall = time.perf_counter() - start
-        ratio = statistics.median(ours) / statistics.median(theirs)
-        ratio_text = "-" if label.endswith("*") else f"{ratio:.3f}"
-        print(f"| {label} | {statistics.median(ours):.4g} | {cv(ours) * 100:.2f} % | {ref_name} | "
-              f"{statistics.median(theirs):.4g} | {cv(theirs) * 100:.2f} % | {ratio_text} | "
-              f"{kbench_per_test:.1f} / {ref_wall:.1f} |")
+        ci = cis.get(f"case{i}")
+        like = not label.endswith("*")
+        ratio = f"{ci[0]:.3f} [{ci[1]:.3f}, {ci[2]:.3f}]" if ci and like else "-"
+        verdict = within(ci) if ci and like else "-"
+        print(f"| {label} | {statistics.median(ours):.4g} | {ref_name} | "
+              f"{statistics.median(theirs):.4g} | {ratio} | {verdict} |")
         notes.append(f"- {label}: {difference}")
     print()
     print("\n".join(notes))
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown CPU"
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# kbench against the reference tools (perf bench, hackbench, stress-ng),
-# side by side in one run on this machine: median, run-to-run CV and wall
-# time of each over ROUNDS invocations (default 5). Installs the tools from
-# Debian's packages when run as root.
+# kbench against the reference tools (perf bench, hackbench, stress-ng; and
+# lmbench3 with LMBENCH=DIR), side by side on this machine: REPEATS
+# alternating invocations of each (default 5), and the ratio kbench /
+# reference with its 95 % CI (bench/vs-reference.py says how). Installs the
+# tools from Debian's packages when run as root.
 #
-# Usage: bench/vs-reference.sh            ROUNDS=10 MAX_TIME=3 bench/vs-reference.sh
+# Usage: bench/vs-reference.sh            REPEATS=10 MAX_TIME=3 LMBENCH=~/lmbench/bin bench/vs-reference.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()

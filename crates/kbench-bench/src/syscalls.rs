@@ -106,6 +106,14 @@ pub const BENCHES: &[BenchInfo] = &[
         prepare: prepare_sig_catch,
     },
     BenchInfo {
+        id: "sig-send",
+        unit: Unit::Nanos,
+        direction: Direction::Lower,
+        summary: "the null signal (0) sent to the calling thread (tgkill): the send path of sig-catch, nothing delivered",
+        options: &[],
+        prepare: prepare_sig_send,
+    },
+    BenchInfo {
         id: "select",
         unit: Unit::Nanos,
         direction: Direction::Lower,
@@ -422,6 +430,37 @@ fn prepare_sig_catch(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
     Ok(Box::new(SigCatch {
         _guard: Sigusr1Guard::acquire()?,
     }))
+}
+
+/// `tgkill(getpid(), gettid(), 0)`: the checks of sending a signal to this
+/// thread (the target exists, the sender may signal it) with nothing queued
+/// or delivered. lmbench's `lat_sig catch` subtracts this cost (its
+/// `kill(getpid(), 0)`) from its send-and-catch loop; sig-catch minus
+/// sig-send is that number (docs/benchmarks.md, "Against the reference
+/// tools").
+struct SigSend {
+    pid: c_long,
+    tid: c_long,
+}
+
+impl Workload for SigSend {
+    fn run(&mut self, iterations: u64) -> Result<Interval, BenchError> {
+        let (pid, tid) = (self.pid, self.tid);
+        timed(iterations, || {
+            // SAFETY: signal 0 to this very thread: checked, never sent.
+            let r = unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, 0 as c_long) };
+            black_box(check(r, "tgkill 0 to self")?);
+            Ok(())
+        })
+    }
+}
+
+fn prepare_sig_send(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
+    // SAFETY: getpid and gettid take no arguments and cannot fail.
+    let pid = unsafe { libc::syscall(libc::SYS_getpid) };
+    // SAFETY: as above.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+    Ok(Box::new(SigSend { pid, tid }))
 }
 
 // ---------------------------------------------------------------------- select
