@@ -18,7 +18,8 @@
 //!   task is a single-threaded process, where glibc (2.34+) takes an
 //!   uncontended lock without atomic instructions: expect process mode to be
 //!   several times faster than thread mode.
-//! - `signal1`: `tgkill` of the calling thread; the SIGUSR1 handler is
+//! - `signal1`: `raise(SIGUSR1)` as will-it-scale (glibc: `tgkill` of the
+//!   calling thread after `gettid` and `getpid`); the SIGUSR1 handler is
 //!   shared with `sig-catch` ([`Sigusr1Guard`]).
 //! - `page_fault1`: one operation per page written (a minor fault each, or
 //!   one THP fault per 2 MiB when THP is `always`); `mmap1`: one operation
@@ -190,7 +191,7 @@ pub const BENCHES: &[BenchInfo] = &[
         id: SIGNAL1.id,
         unit: OPS,
         direction: Direction::Higher,
-        summary: "SIGUSR1 to the calling thread (tgkill) caught by an empty handler",
+        summary: "raise(SIGUSR1), as will-it-scale: the calling thread signalled and caught by an empty handler",
         options: OPTIONS,
         prepare: |o| boxed(start(&SIGNAL1, o)),
     },

@@ -392,8 +392,9 @@ fn prepare_sig_install(_: &Options) -> Result<Box<dyn Workload>, BenchError> {
 /// whenever it does not block it, so from any other thread the handler would
 /// run elsewhere, asynchronously, and only the send would be timed. Sent to
 /// the calling thread, the signal is queued, delivered on the way back from
-/// the syscall, the handler frame is set up and torn down by rt_sigreturn:
-/// the whole lmbench `lat_sig catch` path, from whichever thread runs it.
+/// the syscall, the handler frame is set up and torn down by rt_sigreturn,
+/// from whichever thread runs it. Nothing is subtracted: lmbench's `lat_sig
+/// catch` subtracts its send loop, which is [`SigSend`] here.
 struct SigCatch {
     /// Restores the original SIGUSR1 action on drop.
     _guard: Sigusr1Guard,

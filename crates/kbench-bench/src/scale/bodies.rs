@@ -145,9 +145,12 @@ pub(super) fn sched_yield(task: &Task) -> Result<(), Failure> {
     Ok(())
 }
 
-/// signal1: SIGUSR1 to the calling thread (`tgkill`, what glibc's `raise`
-/// does minus its two sigprocmask calls), caught by the empty handler the
-/// workload installed before the tasks started.
+/// signal1: `raise(SIGUSR1)`, as will-it-scale's loop does, caught by the
+/// empty handler the workload installed before the tasks started. glibc's
+/// `raise` signals the calling thread: `gettid`, `getpid` and `tgkill` per
+/// call (glibc 2.36, seen with strace), so the op is two null system calls
+/// longer than sig-catch's bare `tgkill` (docs/benchmarks.md, "Against the
+/// reference tools").
 pub(super) fn signal1(task: &Task) -> Result<(), Failure> {
     // A thread or child may inherit a mask blocking SIGUSR1: the signal
     // would stay pending and no handler would run.
@@ -165,18 +168,10 @@ pub(super) fn signal1(task: &Task) -> Result<(), Failure> {
             errno: r,
         });
     }
-    // SAFETY: getpid and gettid take no arguments and cannot fail.
-    let (pid, tid) = unsafe {
-        (
-            libc::syscall(libc::SYS_getpid),
-            libc::syscall(libc::SYS_gettid),
-        )
-    };
     while task.running() {
         // SAFETY: signals this very thread, whose SIGUSR1 handler is empty.
-        let r = unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, libc::SIGUSR1 as c_long) };
-        if r < 0 {
-            return Err(Failure::last(Op::Tgkill));
+        if unsafe { libc::raise(libc::SIGUSR1) } != 0 {
+            return Err(Failure::last(Op::Raise));
         }
         task.add(1);
     }
