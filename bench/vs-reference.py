@@ -103,6 +103,24 @@ CASES = [
     ("fork + exit + wait, ops/s", one("fork-exit", lambda v: 1e6 / v),
      "stress-ng --fork 1 --metrics-brief", stressng("fork"),
      "stress-ng forks in a loop, children exit at once; kbench us per fork converted to forks/s"),
+    ("memcpy 64 MiB, MB/s", one("mem-bw[op=cp,size=64]"),
+     "perf bench mem memcpy -s 64MB -l 10",
+     lambda: number(r"([\d.]+) GB/sec", run("perf bench mem memcpy -s 64MB -l 10 -f default"))
+     * 2**30 / 1e6,
+     "both copy a 64 MiB buffer (beyond the LLC) with memcpy; perf's GB are 2^30 bytes, "
+     "converted to MB/s (10^6 bytes)"),
+    ("memset 64 MiB, MB/s", one("mem-bw[op=wr,size=64]"),
+     "perf bench mem memset -s 64MB -l 10",
+     lambda: number(r"([\d.]+) GB/sec", run("perf bench mem memset -s 64MB -l 10 -f default"))
+     * 2**30 / 1e6,
+     "kbench stores every u64 word in a Rust loop; perf calls memset (rep stosb on x86)"),
+    ("mutex, 2 threads, locks/s *", one("mutex-contend[threads=2]"),
+     "sysbench mutex --threads=2 --mutex-locks=1000000",
+     lambda: 2 * 1_000_000 / number(r"total time:\s+([\d.]+)s",
+                                run("sysbench mutex --threads=2 --mutex-num=1 --mutex-locks=1000000 "
+                                    "--mutex-loops=100 run")),
+     "sysbench's rate is its lock/unlock pairs over its total time, one global mutex, --mutex-loops=100 of spinning; kbench's op is one "
+     "lock/unlock plus a 100-step spin"),
     ("mmap, ops/s *", one("mmap1[mode=process,tasks=1]"),
      "stress-ng --mmap 1 --metrics-brief", stressng("mmap", "--mmap-bytes 128m"),
      "stress-ng's op also touches, mprotects and msyncs pages; kbench's mmap1 maps and unmaps "
