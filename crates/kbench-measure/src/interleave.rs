@@ -232,14 +232,9 @@ fn measure_test(
         let launchers: Vec<(usize, Box<dyn Launcher + '_>)> = match &request.duet {
             Some(duet) => {
                 let cpus = if rng.bool() { [0, 1] } else { [1, 0] };
-                let job = AgentJob {
-                    snapshot: false,
-                    tests: vec![test.clone()],
-                    plan: request.requests[0].plan.clone(),
-                };
                 let mut both = [
-                    duet[0][cpus[0]].launch(&job)?,
-                    duet[1][cpus[1]].launch(&job)?,
+                    duet[0][cpus[0]].launch(&block_job(request, 0, test))?,
+                    duet[1][cpus[1]].launch(&block_job(request, 1, test))?,
                 ];
                 // Agents that boot first (VM guests) wait for each other.
                 for stream in &mut both {
@@ -361,18 +356,23 @@ fn in_turns<'a>(
         .iter()
         .zip(&seats)
         .map(|(&v, seat)| {
-            // Each variant's own plan: it may record no counters.
-            let job = AgentJob {
-                snapshot: false,
-                tests: vec![test.clone()],
-                plan: request.requests[v].plan.clone(),
-            };
             let own_cpus = request.variants[v].cpus.is_some();
+            let job = block_job(request, v, test);
             let stream =
                 request.launchers[v].launch_in_turn(&job, seat, cpu.filter(|_| !own_cpus))?;
             Ok((v, Box::new(Started::new(stream)) as Box<dyn Launcher>))
         })
         .collect()
+}
+
+/// Variant `v`'s job in a block: `test` under its own plan (a variant may
+/// record no counters).
+fn block_job(request: &InterleavedRequest<'_>, v: usize, test: &TestKey) -> AgentJob {
+    AgentJob {
+        snapshot: false,
+        tests: vec![test.clone()],
+        plan: request.requests[v].plan.clone(),
+    }
 }
 
 /// A launcher lent for one round.
