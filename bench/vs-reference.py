@@ -151,10 +151,10 @@ if LMBENCH:
     ]
 
 
-def kbench_once(tests, db, repeat):
+def kbench_once(tests, db, case, repeat):
     """One fresh `kbench run` of `tests`: each test's mean over its samples."""
     env = dict(os.environ, KBENCH_DB=db)
-    into = f"r{repeat}-{abs(hash(tuple(tests)))}"
+    into = f"case{case}-r{repeat}"
     subprocess.run([KBENCH, "run", *tests, "--as", "kbench", "--into", into, "--rounds", "1",
                     "--max-time", MAX_TIME, "--no-counters", "--monitor", "none"],
                    env=env, check=True, capture_output=True)
@@ -206,16 +206,19 @@ def main():
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "kbench.db")
-        for label, (tests, combine), ref_name, ref_measure, _ in CASES:
+        for case, (label, (tests, combine), ref_name, ref_measure, _) in enumerate(CASES):
             ours, theirs = [], []
             print(f"{label}: {REPEATS} alternating repeats", file=sys.stderr)
             try:
                 for repeat in range(REPEATS):
                     steps = [lambda: theirs.append(ref_measure()),
-                             lambda: ours.append(combine(kbench_once(tests, db, repeat)))]
+                             lambda: ours.append(combine(kbench_once(tests, db, case, repeat)))]
                     for step in steps if repeat % 2 == 0 else reversed(steps):
                         step()
-            except (RuntimeError, IndexError, FileNotFoundError) as e:
+                if min(ours + theirs) <= 0:
+                    raise RuntimeError(f"a value is not positive: {ours} {theirs}")
+            except (RuntimeError, IndexError, FileNotFoundError,
+                    subprocess.CalledProcessError) as e:
                 print(f"  {ref_name} failed: {e}", file=sys.stderr)
                 ours, theirs = [], []
             results.append((theirs, ours))

@@ -142,6 +142,16 @@ pub fn runs_in_one_task(id: &str) -> bool {
         .any(|family| family.iter().any(|b| b.id == id))
 }
 
+/// Whether the built-in `id`'s timed loop runs in the measuring task
+/// itself (with its own forks), so that the task's perf counters describe
+/// it. Not for the will-it-scale family, whose tasks start before timing,
+/// nor for the stress-style tests whose work runs in other tasks
+/// (hackbench's groups, contending threads, the break-moving helper).
+pub fn loop_runs_in_measuring_task(id: &str) -> bool {
+    const ELSEWHERE: [&str; 4] = ["messaging", "mutex-contend", "brk-test", "page-test"];
+    !scale::BENCHES.iter().any(|b| b.id == id) && !ELSEWHERE.contains(&id) && find(id).is_some()
+}
+
 impl BenchInfo {
     /// Checks a test's options against this benchmark's and fills in the
     /// defaults: the canonical key names every option.
@@ -158,5 +168,28 @@ impl BenchInfo {
     /// Sets the benchmark up with these options.
     pub fn prepare(&self, options: &Options) -> Result<Box<dyn Workload>, BenchError> {
         (self.prepare)(options)
+    }
+}
+
+#[cfg(test)]
+mod counted_tests {
+    use super::*;
+
+    /// Counters describe a loop only where the measuring task runs it.
+    #[test]
+    fn counters_are_for_loops_in_the_measuring_task() {
+        for id in ["syscall-null", "pipe-lat", "fork-exit", "mem-bw", "madvise"] {
+            assert!(loop_runs_in_measuring_task(id), "{id}");
+        }
+        for id in [
+            "signal1",
+            "getppid1",
+            "messaging",
+            "mutex-contend",
+            "brk-test",
+            "nosuch",
+        ] {
+            assert!(!loop_runs_in_measuring_task(id), "{id}");
+        }
     }
 }

@@ -16,6 +16,7 @@ use kbench_bench::{BenchError, BenchInfo};
 use kbench_catalog::profile::Profiles;
 use kbench_model::{AgentEvent, TestKey};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -101,20 +102,24 @@ fn run_tests(
         // which read between samples and send their samples before the
         // test's end; an external tool's also get its children's rusage.
         let mut monitor = RoundMonitor::start();
-        let mut system = SystemRound::new(&job.plan.record.monitors, builtin.is_none());
+        let system = RefCell::new(SystemRound::new(
+            &job.plan.record.monitors,
+            builtin.is_none(),
+        ));
         let mut emit_monitored = |event: AgentEvent| -> io::Result<()> {
             match &event {
-                AgentEvent::TestStart { .. } => system.start(),
+                AgentEvent::TestStart { .. } => system.borrow_mut().start(),
                 AgentEvent::Sample {
                     metric, iterations, ..
                 } => {
                     monitor.between_samples();
                     if !kbench_model::is_secondary_metric(metric) {
-                        system.sampled(metric, *iterations);
+                        system.borrow_mut().sampled(metric, *iterations);
                     }
                 }
                 AgentEvent::TestEnd { .. } => {
-                    for monitored in monitor.finish().iter().chain(&system.finish()) {
+                    let system = system.borrow_mut().finish();
+                    for monitored in monitor.finish().iter().chain(&system) {
                         emit(out, monitored)?;
                     }
                 }
@@ -122,12 +127,19 @@ fn run_tests(
             }
             emit(out, &event)
         };
+        // Counting runs after the samples: the system's window ends first.
+        let close_window = || system.borrow_mut().close();
+        let counting = job
+            .plan
+            .record
+            .counters
+            .then_some(&close_window as &dyn Fn());
         if let Some(info) = builtin {
             run_builtin(
                 info,
                 test,
                 &job.plan,
-                job.plan.record.counters,
+                counting,
                 turns.as_deref_mut(),
                 stop,
                 &mut emit_monitored,
@@ -168,12 +180,14 @@ fn run_tests(
     Ok(())
 }
 
-/// One built-in test (`info` is its benchmark), sampled per `plan`.
+/// One built-in test (`info` is its benchmark), sampled per `plan`. With
+/// `counting`, the round's counters are counted after the samples, once
+/// `counting` has ended what must not see that interval.
 fn run_builtin(
     info: &BenchInfo,
     test: &TestKey,
     plan: &SamplingPlan,
-    count: bool,
+    counting: Option<&dyn Fn()>,
     turns: Option<&mut Turns>,
     stop: &AtomicBool,
     emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
@@ -212,7 +226,13 @@ fn run_builtin(
     // (still this agent's turn in a block; in a duet, the other side may
     // still be sampling on its CPU); a failure there fails nothing.
     let counted = match &result {
-        Ok(end) if count && end.samples > 0 && !stop.load(Ordering::SeqCst) => {
+        Ok(end)
+            if counting.is_some()
+                && end.samples > 0
+                && kbench_bench::loop_runs_in_measuring_task(info.id)
+                && !stop.load(Ordering::SeqCst) =>
+        {
+            counting.into_iter().for_each(|close| close());
             let per_op = count_interval(workload.as_mut(), end.iterations).unwrap_or_default();
             counter_events(&per_op, end.iterations)
         }

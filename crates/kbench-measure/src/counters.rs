@@ -189,7 +189,7 @@ fn missing_note(software: Option<&io::Error>, hardware: Option<&io::Error>) -> O
         return Some(if denied(error) {
             format!(
                 "counters are off: perf_event_paranoid is {paranoid}; run \
-                 `sysctl kernel.perf_event_paranoid=2` (or measure as root) to record them"
+                 `sysctl kernel.perf_event_paranoid=1` (kernel-side counts need 1 or less; or measure as root) to record them"
             )
         } else {
             format!("counters are off: perf_event_open failed ({error})")
@@ -198,7 +198,7 @@ fn missing_note(software: Option<&io::Error>, hardware: Option<&io::Error>) -> O
     hardware.map(|error| {
         if denied(error) {
             "hardware counters are off (instructions, cycles, branch and cache misses): \
-             perf_event_paranoid forbids them; run `sysctl kernel.perf_event_paranoid=2`"
+             perf_event_paranoid forbids them; run `sysctl kernel.perf_event_paranoid=1`"
                 .to_string()
         } else {
             format!(
@@ -299,7 +299,7 @@ mod tests {
             "{all_off}"
         );
         assert!(
-            all_off.contains("sysctl kernel.perf_event_paranoid=2"),
+            all_off.contains("sysctl kernel.perf_event_paranoid=1"),
             "{all_off}"
         );
         let no_pmu = missing_note(None, Some(&missing)).unwrap();
@@ -309,7 +309,7 @@ mod tests {
             "{no_pmu}"
         );
         let paranoid_hw = missing_note(None, Some(&denied)).unwrap();
-        assert!(paranoid_hw.contains("sysctl kernel.perf_event_paranoid=2"));
+        assert!(paranoid_hw.contains("sysctl kernel.perf_event_paranoid=1"));
         assert_eq!(missing_note(None, None), None);
     }
 

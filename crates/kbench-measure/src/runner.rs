@@ -506,6 +506,13 @@ impl RoundRun<'_> {
                             ..spec.clone()
                         },
                     };
+                    // A monitor's name comes from /proc: one that would make
+                    // the test's name too long is dropped, not the run.
+                    if kbench_model::is_secondary_metric(&metric)
+                        && kbench_model::check_test_spec(&metric_spec).is_err()
+                    {
+                        continue;
+                    }
                     let id = self.test_id(&metric_spec)?;
                     let sample = Sample {
                         value,

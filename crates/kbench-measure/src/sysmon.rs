@@ -1,6 +1,6 @@
 //! System monitors of one round (`kbench run --monitor`): the deltas of
 //! `/proc/vmstat`, `/proc/interrupts`, `/proc/softirqs`, `/proc/schedstat`
-//! and `/proc/pressure/*` from a test's first sample to its end, and for an
+//! and `/proc/pressure/*` from a test's start to the end of its samples, and for an
 //! external tool its children's `getrusage`. They are the whole system's
 //! (every task on it, not only the measuring one), read outside the timed
 //! intervals, and stored as secondary metrics of the test: counts per
@@ -215,23 +215,40 @@ fn children_usage() -> Option<(BTreeMap<String, f64>, f64)> {
     Some((counts, usage.ru_maxrss as f64))
 }
 
-/// The monitors of one test, from its first sample to its end.
+/// The monitors of one test, from its start to the end of its samples.
 pub struct SystemRound {
     monitors: Vec<SystemMonitor>,
     /// Set at the test's first event that says it started.
-    before: Option<Before>,
+    before: Option<Readings>,
     /// The operations its samples timed: the iterations of the first
     /// metric's samples.
     operations: u64,
     first_metric: Option<String>,
     /// With an external tool: its children's usage.
     children: bool,
+    /// Set when the window closed before the test's end (a built-in's
+    /// counting interval runs after it).
+    after: Option<Readings>,
 }
 
-struct Before {
+/// The sources read at one moment.
+struct Readings {
     at: Instant,
     readings: Vec<(SystemMonitor, BTreeMap<String, f64>)>,
-    children: Option<BTreeMap<String, f64>>,
+    children: Option<(BTreeMap<String, f64>, f64)>,
+}
+
+impl Readings {
+    fn read(monitors: &[SystemMonitor], children: bool) -> Readings {
+        Readings {
+            at: Instant::now(),
+            readings: monitors
+                .iter()
+                .filter_map(|monitor| Some((*monitor, monitor.read()?)))
+                .collect(),
+            children: children.then(children_usage).flatten(),
+        }
+    }
 }
 
 impl SystemRound {
@@ -243,6 +260,7 @@ impl SystemRound {
             operations: 0,
             first_metric: None,
             children,
+            after: None,
         }
     }
 
@@ -250,16 +268,16 @@ impl SystemRound {
     /// source this kernel lacks is skipped: the run's snapshot names it
     /// ([`SystemMonitor::is_available`]), and its note says so once.
     pub fn start(&mut self) {
-        let readings = self
-            .monitors
-            .iter()
-            .filter_map(|monitor| Some((*monitor, monitor.read()?)))
-            .collect();
-        self.before = Some(Before {
-            at: Instant::now(),
-            readings,
-            children: self.children.then(children_usage).flatten().map(|c| c.0),
-        });
+        self.before = Some(Readings::read(&self.monitors, self.children));
+        self.after = None;
+    }
+
+    /// Ends the window now, before work that is not the samples (the
+    /// counting interval); [`SystemRound::finish`] sends it later.
+    pub fn close(&mut self) {
+        if self.before.is_some() && self.after.is_none() {
+            self.after = Some(Readings::read(&self.monitors, self.children));
+        }
     }
 
     /// Counts a sample's operations (those of the test's first metric).
@@ -273,19 +291,23 @@ impl SystemRound {
     /// The round's deltas as declarations and samples, to be sent before
     /// the test's end; nothing when it never started or timed nothing.
     pub fn finish(&mut self) -> Vec<AgentEvent> {
-        let Some(before) = self.before.take() else {
+        self.close();
+        let (Some(before), Some(after)) = (self.before.take(), self.after.take()) else {
             return vec![];
         };
         if self.operations == 0 {
             return vec![];
         }
         let operations = self.operations as f64;
-        let elapsed_us = before.at.elapsed().as_secs_f64() * 1e6;
+        let elapsed_us = after.at.duration_since(before.at).as_secs_f64() * 1e6;
         let mut values: Vec<(String, &str, f64)> = Vec::new();
         for (monitor, old) in &before.readings {
-            let Some(new) = monitor.read() else { continue };
-            for (name, now) in &new {
-                let delta = now - old.get(name).copied().unwrap_or(0.0);
+            let Some((_, new)) = after.readings.iter().find(|(m, _)| m == monitor) else {
+                continue;
+            };
+            // A line that appeared meanwhile (a new IRQ) has no start.
+            for (name, now) in new.iter().filter(|(name, _)| old.contains_key(*name)) {
+                let delta = now - old[name];
                 let family = monitor.name();
                 match monitor {
                     SystemMonitor::Psi => values.push((
@@ -305,9 +327,9 @@ impl SystemRound {
                 }
             }
         }
-        if let (Some(old), Some((new, max_rss))) = (&before.children, children_usage()) {
-            for (name, now) in &new {
-                let delta = now - old.get(name).copied().unwrap_or(0.0);
+        if let (Some((old, _)), Some((new, max_rss))) = (&before.children, &after.children) {
+            for (name, now) in new.iter().filter(|(name, _)| old.contains_key(*name)) {
+                let delta = now - old[name];
                 let unit = if name.ends_with("_ms") {
                     "ms/op"
                 } else {
@@ -315,7 +337,7 @@ impl SystemRound {
                 };
                 values.push((format!("rusage.{name}_per_op"), unit, delta / operations));
             }
-            values.push(("rusage.max_rss_kib".to_string(), "KiB", max_rss));
+            values.push(("rusage.max_rss_kib".to_string(), "KiB", *max_rss));
         }
         let at_ms = kbench_model::now_ms();
         let iterations = self.operations;

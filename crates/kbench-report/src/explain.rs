@@ -11,8 +11,8 @@
 //! metrics of its family (`perf`, `vmstat`, ...) for that pair: the
 //! results' q-values, verdicts and geometric mean never see them.
 
-use kbench_model::results::{IdentifierData, ResultSetData};
-use kbench_model::{TestKey, secondary_family, secondary_label};
+use kbench_model::results::{IdentifierData, ResultSetData, RunRecord};
+use kbench_model::{COUNTER_PREFIX, TestKey, secondary_family, secondary_label};
 use kbench_stats::compare::{benjamini_hochberg, welch};
 use kbench_stats::{Estimate, Samples, Verdict};
 use serde::Serialize;
@@ -184,6 +184,7 @@ pub(crate) fn per_round(
         .keys()
         .filter(|k| same_test(k, result) && secondary_family(&k.metric) == Some(family))
         .flat_map(|k| identifier.rounds(k).into_keys())
+        .filter(|&(run, _)| could_record(&identifier.runs[run], &key.metric))
         .collect();
     let values: BTreeMap<(usize, u32), f64> = identifier
         .rounds(key)
@@ -198,6 +199,17 @@ pub(crate) fn per_round(
         .map(|round| values.get(round).copied().unwrap_or(0.0))
         .collect();
     Samples::new(rounds).ok()
+}
+
+/// Whether `run` could record `metric`: a perf counter its snapshot does
+/// not list (no PMU) was never opened, so its absence is no 0. Runs stored
+/// before snapshots listed counters could.
+fn could_record(run: &RunRecord, metric: &str) -> bool {
+    let event = metric
+        .strip_prefix(COUNTER_PREFIX)
+        .and_then(|m| m.strip_suffix("_per_op"));
+    let listed = &run.info.snapshot.counters;
+    event.is_none_or(|event| listed.is_empty() || listed.iter().any(|c| c == event))
 }
 
 /// Welch's difference of the two sides' round values.
@@ -389,5 +401,27 @@ mod tests {
         let changes = &json["metrics"][0]["results"][1]["explanation"]["changes"];
         assert_eq!(changes[0]["metric"], switches);
         assert_eq!(changes[0]["significant"], true);
+    }
+
+    /// A side without a PMU never recorded instructions: no 0 for it.
+    #[test]
+    fn a_counter_one_side_could_not_open_is_not_compared() {
+        let clock = ("perf.task_clock_per_op", [5.0, 5.1, 4.9, 5.0]);
+        let instructions = "perf.instructions_per_op";
+        let mut a = identifier("a", &[clock]);
+        let b = identifier("b", &[clock, (instructions, [900.0, 910.0, 890.0, 900.0])]);
+        a.runs[0].info.snapshot.counters = vec!["task_clock".into()];
+        let data = ResultSetData {
+            name: "s".into(),
+            tests: vec![spec("value"), spec(clock.0), spec(instructions)],
+            identifiers: vec![a.clone(), b.clone()],
+        };
+        let explained = explain(&data, &a, &b, &TestKey::new("pipe-lat")).unwrap();
+        let compared: Vec<&str> = explained
+            .changes
+            .iter()
+            .map(|c| c.metric.as_str())
+            .collect();
+        assert_eq!(compared, ["perf.task_clock_per_op"]);
     }
 }
