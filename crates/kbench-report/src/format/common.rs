@@ -313,7 +313,9 @@ pub(super) fn why_text(result: &IdentifierResult) -> Option<String> {
     if why.len() > WHY_SHOWN {
         moved.push(format!("{} more (--format json)", why.len() - WHY_SHOWN));
     }
-    let mut text = if moved.is_empty() {
+    let mut text = if explanation.changes.is_empty() {
+        "why: counters and monitors not compared (fewer than 2 rounds a side)".to_string()
+    } else if moved.is_empty() {
         "why: no counter or monitor moved significantly with it".to_string()
     } else {
         format!("why: {}", moved.join(", "))
