@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{json_of, output, temp_db};
+use common::{json_of, output, succeeds, temp_db};
 use serde_json::Value;
 use std::sync::{Mutex, MutexGuard};
 
@@ -40,7 +40,7 @@ fn per_op(doc: &Value, test: &str, metric: &str) -> f64 {
 fn counters_are_plausible_against_physics() {
     let _machine = machine();
     let (_dir, db) = temp_db();
-    let out = output(
+    succeeds(
         &db,
         &[
             "run",
@@ -55,11 +55,6 @@ fn counters_are_plausible_against_physics() {
             "--as",
             "a",
         ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let doc = json_of(&db, &["show", "default", "--counters", "a", "--json"]);
     assert_eq!(doc["schema"], "kbench.counters/1");
@@ -111,7 +106,7 @@ fn counters_are_plausible_against_physics() {
 fn no_counters_and_no_monitors_record_neither() {
     let _machine = machine();
     let (_dir, db) = temp_db();
-    let out = output(
+    succeeds(
         &db,
         &[
             "run",
@@ -124,11 +119,6 @@ fn no_counters_and_no_monitors_record_neither() {
             "--monitor",
             "none",
         ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let doc = json_of(&db, &["show", "default", "--counters", "--json"]);
     assert_eq!(doc["tests"], serde_json::json!([]), "{doc}");
@@ -190,7 +180,7 @@ fn a_cpu_placement_change_is_explained_by_its_migrations() {
         "this test needs two CPUs; this machine has {online}"
     );
     let (_dir, db) = temp_db();
-    let out = output(
+    succeeds(
         &db,
         &[
             "run",
@@ -202,11 +192,6 @@ fn a_cpu_placement_change_is_explained_by_its_migrations() {
             "--budget",
             "2",
         ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let report = json_of(&db, &["compare", "default", "--format", "json"]);
     let result = &report["metrics"][0]["results"][1];
@@ -247,7 +232,7 @@ fn a_cpu_placement_change_is_explained_by_its_migrations() {
 fn a_variant_can_measure_without_counters() {
     let _machine = machine();
     let (_dir, db) = temp_db();
-    let out = output(
+    succeeds(
         &db,
         &[
             "run",
@@ -261,11 +246,6 @@ fn a_variant_can_measure_without_counters() {
             "--budget",
             "0.05",
         ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let counted = |identifier: &str| {
         let doc = json_of(
