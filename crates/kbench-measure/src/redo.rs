@@ -51,9 +51,7 @@ pub fn redo_disturbed(
     };
     let mut redone: Vec<DisturbedRound> = Vec::new();
     for disturbed in disturbed_rounds(identifier).into_iter().filter(ours) {
-        let already = redone
-            .iter()
-            .filter(|r| same_test(&r.test, &disturbed.test));
+        let already = redone.iter().filter(|r| r.test.same_test(&disturbed.test));
         if already.count() < MAX_REDO_PER_TEST {
             redone.push(disturbed);
         }
@@ -64,7 +62,7 @@ pub fn redo_disturbed(
         let tests: Vec<TestKey> = request
             .tests
             .iter()
-            .filter(|test| redone.iter().filter(|r| same_test(&r.test, test)).count() > pass)
+            .filter(|test| redone.iter().filter(|r| r.test.same_test(test)).count() > pass)
             .cloned()
             .collect();
         if tests.is_empty() || stop.load(Ordering::SeqCst) {
@@ -88,11 +86,6 @@ pub fn redo_disturbed(
         }
     }
     Ok(redone)
-}
-
-/// Options are part of a test's identity; the metric is not.
-fn same_test(a: &TestKey, b: &TestKey) -> bool {
-    a.benchmark == b.benchmark && a.options == b.options
 }
 
 #[cfg(test)]

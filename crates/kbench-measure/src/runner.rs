@@ -126,7 +126,7 @@ pub fn execute(
         let todo: Vec<&TestKey> = request
             .tests
             .iter()
-            .filter(|test| !done.iter().any(|d| same_test(d, test)))
+            .filter(|test| !done.iter().any(|d| d.same_test(test)))
             .filter(|test| adaptive.is_none_or(|plan| !so_far.settled(test, plan)))
             .collect();
         if todo.is_empty() {
@@ -266,7 +266,7 @@ pub(crate) fn close_unfinished(
     let ended = store.ended_tests(unfinished.id)?;
     let all = tests
         .iter()
-        .all(|test| ended.iter().any(|e| same_test(e, test)));
+        .all(|test| ended.iter().any(|e| e.same_test(test)));
     let status = if all {
         RunStatus::Complete
     } else {
@@ -275,12 +275,6 @@ pub(crate) fn close_unfinished(
     store.resume_run(unfinished.id, std::process::id())?;
     store.end_run(unfinished.id, status, None)?;
     Ok(ended)
-}
-
-/// Options are part of a test's identity; the metric is not (one test ends
-/// for all its metrics).
-fn same_test(a: &TestKey, b: &TestKey) -> bool {
-    a.benchmark == b.benchmark && a.options == b.options
 }
 
 /// The run's facts: the measuring side's snapshot (taken by an agent, so

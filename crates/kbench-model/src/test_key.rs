@@ -58,6 +58,12 @@ impl TestKey {
         }
     }
 
+    /// Whether `other` is the same test: options are part of a test's
+    /// identity, the metric is not (one test ends for all its metrics).
+    pub fn same_test(&self, other: &TestKey) -> bool {
+        self.benchmark == other.benchmark && self.options == other.options
+    }
+
     /// `bench[k=v,...]` without the metric.
     pub fn test_name(&self) -> String {
         if self.options.is_empty() {

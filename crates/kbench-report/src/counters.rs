@@ -4,7 +4,7 @@
 //! value is made).
 
 use crate::Error;
-use crate::explain::{per_round, same_test};
+use crate::explain::per_round;
 use kbench_model::results::{IdentifierData, ResultSetData};
 use kbench_model::{SECONDARY_FAMILIES, is_result_metric, secondary_family, secondary_label};
 use kbench_stats::Summary;
@@ -77,7 +77,7 @@ pub fn document(data: &ResultSetData, identifier: Option<&str>) -> Result<Counte
         let mut rows: Vec<CounterRow> = data
             .tests
             .iter()
-            .filter(|s| same_test(&s.key, &result.key) && secondary_family(&s.key.metric).is_some())
+            .filter(|s| s.key.same_test(&result.key) && secondary_family(&s.key.metric).is_some())
             .filter_map(|spec| {
                 let rounds = per_round(chosen, &result.key, &spec.key)?;
                 Some(CounterRow {

@@ -91,7 +91,7 @@ pub(crate) fn explain(
     let specs: Vec<_> = data
         .tests
         .iter()
-        .filter(|spec| same_test(&spec.key, result) && secondary_family(&spec.key.metric).is_some())
+        .filter(|spec| spec.key.same_test(result) && secondary_family(&spec.key.metric).is_some())
         .collect();
     if specs.is_empty() {
         return None;
@@ -149,11 +149,6 @@ fn family_q_values(compared: &[(&kbench_model::TestSpec, Welch2)]) -> Vec<f64> {
     q_values
 }
 
-/// The same benchmark and options (any metric).
-pub(crate) fn same_test(a: &TestKey, b: &TestKey) -> bool {
-    a.benchmark == b.benchmark && a.options == b.options
-}
-
 /// The counters the identifiers' runs could not open, said the way `perf
 /// stat` does: only when a snapshot records which it had.
 pub(crate) fn unavailable(identifiers: &[&IdentifierData]) -> Vec<String> {
@@ -182,7 +177,7 @@ pub(crate) fn per_round(
     let recorded: BTreeSet<(usize, u32)> = identifier
         .samples
         .keys()
-        .filter(|k| same_test(k, result) && secondary_family(&k.metric) == Some(family))
+        .filter(|k| k.same_test(result) && secondary_family(&k.metric) == Some(family))
         .flat_map(|k| identifier.rounds(k).into_keys())
         .filter(|&(run, _)| could_record(&identifier.runs[run], &key.metric))
         .collect();

@@ -114,7 +114,7 @@ fn result_entry(spec: &TestSpec, identifier: &IdentifierData) -> ResultEntry {
         .iter()
         .rev()
         .flat_map(|run| &run.outcomes)
-        .find(|o| o.test.benchmark == spec.key.benchmark && o.test.options == spec.key.options);
+        .find(|o| o.test.same_test(&spec.key));
     ResultEntry {
         identifier: identifier.name.clone(),
         summary,
@@ -139,10 +139,7 @@ pub struct RunDocument {
 /// (any metric of them): what a run's summary shows.
 pub fn of_run(mut data: ResultSetData, identifier: &str, tests: &[TestKey]) -> ResultSetData {
     data.identifiers.retain(|i| i.name == identifier);
-    data.tests.retain(|spec| {
-        tests
-            .iter()
-            .any(|t| t.benchmark == spec.key.benchmark && t.options == spec.key.options)
-    });
+    data.tests
+        .retain(|spec| tests.iter().any(|t| t.same_test(&spec.key)));
     data
 }
