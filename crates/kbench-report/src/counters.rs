@@ -4,7 +4,7 @@
 //! value is made).
 
 use crate::Error;
-use crate::explain::per_round;
+use crate::explain::TestRounds;
 use kbench_model::results::{IdentifierData, ResultSetData};
 use kbench_model::{SECONDARY_FAMILIES, is_result_metric, secondary_family, secondary_label};
 use kbench_stats::Summary;
@@ -74,17 +74,18 @@ pub fn document(data: &ResultSetData, identifier: Option<&str>) -> Result<Counte
         if tests.iter().any(|t| t.test == test) {
             continue;
         }
+        let rounds = TestRounds::of(chosen, &result.key);
         let mut rows: Vec<CounterRow> = data
             .tests
             .iter()
             .filter(|s| s.key.same_test(&result.key) && secondary_family(&s.key.metric).is_some())
             .filter_map(|spec| {
-                let rounds = per_round(chosen, &result.key, &spec.key)?;
+                let values = rounds.values(&spec.key)?;
                 Some(CounterRow {
                     metric: spec.key.metric.clone(),
                     label: secondary_label(&spec.key.metric),
                     unit: spec.unit.clone(),
-                    summary: Summary::of(&rounds),
+                    summary: Summary::of(&values),
                 })
             })
             .collect();

@@ -96,11 +96,15 @@ pub(crate) fn explain(
     if specs.is_empty() {
         return None;
     }
+    let (a_rounds, b_rounds) = (
+        TestRounds::of(baseline, result),
+        TestRounds::of(current, result),
+    );
     let mut compared: Vec<(&kbench_model::TestSpec, Welch2)> = specs
         .iter()
         .filter_map(|spec| {
-            let a = per_round(baseline, result, &spec.key)?;
-            let b = per_round(current, result, &spec.key)?;
+            let a = a_rounds.values(&spec.key)?;
+            let b = b_rounds.values(&spec.key)?;
             Some((*spec, Welch2::of(&a, &b)?))
         })
         .collect();
@@ -164,36 +168,51 @@ pub(crate) fn unavailable(identifiers: &[&IdentifierData]) -> Vec<String> {
     }
 }
 
-/// One value per round of `key` in the rounds where `result` was measured
-/// and `key`'s family was recorded (0 where it has no sample); `None` with
-/// no such round.
-pub(crate) fn per_round(
-    identifier: &IdentifierData,
-    result: &TestKey,
-    key: &TestKey,
-) -> Option<Samples> {
-    let family = secondary_family(&key.metric)?;
-    let measured: BTreeSet<(usize, u32)> = identifier.rounds(result).into_keys().collect();
-    let recorded: BTreeSet<(usize, u32)> = identifier
-        .samples
-        .keys()
-        .filter(|k| k.same_test(result) && secondary_family(&k.metric) == Some(family))
-        .flat_map(|k| identifier.rounds(k).into_keys())
-        .filter(|&(run, _)| could_record(&identifier.runs[run], &key.metric))
-        .collect();
-    let values: BTreeMap<(usize, u32), f64> = identifier
-        .rounds(key)
-        .into_iter()
-        .map(|(round, samples)| {
-            let mean = samples.iter().map(|s| s.value).sum::<f64>() / samples.len() as f64;
-            (round, mean)
-        })
-        .collect();
-    let rounds: Vec<f64> = measured
-        .intersection(&recorded)
-        .map(|round| values.get(round).copied().unwrap_or(0.0))
-        .collect();
-    Samples::new(rounds).ok()
+/// One identifier's rounds of one test: where its result was measured and,
+/// per secondary family, where the family was recorded. Made once for all
+/// of the test's secondary metrics.
+pub(crate) struct TestRounds<'a> {
+    identifier: &'a IdentifierData,
+    measured: BTreeSet<(usize, u32)>,
+    recorded: BTreeMap<&'static str, BTreeSet<(usize, u32)>>,
+}
+
+impl<'a> TestRounds<'a> {
+    pub(crate) fn of(identifier: &'a IdentifierData, result: &TestKey) -> TestRounds<'a> {
+        let mut recorded: BTreeMap<&'static str, BTreeSet<(usize, u32)>> = BTreeMap::new();
+        for key in identifier.samples.keys().filter(|k| k.same_test(result)) {
+            if let Some(family) = secondary_family(&key.metric) {
+                recorded
+                    .entry(family)
+                    .or_default()
+                    .extend(identifier.rounds(key).into_keys());
+            }
+        }
+        TestRounds {
+            identifier,
+            measured: identifier.rounds(result).into_keys().collect(),
+            recorded,
+        }
+    }
+
+    /// One value per round of `key` in the rounds where the result was
+    /// measured and `key`'s family was recorded (0 where it has no sample);
+    /// `None` with no such round.
+    pub(crate) fn values(&self, key: &TestKey) -> Option<Samples> {
+        let recorded = self.recorded.get(secondary_family(&key.metric)?)?;
+        let values = crate::sides::rounds(self.identifier, key);
+        let rounds: Vec<f64> = self
+            .measured
+            .intersection(recorded)
+            .filter(|&&(run, _)| could_record(&self.identifier.runs[run], &key.metric))
+            .map(|round| {
+                values
+                    .get(round)
+                    .map_or(0.0, |v| v.iter().sum::<f64>() / v.len() as f64)
+            })
+            .collect();
+        Samples::new(rounds).ok()
+    }
 }
 
 /// Whether `run` could record `metric`: a perf counter its snapshot does
