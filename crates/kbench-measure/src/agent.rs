@@ -267,22 +267,9 @@ fn counter_events(counted: &[(Event, f64)], iterations: u64) -> Vec<AgentEvent> 
     let at_ms = kbench_model::now_ms();
     counted
         .iter()
-        .copied()
         .filter(|(_, value)| *value > 0.0)
         .flat_map(|(event, value)| {
-            [
-                AgentEvent::Metric {
-                    metric: event.metric(),
-                    unit: event.unit.to_string(),
-                    direction: crate::counters::DIRECTION,
-                },
-                AgentEvent::Sample {
-                    metric: event.metric(),
-                    value,
-                    iterations,
-                    at_ms,
-                },
-            ]
+            AgentEvent::secondary_sample(event.metric(), event.unit, *value, iterations, at_ms)
         })
         .collect()
 }

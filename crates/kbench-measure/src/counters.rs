@@ -13,7 +13,7 @@
 //! does between (writing events) is counted.
 
 use kbench_bench::{BenchError, Workload};
-use kbench_model::{COUNTER_PREFIX, Direction};
+use kbench_model::COUNTER_PREFIX;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -237,9 +237,6 @@ fn open_counter(event: &Event) -> io::Result<File> {
     let owned = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
     Ok(File::from(owned))
 }
-
-/// Every counter is a count per operation: fewer is better.
-pub const DIRECTION: Direction = Direction::Lower;
 
 #[cfg(test)]
 mod tests {

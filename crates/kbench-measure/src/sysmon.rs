@@ -345,19 +345,7 @@ impl SystemRound {
             .into_iter()
             .filter(|(_, _, value)| *value > 0.0 && value.is_finite())
             .flat_map(|(metric, unit, value)| {
-                [
-                    AgentEvent::Metric {
-                        metric: metric.clone(),
-                        unit: unit.to_string(),
-                        direction: kbench_model::Direction::Lower,
-                    },
-                    AgentEvent::Sample {
-                        metric,
-                        value,
-                        iterations,
-                        at_ms,
-                    },
-                ]
+                AgentEvent::secondary_sample(metric, unit, value, iterations, at_ms)
             })
             .collect()
     }

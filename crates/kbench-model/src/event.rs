@@ -41,3 +41,29 @@ pub enum AgentEvent {
     /// The test failed while running; the run goes on.
     Failed { test: TestKey, reason: String },
 }
+
+impl AgentEvent {
+    /// A secondary metric's one sample of a round, declared first (counts
+    /// per operation: fewer is better).
+    pub fn secondary_sample(
+        metric: String,
+        unit: &str,
+        value: f64,
+        iterations: u64,
+        at_ms: i64,
+    ) -> [AgentEvent; 2] {
+        [
+            AgentEvent::Metric {
+                metric: metric.clone(),
+                unit: unit.to_string(),
+                direction: Direction::Lower,
+            },
+            AgentEvent::Sample {
+                metric,
+                value,
+                iterations,
+                at_ms,
+            },
+        ]
+    }
+}
