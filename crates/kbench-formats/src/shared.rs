@@ -80,7 +80,9 @@ pub fn positive_value(value: f64, at: &str) -> Result<f64, FormatError> {
     } else {
         Err(FormatError::new(
             at,
-            format!("{value} is not above 0; kbench stores times, rates and sizes, which are"),
+            format!(
+                "{value} is not above 0: kbench stores times, rates and sizes, which are positive"
+            ),
         ))
     }
 }

@@ -129,7 +129,11 @@ fn system_field(
         return Some(kept.to_string());
     }
     if let (Some(record), "Hardware") = (record, name) {
-        let facts: Vec<String> = record.facts.iter().map(|(l, v)| format!("{l}: {v}")).collect();
+        let facts: Vec<String> = record
+            .facts
+            .iter()
+            .map(|(l, v)| format!("{l}: {v}"))
+            .collect();
         return Some(facts.join(", "));
     }
     let first = identifier.runs.first();
