@@ -212,3 +212,26 @@ fn unknown_elements_are_kept_as_notes() {
     assert!(notes[0].contains("System 1 (line 19) holds <Cooling>") && notes[0].contains("liquid"));
     assert!(data.identifiers[0].runs[0].info.notes.contains(&notes[0]));
 }
+
+#[test]
+fn the_real_file_is_written_back_element_for_element() {
+    let (data, _) = import(REAL);
+    let export = pts::Export {
+        kbench_version: "0.1.0".into(),
+        now_ms: 0,
+    };
+    let text = pts::write(&data, &export).unwrap();
+    // What differs is who wrote it and when, and the XML declaration.
+    let body = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| {
+                !(l.starts_with("<?xml")
+                    || l.starts_with("<!--")
+                    || l.starts_with("<LastModified>")
+                    || l.starts_with("<TestClient>"))
+            })
+            .collect()
+    };
+    assert_eq!(body(&text), body(REAL));
+}
