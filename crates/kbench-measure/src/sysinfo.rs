@@ -65,6 +65,7 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
             .map(|m| m.name().to_string())
             .collect(),
         variant: None,
+        imported: None,
         kernel_cmdline: cmdline,
         hostname: uname.nodename,
         arch: uname.machine,

@@ -9,6 +9,7 @@
 //! read), and [`lab`] the records of the shared lab and its API.
 
 mod event;
+mod imported;
 mod kernel_spec;
 pub mod lab;
 mod monitor;
@@ -19,6 +20,7 @@ mod snapshot;
 mod test_key;
 
 pub use event::AgentEvent;
+pub use imported::{Field, ImportedRecord, field_value};
 pub use kernel_spec::KernelSpec;
 pub use monitor::{
     MONITOR_CONTROL, MONITOR_NIVCSW, MONITOR_PREFIX, MONITOR_RUNNING, MONITOR_STEAL, MONITORS,

@@ -6,6 +6,7 @@
 //! process's cgroup, virtualization and steal time, compiler and kbench
 //! version. Reading it is kbench-measure's job; this is only its shape.
 
+use crate::ImportedRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -56,6 +57,10 @@ pub struct SystemSnapshot {
     /// in interleaved blocks (`kbench run --variant`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<VariantRecord>,
+    /// What another tool's result file said of this run, when it was
+    /// imported from one (`kbench import composite.xml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imported: Option<ImportedRecord>,
 }
 
 /// A variant of an interleaved run: what it set, and the session whose
@@ -78,8 +83,12 @@ pub struct VariantRecord {
 }
 
 impl SystemSnapshot {
-    /// The facts as (label, value) pairs, in the order reports print them.
+    /// The facts as (label, value) pairs, in the order reports print them:
+    /// for a run imported from another tool's file, that file's own.
     pub fn facts(&self) -> Vec<(String, String)> {
+        if let Some(imported) = &self.imported {
+            return imported.facts.clone();
+        }
         let mut facts = vec![
             ("Processor".to_string(), self.processor()),
             ("Memory".to_string(), format_kib(self.memory_total_kib)),

@@ -64,9 +64,9 @@ pub enum Command {
     Show(ShowArgs),
     /// Compare identifiers: change with confidence interval, p/q values and a verdict per metric
     Compare(CompareArgs),
-    /// Import raw samples (kbench.samples/1 JSON) into a result set, all or nothing
+    /// Import raw samples (kbench.samples/1, PTS composite.xml, hyperfine, Google Benchmark), all or nothing
     Import(ImportArgs),
-    /// Export a result set's raw samples as JSON (kbench.samples/1) on stdout
+    /// Export a result set's raw samples on stdout: kbench.samples/1 JSON or a PTS composite.xml
     Export(ExportArgs),
     /// Change points across a result set's identifiers in version order
     History(HistoryArgs),

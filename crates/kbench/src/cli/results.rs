@@ -78,12 +78,20 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// A kbench.samples/1 JSON file (docs/samples-format.md), or - for stdin
+    /// A kbench.samples/1 JSON file, a PTS composite.xml, a hyperfine or Google Benchmark JSON file (docs/formats.md), or - for stdin
     pub file: PathBuf,
 
     /// Result set to import into (default: the one named in the file)
     #[arg(long, value_name = "SET")]
     pub into: Option<String>,
+
+    /// The file's format (auto: from its content)
+    #[arg(long, default_value = "auto", value_parser = kbench_formats::FROM)]
+    pub from: String,
+
+    /// Identifier of a hyperfine or Google Benchmark file's samples (default: the file name)
+    #[arg(long, value_name = "NAME")]
+    pub identifier: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -91,8 +99,8 @@ pub struct ExportArgs {
     /// Result set to export
     pub set: String,
 
-    /// Export format (only json: kbench.samples/1, which `kbench import` reads back)
-    #[arg(long, default_value = "json", value_parser = ["json"])]
+    /// json: kbench.samples/1, which `kbench import` reads back; pts: a PTS composite.xml
+    #[arg(long, default_value = "json", value_parser = kbench_formats::EXPORTS)]
     pub format: String,
 }
 

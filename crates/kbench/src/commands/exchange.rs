@@ -1,39 +1,31 @@
-//! `kbench import` and `kbench export`: raw samples in and out as
-//! kbench.samples/1 JSON.
+//! `kbench import` and `kbench export`: raw samples in and out, as
+//! kbench.samples/1 JSON or other tools' result files (kbench-formats).
 
-use super::context::print_json;
 use crate::cli::{ExportArgs, ImportArgs};
-use anyhow::Context;
-use kbench_store::{Exchange, Results, exchange};
-use std::io::Read;
+use kbench_formats::ImportRequest;
+use kbench_store::{Exchange, Results};
 use std::process::ExitCode;
 
 pub fn import(args: ImportArgs, store: &mut dyn Exchange) -> anyhow::Result<ExitCode> {
-    let source = args.file.display().to_string();
-    let text = if source == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("reading samples from stdin")?;
-        text
-    } else {
-        std::fs::read_to_string(&args.file).with_context(|| format!("cannot read {source}"))?
+    let (path, into, identifier) = (&args.file, args.into.as_deref(), args.identifier.as_deref());
+    let request = ImportRequest {
+        path,
+        from: &args.from,
+        into,
+        identifier,
     };
-    let data = exchange::parse(&text, args.into.as_deref())
-        .map_err(|e| anyhow::anyhow!("{source}: {e}; nothing was imported"))?;
-    store.import(&data)?;
-    let samples = data.sample_count();
-    eprintln!(
-        "Imported {} identifier(s), {} test(s), {samples} sample(s) into result set '{}'.",
-        data.identifiers.len(),
-        data.tests.len(),
-        data.name
-    );
+    let loaded = kbench_formats::load(&request)
+        .map_err(|e| anyhow::anyhow!("{}: {e}; nothing was imported", path.display()))?;
+    store.import(&loaded.data)?;
+    eprintln!("{}", loaded.summary());
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn export(args: ExportArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode> {
     let data = store.load(&args.set)?;
-    print_json(&exchange::export(&data))?;
+    print!(
+        "{}",
+        kbench_formats::export(&data, &args.format, env!("CARGO_PKG_VERSION"))?
+    );
     Ok(ExitCode::SUCCESS)
 }
