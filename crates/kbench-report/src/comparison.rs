@@ -96,6 +96,11 @@ pub struct IdentifierSummary {
     /// Geometric mean of the per-metric ratios oriented so that > 1 is
     /// better than the baseline; `None` when no metric is shared.
     pub geomean_better_ratio: Option<f64>,
+    /// The direction every metric in the geometric mean shares; `None`
+    /// when they mix both (or none is shared). It says how
+    /// [`IdentifierSummary::worse_fraction`] reads the ratio.
+    #[serde(skip)]
+    pub geomean_direction: Option<Direction>,
     pub metrics_used: usize,
     pub metrics_left_out: usize,
     pub regressions: usize,
@@ -103,6 +108,22 @@ pub struct IdentifierSummary {
     pub no_change: usize,
     pub inconclusive: usize,
     pub cannot_decide: usize,
+}
+
+impl IdentifierSummary {
+    /// The geometric mean as a change that a row would show, > 0 worse:
+    /// when every metric in it is lower-is-better, current / baseline - 1
+    /// in their own units (a time up 21.4 % is 0.214 worse, not
+    /// 1 - 1/1.214 = 0.176); otherwise 1 - the better-oriented ratio (a
+    /// rate down 20 % is 0.20 worse). So with one metric it is that
+    /// metric's change of means. `None` without a geometric mean.
+    pub fn worse_fraction(&self) -> Option<f64> {
+        let ratio = self.geomean_better_ratio?;
+        Some(match self.geomean_direction {
+            Some(Direction::Lower) => 1.0 / ratio - 1.0,
+            _ => 1.0 - ratio,
+        })
+    }
 }
 
 impl ComparisonReport {
@@ -272,6 +293,7 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
         })
         .collect();
     let geomean = geomean::geomean_vs_baseline(&rows).ok();
+    let direction = shared_direction(&rows);
     order
         .iter()
         .enumerate()
@@ -291,6 +313,7 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
             IdentifierSummary {
                 identifier: name.clone(),
                 geomean_better_ratio: geomean.as_ref().map(|g| g.ratios[column - 1]),
+                geomean_direction: direction,
                 metrics_used: geomean.as_ref().map_or(0, |g| g.metrics_used),
                 metrics_left_out: geomean
                     .as_ref()
@@ -303,6 +326,19 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
             }
         })
         .collect()
+}
+
+/// The direction of every row that enters the geometric mean (as
+/// `geomean_vs_baseline` chooses them: positive finite values on every
+/// side), when they share one.
+fn shared_direction(rows: &[geomean::GeomeanRow]) -> Option<Direction> {
+    let usable = |v: &Option<f64>| v.is_some_and(|v| v.is_finite() && v > 0.0);
+    let mut used = rows
+        .iter()
+        .filter(|r| usable(&r.baseline) && r.current.iter().all(usable))
+        .map(|r| r.better);
+    let first = used.next()?;
+    used.all(|d| d == first).then_some(first)
 }
 
 fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String> {

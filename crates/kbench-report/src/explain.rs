@@ -400,7 +400,7 @@ mod tests {
         let render = |name: &str| {
             by_name(name)
                 .unwrap()
-                .render(&report, Style { color: false })
+                .render(&report, Style::default())
         };
         for name in ["bars", "regressions"] {
             let text = render(name);

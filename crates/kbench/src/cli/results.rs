@@ -67,6 +67,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "TEXT")]
     pub metric: Option<String>,
 
+    /// List NO CHANGE metrics too (regressions format), not only count them
+    #[arg(long)]
+    pub all_rows: bool,
+
     /// Write the report to this file instead of stdout
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,

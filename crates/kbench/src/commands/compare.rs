@@ -63,7 +63,8 @@ fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
                 && std::env::var_os("NO_COLOR").is_none()
         }
     };
-    let text = formatter.render(&report, Style { color });
+    let all_rows = args.all_rows;
+    let text = formatter.render(&report, Style { color, all_rows });
     match &args.output {
         Some(path) => std::fs::write(path, &text)
             .with_context(|| format!("cannot write {}", path.display()))?,
