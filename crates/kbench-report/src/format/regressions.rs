@@ -25,7 +25,8 @@
 //! option (`tasks`, `threads`, `procs`, stress-ng's `instances`) becomes an
 //! indented sub-row `- futex1-tasks-2` (`- madvise-instances-1`: a
 //! profile's stressor names it) under the test without it, as in the seed,
-//! ordered by count. Sections: Regressions, Improvements, Inconclusive
+//! ordered by count; a test named as Linaro's `Benchmark/Test/Metric` is
+//! indexed as theirs (`- futex1-threads-2`). Sections: Regressions, Improvements, Inconclusive
 //! (with the minimum detectable effect and the samples per side that would
 //! decide), Cannot decide (only when there are such metrics; the warning
 //! says why), No change (with `Style::all_rows`, else only counted), then
@@ -189,16 +190,25 @@ fn counts(metric: &MetricReport) -> Vec<(&String, &String)> {
 }
 
 /// `- futex1-tasks-2` (`- madvise-instances-1` for stress-ng's stressor
-/// madvise) for a metric with count options.
+/// madvise) for a metric with count options. A test named as Linaro's
+/// `Benchmark/Test/Metric` (an import of their report) is indexed as
+/// theirs, its Test and counts: `- futex1-threads-2`.
 fn sub_label(metric: &MetricReport) -> Option<String> {
     let counts = counts(metric);
-    let name = metric
-        .key
-        .options
-        .get(NAME_OPTION)
-        .unwrap_or(&metric.key.benchmark);
-    let counts: Vec<String> = counts.iter().map(|(k, v)| format!("-{k}-{v}")).collect();
-    (!counts.is_empty()).then(|| format!("  - {name}{}", counts.concat()))
+    if counts.is_empty() {
+        return None;
+    }
+    let key = &metric.key;
+    let parts: Vec<&str> = key.benchmark.split('/').collect();
+    let suffix: Vec<String> = match parts[..] {
+        [_, test, _] => std::iter::once(test.to_string())
+            .chain(counts.iter().map(|(_, v)| v.to_string()))
+            .collect(),
+        _ => std::iter::once(key.options.get(NAME_OPTION).unwrap_or(&key.benchmark).clone())
+            .chain(counts.iter().map(|(k, v)| format!("{k}-{v}")))
+            .collect(),
+    };
+    Some(format!("  - {}", suffix.join("-")))
 }
 
 /// Orders the sub-rows of a group by count: numbers by value, then any
