@@ -169,7 +169,13 @@ fn compared(data: &ResultSetData) -> ComparisonReport {
 fn render(name: &str, report: &ComparisonReport, color: bool) -> String {
     format::by_name(name)
         .unwrap_or_else(|| panic!("no format {name}"))
-        .render(report, Style { color, ..Style::default() })
+        .render(
+            report,
+            Style {
+                color,
+                ..Style::default()
+            },
+        )
 }
 
 /// The lines of `text` from the one equal to `start` up to (not including)
@@ -422,7 +428,10 @@ fn regressions_list_the_regressed_metric_per_block() {
         ]
     );
     let row: Vec<&str> = regressions[2].split(" | ").map(str::trim).collect();
-    assert_eq!(row[..4], ["syscall-null, ns", "100.000", "110.000", "+10.000"]);
+    assert_eq!(
+        row[..4],
+        ["syscall-null, ns", "100.000", "110.000", "+10.000"]
+    );
     assert_eq!(row[5], "20 / 20");
     // The baseline mean's CI, in ns.
     let (low, high) = row[6].split_once(" / ").unwrap();
@@ -482,15 +491,18 @@ fn regressions_list_the_regressed_metric_per_block() {
             "Samples needed"
         ]
     );
-    assert!(second.contains("|              +2.000 |  20 / 4 |"), "{second}");
+    assert!(
+        second.contains("|              +2.000 |  20 / 4 |"),
+        "{second}"
+    );
     assert!(second.contains("\n      ! too few samples: 20 vs 4, at least 5 needed\n"));
     assert!(
         second.contains("\nfutex1[mode=thread], ops/s\n  - futex1-tasks-2 "),
         "{second}"
     );
-    assert!(
-        second.contains("* the index after a test name is its task/thread/process/instance count option.")
-    );
+    assert!(second.contains(
+        "* the index after a test name is its task/thread/process/instance count option."
+    ));
     assert!(
         second.contains(
             "Not compared: 1 metric: pipe-lat[placement=cross] (no samples in PLU <b>1|x)."

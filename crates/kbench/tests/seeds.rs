@@ -80,11 +80,19 @@ fn assert_bars(text: &str, title: &str, unit_line: &str, identifiers: &[&str], v
     for ((line, name), value) in block[1..].iter().zip(identifiers).zip(values) {
         let (label, rest) = line.split_once(" .").unwrap_or_else(|| panic!("{line}"));
         assert_eq!(label, *name, "{title}: {line}");
-        let shown = rest.trim_start_matches('.').split_whitespace().next().unwrap();
+        let shown = rest
+            .trim_start_matches('.')
+            .split_whitespace()
+            .next()
+            .unwrap();
         assert_eq!(shown, number::value(*value), "{title}: {line}");
     }
     // One value per identifier: no CI, no decision.
-    assert!(block[2..].iter().all(|l| l.ends_with("CANNOT DECIDE (one observation)")));
+    assert!(
+        block[2..]
+            .iter()
+            .all(|l| l.ends_with("CANNOT DECIDE (one observation)"))
+    );
 }
 
 /// The full values of a result set, as `--format json` keeps them:
@@ -119,7 +127,12 @@ const SEED_000: [&str; 9] = [
 #[test]
 fn seed_000_reads_as_its_bar_charts() {
     let (_dir, db) = imported("000_pts.json");
-    let text = stdout(&db, &["compare", "seed-000", "--format", "bars", "--color", "never"]);
+    let text = stdout(
+        &db,
+        &[
+            "compare", "seed-000", "--format", "bars", "--color", "never",
+        ],
+    );
     // The seed's 26 charts, in its order.
     let titles: Vec<&str> = text
         .lines()
@@ -161,7 +174,9 @@ fn seed_000_reads_as_its_bar_charts() {
         "SQLite 3.30.1 - Threads / Copies: 8",
         "Seconds < Lower Is Better",
         &SEED_000,
-        &[50.58, 46.48, 47.60, 47.53, 47.58, 79.37, 84.62, 47.67, 47.73],
+        &[
+            50.58, 46.48, 47.60, 47.53, 47.58, 79.37, 84.62, 47.67, 47.73,
+        ],
     );
     assert_bars(
         &text,
@@ -184,11 +199,7 @@ fn seed_000_reads_as_its_bar_charts() {
     );
     // The store keeps the seed's digits.
     let means = stored_means(&db, "seed-000");
-    assert!(means.contains(&(
-        "Redis 5.0.5[Test=LPOP]".into(),
-        "v5.8".into(),
-        2582974.69
-    )));
+    assert!(means.contains(&("Redis 5.0.5[Test=LPOP]".into(), "v5.8".into(), 2582974.69)));
     assert!(means.contains(&(
         "Hackbench[Count=4,Type=Process]".into(),
         "PLU 5".into(),
@@ -199,7 +210,12 @@ fn seed_000_reads_as_its_bar_charts() {
 #[test]
 fn seed_002_reads_as_its_bar_charts() {
     let (_dir, db) = imported("002_pts.json");
-    let text = stdout(&db, &["compare", "seed-002", "--format", "bars", "--color", "never"]);
+    let text = stdout(
+        &db,
+        &[
+            "compare", "seed-002", "--format", "bars", "--color", "never",
+        ],
+    );
     let identifiers = [
         "Stock: Linux 6.6-rc5",
         "In 1 cgroup: Linux 6.6-rc5",
@@ -220,8 +236,7 @@ fn seed_002_reads_as_its_bar_charts() {
         &[676.91, 714.59, 692.61, 704.89],
     );
     // PTS's latency chart of a pgbench run is the metric of its test.
-    let latency =
-        "PostgreSQL 16 - Clients: 800 - Mode: Read Only - Scaling Factor: 100 - metric: Average Latency";
+    let latency = "PostgreSQL 16 - Clients: 800 - Mode: Read Only - Scaling Factor: 100 - metric: Average Latency";
     assert_title_parts(
         &text,
         latency,
@@ -287,7 +302,12 @@ fn table_rows(text: &str, title: &str) -> Vec<(String, Vec<String>)> {
 #[test]
 fn seed_003_reads_as_its_lmbench_table() {
     let (_dir, db) = imported("003_lmbench.json");
-    let text = stdout(&db, &["compare", "seed-003", "--format", "table", "--color", "never"]);
+    let text = stdout(
+        &db,
+        &[
+            "compare", "seed-003", "--format", "table", "--color", "never",
+        ],
+    );
     let kernels: Vec<String> = (0..12).map(|i| format!("2.6.{i}")).collect();
     // The seed's section titles, and its kernels in order in each.
     let processes = "Processor, Processes - times in microseconds - smaller is better";
@@ -307,7 +327,10 @@ fn seed_003_reads_as_its_lmbench_table() {
     };
     // Processes: Mhz, null call, stat, open clos, sig inst, sig hndl, fork, exec, sh.
     let row: Vec<f64> = (0..9).map(|c| cell(processes, 11, c)).collect();
-    assert_eq!(row, [2800.0, 0.42, 1.97, 2.89, 0.77, 2.28, 171.0, 605.0, 2423.0]);
+    assert_eq!(
+        row,
+        [2800.0, 0.42, 1.97, 2.89, 0.77, 2.28, 171.0, 605.0, 2423.0]
+    );
     // Context switching: 2p/0K .. 16p/64K.
     let row: Vec<f64> = (0..7).map(|c| cell(switching, 9, c)).collect();
     assert_eq!(row, [5.30, 5.40, 5.24, 4.91, 8.23, 5.78, 34.3]);
@@ -325,13 +348,20 @@ fn seed_003_reads_as_its_lmbench_table() {
         "lmbench-bcopy[impl=libc]",
         "netperf[packet=65536]",
     ] {
-        assert!(other.contains(test), "{test} not in Other metrics:\n{other}");
+        assert!(
+            other.contains(test),
+            "{test} not in Other metrics:\n{other}"
+        );
     }
     let means = stored_means(&db, "seed-003");
     assert!(means.contains(&("pagefault".into(), "2.6.0".into(), 2.4447)));
     assert!(means.contains(&("netperf[packet=1]".into(), "2.6.11".into(), 6.17)));
     // 2.6.2 has no prot fault value in the seed: no sample.
-    assert!(!means.iter().any(|(t, i, _)| t == "lmbench-prot-fault" && i == "2.6.2"));
+    assert!(
+        !means
+            .iter()
+            .any(|(t, i, _)| t == "lmbench-prot-fault" && i == "2.6.2")
+    );
 }
 
 /// A row of `--format regressions` by its label: its cells after it.
@@ -359,7 +389,10 @@ fn seed_004_reads_as_linaros_regression_report() {
         "--all-rows",
     ];
     let text = stdout(&db, &args);
-    assert!(text.contains("\n=== v6.10-rc5 vs baseline v6.9 ===\n"), "{text}");
+    assert!(
+        text.contains("\n=== v6.10-rc5 vs baseline v6.9 ===\n"),
+        "{text}"
+    );
     // The seed's test headings, in its order, each once per section it
     // has rows in.
     let headings = [
@@ -385,7 +418,10 @@ fn seed_004_reads_as_linaros_regression_report() {
         );
     }
     // Every row of the seed, once (--all-rows lists NO CHANGE too).
-    let rows = text.lines().filter(|l| l.contains(" / ") && l.contains(" | ")).count();
+    let rows = text
+        .lines()
+        .filter(|l| l.contains(" / ") && l.contains(" | "))
+        .count();
     assert_eq!(rows, 76, "{text}");
     // The sub-rows of a group: the seed's index, ordered by count.
     let madvise: Vec<&str> = text
@@ -404,11 +440,51 @@ fn seed_004_reads_as_linaros_regression_report() {
     // ((97798.885 - 67325.199) / 97798.885 = 31.160 %, not 25.764): kbench
     // prints the change of the means it prints.
     let picked = [
-        ("  - vm-splice-16", "1241430.610", "1206691.725", 2.798, "+2.798", "5841.721", "70"),
-        ("  - vm-splice-32", "1243408.735", "1205210.870", 3.071, "+3.072", "5133.764", "70"),
-        ("  - context-1", "2413.745", "2366.265", 1.974, "+1.967", "5.545", "21"),
-        ("  - futex1-threads-5", "7345486.500", "7292154.000", 0.730, "+0.726", "18849.538", "40"),
-        ("fio/writer/writer-write, OPS", "97798.885", "67325.199", 25.764, "+31.160", "72300.888", "60"),
+        (
+            "  - vm-splice-16",
+            "1241430.610",
+            "1206691.725",
+            2.798,
+            "+2.798",
+            "5841.721",
+            "70",
+        ),
+        (
+            "  - vm-splice-32",
+            "1243408.735",
+            "1205210.870",
+            3.071,
+            "+3.072",
+            "5133.764",
+            "70",
+        ),
+        (
+            "  - context-1",
+            "2413.745",
+            "2366.265",
+            1.974,
+            "+1.967",
+            "5.545",
+            "21",
+        ),
+        (
+            "  - futex1-threads-5",
+            "7345486.500",
+            "7292154.000",
+            0.730,
+            "+0.726",
+            "18849.538",
+            "40",
+        ),
+        (
+            "fio/writer/writer-write, OPS",
+            "97798.885",
+            "67325.199",
+            25.764,
+            "+31.160",
+            "72300.888",
+            "60",
+        ),
     ];
     for (label, base, current, seed_diff, diff, sd, samples) in picked {
         let row = regression_row(&text, label);
@@ -416,7 +492,11 @@ fn seed_004_reads_as_linaros_regression_report() {
         assert_eq!(row[1], current, "{label}");
         assert_eq!(row[2], diff, "{label}");
         let shown: f64 = row[2].parse().unwrap();
-        assert_eq!(shown.signum(), f64::signum(seed_diff), "{label}: the seed's sign");
+        assert_eq!(
+            shown.signum(),
+            f64::signum(seed_diff),
+            "{label}: the seed's sign"
+        );
         let (b, c): (f64, f64) = (base.parse().unwrap(), current.parse().unwrap());
         assert!((shown - 100.0 * (b - c) / b).abs() < 0.0005, "{label}");
         assert_eq!(row[3], format!("{sd} / {sd}"), "{label}");

@@ -204,9 +204,14 @@ fn sub_label(metric: &MetricReport) -> Option<String> {
         [_, test, _] => std::iter::once(test.to_string())
             .chain(counts.iter().map(|(_, v)| v.to_string()))
             .collect(),
-        _ => std::iter::once(key.options.get(NAME_OPTION).unwrap_or(&key.benchmark).clone())
-            .chain(counts.iter().map(|(k, v)| format!("{k}-{v}")))
-            .collect(),
+        _ => std::iter::once(
+            key.options
+                .get(NAME_OPTION)
+                .unwrap_or(&key.benchmark)
+                .clone(),
+        )
+        .chain(counts.iter().map(|(k, v)| format!("{k}-{v}")))
+        .collect(),
     };
     Some(format!("  - {}", suffix.join("-")))
 }
@@ -307,7 +312,13 @@ fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, sty
     if !inconclusive {
         headers.push("SD");
     }
-    headers.extend(["Samples", "Confidence interval", "CI of change, %", "p", "q"]);
+    headers.extend([
+        "Samples",
+        "Confidence interval",
+        "CI of change, %",
+        "p",
+        "q",
+    ]);
     if inconclusive {
         headers.extend(["MDE, %", "Samples needed"]);
     } else {
@@ -448,7 +459,10 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("syscall-null, "))
             .unwrap_or_else(|| panic!("no row in\n{text}"));
-        line.split(" | ").skip(1).map(|c| c.trim().to_string()).collect()
+        line.split(" | ")
+            .skip(1)
+            .map(|c| c.trim().to_string())
+            .collect()
     }
 
     /// The summary's "21.40 % worse" as +21.40, "3.00 % better" as -3.00.
@@ -457,7 +471,11 @@ mod tests {
         let (_, geomean) = line.split_once("; ").unwrap();
         let (number, rest) = geomean.split_once(" % ").unwrap();
         let value: f64 = number.parse().unwrap();
-        if rest.starts_with("worse") { value } else { -value }
+        if rest.starts_with("worse") {
+            value
+        } else {
+            -value
+        }
     }
 
     /// A time up about 21.2 % (the fixture's within-round steps are not
@@ -476,7 +494,10 @@ mod tests {
             let report = one_metric(direction, factor);
             let text = Regressions.render(&report, Style::default());
             let shown: f64 = row_of(&text)[2].parse().unwrap();
-            assert!((shown - expected).abs() < 0.0005, "{direction:?} x{factor}:\n{text}");
+            assert!(
+                (shown - expected).abs() < 0.0005,
+                "{direction:?} x{factor}:\n{text}"
+            );
             assert!(
                 (summary_pct(&text) - shown).abs() < 0.006,
                 "{direction:?} x{factor}:\n{text}"
@@ -497,7 +518,10 @@ mod tests {
         let base: f64 = row[0].parse().unwrap();
         let current: f64 = row[1].parse().unwrap();
         let diff: f64 = row[2].parse().unwrap();
-        assert!((diff - 100.0 * (base - current) / base).abs() < 0.001, "{text}");
+        assert!(
+            (diff - 100.0 * (base - current) / base).abs() < 0.001,
+            "{text}"
+        );
         let (low, high) = row[5].split_once(" / ").unwrap();
         let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
         assert!(low < base && base < high && high < current * 1.2, "{text}");
@@ -516,7 +540,10 @@ mod tests {
                 ..Style::default()
             },
         );
-        let section = listed.split("\nNo change\n").nth(1).expect("a No change section");
+        let section = listed
+            .split("\nNo change\n")
+            .nth(1)
+            .expect("a No change section");
         assert_eq!(row_of(section)[2], "+0.000", "{listed}");
     }
 
