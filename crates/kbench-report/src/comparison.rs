@@ -17,6 +17,15 @@ use serde::Serialize;
 
 pub const SCHEMA: &str = "kbench.compare/1";
 
+/// A practical threshold given in percent (`--threshold`), checked: a
+/// number from 0 to below 100. For a flag's value parser.
+pub fn threshold_percent(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(percent) if (0.0..100.0).contains(&percent) => Ok(percent),
+        _ => Err(format!("{text} must be a percentage from 0 to below 100")),
+    }
+}
+
 /// Which identifiers to compare, and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareRequest {
@@ -412,6 +421,19 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thresholds_are_percentages_below_100() {
+        assert_eq!(threshold_percent("2.5"), Ok(2.5));
+        assert_eq!(threshold_percent("0"), Ok(0.0));
+        for bad in ["100", "-1", "NaN", "inf", "two"] {
+            let error = threshold_percent(bad).unwrap_err();
+            assert_eq!(
+                error,
+                format!("{bad} must be a percentage from 0 to below 100")
+            );
+        }
+    }
     use crate::fixtures::disturbed;
     use kbench_model::is_monitor_metric;
 
