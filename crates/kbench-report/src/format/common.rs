@@ -182,7 +182,7 @@ pub(super) fn geomean_text(summary: &IdentifierSummary) -> String {
     };
     if summary.regressions + summary.improvements + summary.no_change == 0 {
         // A mean of changes none of which is decided is noise, not a result.
-        format!("{text} (within noise: every metric is inconclusive)")
+        format!("{text} (within noise: no metric is decided)")
     } else {
         text
     }

@@ -13,25 +13,26 @@
 //! As in Linaro's report: `Diff, %` is (current mean - baseline mean) /
 //! baseline mean of the means the row prints, signed so that + is worse
 //! whatever the metric's direction; `Confidence interval` is the baseline
-//! mean's 95 % CI in the metric's units (the seed's interval brackets its
-//! baseline mean, and is the same SD and samples as the baseline's), so a
-//! current mean outside it stands out. kbench adds `CI of change, %`, the
-//! 95 % CI of the change that decides (ratio of geometric means, or the
-//! paired shift), also + = worse; `SD` and `Samples` are baseline /
-//! current; `p` is Welch's (or the paired test's), `q` Benjamini-Hochberg
-//! over the block's metrics (all of them, whatever `--metric` shows).
+//! mean's 95 % CI in the metric's units (Linaro's brackets their baseline
+//! mean), so a current mean outside it stands out. kbench adds `CI of
+//! change, %`, the 95 % CI of the change that decides (ratio of geometric
+//! means, or the paired shift), also + = worse; `SD` and `Samples` are
+//! baseline / current; `p` is Welch's (or the paired test's), `q`
+//! Benjamini-Hochberg over the block's metrics (all of them, whatever
+//! `--metric` shows).
 //!
 //! Metrics are grouped by benchmark: a task/thread/process/instance count
 //! option (`tasks`, `threads`, `procs`, stress-ng's `instances`) becomes an
 //! indented sub-row `- futex1-tasks-2` (`- madvise-instances-1`: a
 //! profile's stressor names it) under the test without it, as in the seed,
 //! ordered by count; a test named as Linaro's `Benchmark/Test/Metric` is
-//! indexed as theirs (`- futex1-threads-2`). Sections: Regressions, Improvements, Inconclusive
-//! (with the minimum detectable effect and the samples per side that would
-//! decide), Cannot decide (only when there are such metrics; the warning
-//! says why), No change (with `Style::all_rows`, else only counted), then
-//! the metrics not compared. Warnings other than "one round" (covered by
-//! the header's notes) follow their row.
+//! indexed as theirs (`- futex1-threads-2`). Sections: Regressions,
+//! Improvements, Inconclusive (with the minimum detectable effect and the
+//! samples per side that would decide), Cannot decide (only when there are
+//! such metrics; the warning says why), No change (with
+//! `Style::all_rows`, else only counted), then the metrics not compared.
+//! Warnings other than "one round" (covered by the header's notes) follow
+//! their row.
 
 use super::common::{self, paint};
 use super::render::{Render, Style};
