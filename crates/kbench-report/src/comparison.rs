@@ -17,6 +17,15 @@ use serde::Serialize;
 
 pub const SCHEMA: &str = "kbench.compare/1";
 
+/// A practical threshold given in percent (`--threshold`), checked: a
+/// number from 0 to below 100. For a flag's value parser.
+pub fn threshold_percent(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(percent) if (0.0..100.0).contains(&percent) => Ok(percent),
+        _ => Err(format!("{text} must be a percentage from 0 to below 100")),
+    }
+}
+
 /// Which identifiers to compare, and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareRequest {
@@ -96,6 +105,11 @@ pub struct IdentifierSummary {
     /// Geometric mean of the per-metric ratios oriented so that > 1 is
     /// better than the baseline; `None` when no metric is shared.
     pub geomean_better_ratio: Option<f64>,
+    /// The direction every metric in the geometric mean shares; `None`
+    /// when they mix both (or none is shared). It says how
+    /// [`IdentifierSummary::worse_fraction`] reads the ratio.
+    #[serde(skip)]
+    pub geomean_direction: Option<Direction>,
     pub metrics_used: usize,
     pub metrics_left_out: usize,
     pub regressions: usize,
@@ -103,6 +117,22 @@ pub struct IdentifierSummary {
     pub no_change: usize,
     pub inconclusive: usize,
     pub cannot_decide: usize,
+}
+
+impl IdentifierSummary {
+    /// The geometric mean as a change that a row would show, > 0 worse:
+    /// when every metric in it is lower-is-better, current / baseline - 1
+    /// in their own units (a time up 21.4 % is 0.214 worse, not
+    /// 1 - 1/1.214 = 0.176); otherwise 1 - the better-oriented ratio (a
+    /// rate down 20 % is 0.20 worse). So with one metric it is that
+    /// metric's change of means. `None` without a geometric mean.
+    pub fn worse_fraction(&self) -> Option<f64> {
+        let ratio = self.geomean_better_ratio?;
+        Some(match self.geomean_direction {
+            Some(Direction::Lower) => 1.0 / ratio - 1.0,
+            _ => 1.0 - ratio,
+        })
+    }
 }
 
 impl ComparisonReport {
@@ -272,6 +302,7 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
         })
         .collect();
     let geomean = geomean::geomean_vs_baseline(&rows).ok();
+    let direction = shared_direction(&rows);
     order
         .iter()
         .enumerate()
@@ -291,6 +322,7 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
             IdentifierSummary {
                 identifier: name.clone(),
                 geomean_better_ratio: geomean.as_ref().map(|g| g.ratios[column - 1]),
+                geomean_direction: direction,
                 metrics_used: geomean.as_ref().map_or(0, |g| g.metrics_used),
                 metrics_left_out: geomean
                     .as_ref()
@@ -303,6 +335,19 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
             }
         })
         .collect()
+}
+
+/// The direction of every row that enters the geometric mean (as
+/// `geomean_vs_baseline` chooses them: positive finite values on every
+/// side), when they share one.
+fn shared_direction(rows: &[geomean::GeomeanRow]) -> Option<Direction> {
+    let usable = |v: &Option<f64>| v.is_some_and(|v| v.is_finite() && v > 0.0);
+    let mut used = rows
+        .iter()
+        .filter(|r| usable(&r.baseline) && r.current.iter().all(usable))
+        .map(|r| r.better);
+    let first = used.next()?;
+    used.all(|d| d == first).then_some(first)
 }
 
 fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String> {
@@ -376,6 +421,19 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thresholds_are_percentages_below_100() {
+        assert_eq!(threshold_percent("2.5"), Ok(2.5));
+        assert_eq!(threshold_percent("0"), Ok(0.0));
+        for bad in ["100", "-1", "NaN", "inf", "two"] {
+            let error = threshold_percent(bad).unwrap_err();
+            assert_eq!(
+                error,
+                format!("{bad} must be a percentage from 0 to below 100")
+            );
+        }
+    }
     use crate::fixtures::disturbed;
     use kbench_model::is_monitor_metric;
 

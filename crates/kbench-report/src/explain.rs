@@ -397,11 +397,7 @@ mod tests {
             result.comparison.as_ref().unwrap().verdict,
             Verdict::Regression
         );
-        let render = |name: &str| {
-            by_name(name)
-                .unwrap()
-                .render(&report, Style { color: false })
-        };
+        let render = |name: &str| by_name(name).unwrap().render(&report, Style::default());
         for name in ["bars", "regressions"] {
             let text = render(name);
             assert!(

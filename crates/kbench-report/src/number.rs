@@ -23,6 +23,22 @@ pub fn value(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
+/// A value with three decimals, as Linaro's reports write means, SDs and
+/// intervals (2024031.020, 39.925), and at least four significant digits
+/// below 1 (0.001234); "n/a" when it is not finite.
+pub fn fixed(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".to_string();
+    }
+    let magnitude = v.abs();
+    let decimals = if magnitude >= 1.0 || magnitude == 0.0 {
+        3
+    } else {
+        (3.0 - magnitude.log10().floor()).min(12.0) as usize
+    };
+    format!("{v:.decimals$}")
+}
+
 /// A count per operation: a [`value`], or three significant digits with
 /// an exponent below 0.001 (one page fault in 100,000 calls is 1.00e-5,
 /// not 0.0000).
@@ -105,6 +121,16 @@ mod tests {
         assert_eq!(value(8693066.4), "8693066");
         assert_eq!(percent(0.0123), "1.23 %");
         assert_eq!(percent(f64::INFINITY), "n/a");
+    }
+
+    #[test]
+    fn three_decimals_as_linaro() {
+        assert_eq!(fixed(2024031.02), "2024031.020");
+        assert_eq!(fixed(39.925), "39.925");
+        assert_eq!(fixed(0.5), "0.5000");
+        assert_eq!(fixed(0.001234), "0.001234");
+        assert_eq!(fixed(0.0), "0.000");
+        assert_eq!(fixed(f64::INFINITY), "n/a");
     }
 
     #[test]

@@ -169,7 +169,13 @@ fn compared(data: &ResultSetData) -> ComparisonReport {
 fn render(name: &str, report: &ComparisonReport, color: bool) -> String {
     format::by_name(name)
         .unwrap_or_else(|| panic!("no format {name}"))
-        .render(report, Style { color })
+        .render(
+            report,
+            Style {
+                color,
+                ..Style::default()
+            },
+        )
 }
 
 /// The lines of `text` from the one equal to `start` up to (not including)
@@ -411,26 +417,34 @@ fn regressions_list_the_regressed_metric_per_block() {
             "Benchmark/Test/Metric, Units",
             "Baseline Mean",
             "Current Mean",
-            "Diff, %",
+            "Diff, % (+ = worse)",
             "SD",
             "Samples",
             "Confidence interval",
+            "CI of change, %",
             "p",
             "q",
             "Verdict"
         ]
     );
     let row: Vec<&str> = regressions[2].split(" | ").map(str::trim).collect();
-    assert_eq!(row[..4], ["syscall-null, ns", "100.0", "110.0", "+10.00"]);
+    assert_eq!(
+        row[..4],
+        ["syscall-null, ns", "100.000", "110.000", "+10.000"]
+    );
     assert_eq!(row[5], "20 / 20");
+    // The baseline mean's CI, in ns.
     let (low, high) = row[6].split_once(" / ").unwrap();
+    let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
+    assert!(low < 100.0 && high > 100.0 && high < 101.0, "{}", row[6]);
+    let (low, high) = row[7].split_once(" / ").unwrap();
     let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
     assert!(
         low > 9.5 && low < 10.0 && high > 10.0 && high < 10.5,
         "{}",
-        row[6]
+        row[7]
     );
-    assert_eq!(row[9], "REGRESSION");
+    assert_eq!(row[10], "REGRESSION");
     let first = first.join("\n");
     assert!(!first.contains("pipe-lat") && !first.contains("mem-bw") && !first.contains("futex1"));
     assert!(first.contains("Improvements\n  none\n"));
@@ -446,7 +460,15 @@ fn regressions_list_the_regressed_metric_per_block() {
         second.contains("\nmem-bw[op=rd,size=64], MB/s "),
         "{second}"
     );
-    assert!(second.contains("|   +5.00 |"));
+    // 5 % more MB/s: better, so the Diff is negative.
+    let membw: Vec<&str> = second
+        .lines()
+        .find(|l| l.starts_with("mem-bw"))
+        .unwrap()
+        .split(" | ")
+        .map(str::trim)
+        .collect();
+    assert_eq!(membw[3], "-5.000", "{second}");
     assert!(second.contains("| IMPROVEMENT"));
     let header = second
         .lines()
@@ -459,24 +481,28 @@ fn regressions_list_the_regressed_metric_per_block() {
             "Benchmark/Test/Metric, Units",
             "Baseline Mean",
             "Current Mean",
-            "Diff, %",
+            "Diff, % (+ = worse)",
             "Samples",
             "Confidence interval",
+            "CI of change, %",
             "p",
             "q",
             "MDE, %",
             "Samples needed"
         ]
     );
-    assert!(second.contains("|   -2.02 |  20 / 4 |"), "{second}");
+    assert!(
+        second.contains("|              +2.000 |  20 / 4 |"),
+        "{second}"
+    );
     assert!(second.contains("\n      ! too few samples: 20 vs 4, at least 5 needed\n"));
     assert!(
         second.contains("\nfutex1[mode=thread], ops/s\n  - futex1-tasks-2 "),
         "{second}"
     );
-    assert!(
-        second.contains("* the index after a test name is its task/thread/process count option.")
-    );
+    assert!(second.contains(
+        "* the index after a test name is its task/thread/process/instance count option."
+    ));
     assert!(
         second.contains(
             "Not compared: 1 metric: pipe-lat[placement=cross] (no samples in PLU <b>1|x)."

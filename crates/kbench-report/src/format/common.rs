@@ -171,16 +171,18 @@ pub(super) fn ci_text(relative_half_width: f64) -> String {
     }
 }
 
-/// "2.35 % better", "10.00 % worse", from a ratio where > 1 is better.
+/// "2.35 % better", "10.00 % worse": the geometric mean as
+/// [`IdentifierSummary::worse_fraction`] reads it, so that with one metric
+/// it is that metric's change.
 pub(super) fn geomean_text(summary: &IdentifierSummary) -> String {
-    let text = match summary.geomean_better_ratio {
-        Some(r) if r.is_finite() && r >= 1.0 => format!("{} better", number::percent(r - 1.0)),
-        Some(r) if r.is_finite() => format!("{} worse", number::percent(1.0 - r)),
+    let text = match summary.worse_fraction() {
+        Some(w) if w.is_finite() && w > 0.0 => format!("{} worse", number::percent(w)),
+        Some(w) if w.is_finite() => format!("{} better", number::percent(w.abs())),
         _ => return "n/a (no metric measured by every identifier)".to_string(),
     };
     if summary.regressions + summary.improvements + summary.no_change == 0 {
         // A mean of changes none of which is decided is noise, not a result.
-        format!("{text} (within noise: every metric is inconclusive)")
+        format!("{text} (within noise: no metric is decided)")
     } else {
         text
     }
@@ -353,7 +355,10 @@ mod tests {
 
     #[test]
     fn colours_only_when_asked() {
-        let on = Style { color: true };
+        let on = Style {
+            color: true,
+            ..Style::default()
+        };
         assert_eq!(
             paint("x", Some(Verdict::Regression), on),
             "\x1b[31mx\x1b[0m"

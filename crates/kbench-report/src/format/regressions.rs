@@ -3,26 +3,34 @@
 //!
 //! ```text
 //! Regressions
-//! Benchmark/Test/Metric, Units | Baseline Mean | Current Mean | Diff, % | SD | Samples | Confidence interval | p | q | Verdict
+//! Benchmark/Test/Metric, Units | Baseline Mean | Current Mean | Diff, % (+ = worse) | SD | Samples | Confidence interval | CI of change, % | p | q | Verdict
 //! ------------------------------------------------------------------------------------------------------------------------
-//! syscall-null, ns             |         100.0 |        110.0 | +10.00  | ...
+//! syscall-null, ns             |       100.000 |      110.000 |             +10.000 | ...
 //! futex1[mode=thread], ops/s
-//!   - futex1-tasks-2           |       2000000 |      1960000 |  -2.00  | ...
+//!   - futex1-tasks-2           |   2000000.000 |  1960000.000 |              +2.000 | ...
 //! ```
 //!
-//! Metrics are grouped by benchmark: a task/thread/process count option
-//! (`tasks`, `threads`, `procs`) becomes an indented sub-row
-//! `- futex1-tasks-2` under the test without it, as in the seed.
-//! `Diff, %` is the signed change of the current mean against the baseline
-//! (ratio of geometric means); `SD` is baseline / current; `Samples` is the
-//! observations per side (per-round means when measured in rounds);
-//! `Confidence interval` is the 95 % CI of the change in percent; `p`
-//! Welch's, `q` Benjamini-Hochberg over the block's metrics (all of them,
-//! whatever `--metric` shows). Sections: Regressions, Improvements,
-//! Inconclusive (with the minimum detectable effect and the samples per
-//! side that would decide), Cannot decide (only when there are such
-//! metrics; the warning says why), then the count of NO CHANGE and the
-//! metrics not compared.
+//! As in Linaro's report: `Diff, %` is (current mean - baseline mean) /
+//! baseline mean of the means the row prints, signed so that + is worse
+//! whatever the metric's direction; `Confidence interval` is the baseline
+//! mean's 95 % CI in the metric's units (Linaro's brackets their baseline
+//! mean), so a current mean outside it stands out. kbench adds `CI of
+//! change, %`, the 95 % CI of the change that decides (ratio of geometric
+//! means, or the paired shift), also + = worse; `SD` and `Samples` are
+//! baseline / current; `p` is Welch's (or the paired test's), `q`
+//! Benjamini-Hochberg over the block's metrics (all of them, whatever
+//! `--metric` shows).
+//!
+//! Metrics are grouped by benchmark: a task/thread/process/instance count
+//! option (`tasks`, `threads`, `procs`, stress-ng's `instances`) becomes an
+//! indented sub-row `- futex1-tasks-2` (`- madvise-instances-1`: a
+//! profile's stressor names it) under the test without it, as in the seed,
+//! ordered by count; a test named as Linaro's `Benchmark/Test/Metric` is
+//! indexed as theirs (`- futex1-threads-2`). Sections: Regressions,
+//! Improvements, Inconclusive (with the minimum detectable effect and the
+//! samples per side that would decide), Cannot decide (only when there are
+//! such metrics; the warning says why), No change (with
+//! `Style::all_rows`, else only counted), then the metrics not compared.
 //! Warnings other than "one round" (covered by the header's notes) follow
 //! their row.
 
@@ -30,12 +38,22 @@ use super::common::{self, paint};
 use super::render::{Render, Style};
 use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, MetricReport};
 use crate::number::{self, Unbounded};
-use kbench_model::TestKey;
+use kbench_model::{Direction, TestKey};
 use kbench_stats::{Comparison, Verdict, Warning};
 use std::fmt::Write;
 
 /// Options that count tasks: shown as the seed's indexed sub-rows.
-const COUNT_OPTIONS: &[&str] = &["tasks", "threads", "procs"];
+const COUNT_OPTIONS: &[&str] = &["tasks", "threads", "procs", "instances"];
+
+/// An option naming what a profile's test runs (stress-ng's stressor):
+/// the sub-row's name instead of the benchmark's.
+const NAME_OPTION: &str = "stressor";
+
+/// What the columns mean, once before the blocks.
+const LEGEND: &str = "Diff, %: (current mean - baseline mean) / baseline mean, + = worse \
+    whatever the metric's direction. Confidence interval: the baseline mean's 95 % CI, in the \
+    metric's units. CI of change, %: the 95 % CI of the change that decides (ratio of geometric \
+    means, or the paired shift), + = worse. SD and Samples: baseline / current.";
 
 pub struct Regressions;
 
@@ -52,6 +70,10 @@ impl Render<ComparisonReport> for Regressions {
                 report.baseline
             );
             return out;
+        }
+        let _ = writeln!(out);
+        for line in common::wrap(LEGEND, 100, "  ") {
+            let _ = writeln!(out, "{line}");
         }
         for (index, summary) in report.summaries.iter().enumerate() {
             block(&mut out, report, index + 1, summary, style);
@@ -113,7 +135,11 @@ fn block(
     if !undecided.is_empty() {
         section(out, "Cannot decide", &undecided, false, style);
     }
-    let no_change = of(Verdict::NoChange).len();
+    let no_change = of(Verdict::NoChange);
+    if style.all_rows {
+        section(out, "No change", &no_change, false, style);
+    }
+    let no_change = no_change.len();
     let _ = writeln!(
         out,
         "\nNo change: {no_change} metric{} (the change's CI within +-{:.2} %).",
@@ -155,21 +181,77 @@ fn group_label(metric: &MetricReport) -> String {
     format!("{key}, {}", metric.unit)
 }
 
-/// `- futex1-tasks-2` for a metric with count options.
-fn sub_label(metric: &MetricReport) -> Option<String> {
-    let counts: Vec<String> = metric
-        .key
-        .options
+/// The count options of a metric, in key order.
+fn counts(metric: &MetricReport) -> Vec<(&String, &String)> {
+    let options = &metric.key.options;
+    options
         .iter()
         .filter(|(k, _)| COUNT_OPTIONS.contains(&k.as_str()))
-        .map(|(k, v)| format!("-{k}-{v}"))
-        .collect();
-    (!counts.is_empty()).then(|| format!("  - {}{}", metric.key.benchmark, counts.concat()))
+        .collect()
 }
 
-/// A number with four significant digits, or "n/a".
+/// `- futex1-tasks-2` (`- madvise-instances-1` for stress-ng's stressor
+/// madvise) for a metric with count options. A test named as Linaro's
+/// `Benchmark/Test/Metric` (an import of their report) is indexed as
+/// theirs, its Test and counts: `- futex1-threads-2`.
+fn sub_label(metric: &MetricReport) -> Option<String> {
+    let counts = counts(metric);
+    if counts.is_empty() {
+        return None;
+    }
+    let key = &metric.key;
+    let parts: Vec<&str> = key.benchmark.split('/').collect();
+    let suffix: Vec<String> = match parts[..] {
+        [_, test, _] => std::iter::once(test.to_string())
+            .chain(counts.iter().map(|(_, v)| v.to_string()))
+            .collect(),
+        _ => std::iter::once(
+            key.options
+                .get(NAME_OPTION)
+                .unwrap_or(&key.benchmark)
+                .clone(),
+        )
+        .chain(counts.iter().map(|(k, v)| format!("{k}-{v}")))
+        .collect(),
+    };
+    Some(format!("  - {}", suffix.join("-")))
+}
+
+/// Orders the sub-rows of a group by count: numbers by value, then any
+/// other value (`cpus`) by its text.
+fn count_order(metric: &MetricReport) -> Vec<(u64, String)> {
+    counts(metric)
+        .into_iter()
+        .map(|(_, v)| (v.parse().unwrap_or(u64::MAX), v.clone()))
+        .collect()
+}
+
+/// A number with three decimals, or "n/a".
 fn num(value: Option<f64>) -> String {
-    value.map_or("n/a".to_string(), number::value)
+    value.map_or("n/a".to_string(), number::fixed)
+}
+
+/// +1 when a higher value is worse, -1 when a lower one is.
+fn worse_sign(comparison: &Comparison) -> f64 {
+    match comparison.better {
+        Direction::Lower => 1.0,
+        Direction::Higher => -1.0,
+    }
+}
+
+/// The seed's Diff: the change of the printed means in percent, + = worse.
+fn diff_pct(comparison: &Comparison) -> f64 {
+    let (base, current) = (comparison.baseline.mean, comparison.current.mean);
+    worse_sign(comparison) * 100.0 * (current - base) / base
+}
+
+/// The CI of the change in percent, turned so that + is worse.
+fn change_ci(comparison: &Comparison) -> (f64, f64) {
+    let pct = &comparison.change_pct;
+    match comparison.better {
+        Direction::Lower => (pct.ci_low, pct.ci_high),
+        Direction::Higher => (-pct.ci_high, -pct.ci_low),
+    }
 }
 
 fn cells(row: &Row, inconclusive: bool) -> Vec<(String, Option<Verdict>)> {
@@ -178,7 +260,7 @@ fn cells(row: &Row, inconclusive: bool) -> Vec<(String, Option<Verdict>)> {
     let mut cells = vec![
         plain(num(Some(c.baseline.mean))),
         plain(num(Some(c.current.mean))),
-        plain(signed(c.change_pct.point)),
+        plain(number::signed(diff_pct(c), 3, "", Unbounded::Ascii)),
     ];
     if !inconclusive {
         cells.push(plain(format!(
@@ -190,9 +272,11 @@ fn cells(row: &Row, inconclusive: bool) -> Vec<(String, Option<Verdict>)> {
     cells.push(plain(format!("{} / {}", c.baseline.n, c.current.n)));
     cells.push(plain(format!(
         "{} / {}",
-        signed(c.change_pct.ci_low),
-        signed(c.change_pct.ci_high)
+        num(Some(c.baseline.ci.ci_low)),
+        num(Some(c.baseline.ci.ci_high))
     )));
+    let (low, high) = change_ci(c);
+    cells.push(plain(format!("{} / {}", signed(low), signed(high))));
     cells.push(plain(number::p_value(c.p_value)));
     cells.push(plain(number::p_value(c.q_value)));
     if inconclusive {
@@ -224,12 +308,18 @@ fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, sty
         "Benchmark/Test/Metric, Units",
         "Baseline Mean",
         "Current Mean",
-        "Diff, %",
+        "Diff, % (+ = worse)",
     ];
     if !inconclusive {
         headers.push("SD");
     }
-    headers.extend(["Samples", "Confidence interval", "p", "q"]);
+    headers.extend([
+        "Samples",
+        "Confidence interval",
+        "CI of change, %",
+        "p",
+        "q",
+    ]);
     if inconclusive {
         headers.extend(["MDE, %", "Samples needed"]);
     } else {
@@ -251,7 +341,13 @@ fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, sty
         }
     }
     for group in &groups {
-        ordered.extend(rows.iter().filter(|r| &group_label(r.metric) == group));
+        let mut members: Vec<&Row> = rows
+            .iter()
+            .copied()
+            .filter(|r| &group_label(r.metric) == group)
+            .collect();
+        members.sort_by_cached_key(|r| count_order(r.metric));
+        ordered.extend(members);
     }
     let mut current_group: Option<String> = None;
     for row in ordered {
@@ -322,7 +418,7 @@ fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, sty
     if counted {
         let _ = writeln!(
             out,
-            "* the index after a test name is its task/thread/process count option."
+            "* the index after a test name is its task/thread/process/instance count option."
         );
     }
 }
@@ -330,6 +426,127 @@ fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, sty
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::comparison::{CompareRequest, build};
+    use crate::fixtures::{Round, identifier, quiet, set};
+
+    /// One metric, syscall-null, measured in 5 rounds a side, the
+    /// current's values `factor` times the baseline's.
+    fn one_metric(direction: Direction, factor: f64) -> ComparisonReport {
+        let rounds = |scale: f64| -> Vec<Round> {
+            (0..5)
+                .map(|i| Round {
+                    value: scale * (100.0 + f64::from(i) * 0.05),
+                    ..quiet(1.0)
+                })
+                .collect()
+        };
+        let mut data = set(vec![
+            identifier("base", 2, &rounds(1.0)),
+            identifier("new", 2, &rounds(factor)),
+        ]);
+        data.tests[0].direction = direction;
+        let request = CompareRequest {
+            baseline: None,
+            identifiers: vec![],
+            threshold: 0.01,
+            metric_filter: None,
+        };
+        build(&data, &request).unwrap()
+    }
+
+    /// The row's cells after its label.
+    fn row_of(text: &str) -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("syscall-null, "))
+            .unwrap_or_else(|| panic!("no row in\n{text}"));
+        line.split(" | ")
+            .skip(1)
+            .map(|c| c.trim().to_string())
+            .collect()
+    }
+
+    /// The summary's "21.40 % worse" as +21.40, "3.00 % better" as -3.00.
+    fn summary_pct(text: &str) -> f64 {
+        let line = text.lines().find(|l| l.contains(" regression")).unwrap();
+        let (_, geomean) = line.split_once("; ").unwrap();
+        let (number, rest) = geomean.split_once(" % ").unwrap();
+        let value: f64 = number.parse().unwrap();
+        if rest.starts_with("worse") {
+            value
+        } else {
+            -value
+        }
+    }
+
+    /// A time up about 21.2 % (the fixture's within-round steps are not
+    /// scaled): the row says +21.188 and so does the summary (once
+    /// "17.48 % worse", 1 - 1/1.212, the inverse ratio); a rate up as much
+    /// is -21.188, 21.19 % better; a rate down 20 % is about +20, as many
+    /// % worse.
+    #[test]
+    fn the_summary_of_one_metric_is_its_row() {
+        for (direction, factor, expected) in [
+            (Direction::Lower, 1.214, 21.188),
+            (Direction::Higher, 1.214, -21.188),
+            (Direction::Higher, 0.8, 19.802),
+            (Direction::Lower, 0.8, -19.802),
+        ] {
+            let report = one_metric(direction, factor);
+            let text = Regressions.render(&report, Style::default());
+            let shown: f64 = row_of(&text)[2].parse().unwrap();
+            assert!(
+                (shown - expected).abs() < 0.0005,
+                "{direction:?} x{factor}:\n{text}"
+            );
+            assert!(
+                (summary_pct(&text) - shown).abs() < 0.006,
+                "{direction:?} x{factor}:\n{text}"
+            );
+            let worse = report.summaries[0].worse_fraction().unwrap();
+            assert!((worse * 100.0 - shown).abs() < 0.0005, "{worse}");
+        }
+    }
+
+    /// The row prints the means its Diff is of, the baseline mean's CI in
+    /// the metric's units around it, and the change's CI turned as the
+    /// Diff is; no-change rows only with `all_rows`.
+    #[test]
+    fn columns_agree_with_the_means_and_no_change_rows_on_request() {
+        let report = one_metric(Direction::Higher, 0.9);
+        let text = Regressions.render(&report, Style::default());
+        let row = row_of(&text);
+        let base: f64 = row[0].parse().unwrap();
+        let current: f64 = row[1].parse().unwrap();
+        let diff: f64 = row[2].parse().unwrap();
+        assert!(
+            (diff - 100.0 * (base - current) / base).abs() < 0.001,
+            "{text}"
+        );
+        let (low, high) = row[5].split_once(" / ").unwrap();
+        let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
+        assert!(low < base && base < high && high < current * 1.2, "{text}");
+        let (low, high) = row[6].split_once(" / ").unwrap();
+        let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
+        assert!(low > 0.0 && low < diff && diff < high, "{text}");
+        assert!(text.contains("Diff, % (+ = worse)"), "{text}");
+        let same = one_metric(Direction::Lower, 1.0);
+        let counted = Regressions.render(&same, Style::default());
+        assert!(!counted.contains("\nsyscall-null, ns"), "{counted}");
+        assert!(counted.contains("No change: 1 metric "), "{counted}");
+        let listed = Regressions.render(
+            &same,
+            Style {
+                all_rows: true,
+                ..Style::default()
+            },
+        );
+        let section = listed
+            .split("\nNo change\n")
+            .nth(1)
+            .expect("a No change section");
+        assert_eq!(row_of(section)[2], "+0.000", "{listed}");
+    }
 
     #[test]
     fn signs_and_infinities() {

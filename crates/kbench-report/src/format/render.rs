@@ -6,6 +6,9 @@
 pub struct Style {
     /// ANSI colours (only when writing to a terminal).
     pub color: bool,
+    /// List every metric, NO CHANGE included, rather than only count those
+    /// (`kbench compare --all-rows`; the regressions format).
+    pub all_rows: bool,
 }
 
 /// Lays out one report model `R` as text (a document, a page, a picture).

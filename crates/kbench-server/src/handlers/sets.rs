@@ -243,7 +243,7 @@ pub async fn compare(
             report.result_set, report.baseline
         )));
     }
-    let text = formatter.render(&report, Style { color: false });
+    let text = formatter.render(&report, Style::default());
     Ok(report_answer(&name, text))
 }
 
@@ -278,7 +278,7 @@ pub async fn history(
     let request = query.request()?;
     let text = from_set(&state, set, move |data| {
         let report = history::build(&data, &request)?;
-        Ok(formatter.render(&report, Style { color: false }))
+        Ok(formatter.render(&report, Style::default()))
     })
     .await?;
     Ok(report_answer(&name, text))

@@ -4,7 +4,7 @@
 
 use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser};
-use kbench_report::comparison::ComparisonReport;
+use kbench_report::comparison::{ComparisonReport, threshold_percent};
 use kbench_report::format::{self, Report};
 use kbench_report::history::HistoryReport;
 use std::path::PathBuf;
@@ -56,7 +56,7 @@ pub struct CompareArgs {
     pub format: String,
 
     /// Practical threshold in percent: smaller changes are NO CHANGE
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0, value_parser = threshold_percent)]
     pub threshold: f64,
 
     /// Exit with status 1 when any metric is a REGRESSION (a CI gate)
@@ -66,6 +66,10 @@ pub struct CompareArgs {
     /// Only metrics whose test name contains this text
     #[arg(long, value_name = "TEXT")]
     pub metric: Option<String>,
+
+    /// List NO CHANGE metrics too (regressions format), not only count them
+    #[arg(long)]
+    pub all_rows: bool,
 
     /// Write the report to this file instead of stdout
     #[arg(long, short = 'o', value_name = "FILE")]

@@ -25,12 +25,6 @@ pub fn compare(args: CompareArgs, db: &Db) -> ExitCode {
 
 fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
     let formatter = format::by_name(&args.format).expect("clap checked the format");
-    if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
-        bail!(
-            "--threshold {} must be a percentage from 0 to below 100",
-            args.threshold
-        );
-    }
     let mut store = db.open_existing()?;
     let data = store.load(&args.set)?;
     let request = CompareRequest {
@@ -63,7 +57,8 @@ fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
                 && std::env::var_os("NO_COLOR").is_none()
         }
     };
-    let text = formatter.render(&report, Style { color });
+    let all_rows = args.all_rows;
+    let text = formatter.render(&report, Style { color, all_rows });
     match &args.output {
         Some(path) => std::fs::write(path, &text)
             .with_context(|| format!("cannot write {}", path.display()))?,

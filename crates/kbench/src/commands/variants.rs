@@ -140,7 +140,7 @@ fn report(store: &mut dyn Results, set: &str, names: &[String], json: bool) -> a
     } else {
         let text = format::by_name("bars")
             .expect("the text format exists")
-            .render(&report, Style { color: false });
+            .render(&report, Style::default());
         print!("{text}");
         Ok(())
     }

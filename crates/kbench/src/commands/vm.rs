@@ -106,6 +106,7 @@ fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
             threshold: args.threshold,
             fail_on_regression: false,
             metric: None,
+            all_rows: false,
             output: None,
             color: "auto".to_string(),
         },

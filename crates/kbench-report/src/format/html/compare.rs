@@ -84,10 +84,10 @@ fn summary(report: &ComparisonReport) -> Markup {
     let threshold = report.threshold_pct / 100.0;
     let mut cards = Markup::new();
     for s in &report.summaries {
-        let geo_class = match s.geomean_better_ratio {
+        let geo_class = match s.worse_fraction() {
             // Coloured only when decided metrics back it up.
-            Some(r) if r >= 1.0 + threshold && s.improvements > 0 => "geo better",
-            Some(r) if r <= 1.0 - threshold && s.regressions > 0 => "geo worse",
+            Some(w) if w <= -threshold && s.improvements > 0 => "geo better",
+            Some(w) if w >= threshold && s.regressions > 0 => "geo worse",
             _ => "geo",
         };
         cards.push(&markup!(
