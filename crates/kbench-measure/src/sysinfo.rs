@@ -65,6 +65,8 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
             .map(|m| m.name().to_string())
             .collect(),
         variant: None,
+        tools: Default::default(),
+        tools_notes: vec![],
         kernel_cmdline: cmdline,
         hostname: uname.nodename,
         arch: uname.machine,

@@ -140,6 +140,7 @@ struct OptionFile {
     #[serde(default)]
     values: Vec<String>,
     pattern: Option<String>,
+    range: Option<[f64; 2]>,
     #[serde(default)]
     labels: BTreeMap<String, String>,
     #[serde(default)]
@@ -487,11 +488,20 @@ fn build_option(
             )
         })?;
     }
-    if file.values.is_empty() && file.pattern.is_none() {
+    if let Some([low, high]) = file.range
+        && !(low.is_finite() && high.is_finite() && low <= high)
+    {
+        return Err(ctx.at(
+            option,
+            format!("options.{name}.range: [{low}, {high}] is not [lowest, highest]"),
+        ));
+    }
+    if file.values.is_empty() && file.pattern.is_none() && file.range.is_none() {
         return Err(ctx.at(
             option,
             format!(
-                "options.{name}: give `values` (tested by default) or a `pattern` (values the user may set)"
+                "options.{name}: give `values` (tested by default), or a `pattern` or `range` \
+                 (values the user may set)"
             ),
         ));
     }
@@ -503,23 +513,38 @@ fn build_option(
             ));
         }
     }
+    let open = file.pattern.is_some() || file.range.is_some();
     for (key, map) in [("labels", &file.labels), ("args", &file.args)] {
-        if file.pattern.is_none()
-            && let Some(value) = map.keys().find(|v| !file.values.contains(v))
-        {
+        if !open && let Some(value) = map.keys().find(|v| !file.values.contains(v)) {
             return Err(ctx.at(
                 option,
                 format!("options.{name}.{key}: '{value}' is not one of the values"),
             ));
         }
     }
-    Ok(OptionSpec {
+    let spec = OptionSpec {
         values: file.values.clone(),
         pattern: file.pattern.clone(),
+        range: file.range.map(|[low, high]| (low, high)),
         labels: file.labels.clone(),
         args: file.args.clone(),
         help: file.help.clone(),
-    })
+    };
+    // Defaults obey the range too (`cpus` stands for a count).
+    if let Some(value) = spec
+        .values
+        .iter()
+        .find(|v| *v != super::matrix::ALL_CPUS && super::matrix::out_of_range(&spec, v).is_some())
+    {
+        return Err(ctx.at(
+            option,
+            format!(
+                "options.{name}: value '{value}' is outside its range ({})",
+                super::matrix::allowed(&spec)
+            ),
+        ));
+    }
+    Ok(spec)
 }
 
 /// What a test key's option value may hold.
@@ -752,7 +777,10 @@ timeout = 5
         assert_eq!(profile.tests[1].timeout, Duration::from_secs(5));
         assert_eq!(profile.tests[1].description, "toy-two");
         assert_eq!(profile.packages(), ["dash"]);
-        assert_eq!(profile.tool, "toy", "the tool defaults to the profile's name");
+        assert_eq!(
+            profile.tool, "toy",
+            "the tool defaults to the profile's name"
+        );
         assert_eq!(profile.version, None);
     }
 
@@ -793,11 +821,7 @@ timeout = 5
             3,
             &["version.command", "{dir}", "no placeholders"],
         );
-        assert_error(
-            &with("version = { command = \"toy -V\" }"),
-            3,
-            &["regex"],
-        );
+        assert_error(&with("version = { command = \"toy -V\" }"), 3, &["regex"]);
         assert_error(
             &with("version = { command = \"toy -V\", regex = 'v([0-9.]+)', colour = 1 }"),
             3,

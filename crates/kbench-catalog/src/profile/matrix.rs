@@ -90,28 +90,53 @@ pub fn check(test: &ProfileTest, name: &str, value: &str) -> Result<(), String> 
         .values
         .iter()
         .any(|v| v == value || (v == ALL_CPUS && value == cpus().to_string()));
-    let matches = spec.pattern.as_ref().is_some_and(|pattern| {
-        regex::Regex::new(&format!("^(?:{pattern})$")).is_ok_and(|re| re.is_match(value))
-    });
-    if listed || matches {
+    if listed {
         return Ok(());
     }
+    let matches = spec.pattern.as_ref().is_none_or(|pattern| {
+        regex::Regex::new(&format!("^(?:{pattern})$")).is_ok_and(|re| re.is_match(value))
+    });
+    let open = spec.pattern.is_some() || spec.range.is_some();
+    let why = match out_of_range(spec, value) {
+        Some(why) if open => why,
+        _ if open && matches => return Ok(()),
+        _ => "is not allowed".to_string(),
+    };
     Err(format!(
-        "{}: option {name}={value} is not allowed ({})",
+        "{}: option {name}={value} {why} ({})",
         test.id,
         allowed(spec)
     ))
 }
 
+/// Why `value` is outside the option's `range`; `None` when it is inside
+/// or the option has no range.
+pub fn out_of_range(spec: &OptionSpec, value: &str) -> Option<String> {
+    let (low, high) = spec.range?;
+    match value.trim().parse::<f64>() {
+        Ok(number) if number.is_finite() && (low..=high).contains(&number) => None,
+        Ok(number) if number.is_finite() => Some("is out of range".to_string()),
+        _ => Some("is not a number".to_string()),
+    }
+}
+
 /// "one of a, b" / "values matching RE" for messages and listings.
 pub fn allowed(spec: &OptionSpec) -> String {
-    match (&spec.pattern, spec.values.is_empty()) {
-        (Some(pattern), true) => format!("values matching {pattern}"),
-        (Some(pattern), false) => format!(
-            "default {}; any value matching {pattern}",
-            spec.values.join(", ")
+    let mut others = Vec::new();
+    if let Some((low, high)) = spec.range {
+        others.push(format!("a number from {low} to {high}"));
+    }
+    if let Some(pattern) = &spec.pattern {
+        others.push(format!("matching {pattern}"));
+    }
+    match (others.is_empty(), spec.values.is_empty()) {
+        (true, _) => format!("one of {}", spec.values.join(", ")),
+        (false, true) => format!("allowed: {}", others.join(", ")),
+        (false, false) => format!(
+            "default {}; allowed: {}",
+            spec.values.join(", "),
+            others.join(", ")
         ),
-        (None, _) => format!("one of {}", spec.values.join(", ")),
     }
 }
 

@@ -154,6 +154,9 @@ pub struct OptionSpec {
     pub values: Vec<String>,
     /// Other values the user may give (a regex matching the whole value).
     pub pattern: Option<String>,
+    /// Other values the user may give: numbers from the first to the second,
+    /// both included (with a `pattern`, a value must match it too).
+    pub range: Option<(f64, f64)>,
     /// Value -> readable text for descriptions ("1" -> "Direct").
     pub labels: BTreeMap<String, String>,
     /// Value -> the text put into commands instead of the value ("pipe" -> "-p").
