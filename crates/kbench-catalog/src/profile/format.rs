@@ -140,7 +140,7 @@ struct OptionFile {
     #[serde(default)]
     values: Vec<String>,
     pattern: Option<String>,
-    range: Option<[f64; 2]>,
+    range: Option<Vec<f64>>,
     #[serde(default)]
     labels: BTreeMap<String, String>,
     #[serde(default)]
@@ -488,14 +488,18 @@ fn build_option(
             )
         })?;
     }
-    if let Some([low, high]) = file.range
-        && !(low.is_finite() && high.is_finite() && low <= high)
-    {
-        return Err(ctx.at(
-            option,
-            format!("options.{name}.range: [{low}, {high}] is not [lowest, highest]"),
-        ));
-    }
+    let range = match file.range.as_deref() {
+        None => None,
+        Some(&[low, high]) if low.is_finite() && high.is_finite() && low <= high => {
+            Some((low, high))
+        }
+        Some(other) => {
+            return Err(ctx.at(
+                option,
+                format!("options.{name}.range: {other:?} is not [lowest, highest]"),
+            ));
+        }
+    };
     if file.values.is_empty() && file.pattern.is_none() && file.range.is_none() {
         return Err(ctx.at(
             option,
@@ -525,7 +529,7 @@ fn build_option(
     let spec = OptionSpec {
         values: file.values.clone(),
         pattern: file.pattern.clone(),
-        range: file.range.map(|[low, high]| (low, high)),
+        range,
         labels: file.labels.clone(),
         args: file.args.clone(),
         help: file.help.clone(),
@@ -799,6 +803,34 @@ timeout = 5
                 command: "toy --version".into(),
                 regex: "toy v([0-9.]+)".into(),
             })
+        );
+    }
+
+    #[test]
+    fn ranges_are_read_and_bad_ones_name_the_line_and_key() {
+        let with = |range: &str| {
+            GOOD.replace(
+                "pattern = \"[0-9]+\"",
+                &format!("pattern = \"[0-9]+\"\n{range}"),
+            )
+        };
+        let profile = parse_text(&with("range = [1, 64]")).unwrap();
+        assert_eq!(profile.tests[0].options["n"].range, Some((1.0, 64.0)));
+        assert_error(
+            &with("range = [64, 1]"),
+            10,
+            &["options.n.range", "[64.0, 1.0]"],
+        );
+        assert_error(&with("range = [1]"), 10, &["options.n.range", "[1.0]"]);
+        assert_error(
+            &with("range = \"1-64\""),
+            13,
+            &["\"1-64\"", "expected a sequence"],
+        );
+        assert_error(
+            &with("range = [2, 64]"),
+            10,
+            &["options.n", "'1'", "outside its range", "from 2 to 64"],
         );
     }
 

@@ -277,6 +277,36 @@ id = "toy"
     }
 
     #[test]
+    fn values_out_of_range_are_refused_naming_option_value_and_range() {
+        let mut test = toy();
+        let bs = test.options.get_mut("bs").unwrap();
+        bs.pattern = Some("[0-9]+".into());
+        bs.range = Some((1.0, 5000.0));
+        assert!(expand(&test, &given(&[("bs", "5000")])).is_ok());
+        for (value, why) in [
+            ("0", "is out of range"),
+            ("5001", "is out of range"),
+            ("-3", "is out of range"),
+            ("many", "is not a number"),
+            ("2.5", "is not allowed"),
+        ] {
+            let error = expand(&test, &given(&[("bs", value)])).unwrap_err();
+            assert!(
+                error.contains(&format!("option bs={value} {why}"))
+                    && error.contains("a number from 1 to 5000"),
+                "{value}: {error}"
+            );
+        }
+        // A range alone admits any number in it, fractions too.
+        let bs = test.options.get_mut("bs").unwrap();
+        bs.pattern = None;
+        bs.range = Some((0.0, 10.0));
+        assert!(expand(&test, &given(&[("bs", "0.5")])).is_ok());
+        let error = expand(&test, &given(&[("bs", "-1")])).unwrap_err();
+        assert!(error.contains("out of range"), "{error}");
+    }
+
+    #[test]
     fn a_missing_option_without_default_is_a_skip() {
         let test = toy();
         let key = &expand(&test, &BTreeMap::new()).unwrap()[0];
