@@ -20,8 +20,8 @@
 //! ```
 
 use super::spec::{
-    MetricSpec, OptionSpec, Origin, Profile, ProfileTest, ServiceSpec, SourceKind, SourceSpec,
-    StopSignal, VersionSpec,
+    ALL_CPUS, MetricSpec, OptionSpec, Origin, Profile, ProfileTest, ServiceSpec, SourceKind,
+    SourceSpec, StopSignal, VersionSpec,
 };
 use super::template::{self, Quote};
 use crate::error::FormatError;
@@ -538,13 +538,13 @@ fn build_option(
     if let Some(value) = spec
         .values
         .iter()
-        .find(|v| *v != super::matrix::ALL_CPUS && super::matrix::out_of_range(&spec, v).is_some())
+        .find(|v| *v != ALL_CPUS && spec.out_of_range(v).is_some())
     {
         return Err(ctx.at(
             option,
             format!(
                 "options.{name}: value '{value}' is outside its range ({})",
-                super::matrix::allowed(&spec)
+                spec.allowed()
             ),
         ));
     }

@@ -3,12 +3,9 @@
 //! check of values the user gave, and what a canonical key means.
 
 use super::format::valid_value;
-use super::spec::{OptionSpec, ProfileTest};
+use super::spec::{ALL_CPUS, ProfileTest};
 use kbench_model::{MAIN_METRIC, TestKey};
 use std::collections::BTreeMap;
-
-/// The value of an option that stands for "every CPU this process may use".
-pub const ALL_CPUS: &str = "cpus";
 
 /// The CPUs this process may use.
 pub fn cpus() -> usize {
@@ -97,7 +94,7 @@ pub fn check(test: &ProfileTest, name: &str, value: &str) -> Result<(), String> 
         regex::Regex::new(&format!("^(?:{pattern})$")).is_ok_and(|re| re.is_match(value))
     });
     let open = spec.pattern.is_some() || spec.range.is_some();
-    let why = match out_of_range(spec, value) {
+    let why = match spec.out_of_range(value) {
         Some(why) if open => why,
         _ if open && matches => return Ok(()),
         _ => "is not allowed".to_string(),
@@ -105,39 +102,8 @@ pub fn check(test: &ProfileTest, name: &str, value: &str) -> Result<(), String> 
     Err(format!(
         "{}: option {name}={value} {why} ({})",
         test.id,
-        allowed(spec)
+        spec.allowed()
     ))
-}
-
-/// Why `value` is outside the option's `range`; `None` when it is inside
-/// or the option has no range.
-pub fn out_of_range(spec: &OptionSpec, value: &str) -> Option<String> {
-    let (low, high) = spec.range?;
-    match value.trim().parse::<f64>() {
-        Ok(number) if number.is_finite() && (low..=high).contains(&number) => None,
-        Ok(number) if number.is_finite() => Some("is out of range".to_string()),
-        _ => Some("is not a number".to_string()),
-    }
-}
-
-/// "one of a, b" / "values matching RE" for messages and listings.
-pub fn allowed(spec: &OptionSpec) -> String {
-    let mut others = Vec::new();
-    if let Some((low, high)) = spec.range {
-        others.push(format!("a number from {low} to {high}"));
-    }
-    if let Some(pattern) = &spec.pattern {
-        others.push(format!("matching {pattern}"));
-    }
-    match (others.is_empty(), spec.values.is_empty()) {
-        (true, _) => format!("one of {}", spec.values.join(", ")),
-        (false, true) => format!("allowed: {}", others.join(", ")),
-        (false, false) => format!(
-            "default {}; allowed: {}",
-            spec.values.join(", "),
-            others.join(", ")
-        ),
-    }
 }
 
 /// A key of `test` checked against its options: the option values to run
@@ -165,7 +131,7 @@ pub fn resolve(test: &ProfileTest, key: &TestKey) -> Result<BTreeMap<String, Str
         } else {
             Unresolved::Invalid(format!(
                 "{key} does not set option {name} ({}); name the test as `kbench list` shows",
-                allowed(spec)
+                spec.allowed()
             ))
         });
     }

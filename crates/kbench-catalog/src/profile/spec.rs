@@ -146,6 +146,9 @@ impl ProfileTest {
     }
 }
 
+/// The value of an option that stands for "every CPU this process may use".
+pub const ALL_CPUS: &str = "cpus";
+
 /// An option of a test.
 #[derive(Debug, Clone, Default)]
 pub struct OptionSpec {
@@ -162,6 +165,40 @@ pub struct OptionSpec {
     /// Value -> the text put into commands instead of the value ("pipe" -> "-p").
     pub args: BTreeMap<String, String>,
     pub help: String,
+}
+
+impl OptionSpec {
+    /// Why `value` is outside the option's `range`; `None` when it is inside
+    /// or the option has no range.
+    pub fn out_of_range(&self, value: &str) -> Option<String> {
+        let (low, high) = self.range?;
+        match value.trim().parse::<f64>() {
+            Ok(number) if number.is_finite() && (low..=high).contains(&number) => None,
+            Ok(number) if number.is_finite() => Some("is out of range".to_string()),
+            _ => Some("is not a number".to_string()),
+        }
+    }
+
+    /// "one of a, b", "default 10; allowed: a number from 1 to 5000,
+    /// matching [0-9]+" for messages and listings.
+    pub fn allowed(&self) -> String {
+        let mut others = Vec::new();
+        if let Some((low, high)) = self.range {
+            others.push(format!("a number from {low} to {high}"));
+        }
+        if let Some(pattern) = &self.pattern {
+            others.push(format!("matching {pattern}"));
+        }
+        match (others.is_empty(), self.values.is_empty()) {
+            (true, _) => format!("one of {}", self.values.join(", ")),
+            (false, true) => format!("allowed: {}", others.join(", ")),
+            (false, false) => format!(
+                "default {}; allowed: {}",
+                self.values.join(", "),
+                others.join(", ")
+            ),
+        }
+    }
 }
 
 /// A number read from a run's output.
