@@ -115,6 +115,7 @@ impl Workbench for KernelBench {
             snapshot: false,
             tests: vec![self.test.with_metric(MAIN_METRIC)],
             plan: self.plan.clone(),
+            tools: vec![],
         };
         let mut stream = launcher.launch(&job)?;
         let mut values = Vec::new();

@@ -60,6 +60,8 @@ pub struct OptionEntry {
     pub values: Vec<String>,
     /// Other values accepted (a regex), if any.
     pub pattern: Option<String>,
+    /// Other values accepted: numbers from the first to the second.
+    pub range: Option<(f64, f64)>,
     pub help: String,
 }
 
@@ -179,6 +181,7 @@ fn profile_entries(profiles: &Profiles) -> Result<Vec<ProfileEntry>> {
                         let entry = OptionEntry {
                             values: spec.values.clone(),
                             pattern: spec.pattern.clone(),
+                            range: spec.range,
                             help: spec.help.clone(),
                         };
                         (name.clone(), entry)

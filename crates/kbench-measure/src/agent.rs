@@ -31,6 +31,10 @@ pub struct AgentJob {
     /// profile tests; user profiles come from `KBENCH_PROFILES`).
     pub tests: Vec<TestKey>,
     pub plan: SamplingPlan,
+    /// With `snapshot`: the run's profile tests, whose tools' versions and
+    /// descriptions the snapshot records ([`crate::profile::version`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<TestKey>,
 }
 
 /// Routes SIGINT and SIGTERM to `stop` instead of killing the agent: the
@@ -80,6 +84,11 @@ pub fn run_job(
     }
 }
 
+/// The built-in profiles and the user's (`KBENCH_PROFILES`), or why not.
+fn load_profiles() -> Result<Profiles, String> {
+    Profiles::from_env().map_err(|e| e.to_string())
+}
+
 fn run_tests(
     job: &AgentJob,
     out: &mut dyn Write,
@@ -87,12 +96,21 @@ fn run_tests(
     stop: &AtomicBool,
 ) -> io::Result<()> {
     let stopped = || stop.load(Ordering::SeqCst);
-    if job.snapshot {
-        let snapshot = Box::new(crate::sysinfo::snapshot(Path::new(".")));
-        emit(out, &AgentEvent::Snapshot { snapshot })?;
-    }
     // Read once, when the first test that is not built-in needs them.
     let mut profiles: Option<Result<Profiles, String>> = None;
+    if job.snapshot {
+        let mut snapshot = Box::new(crate::sysinfo::snapshot(Path::new(".")));
+        if job
+            .tools
+            .iter()
+            .any(|t| kbench_bench::find(&t.benchmark).is_none())
+            && let Ok(profiles) = profiles.get_or_insert_with(load_profiles)
+        {
+            (snapshot.tools, snapshot.tools_notes) =
+                crate::profile::version::tools(profiles, &job.tools, Path::new("."), &stopped);
+        }
+        emit(out, &AgentEvent::Snapshot { snapshot })?;
+    }
     for test in &job.tests {
         if stopped() {
             break;
@@ -146,9 +164,7 @@ fn run_tests(
             )?;
             continue;
         }
-        let loaded =
-            profiles.get_or_insert_with(|| Profiles::from_env().map_err(|e| e.to_string()));
-        match loaded {
+        match profiles.get_or_insert_with(load_profiles) {
             Ok(profiles) => {
                 // Scratch files go to the work directory (its filesystem is
                 // the one the snapshot records).

@@ -372,6 +372,7 @@ fn block_job(request: &InterleavedRequest<'_>, v: usize, test: &TestKey) -> Agen
         snapshot: false,
         tests: vec![test.clone()],
         plan: request.requests[v].plan.clone(),
+        tools: vec![],
     }
 }
 

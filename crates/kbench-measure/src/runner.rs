@@ -288,6 +288,7 @@ pub(crate) fn run_info(
         snapshot: true,
         tests: vec![],
         plan: request.plan.clone(),
+        tools: request.tests.clone(),
     };
     let mut stream = launcher.launch(&job)?;
     let mut snapshot: Option<SystemSnapshot> = None;
@@ -318,6 +319,7 @@ fn start_batch(
 ) -> Result<(Box<dyn AgentStream>, RunInfo)> {
     let job = AgentJob {
         snapshot: true,
+        tools: tests.clone(),
         tests,
         plan: request.plan.clone(),
     };
@@ -351,6 +353,7 @@ fn start_batch(
 fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> Result<RunInfo> {
     let mut notes = request.notes.clone();
     notes.extend(recording_notes(&snapshot, &request.plan.record));
+    notes.extend(snapshot.tools_notes.iter().cloned());
     Ok(RunInfo {
         tool_version: snapshot.kbench_version.clone(),
         snapshot,
@@ -408,6 +411,7 @@ impl RoundRun<'_> {
             snapshot: false,
             tests: vec![test.clone()],
             plan: self.request.plan.clone(),
+            tools: vec![],
         };
         let mut stream = launcher.launch(&job)?;
         let events = self.read_test(stream.as_mut(), test, observer, stop, summary)?;

@@ -66,6 +66,8 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
             .collect(),
         variant: None,
         imported: None,
+        tools: Default::default(),
+        tools_notes: vec![],
         kernel_cmdline: cmdline,
         hostname: uname.nodename,
         arch: uname.machine,

@@ -61,6 +61,49 @@ pub struct SystemSnapshot {
     /// imported from one (`kbench import composite.xml`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub imported: Option<ImportedRecord>,
+    /// The external tools of the run's profile tests, by test name
+    /// (`redis[clients=50,test=get]`): what report titles show. Kept out of
+    /// the test's key, so two versions of a tool still compare as one test.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, ToolRecord>,
+    /// Why a tool's version is unknown, one line per profile (its version
+    /// command failed or printed nothing its regex matched).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools_notes: Vec<String>,
+}
+
+/// The tool a profile test ran, as read when its run began.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ToolRecord {
+    /// "Redis".
+    pub tool: String,
+    /// "7.0.15"; `None` when the profile's version command failed or
+    /// printed nothing its regex matched.
+    pub version: Option<String>,
+    /// The test's description with its option values ("Test: GET -
+    /// Parallel Connections: 50").
+    pub description: String,
+}
+
+impl ToolRecord {
+    /// The tool and its version: "Redis 7.0.15", "Redis (version unknown)".
+    pub fn tool_version(&self) -> String {
+        match &self.version {
+            Some(version) => format!("{} {version}", self.tool),
+            None => format!("{} (version unknown)", self.tool),
+        }
+    }
+
+    /// The title PTS gives a result: "Redis 7.0.15 - Test: GET - Parallel
+    /// Connections: 50".
+    pub fn title(&self) -> String {
+        if self.description.is_empty() {
+            self.tool_version()
+        } else {
+            format!("{} - {}", self.tool_version(), self.description)
+        }
+    }
 }
 
 /// A variant of an interleaved run: what it set, and the session whose

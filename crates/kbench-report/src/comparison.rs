@@ -71,6 +71,10 @@ pub struct IdentifierSystem {
 pub struct MetricReport {
     /// `bench[opts]` or `bench[opts]:metric`.
     pub test: String,
+    /// "Redis 7.0.15 - Test: GET - Parallel Connections: 50" for a profile
+    /// test whose runs recorded its tool ([`crate::title`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     pub key: TestKey,
     pub unit: String,
     pub direction: Direction,
@@ -193,6 +197,7 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
         .filter(|((spec, _), _)| shown(spec, request.metric_filter.as_deref()))
         .map(|((spec, row), side_row)| MetricReport {
             test: spec.key.to_string(),
+            title: crate::title::title(&spec.key, chosen.iter().copied()),
             key: spec.key.clone(),
             unit: spec.unit.clone(),
             direction: spec.direction,

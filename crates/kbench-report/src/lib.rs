@@ -35,5 +35,6 @@ pub mod show;
 mod sides;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod title;
 
 pub use error::Error;

@@ -37,6 +37,10 @@ pub struct IdentifierEntry {
 #[derive(Debug, Clone, Serialize)]
 pub struct TestEntry {
     pub test: String,
+    /// "Redis 7.0.15 - Test: GET - Parallel Connections: 50" for a profile
+    /// test whose runs recorded its tool ([`crate::title`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     pub benchmark: String,
     pub options: BTreeMap<String, String>,
     pub metric: String,
@@ -90,6 +94,7 @@ pub fn document(data: &ResultSetData) -> ShowDocument {
 fn test_entry(spec: &TestSpec, identifiers: &[IdentifierData]) -> TestEntry {
     TestEntry {
         test: spec.key.to_string(),
+        title: crate::title::title(&spec.key, identifiers),
         benchmark: spec.key.benchmark.clone(),
         options: spec.key.options.clone(),
         metric: spec.key.metric.clone(),

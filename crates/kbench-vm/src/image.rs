@@ -129,6 +129,7 @@ mod tests {
             snapshot: true,
             tests: vec![TestKey::new("syscall-null")],
             plan: SamplingPlan::default(),
+            tools: vec![],
         };
         let bytes = image.initramfs(&job, false);
         let entries = read_archive(&bytes).unwrap();

@@ -127,6 +127,7 @@ impl VmLauncher {
             snapshot: true,
             tests: vec![],
             plan: SamplingPlan::default(),
+            tools: vec![],
         };
         let mut stream = boot(
             &spec,

@@ -83,7 +83,8 @@ fn redis_fio_and_stress_ng_run_against_the_real_tools() {
         .current_dir(work.path())
         .args([
             "run",
-            "redis",
+            // 100000 requests a run, not the default million: brief.
+            "redis[requests=100000]",
             "fio-randread",
             "stress-ng",
             "--as",
@@ -108,11 +109,11 @@ fn redis_fio_and_stress_ng_run_against_the_real_tools() {
     }
     let names = test_names(&doc);
     for expected in [
-        "redis[clients=50,test=get]",
-        "redis[clients=50,test=sadd]:latency",
-        "fio-randread[bs=4k,direct=1,engine=libaio]",
-        "fio-randread[bs=4k,direct=0,engine=io_uring]:bw",
-        "fio-randread[bs=4k,direct=1,engine=libaio]:lat",
+        "redis[clients=50,pipeline=32,requests=100000,test=get]",
+        "redis[clients=50,pipeline=32,requests=100000,test=sadd]:latency",
+        "fio-randread[bs=4k,direct=1,engine=libaio,iodepth=16,runtime=2,size=128m]",
+        "fio-randread[bs=4k,direct=0,engine=io_uring,iodepth=16,runtime=2,size=128m]:bw",
+        "fio-randread[bs=4k,direct=1,engine=libaio,iodepth=16,runtime=2,size=128m]:lat",
     ] {
         assert!(
             names.iter().any(|n| n == expected),
@@ -133,9 +134,12 @@ fn redis_fio_and_stress_ng_run_against_the_real_tools() {
             .map(|t| (t["unit"].clone(), t["direction"].clone()))
             .unwrap()
     };
-    assert_eq!(unit("redis[clients=50,test=get]").0, "requests/s");
     assert_eq!(
-        unit("fio-randread[bs=4k,direct=1,engine=libaio]:lat"),
+        unit("redis[clients=50,pipeline=32,requests=100000,test=get]").0,
+        "requests/s"
+    );
+    assert_eq!(
+        unit("fio-randread[bs=4k,direct=1,engine=libaio,iodepth=16,runtime=2,size=128m]:lat"),
         (Value::from("us"), Value::from("lower"))
     );
     assert!(doc["samples_stored"].as_u64().unwrap() >= 2 * 27);
@@ -150,7 +154,7 @@ fn compare_shows_profiles_beside_a_built_in() {
     let (_dir, db) = temp_db();
     let work = tempfile::tempdir().unwrap();
     let tests = [
-        "redis[test=get]",
+        "redis[test=get,requests=100000]",
         "fio-randread[direct=1,engine=libaio]",
         "stress-ng[stressor=context]",
         "syscall-null",
@@ -184,9 +188,11 @@ fn compare_shows_profiles_beside_a_built_in() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
+    let redis = printed_version("redis-server --version", "v=");
     for shown in [
-        "redis - clients: 50 - test: get",
-        "fio-randread - bs: 4k - direct: 1 - engine: libaio",
+        &format!("\nRedis {redis} - Test: GET - Parallel Connections: 50 - Pipeline: 32\n"),
+        "redis - clients: 50 - pipeline: 32 - requests: 100000 - test: get",
+        "fio-randread - bs: 4k - direct: 1 - engine: libaio - iodepth: 16",
         "stress-ng - ",
         "syscall-null",
     ] {
@@ -423,10 +429,14 @@ fn list_shows_profiles_and_install_names_the_packages() {
         .unwrap();
     assert_eq!(randread["unit"], "IOPS");
     let first = &randread["tests"][0];
-    assert_eq!(first["test"], "fio-randread[bs=4k,direct=0,engine=libaio]");
+    assert_eq!(
+        first["test"],
+        "fio-randread[bs=4k,direct=0,engine=libaio,iodepth=16,runtime=2,size=128m]"
+    );
     assert_eq!(
         first["description"],
-        "Type: Random Read - Engine: libaio - Buffered - Block Size: 4k"
+        "Type: Random Read - Engine: libaio - Buffered - Block Size: 4k - Size: 128m - IO \
+         Depth: 16 - Runtime: 2 s"
     );
     let text = kbench(&db).arg("list").output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
@@ -472,4 +482,342 @@ fn install_without_root_says_so() {
         err.contains("needs root") && err.contains("apt-get install -y"),
         "{err}"
     );
+}
+
+/// Runs `tests` into result set `set` (identifier X) in a fresh work
+/// directory with `--profiles dir` when given, checks success, and returns
+/// `kbench show SET --json`.
+fn run_and_show(db: &Path, set: &str, tests: &[&str], profiles: Option<&Path>) -> Value {
+    let work = tempfile::tempdir().unwrap();
+    let mut command = kbench(db);
+    if let Some(dir) = profiles {
+        command.arg("--profiles").arg(dir);
+    }
+    let out = command
+        .current_dir(work.path())
+        .arg("run")
+        .args(tests)
+        .args(["--as", "X", "--into", set])
+        .args(BRIEF)
+        .output()
+        .unwrap();
+    assert_success(&out, "run failed: ");
+    let mut command = kbench(db);
+    if let Some(dir) = profiles {
+        command.arg("--profiles").arg(dir);
+    }
+    let out = command.args(["show", set, "--json"]).output().unwrap();
+    assert_success(&out, "show failed: ");
+    json(&out.stdout)
+}
+
+/// The show document's entry of the test whose name starts with `prefix`.
+fn test_entry<'a>(doc: &'a Value, prefix: &str) -> &'a Value {
+    doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["test"].as_str().unwrap().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no test {prefix} in {doc:#}"))
+}
+
+/// The mean of the first identifier's samples of the test named `name`.
+fn mean_of(doc: &Value, name: &str) -> f64 {
+    let entry = test_entry(doc, name);
+    entry["results"][0]["summary"]["mean"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no mean of {name}: {entry:#}"))
+}
+
+/// The version `command` prints after `marker` (stdout, then stderr): what
+/// a test expects, read here independently of kbench.
+fn printed_version(command: &str, marker: &str) -> String {
+    let out = std::process::Command::new("sh")
+        .args(["-c", command])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, after) = text
+        .split_once(marker)
+        .unwrap_or_else(|| panic!("{command}: {text}"));
+    after
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect()
+}
+
+#[test]
+fn tool_versions_are_recorded_and_reports_title_tests_as_pts_does() {
+    if !have_real_tools() {
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let doc = run_and_show(
+        &db,
+        "titled",
+        &[
+            "redis[test=get,requests=100000]",
+            "stress-ng[stressor=pipe,instances=1]",
+        ],
+        None,
+    );
+    let redis = printed_version("redis-server --version", "v=");
+    let stress = printed_version("stress-ng --version", "version ");
+    let tools = &doc["identifiers"][0]["runs"][0]["info"]["snapshot"]["tools"];
+    let recorded = &tools["redis[clients=50,pipeline=32,requests=100000,test=get]"];
+    assert_eq!(recorded["tool"], "Redis", "{tools:#}");
+    assert_eq!(recorded["version"], Value::from(redis.clone()), "{tools:#}");
+    assert_eq!(
+        test_entry(&doc, "redis[")["title"],
+        Value::from(format!(
+            "Redis {redis} - Test: GET - Parallel Connections: 50 - Pipeline: 32"
+        ))
+    );
+    assert_eq!(
+        test_entry(&doc, "stress-ng[")["title"],
+        Value::from(format!("Stress-NG {stress} - Test: pipe - Instances: 1"))
+    );
+    assert_eq!(
+        test_entry(&doc, "redis[")["test"]
+            .as_str()
+            .unwrap()
+            .find(&redis),
+        None
+    );
+    // The text report carries the title too (compare's: see
+    // compare_shows_profiles_beside_a_built_in).
+    let out = kbench(&db).args(["show", "titled"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("\n  Redis {redis} - Test: GET")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_version_command_that_fails_leaves_one_note_and_the_run_goes_on() {
+    let (_dir, db) = temp_db();
+    let profiles = user_profile(&format!(
+        "name = \"toy\"\ntool = \"Toy\"\n\
+         version = {{ command = \"echo toy without a version\", regex = 'toy v([0-9.]+)' }}\n\
+         requires = {{ sh = \"dash\" }}\ncommand = \"echo rate: {{n}}\"\ndescription = \"N: {{n}}\"\n\
+         [options.n]\nvalues = [\"1\", \"2\"]\n{TOY_METRIC}[[tests]]\nid = \"toy\"\n"
+    ));
+    let doc = run_and_show(&db, "unknown", &["toy"], Some(profiles.path()));
+    let run = &doc["identifiers"][0]["runs"][0]["info"];
+    let notes: Vec<&str> = run["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let unknown: Vec<&&str> = notes
+        .iter()
+        .filter(|n| n.contains("version unknown"))
+        .collect();
+    assert_eq!(unknown.len(), 1, "one note for two tests: {notes:?}");
+    assert!(
+        unknown[0].contains("Toy (toy)") && unknown[0].contains("toy without a version"),
+        "{notes:?}"
+    );
+    assert_eq!(
+        test_entry(&doc, "toy[n=2]")["title"],
+        "Toy (version unknown) - N: 2"
+    );
+    assert!(mean_of(&doc, "toy[n=2]") == 2.0, "{doc:#}");
+}
+
+#[test]
+fn redis_pipelining_reaches_the_command() {
+    if !have_real_tools() {
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let doc = run_and_show(
+        &db,
+        "pipelined",
+        &[
+            "redis[test=get,requests=100000,pipeline=1]",
+            "redis[test=get,requests=100000,pipeline=16]",
+        ],
+        None,
+    );
+    let one = mean_of(&doc, "redis[clients=50,pipeline=1,");
+    let sixteen = mean_of(&doc, "redis[clients=50,pipeline=16,");
+    // One round trip per 16 requests instead of one per request.
+    assert!(
+        sixteen > 2.5 * one,
+        "-P 16 gave {sixteen:.0} requests/s, -P 1 {one:.0}"
+    );
+}
+
+#[test]
+fn iperf3_udp_sends_at_the_bitrate_option() {
+    if !have_programs(&["iperf3"], "kbench install iperf3, as root") {
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let doc = run_and_show(
+        &db,
+        "udp",
+        &["iperf3-udp[bitrate=1]", "iperf3-udp[bitrate=0]"],
+        None,
+    );
+    // Gbit/s received: 1 Mbit/s is iperf3's own default; 0 is unlimited.
+    let paced = mean_of(&doc, "iperf3-udp[bitrate=1,");
+    let unlimited = mean_of(&doc, "iperf3-udp[bitrate=0,");
+    assert!(
+        (0.0009..0.0011).contains(&paced),
+        "bitrate=1: {paced} Gbit/s"
+    );
+    assert!(unlimited > 20.0 * paced, "bitrate=0: {unlimited} Gbit/s");
+    assert_eq!(
+        test_entry(&doc, "iperf3-udp[bitrate=0,")["title"]
+            .as_str()
+            .unwrap()
+            .split_once(" - ")
+            .unwrap()
+            .1,
+        "Test: UDP - Parallel: 1 - Mbit/s per Stream: Unlimited"
+    );
+}
+
+#[test]
+fn hackbench_loops_and_fio_runtime_reach_the_command() {
+    if !have_programs(
+        &["hackbench", "fio"],
+        "kbench install hackbench fio, as root",
+    ) {
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let doc = run_and_show(
+        &db,
+        "loops",
+        &[
+            "hackbench[groups=1,ipc=pipe,mode=thread,loops=100]",
+            "hackbench[groups=1,ipc=pipe,mode=thread,loops=3000]",
+            "fio-randread[engine=libaio,direct=0,size=16m,iodepth=4,runtime=3]",
+        ],
+        None,
+    );
+    let short = mean_of(&doc, "hackbench[groups=1,ipc=pipe,loops=100,");
+    let long = mean_of(&doc, "hackbench[groups=1,ipc=pipe,loops=3000,");
+    assert!(
+        long > 5.0 * short,
+        "loops=3000: {long} s, loops=100: {short} s"
+    );
+    // fio runs for `runtime` seconds: its samples are that far apart.
+    let fio = test_entry(&doc, "fio-randread[");
+    assert_eq!(
+        fio["test"],
+        "fio-randread[bs=4k,direct=0,engine=libaio,iodepth=4,runtime=3,size=16m]"
+    );
+    assert!(
+        fio["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("Size: 16m - IO Depth: 4 - Runtime: 3 s"),
+        "{fio:#}"
+    );
+    let export = json_of(&db, &["export", "loops"]);
+    let samples = &export["identifiers"][0]["runs"][0]["samples"]["fio-randread[bs=4k,direct=0,engine=libaio,iodepth=4,runtime=3,size=16m]"];
+    let at: Vec<i64> = samples
+        .as_array()
+        .unwrap_or_else(|| panic!("no fio samples: {export:#}"))
+        .iter()
+        .map(|s| s["at_ms"].as_i64().unwrap())
+        .collect();
+    assert_eq!(at.len(), 2, "{export:#}");
+    assert!(
+        at[1] - at[0] >= 2900,
+        "fio samples {} ms apart",
+        at[1] - at[0]
+    );
+}
+
+#[test]
+fn pgbench_runs_800_and_1000_clients() {
+    if !have_programs(&["pgbench"], "kbench install pgbench, as root") {
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let work = tempfile::tempdir().unwrap();
+    // 5-second runs: pgbench counts the seconds 1000 connections take to
+    // open in its -T (read-write at scale 1 would have 1000 clients queue
+    // on one branch row).
+    let out = kbench(&db)
+        .current_dir(work.path())
+        .args([
+            "run",
+            "pgbench[clients=800,scale=1,duration=5,mode=read-only]",
+            "pgbench[clients=1000,scale=1,duration=5,mode=read-only]",
+            "--as",
+            "X",
+            "--into",
+            "many",
+            "--json",
+            "--max-time",
+            "1",
+            "--min-samples",
+            "2",
+            "--rounds",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert_success(&out, "run failed: ");
+    let doc = json(&out.stdout);
+    for (test, kind, detail) in outcomes(&doc) {
+        assert!(
+            kind == "target_met" || kind == "budget_hit",
+            "{test} {kind}: {detail}"
+        );
+    }
+    let show = json_of(&db, &["show", "many", "--json"]);
+    assert!(mean_of(&show, "pgbench[clients=800,") > 0.0);
+    assert!(mean_of(&show, "pgbench[clients=1000,") > 0.0);
+}
+
+#[test]
+fn option_values_out_of_range_are_refused_before_anything_runs() {
+    let (_dir, db) = temp_db();
+    for (test, words) in [
+        (
+            "pgbench[clients=0]",
+            ["clients=0", "out of range", "from 1 to 5000"],
+        ),
+        (
+            "iperf3-udp[bitrate=-1]",
+            ["bitrate=-1", "out of range", "from 0 to 1000000"],
+        ),
+        (
+            "redis[pipeline=many]",
+            ["pipeline=many", "not a number", "from 1 to 100000"],
+        ),
+    ] {
+        let out = kbench(&db)
+            .args([
+                "run",
+                test,
+                "syscall-null",
+                "--as",
+                "X",
+                "--into",
+                "refused",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{test}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        for word in words {
+            assert!(err.contains(word), "{test}: '{word}' not in {err}");
+        }
+    }
+    let sets = json_of(&db, &["show", "--json"]);
+    assert_eq!(sets["result_sets"].as_array().unwrap().len(), 0, "{sets:#}");
 }

@@ -3,12 +3,9 @@
 //! check of values the user gave, and what a canonical key means.
 
 use super::format::valid_value;
-use super::spec::{OptionSpec, ProfileTest};
+use super::spec::{ALL_CPUS, ProfileTest};
 use kbench_model::{MAIN_METRIC, TestKey};
 use std::collections::BTreeMap;
-
-/// The value of an option that stands for "every CPU this process may use".
-pub const ALL_CPUS: &str = "cpus";
 
 /// The CPUs this process may use.
 pub fn cpus() -> usize {
@@ -90,29 +87,23 @@ pub fn check(test: &ProfileTest, name: &str, value: &str) -> Result<(), String> 
         .values
         .iter()
         .any(|v| v == value || (v == ALL_CPUS && value == cpus().to_string()));
-    let matches = spec.pattern.as_ref().is_some_and(|pattern| {
-        regex::Regex::new(&format!("^(?:{pattern})$")).is_ok_and(|re| re.is_match(value))
-    });
-    if listed || matches {
+    if listed {
         return Ok(());
     }
+    let matches = spec.pattern.as_ref().is_none_or(|pattern| {
+        regex::Regex::new(&format!("^(?:{pattern})$")).is_ok_and(|re| re.is_match(value))
+    });
+    let open = spec.pattern.is_some() || spec.range.is_some();
+    let why = match spec.out_of_range(value) {
+        Some(why) if open => why,
+        _ if open && matches => return Ok(()),
+        _ => "is not allowed".to_string(),
+    };
     Err(format!(
-        "{}: option {name}={value} is not allowed ({})",
+        "{}: option {name}={value} {why} ({})",
         test.id,
-        allowed(spec)
+        spec.allowed()
     ))
-}
-
-/// "one of a, b" / "values matching RE" for messages and listings.
-pub fn allowed(spec: &OptionSpec) -> String {
-    match (&spec.pattern, spec.values.is_empty()) {
-        (Some(pattern), true) => format!("values matching {pattern}"),
-        (Some(pattern), false) => format!(
-            "default {}; any value matching {pattern}",
-            spec.values.join(", ")
-        ),
-        (None, _) => format!("one of {}", spec.values.join(", ")),
-    }
 }
 
 /// A key of `test` checked against its options: the option values to run
@@ -140,7 +131,7 @@ pub fn resolve(test: &ProfileTest, key: &TestKey) -> Result<BTreeMap<String, Str
         } else {
             Unresolved::Invalid(format!(
                 "{key} does not set option {name} ({}); name the test as `kbench list` shows",
-                allowed(spec)
+                spec.allowed()
             ))
         });
     }
@@ -249,6 +240,36 @@ id = "toy"
         assert!(error.contains("one of libaio, io_uring"), "{error}");
         let error = expand(&test, &given(&[("bs", "4x")])).unwrap_err();
         assert!(error.contains("matching"), "{error}");
+    }
+
+    #[test]
+    fn values_out_of_range_are_refused_naming_option_value_and_range() {
+        let mut test = toy();
+        let bs = test.options.get_mut("bs").unwrap();
+        bs.pattern = Some("[0-9]+".into());
+        bs.range = Some((1.0, 5000.0));
+        assert!(expand(&test, &given(&[("bs", "5000")])).is_ok());
+        for (value, why) in [
+            ("0", "is out of range"),
+            ("5001", "is out of range"),
+            ("-3", "is out of range"),
+            ("many", "is not a number"),
+            ("2.5", "is not allowed"),
+        ] {
+            let error = expand(&test, &given(&[("bs", value)])).unwrap_err();
+            assert!(
+                error.contains(&format!("option bs={value} {why}"))
+                    && error.contains("a number from 1 to 5000"),
+                "{value}: {error}"
+            );
+        }
+        // A range alone admits any number in it, fractions too.
+        let bs = test.options.get_mut("bs").unwrap();
+        bs.pattern = None;
+        bs.range = Some((0.0, 10.0));
+        assert!(expand(&test, &given(&[("bs", "0.5")])).is_ok());
+        let error = expand(&test, &given(&[("bs", "-1")])).unwrap_err();
+        assert!(error.contains("out of range"), "{error}");
     }
 
     #[test]

@@ -167,6 +167,22 @@ impl Parser {
     }
 }
 
+/// The version a tool's version command printed: the `value` group, else
+/// group 1, of `regex` over its output (stdout, then stderr), or why none.
+pub fn version(regex: &str, output: &RunOutput) -> Result<String, String> {
+    let compiled =
+        Regex::new(&format!("(?m){regex}")).map_err(|e| format!("regex {regex}: {e}"))?;
+    let text = output.text();
+    let captures = compiled
+        .captures(&text)
+        .ok_or_else(|| format!("its output matches no /{regex}/; {}", shown_lines(&text)))?;
+    let group = captures.name("value").or_else(|| captures.get(1));
+    match group.map(|g| g.as_str().trim()) {
+        Some(found) if !found.is_empty() => Ok(found.to_string()),
+        _ => Err(format!("/{regex}/ matched without a version in its group")),
+    }
+}
+
 fn read_source(source: &Source, output: &RunOutput, text: &str) -> Result<f64, String> {
     match source {
         Source::Elapsed => Ok(output.elapsed.as_secs_f64()),
@@ -441,6 +457,17 @@ mod tests {
             ))
             .unwrap_err();
         assert!(error.contains("Non-2xx or 3xx responses: 51646"), "{error}");
+    }
+
+    #[test]
+    fn version_is_the_group_over_stdout_then_stderr() {
+        let nginx = RunOutput {
+            stderr: "nginx version: nginx/1.22.1\n".into(),
+            ..RunOutput::default()
+        };
+        assert_eq!(version(r"nginx/([0-9][0-9.]*)", &nginx).unwrap(), "1.22.1");
+        let error = version(r"nginx/([0-9][0-9.]*)", &out("command not found\n")).unwrap_err();
+        assert!(error.contains("command not found"), "{error}");
     }
 
     #[test]

@@ -31,6 +31,11 @@ impl fmt::Display for Origin {
 pub struct Profile {
     pub name: String,
     pub summary: String,
+    /// The tool's name as report titles show it ("Redis"); default: the
+    /// profile's name.
+    pub tool: String,
+    /// How to read the installed tool's version, if the profile says.
+    pub version: Option<VersionSpec>,
     pub origin: Origin,
     /// Program -> the Debian package that provides it.
     pub requires: BTreeMap<String, String>,
@@ -61,6 +66,16 @@ impl Profile {
     pub fn test(&self, id: &str) -> Option<&ProfileTest> {
         self.tests.iter().find(|t| t.id == id)
     }
+}
+
+/// How to read a tool's version: a command run once, untimed, and a regex
+/// over its output (stdout, then stderr) whose group `value`, else group 1,
+/// is the version ("7.0.15").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionSpec {
+    /// Run with `sh -c` and the profile's `path` first in PATH.
+    pub command: String,
+    pub regex: String,
 }
 
 /// A long-running process the tests talk to (a server on loopback).
@@ -131,6 +146,9 @@ impl ProfileTest {
     }
 }
 
+/// The value of an option that stands for "every CPU this process may use".
+pub const ALL_CPUS: &str = "cpus";
+
 /// An option of a test.
 #[derive(Debug, Clone, Default)]
 pub struct OptionSpec {
@@ -139,11 +157,48 @@ pub struct OptionSpec {
     pub values: Vec<String>,
     /// Other values the user may give (a regex matching the whole value).
     pub pattern: Option<String>,
+    /// Other values the user may give: numbers from the first to the second,
+    /// both included (with a `pattern`, a value must match it too).
+    pub range: Option<(f64, f64)>,
     /// Value -> readable text for descriptions ("1" -> "Direct").
     pub labels: BTreeMap<String, String>,
     /// Value -> the text put into commands instead of the value ("pipe" -> "-p").
     pub args: BTreeMap<String, String>,
     pub help: String,
+}
+
+impl OptionSpec {
+    /// Why `value` is outside the option's `range`; `None` when it is inside
+    /// or the option has no range.
+    pub fn out_of_range(&self, value: &str) -> Option<String> {
+        let (low, high) = self.range?;
+        match value.trim().parse::<f64>() {
+            Ok(number) if number.is_finite() && (low..=high).contains(&number) => None,
+            Ok(number) if number.is_finite() => Some("is out of range".to_string()),
+            _ => Some("is not a number".to_string()),
+        }
+    }
+
+    /// "one of a, b", "default 10; allowed: a number from 1 to 5000,
+    /// matching [0-9]+" for messages and listings.
+    pub fn allowed(&self) -> String {
+        let mut others = Vec::new();
+        if let Some((low, high)) = self.range {
+            others.push(format!("a number from {low} to {high}"));
+        }
+        if let Some(pattern) = &self.pattern {
+            others.push(format!("matching {pattern}"));
+        }
+        match (others.is_empty(), self.values.is_empty()) {
+            (true, _) => format!("one of {}", self.values.join(", ")),
+            (false, true) => format!("allowed: {}", others.join(", ")),
+            (false, false) => format!(
+                "default {}; allowed: {}",
+                self.values.join(", "),
+                others.join(", ")
+            ),
+        }
+    }
 }
 
 /// A number read from a run's output.

@@ -4,6 +4,7 @@
 //! - [`command`], [`service`], [`scratch`]: processes, services,
 //!   temporary files
 //! - [`run`]: one test in the agent
+//! - [`version`]: the tools' versions, read when a run begins
 //!
 //! Ctrl-C: the terminal's SIGINT reaches `kbench run` and its agent, whose
 //! handler ([`crate::agent::stop_on_signals`]) raises a flag instead of
@@ -15,3 +16,4 @@ pub mod command;
 pub mod run;
 pub mod scratch;
 pub mod service;
+pub mod version;

@@ -8,6 +8,8 @@
 //! PLU 0 ........ 5.500 +-0.1% |=======================================================  +10.0% REGRESSION
 //! ```
 //!
+//! A profile test's block starts with its title as PTS writes it ("Redis
+//! 7.0.15 - Test: GET - Parallel Connections: 50", [`crate::title`]).
 //! kbench adds each mean's 95 % CI half-width relative to it (`+-x.x%`), and
 //! after the bar of every identifier but the baseline the change of its
 //! mean against the baseline's and the verdict (`REGRESSION`,
@@ -49,6 +51,9 @@ impl Render<ComparisonReport> for Bars {
 }
 
 fn metric_block(out: &mut String, metric: &MetricReport, name_width: usize, style: Style) {
+    if let Some(title) = &metric.title {
+        let _ = writeln!(out, "{title}");
+    }
     let _ = writeln!(out, "{}", common::readable(&metric.key));
     let _ = writeln!(out, "{}", common::unit_line(&metric.unit, metric.direction));
     let largest = metric

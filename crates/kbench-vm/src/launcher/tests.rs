@@ -185,6 +185,7 @@ fn job() -> AgentJob {
         snapshot: true,
         tests: vec![key("syscall-null"), key("syscall-read")],
         plan: SamplingPlan::default(),
+        tools: vec![],
     }
 }
 

@@ -208,8 +208,12 @@ fn metrics(out: &mut String, report: &ComparisonReport) {
 }
 
 fn metric_cells(metric: &MetricReport) -> Vec<String> {
+    let test = match &metric.title {
+        Some(title) => format!("{} ({})", escape(title), escape(&metric.test)),
+        None => escape(&metric.test),
+    };
     let mut cells = vec![
-        escape(&metric.test),
+        test,
         escape(&metric.unit),
         metric.direction.as_str().to_string(),
         mean_cell(&metric.results[0]),

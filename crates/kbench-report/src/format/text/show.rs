@@ -43,6 +43,9 @@ pub(super) fn text(doc: &ShowDocument) -> String {
             test.unit,
             test.direction.phrase()
         );
+        if let Some(title) = &test.title {
+            let _ = writeln!(out, "  {title}");
+        }
         let _ = writeln!(
             out,
             "  {:<name_width$} {:>6} {:>12} {:>12} {:>10} {:>9}  sampling",
