@@ -5,6 +5,8 @@
 //! ```toml
 //! name = "redis"
 //! summary = "..."
+//! tool = "Redis"                # report titles: "Redis 7.0.15 - <description>"
+//! version = { command = "redis-server --version", regex = 'v=([0-9.]+)' }
 //! requires = { redis-server = "redis-server", redis-benchmark = "redis-tools" }
 //! packages = []                  # more Debian packages (headers, no program)
 //! path = []                      # extra program directories, `*` allowed last
@@ -19,7 +21,7 @@
 
 use super::spec::{
     MetricSpec, OptionSpec, Origin, Profile, ProfileTest, ServiceSpec, SourceKind, SourceSpec,
-    StopSignal,
+    StopSignal, VersionSpec,
 };
 use super::template::{self, Quote};
 use crate::error::FormatError;
@@ -52,6 +54,8 @@ struct ProfileFile {
     name: Spanned<String>,
     #[serde(default)]
     summary: String,
+    tool: Option<Spanned<String>>,
+    version: Option<Spanned<VersionFile>>,
     #[serde(default)]
     requires: BTreeMap<String, String>,
     #[serde(default)]
@@ -78,6 +82,13 @@ struct ProfileFile {
     metrics: Vec<Spanned<MetricFile>>,
     #[serde(default)]
     tests: Vec<Spanned<TestFile>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VersionFile {
+    command: Spanned<String>,
+    regex: Spanned<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -247,9 +258,22 @@ fn build(raw: ProfileFile, ctx: &Ctx, origin: Origin) -> Result<Profile, FormatE
             return Err(ctx.error(None, format!("requires: '{program}' is not a program name")));
         }
     }
+    let tool = match &raw.tool {
+        Some(tool) if tool.get_ref().trim().is_empty() => {
+            return Err(ctx.at(tool, "tool: the tool's name is empty".to_string()));
+        }
+        Some(tool) => tool.get_ref().trim().to_string(),
+        None => raw.name.get_ref().clone(),
+    };
     Ok(Profile {
         name: raw.name.get_ref().clone(),
         summary: raw.summary.clone(),
+        tool,
+        version: raw
+            .version
+            .as_ref()
+            .map(|v| build_version(ctx, v.get_ref()))
+            .transpose()?,
         origin,
         requires: raw.requires.clone(),
         extra_packages: raw.packages.clone(),
@@ -261,6 +285,29 @@ fn build(raw: ProfileFile, ctx: &Ctx, origin: Origin) -> Result<Profile, FormatE
             .collect(),
         service,
         tests,
+    })
+}
+
+/// The version command takes no placeholders (it runs before anything is
+/// set up); its regex needs a group around the version.
+fn build_version(ctx: &Ctx, file: &VersionFile) -> Result<VersionSpec, FormatError> {
+    let command = &file.command;
+    if let Some(name) = template::placeholders(command.get_ref()).first() {
+        return Err(ctx.at(
+            command,
+            format!(
+                "version.command: {{{name}}}: the version command takes no placeholders (it runs \
+                 before the test is set up); write {{{{ for a literal brace"
+            ),
+        ));
+    }
+    if command.get_ref().trim().is_empty() {
+        return Err(ctx.at(command, "version.command is empty".to_string()));
+    }
+    check_regex(ctx, &file.regex, &|_| false, "version.regex", true)?;
+    Ok(VersionSpec {
+        command: file.command.get_ref().clone(),
+        regex: file.regex.get_ref().clone(),
     })
 }
 
@@ -705,6 +752,57 @@ timeout = 5
         assert_eq!(profile.tests[1].timeout, Duration::from_secs(5));
         assert_eq!(profile.tests[1].description, "toy-two");
         assert_eq!(profile.packages(), ["dash"]);
+        assert_eq!(profile.tool, "toy", "the tool defaults to the profile's name");
+        assert_eq!(profile.version, None);
+    }
+
+    #[test]
+    fn reads_the_tool_and_its_version_command() {
+        let text = GOOD.replace(
+            "summary = \"a toy\"",
+            "summary = \"a toy\"\ntool = \"Toy Box\"\n\
+             version = { command = \"toy --version\", regex = 'toy v([0-9.]+)' }",
+        );
+        let profile = parse_text(&text).unwrap();
+        assert_eq!(profile.tool, "Toy Box");
+        assert_eq!(
+            profile.version,
+            Some(VersionSpec {
+                command: "toy --version".into(),
+                regex: "toy v([0-9.]+)".into(),
+            })
+        );
+    }
+
+    #[test]
+    fn bad_tool_and_version_keys_name_the_line_and_key() {
+        let with = |tool: &str| GOOD.replace("summary = \"a toy\"", tool);
+        assert_error(&with("tool = \" \""), 3, &["tool", "empty"]);
+        assert_error(
+            &with("version = { command = \"toy -V\", regex = 'toy v[0-9.]+' }"),
+            3,
+            &["version.regex", "capture group"],
+        );
+        assert_error(
+            &with("version = { command = \"toy -V\", regex = 'v([0-9.]+' }"),
+            3,
+            &["version.regex", "does not compile"],
+        );
+        assert_error(
+            &with("version = { command = \"toy -V {dir}\", regex = 'v([0-9.]+)' }"),
+            3,
+            &["version.command", "{dir}", "no placeholders"],
+        );
+        assert_error(
+            &with("version = { command = \"toy -V\" }"),
+            3,
+            &["regex"],
+        );
+        assert_error(
+            &with("version = { command = \"toy -V\", regex = 'v([0-9.]+)', colour = 1 }"),
+            3,
+            &["colour"],
+        );
     }
 
     /// (text change, expected line, words the message must hold)

@@ -26,7 +26,9 @@ pub mod parse;
 pub mod spec;
 pub mod template;
 
-pub use spec::{MetricSpec, OptionSpec, Origin, Profile, ProfileTest, ServiceSpec};
+pub use spec::{
+    MetricSpec, OptionSpec, Origin, Profile, ProfileTest, ServiceSpec, VersionSpec,
+};
 
 use crate::PROFILES_ENV;
 use crate::error::{CatalogError, Result, invalid};
@@ -453,6 +455,11 @@ mod tests {
             assert!(
                 !profile.requires.is_empty(),
                 "{} requires nothing",
+                profile.name
+            );
+            assert!(
+                profile.version.is_some(),
+                "{} has no version command",
                 profile.name
             );
         }

@@ -31,6 +31,11 @@ impl fmt::Display for Origin {
 pub struct Profile {
     pub name: String,
     pub summary: String,
+    /// The tool's name as report titles show it ("Redis"); default: the
+    /// profile's name.
+    pub tool: String,
+    /// How to read the installed tool's version, if the profile says.
+    pub version: Option<VersionSpec>,
     pub origin: Origin,
     /// Program -> the Debian package that provides it.
     pub requires: BTreeMap<String, String>,
@@ -61,6 +66,16 @@ impl Profile {
     pub fn test(&self, id: &str) -> Option<&ProfileTest> {
         self.tests.iter().find(|t| t.id == id)
     }
+}
+
+/// How to read a tool's version: a command run once, untimed, and a regex
+/// over its output (stdout, then stderr) whose group `value`, else group 1,
+/// is the version ("7.0.15").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionSpec {
+    /// Run with `sh -c` and the profile's `path` first in PATH.
+    pub command: String,
+    pub regex: String,
 }
 
 /// A long-running process the tests talk to (a server on loopback).
