@@ -752,7 +752,10 @@ timeout = 5
         assert_eq!(profile.tests[1].timeout, Duration::from_secs(5));
         assert_eq!(profile.tests[1].description, "toy-two");
         assert_eq!(profile.packages(), ["dash"]);
-        assert_eq!(profile.tool, "toy", "the tool defaults to the profile's name");
+        assert_eq!(
+            profile.tool, "toy",
+            "the tool defaults to the profile's name"
+        );
         assert_eq!(profile.version, None);
     }
 
@@ -793,11 +796,7 @@ timeout = 5
             3,
             &["version.command", "{dir}", "no placeholders"],
         );
-        assert_error(
-            &with("version = { command = \"toy -V\" }"),
-            3,
-            &["regex"],
-        );
+        assert_error(&with("version = { command = \"toy -V\" }"), 3, &["regex"]);
         assert_error(
             &with("version = { command = \"toy -V\", regex = 'v([0-9.]+)', colour = 1 }"),
             3,

@@ -26,9 +26,7 @@ pub mod parse;
 pub mod spec;
 pub mod template;
 
-pub use spec::{
-    MetricSpec, OptionSpec, Origin, Profile, ProfileTest, ServiceSpec, VersionSpec,
-};
+pub use spec::{MetricSpec, OptionSpec, Origin, Profile, ProfileTest, ServiceSpec, VersionSpec};
 
 use crate::PROFILES_ENV;
 use crate::error::{CatalogError, Result, invalid};
