@@ -382,7 +382,7 @@ fn seven_zip_ratings_of_the_avr_line() {
 fn openssl_speed_machine_readable_sums() {
     // -multi: the children's "Got: +F..." lines are not the sum.
     assert_values(
-        "openssl",
+        "openssl-evp",
         &[("algorithm", "sha256")],
         "openssl-3.0.19-sha256.txt",
         &[("throughput", 1078867096.08)],
@@ -442,7 +442,7 @@ fn every_profile_test_that_parses_output_has_a_fixture() {
         "memcached",
         "siege",
         "7zip",
-        "openssl",
+        "openssl-evp",
         "openssl-rsa",
         "iperf-tcp",
         "iperf-udp",
