@@ -348,6 +348,77 @@ fn pgbench_of_postgresql_15_and_13() {
 }
 
 #[test]
+fn memcaslap_operations_per_second() {
+    assert_values(
+        "memcached",
+        &[("gets", "10")],
+        "memcaslap-1.1.4-memcached-1.6.18-gets10.txt",
+        &[("ops", 224777.0), ("net", 38.6)],
+    );
+}
+
+#[test]
+fn siege_json_and_the_response_time_computed_after_it() {
+    // siege prints its "New configuration template" lines before the JSON.
+    assert_values(
+        "siege",
+        &[("users", "50")],
+        "siege-4.0.7-nginx-1.22.1-c50.txt",
+        &[("tps", 16501.65), ("response", 2.5531)],
+    );
+}
+
+#[test]
+fn seven_zip_ratings_of_the_avr_line() {
+    assert_values(
+        "7zip",
+        &[],
+        "7zz-26.02-dict22.txt",
+        &[("compress", 4238.0), ("decompress", 2381.0)],
+    );
+}
+
+#[test]
+fn openssl_speed_machine_readable_sums() {
+    // -multi: the children's "Got: +F..." lines are not the sum.
+    assert_values(
+        "openssl-evp",
+        &[("algorithm", "sha256")],
+        "openssl-3.0.19-sha256.txt",
+        &[("throughput", 1078867096.08)],
+    );
+    assert_values(
+        "openssl-rsa",
+        &[("bits", "4096")],
+        "openssl-3.0.19-rsa4096.txt",
+        &[("sign", 172.425743), ("verify", 10806.930693)],
+    );
+}
+
+#[test]
+fn iperf_2_bandwidth_packets_and_connections() {
+    assert_values(
+        "iperf-tcp",
+        &[("threads", "1")],
+        "iperf-2.1.8-tcp-P1.txt",
+        &[("bandwidth", 20226.0)],
+    );
+    // Received, from the server's report: (1027188 - 667338) / 3.0041 s.
+    assert_values(
+        "iperf-udp",
+        &[],
+        "iperf-2.1.8-udp.txt",
+        &[("pps", 119786.3), ("bandwidth", 1409.0), ("lost", 65.0)],
+    );
+    assert_values(
+        "iperf-connect",
+        &[("threads", "128")],
+        "iperf-2.1.8-connect-P128.txt",
+        &[("rate", 4515.4), ("connect", 15.592)],
+    );
+}
+
+#[test]
 fn every_profile_test_that_parses_output_has_a_fixture() {
     let covered = [
         "fio-randread",
@@ -368,6 +439,14 @@ fn every_profile_test_that_parses_output_has_a_fixture() {
         "iperf3-tcp",
         "iperf3-udp",
         "pgbench",
+        "memcached",
+        "siege",
+        "7zip",
+        "openssl-evp",
+        "openssl-rsa",
+        "iperf-tcp",
+        "iperf-udp",
+        "iperf-connect",
     ];
     let profiles = Profiles::builtin();
     for profile in profiles.all() {

@@ -63,6 +63,18 @@ const BUILTIN: &[(&str, &str)] = &[
         "build-linux",
         include_str!("../../../../profiles/build-linux.toml"),
     ),
+    (
+        "memcached",
+        include_str!("../../../../profiles/memcached.toml"),
+    ),
+    ("siege", include_str!("../../../../profiles/siege.toml")),
+    ("7zip", include_str!("../../../../profiles/7zip.toml")),
+    ("openssl", include_str!("../../../../profiles/openssl.toml")),
+    ("iperf", include_str!("../../../../profiles/iperf.toml")),
+    (
+        "build-binutils",
+        include_str!("../../../../profiles/build-binutils.toml"),
+    ),
 ];
 
 /// The profiles kbench knows: the built-in ones and the user's.
