@@ -366,6 +366,7 @@ mod tests {
             .map(|(i, name)| IdentifierData {
                 sample_runs: Default::default(),
                 name: name.to_string(),
+                factors: Default::default(),
                 runs: vec![],
                 samples: tests
                     .iter()
@@ -394,6 +395,8 @@ mod tests {
             .collect();
         ResultSetData {
             name: "set <&>".into(),
+            title: None,
+            description: None,
             tests,
             identifiers: ids,
         }
