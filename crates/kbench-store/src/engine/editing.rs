@@ -28,10 +28,10 @@ fn identifier_id(db: &mut dyn Sql, set_id: i64, set: &str, name: &str) -> Res<i6
         .iter()
         .min_by_key(|known| strsim::damerau_levenshtein(name, known))
         .filter(|known| strsim::damerau_levenshtein(name, known) <= name.chars().count() / 2 + 1)
-        .map(|known| format!("did you mean \"{known}\"? "))
+        .map(|known| format!("; did you mean \"{known}\"?"))
         .unwrap_or_default();
     Err(Fail::Store(StoreError::NotFound(format!(
-        "there is no identifier \"{name}\" in result set \"{set}\"; {closest}it holds: {}",
+        "there is no identifier \"{name}\" in result set \"{set}\" (it holds: {}){closest}",
         quoted(&names)
     ))))
 }

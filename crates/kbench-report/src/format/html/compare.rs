@@ -36,9 +36,21 @@ pub fn compare_page(report: &ComparisonReport) -> String {
         },
         report.threshold_pct
     );
+    let heading = report
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("kbench compare: {}", report.result_set));
+    let about = Markup::concat(
+        report
+            .description
+            .iter()
+            .flat_map(|d| d.split("\n\n"))
+            .map(|paragraph| markup!("<p class=\"lead\">{{p}}</p>\n", p = paragraph)),
+    );
     let body = markup!(
         COMPARE,
-        set = report.result_set,
+        heading = heading,
+        about = about,
         lead = lead,
         rule = Markup::raw(if compared.is_empty() { "" } else { VERDICTS }),
         verdict_filter = Markup::raw(if compared.is_empty() {
@@ -71,7 +83,7 @@ pub fn compare_page(report: &ComparisonReport) -> String {
         set = report.result_set,
     );
     page(
-        &format!("kbench compare: {}", report.result_set),
+        &heading,
         &body,
         &footer,
     )
