@@ -4,9 +4,11 @@
 //!
 //! Every fact is read, never guessed: one that cannot be read stays empty or
 //! zero. The text parsers are pure functions in [`parse`], tested on text
-//! captured from real machines; this module only does the reading.
+//! captured from real machines; this module only does the reading, and
+//! [`hardware`] the motherboard, disk and network lines under /sys.
 
 mod cpu_times;
+mod hardware;
 mod parse;
 
 pub use cpu_times::{CpuTimes, steal_percent};
@@ -65,6 +67,9 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
             .map(|m| m.name().to_string())
             .collect(),
         variant: None,
+        motherboard: hardware::motherboard(Path::new("/sys")),
+        disks: hardware::disks(Path::new("/sys")),
+        network: hardware::network(Path::new("/sys")),
         kernel_cmdline: cmdline,
         hostname: uname.nodename,
         arch: uname.machine,

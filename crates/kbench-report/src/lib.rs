@@ -7,7 +7,8 @@
 //!   [`counters`] view), [`comparison`] and
 //!   [`history`] (with the system [`header`] facts and what the
 //!   [`interference`] monitors saw, and what the counters and system
-//!   monitors [`explain`]); and [`bisect`], the report
+//!   monitors [`explain`]); [`factors`], comparisons within the groups of
+//!   a designed experiment (`compare --by`); and [`bisect`], the report
 //!   kbench-bisect builds as it measures.
 //! - The renderers that lay them out: [`format`], one trait and one
 //!   registry of every format.
@@ -22,6 +23,7 @@ pub mod comparison;
 pub mod counters;
 mod error;
 pub mod explain;
+pub mod factors;
 #[cfg(test)]
 mod fixtures;
 pub mod format;

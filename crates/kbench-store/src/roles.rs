@@ -120,8 +120,12 @@ pub trait Editing {
     /// Sets the set's title and description: `None` keeps one as it is, an
     /// empty text clears it. A title is one line; both are checked with
     /// `kbench_model::validate_text`.
-    fn describe_set(&mut self, set: &str, title: Option<&str>, description: Option<&str>)
-    -> Result<()>;
+    fn describe_set(
+        &mut self,
+        set: &str,
+        title: Option<&str>,
+        description: Option<&str>,
+    ) -> Result<()>;
 
     /// Renames identifier `old` of `set` to `new` (checked with
     /// `kbench_model::validate_name`; one the set has is a `Conflict`).

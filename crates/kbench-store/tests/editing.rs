@@ -74,7 +74,10 @@ fn title_and_description_are_set_kept_and_cleared(db: &TestDb) {
         .unwrap();
     let data = store.load("s").unwrap();
     assert_eq!(data.title.as_deref(), Some("PLU on 6.18"));
-    assert_eq!(data.description.as_deref(), Some("Two kernels.\nOne cgroup."));
+    assert_eq!(
+        data.description.as_deref(),
+        Some("Two kernels.\nOne cgroup.")
+    );
     assert_eq!(
         store.result_sets().unwrap()[0].title.as_deref(),
         Some("PLU on 6.18")
@@ -130,10 +133,10 @@ fn removing_takes_only_that_identifiers_runs(db: &TestDb) {
         }
     );
     let after = store.load("s").unwrap();
-    assert_eq!(after.identifiers, [
-        before.identifiers[0].clone(),
-        before.identifiers[2].clone()
-    ]);
+    assert_eq!(
+        after.identifiers,
+        [before.identifiers[0].clone(), before.identifiers[2].clone()]
+    );
     assert_eq!(after.tests, before.tests);
     assert_eq!(store.result_sets().unwrap()[0].samples, 6);
     // The name is free again.
@@ -159,7 +162,12 @@ fn factors_are_set_replaced_and_unset(db: &TestDb) {
         .unwrap();
     assert_eq!(now, levels(&[("cgroup", "no"), ("kernel", "stock")]));
     let now = store
-        .set_factors("s", "a", &levels(&[("kernel", "patched")]), &["cgroup".into()])
+        .set_factors(
+            "s",
+            "a",
+            &levels(&[("kernel", "patched")]),
+            &["cgroup".into()],
+        )
         .unwrap();
     assert_eq!(now, levels(&[("kernel", "patched")]));
     let data = store.load("s").unwrap();
@@ -243,7 +251,10 @@ fn a_measured_identifier_is_neither_renamed_nor_removed(db: &TestDb) {
     // The server lets go of a closed session's locks soon, not at once.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while let Err(StoreError::Conflict(_)) = editor.rename_identifier("s", "a", "a2") {
-        assert!(std::time::Instant::now() < deadline, "the lock outlived its run");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lock outlived its run"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert_eq!(names(&editor.load("s").unwrap()), ["a2", "b"]);
@@ -268,10 +279,7 @@ fn imports_bring_title_description_and_factors(db: &TestDb) {
         identifier.name.push_str("-more");
     }
     store.import(&more).unwrap();
-    assert_eq!(
-        store.load("copy").unwrap().title.as_deref(),
-        Some("Copied")
-    );
+    assert_eq!(store.load("copy").unwrap().title.as_deref(), Some("Copied"));
     // A bad factor refuses the whole import.
     let mut bad = data.clone();
     bad.name = "bad".into();

@@ -63,7 +63,12 @@ pub(super) fn runs_text(runs: usize) -> String {
 /// then an empty line; nothing when the set has neither.
 pub(crate) fn title_lines(title: Option<&str>, description: Option<&str>) -> Vec<String> {
     let mut lines: Vec<String> = title.into_iter().map(str::to_string).collect();
-    lines.extend(description.into_iter().flat_map(str::lines).map(str::to_string));
+    lines.extend(
+        description
+            .into_iter()
+            .flat_map(str::lines)
+            .map(str::to_string),
+    );
     if !lines.is_empty() {
         lines.push(String::new());
     }

@@ -66,7 +66,12 @@ fn invalid(message: String) -> Fail {
     Fail::Store(StoreError::Invalid(message))
 }
 
-fn describe(db: &mut dyn Sql, set: &str, title: Option<&str>, description: Option<&str>) -> Res<()> {
+fn describe(
+    db: &mut dyn Sql,
+    set: &str,
+    title: Option<&str>,
+    description: Option<&str>,
+) -> Res<()> {
     let id = set_id(db, set)?;
     for (column, text) in [("title", title), ("description", description)] {
         let Some(text) = text else { continue };

@@ -2,12 +2,11 @@
 
 use super::convert::{from_json, narrow};
 use super::records::{
-    RUN_COLUMN_COUNT, add_outcomes, missing_set, no_run, read_direction, read_key, read_run, run_columns,
+    RUN_COLUMN_COUNT, add_outcomes, missing_set, no_run, read_direction, read_key, read_run,
+    run_columns,
 };
 use super::{Fail, Param, Res, Row, Sql, args, transaction, with};
-use crate::{
-    IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId,
-};
+use crate::{IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId};
 use kbench_model::{Sample, TestKey, TestSpec};
 use std::collections::{BTreeMap, HashMap};
 

@@ -14,7 +14,11 @@ pub enum SetCommand {
     /// Set the title and description, or an identifier's factors (an empty text clears one)
     Edit(SetEditArgs),
     /// Rename an identifier; its runs and samples stay as they are
-    Rename { set: String, old: String, new: String },
+    Rename {
+        set: String,
+        old: String,
+        new: String,
+    },
     /// Show these identifiers first, in this order; the others follow in the order they had
     Order {
         set: String,

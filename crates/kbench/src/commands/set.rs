@@ -17,7 +17,11 @@ pub fn set(command: SetCommand, store: &mut dyn Editing) -> anyhow::Result<ExitC
             let order = store.order_identifiers(&set, &identifiers)?;
             eprintln!("Result set '{set}' now reads: {}.", order.join(", "));
         }
-        SetCommand::Remove { set, identifier, yes } => {
+        SetCommand::Remove {
+            set,
+            identifier,
+            yes,
+        } => {
             if !yes {
                 bail!(
                     "removing '{identifier}' from result set '{set}' deletes its runs and samples \
@@ -44,7 +48,10 @@ fn edit(args: SetEditArgs, store: &mut dyn Editing) -> anyhow::Result<()> {
         let levels = args.factors.into_iter().collect();
         let factors = store.set_factors(set, identifier, &levels, &args.unset_factor)?;
         let list: Vec<String> = factors.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        eprintln!("'{identifier}' of '{set}' has factors: {}.", list.join(", "));
+        eprintln!(
+            "'{identifier}' of '{set}' has factors: {}.",
+            list.join(", ")
+        );
     }
     if args.title.is_some() || args.description.is_some() {
         store.describe_set(set, args.title.as_deref(), args.description.as_deref())?;

@@ -82,11 +82,7 @@ pub fn compare_page(report: &ComparisonReport) -> String {
         "<p>Result set {{set}}, compared with <code>kbench compare</code>. The table's and the charts&#39; numbers are those of the other formats (<code>--format json</code> has them all).</p>",
         set = report.result_set,
     );
-    page(
-        &heading,
-        &body,
-        &footer,
-    )
+    page(&heading, &body, &footer)
 }
 
 fn summary(report: &ComparisonReport) -> Markup {
