@@ -72,6 +72,20 @@ pub enum Error {
         names: Vec<String>,
     },
 
+    /// A format name the registry does not know for a comparison.
+    #[error("there is no comparison format '{format}'")]
+    UnknownFormat { format: String },
+
+    /// A set with one identifier, compared.
+    #[error(
+        "result set '{set}' has only '{only}'; run under a second identifier (--as) to compare"
+    )]
+    NothingToCompare { set: String, only: String },
+
+    /// A `--metric` that matches no metric of the set.
+    #[error("no metric of result set '{set}' matches --metric")]
+    NoMetricMatches { set: String },
+
     /// A format that `compare --by` does not lay out.
     #[error(
         "--format {format} does not lay out a comparison by factor yet; use one of {}",

@@ -11,7 +11,8 @@
 //!   a designed experiment (`compare --by`); and [`bisect`], the report
 //!   kbench-bisect builds as it measures.
 //! - The renderers that lay them out: [`format`], one trait and one
-//!   registry of every format.
+//!   registry of every format; [`printed`] builds and lays out what
+//!   `kbench compare` prints in one call.
 //! - The lab's records as text: [`lab`] (the job queue).
 //! - What the renderers share, written once: [`number`] formatting and the
 //!   escaping templates of [`markup`] (which `kbench serve`'s dashboard
@@ -33,6 +34,7 @@ pub mod interference;
 pub mod lab;
 pub mod markup;
 pub mod number;
+pub mod printed;
 pub mod show;
 mod sides;
 #[cfg(feature = "testing")]

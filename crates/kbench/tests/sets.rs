@@ -10,9 +10,12 @@ use common::{json, json_of, kbench, output, run_short, succeeds, temp_db};
 use serde_json::{Value, json};
 use std::path::Path;
 
-/// A kbench.samples/1 document: identifiers as (name, factors, base
-/// value), each 6 rounds of 3 samples of test "t" (ns) close to its base.
-fn document(identifiers: &[(&str, &[(&str, &str)], f64)]) -> String {
+/// An identifier of [`document`]: name, factors (name, level), base value.
+type Cell<'a> = (&'a str, &'a [(&'a str, &'a str)], f64);
+
+/// A kbench.samples/1 document: each identifier 6 rounds of 3 samples of
+/// test "t" (ns) close to its base value.
+fn document(identifiers: &[Cell]) -> String {
     let entries: Vec<Value> = identifiers
         .iter()
         .map(|(name, factors, base)| {

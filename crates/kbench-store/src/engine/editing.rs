@@ -2,7 +2,7 @@
 //! change in one write transaction, checked first: on an error nothing
 //! changed. Samples are only ever removed with their identifier.
 
-use super::check::check_name;
+use super::check::{check_factors, check_name, check_text};
 use super::convert::{from_json, narrow, to_json};
 use super::records::{FIND_IDENTIFIER, missing_set};
 use super::{Fail, Res, Sql, args, first_int, identifier_lock_key, texts, transaction, with};
@@ -193,21 +193,6 @@ fn factors(
         args![id, &to_json("an identifier's factors", &factors)?],
     )?;
     Ok(factors)
-}
-
-/// Every factor as `kbench_model::parse_factor` reads it.
-pub(super) fn check_factors(levels: &BTreeMap<String, String>) -> Res<()> {
-    for (name, level) in levels {
-        kbench_model::parse_factor(&format!("{name}={level}")).map_err(invalid)?;
-    }
-    Ok(())
-}
-
-/// A title (one line) or description (lines), as `validate_text` allows.
-pub(super) fn check_text(what: &str, text: Option<&str>, lines: bool) -> Res<()> {
-    text.map_or(Ok(()), |text| {
-        kbench_model::validate_text(what, text, lines).map_err(invalid)
-    })
 }
 
 impl<S: Sql> Editing for S {

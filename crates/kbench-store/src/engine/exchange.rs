@@ -3,9 +3,8 @@
 //!
 //! [`live`]: super::live
 
-use super::check::{check_id, check_name, check_uid};
+use super::check::{check_factors, check_id, check_name, check_text, check_uid};
 use super::convert::{narrow, to_i64, to_json};
-use super::editing::{check_factors, check_text};
 use super::records::{
     FIND_IDENTIFIER, INSERT_IDENTIFIER, ensure_set, ensure_test, insert_new_run, insert_samples,
     upsert_outcome,

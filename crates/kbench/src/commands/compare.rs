@@ -4,9 +4,9 @@
 use super::context::Db;
 use crate::cli::CompareArgs;
 use anyhow::{Context, bail};
-use kbench_report::comparison::{self, CompareRequest};
-use kbench_report::factors::{self, FactorRequest};
-use kbench_report::format::{self, Style};
+use kbench_report::comparison::CompareRequest;
+use kbench_report::format::Style;
+use kbench_report::printed::{self, By};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
@@ -25,7 +25,6 @@ pub fn compare(args: CompareArgs, db: &Db) -> ExitCode {
 }
 
 fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
-    let formatter = format::by_name(&args.format).expect("clap checked the format");
     if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
         bail!(
             "--threshold {} must be a percentage from 0 to below 100",
@@ -43,50 +42,23 @@ fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
                 && std::env::var_os("NO_COLOR").is_none()
         }
     };
-    let (text, regression) = if let Some(factor) = &args.by {
-        let report = factors::build(
-            &data,
-            &FactorRequest {
-                factor: factor.clone(),
-                baseline_level: args.baseline_level.clone(),
-                baseline: args.baseline.clone(),
-                threshold: args.threshold / 100.0,
-                metric_filter: args.metric.clone(),
-            },
-        )?;
-        let text = factors::render(&report, &args.format, Style { color })?;
-        (text, report.has_regression())
-    } else {
-        let request = CompareRequest {
-            baseline: args.baseline.clone(),
-            identifiers: args.identifiers.clone(),
-            threshold: args.threshold / 100.0,
-            metric_filter: args.metric.clone(),
-        };
-        let mut report = comparison::build(&data, &request)?;
-        if report.identifiers.len() < 2 {
-            bail!(
-                "result set '{}' has only '{}'; run under a second identifier (--as) to compare",
-                report.result_set,
-                report.baseline
-            );
-        }
-        if report.metrics.is_empty() {
-            bail!(
-                "no metric of result set '{}' matches --metric",
-                report.result_set
-            );
-        }
-        formatter.fit(&mut report, args.metric.as_deref())?;
-        let text = formatter.render(&report, Style { color });
-        (text, report.has_regression())
+    let request = CompareRequest {
+        baseline: args.baseline.clone(),
+        identifiers: args.identifiers.clone(),
+        threshold: args.threshold / 100.0,
+        metric_filter: args.metric.clone(),
     };
+    let by = args.by.as_deref().map(|factor| By {
+        factor,
+        baseline_level: args.baseline_level.as_deref(),
+    });
+    let printed = printed::compare(&data, &request, by, &args.format, Style { color })?;
     match &args.output {
-        Some(path) => std::fs::write(path, &text)
+        Some(path) => std::fs::write(path, &printed.text)
             .with_context(|| format!("cannot write {}", path.display()))?,
-        None => print!("{text}"),
+        None => print!("{}", printed.text),
     }
-    Ok(if args.fail_on_regression && regression {
+    Ok(if args.fail_on_regression && printed.regression {
         ExitCode::from(EXIT_REGRESSION)
     } else {
         ExitCode::SUCCESS
