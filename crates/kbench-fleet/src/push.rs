@@ -57,6 +57,8 @@ mod tests {
     fn data() -> ResultSetData {
         ResultSetData {
             name: "local".into(),
+            title: None,
+            description: None,
             tests: vec![],
             identifiers: vec![],
         }

@@ -136,6 +136,8 @@ pub fn read(text: &str, options: &ReadOptions) -> Result<Imported, FormatError> 
     let identifier = shared::identifier(&name, record, started_at_ms, notes.clone(), samples);
     Ok(Imported {
         file: SamplesFile {
+            title: None,
+            description: None,
             schema: SCHEMA.to_string(),
             result_set: None,
             tests,

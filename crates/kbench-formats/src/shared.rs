@@ -19,6 +19,7 @@ pub fn identifier(
 ) -> IdentifierEntry {
     IdentifierEntry {
         name: name.to_string(),
+        factors: BTreeMap::new(),
         runs: vec![RunEntry {
             status: RunStatus::Complete,
             info: RunInfo {

@@ -4,9 +4,11 @@
 //!
 //! Every fact is read, never guessed: one that cannot be read stays empty or
 //! zero. The text parsers are pure functions in [`parse`], tested on text
-//! captured from real machines; this module only does the reading.
+//! captured from real machines; this module only does the reading, and
+//! [`hardware`] the motherboard, disk and network lines under /sys.
 
 mod cpu_times;
+mod hardware;
 mod parse;
 
 pub use cpu_times::{CpuTimes, steal_percent};
@@ -68,6 +70,9 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
         imported: None,
         tools: Default::default(),
         tools_notes: vec![],
+        motherboard: hardware::motherboard(Path::new("/sys")),
+        disks: hardware::disks(Path::new("/sys")),
+        network: hardware::network(Path::new("/sys")),
         kernel_cmdline: cmdline,
         hostname: uname.nodename,
         arch: uname.machine,

@@ -27,8 +27,8 @@ pub use monitor::{
     REDO_NOTE, is_monitor_metric,
 };
 pub use names::{
-    MAX_NAME_CHARS, MAX_TEST_NAME_CHARS, MAX_UNIT_CHARS, check_test_spec, validate_id,
-    validate_name,
+    MAX_NAME_CHARS, MAX_TEST_NAME_CHARS, MAX_TEXT_CHARS, MAX_UNIT_CHARS, check_test_spec,
+    parse_factor, validate_id, validate_name, validate_text,
 };
 pub use secondary::{
     COUNTER_PREFIX, SECONDARY_FAMILIES, is_result_metric, is_secondary_metric, secondary_family,

@@ -39,6 +39,41 @@ pub fn validate_name(what: &str, name: &str) -> Result<(), String> {
     check_chars(&format!("the {what} name"), name)
 }
 
+/// The longest result set title or description accepted, in characters.
+pub const MAX_TEXT_CHARS: usize = 4096;
+
+/// Checks a result set's title or description: at most
+/// [`MAX_TEXT_CHARS`] characters, nothing that acts instead of showing,
+/// except line breaks where `lines` allows them (a description has
+/// paragraphs; a title is one line).
+pub fn validate_text(what: &str, text: &str, lines: bool) -> Result<(), String> {
+    let chars = text.chars().count();
+    if chars > MAX_TEXT_CHARS {
+        return Err(format!(
+            "the {what} is {chars} characters long; the limit is {MAX_TEXT_CHARS}"
+        ));
+    }
+    if lines {
+        text.split('\n')
+            .try_for_each(|line| check_chars(&format!("a line of the {what}"), line))
+    } else {
+        check_chars(&format!("the {what}"), text)
+    }
+}
+
+/// Reads a factor of a designed experiment, `NAME=LEVEL` (`kernel=patched`):
+/// both parts as [`validate_id`] allows, so they read back from any list.
+pub fn parse_factor(text: &str) -> Result<(String, String), String> {
+    let Some((name, level)) = text.split_once('=') else {
+        return Err(format!(
+            "factor {text:?} is not NAME=LEVEL; write it as kernel=patched"
+        ));
+    };
+    validate_id("the factor name", name)?;
+    validate_id(&format!("the level of factor {name}"), level)?;
+    Ok((name.to_string(), level.to_string()))
+}
+
 /// Checks a push id, run uid or job tag: 1 to 128 of `A-Z a-z 0-9 - _ .`
 /// (a UUID, a hash, a counter, a word), safe in URLs, lists and messages.
 pub fn validate_id(what: &str, id: &str) -> Result<(), String> {
@@ -193,6 +228,21 @@ mod tests {
         '\u{1b}', '\u{7}', '\n', '\r', '\t', '\u{85}', '\u{202E}', '\u{202A}', '\u{2066}',
         '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}', '\u{2028}',
     ];
+
+    #[test]
+    fn factors_and_texts_are_checked() {
+        assert_eq!(
+            parse_factor("kernel=patched"),
+            Ok(("kernel".into(), "patched".into()))
+        );
+        for bad in ["kernel", "=x", "kernel=", "ker nel=x", "k=a,b"] {
+            assert!(parse_factor(bad).is_err(), "{bad}");
+        }
+        assert!(validate_text("description", "one\ntwo", true).is_ok());
+        assert!(validate_text("title", "one\ntwo", false).is_err());
+        assert!(validate_text("title", "a\u{1b}[31m", false).is_err());
+        assert!(validate_text("title", &"x".repeat(MAX_TEXT_CHARS + 1), false).is_err());
+    }
 
     #[test]
     fn names_refuse_acting_characters_with_code_and_position() {

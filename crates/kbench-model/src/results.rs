@@ -134,6 +134,11 @@ pub struct IdentifierData {
     /// or before them, which a guest clock behind the host's gets wrong.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sample_runs: BTreeMap<TestKey, Vec<usize>>,
+    /// The identifier's place in a designed experiment, factor -> level
+    /// (`kernel` -> `patched`, `cgroup` -> `yes`): what `compare --by`
+    /// groups by. Empty when none was given.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub factors: BTreeMap<String, String>,
 }
 
 impl IdentifierData {
@@ -178,6 +183,12 @@ impl IdentifierData {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultSetData {
     pub name: String,
+    /// The author's title of the set, shown atop its reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The author's description: what was measured and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Tests in the order they were first stored.
     pub tests: Vec<TestSpec>,
     /// Identifiers in the order they were first stored.
@@ -198,6 +209,8 @@ impl ResultSetData {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultSetSummary {
     pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     pub identifiers: Vec<String>,
     pub tests: usize,
     pub samples: u64,

@@ -33,6 +33,17 @@ pub struct SystemSnapshot {
     pub thp_defrag: String,
     pub preempt: String,
     pub memory_total_kib: u64,
+    /// The board's vendor and name (and product name) from DMI; empty
+    /// where DMI cannot be read (many VMs, containers).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub motherboard: String,
+    /// Each disk device: "2000GB Samsung SSD 970 EVO Plus 2TB", or its size
+    /// and name ("275GB vda") when it has no model.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disks: Vec<String>,
+    /// The drivers of the network adapters ("virtio_net", "e1000e").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<String>,
     pub work_dir: String,
     pub work_dir_fs: String,
     pub cgroup: String,
@@ -135,6 +146,9 @@ impl SystemSnapshot {
         let mut facts = vec![
             ("Processor".to_string(), self.processor()),
             ("Memory".to_string(), format_kib(self.memory_total_kib)),
+            ("Motherboard".to_string(), self.motherboard.clone()),
+            ("Disk".to_string(), self.disks.join(" + ")),
+            ("Network".to_string(), self.network.join(" + ")),
             ("OS".to_string(), self.os.clone()),
             (
                 "Kernel".to_string(),

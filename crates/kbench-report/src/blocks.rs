@@ -89,6 +89,7 @@ mod tests {
             .collect();
         IdentifierData {
             name: name.into(),
+            factors: Default::default(),
             runs: vec![run],
             sample_runs: BTreeMap::from([(key.clone(), vec![0; values.len()])]),
             samples: BTreeMap::from([(key, samples)]),

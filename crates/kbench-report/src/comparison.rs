@@ -44,6 +44,11 @@ pub struct CompareRequest {
 pub struct ComparisonReport {
     pub schema: &'static str,
     pub result_set: String,
+    /// The set's title and description (`kbench set edit`), when it has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// The baseline first, then the compared identifiers.
     pub identifiers: Vec<String>,
     pub baseline: String,
@@ -227,6 +232,8 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
     Ok(ComparisonReport {
         schema: SCHEMA,
         result_set: data.name.clone(),
+        title: data.title.clone(),
+        description: data.description.clone(),
         baseline: order[0].clone(),
         summaries: summaries(&metrics, &order),
         notes: notes(&metrics, &chosen_data),

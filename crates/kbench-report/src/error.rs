@@ -28,6 +28,71 @@ pub enum Error {
     #[error("--order names '{name}' twice; give each version once")]
     RepeatedVersion { name: String },
 
+    /// `compare --by` a factor no identifier has.
+    #[error(
+        "no identifier of result set '{set}' has factor '{factor}'; {}",
+        if .known.is_empty() {
+            "it has no factors: give them with `kbench set edit SET --identifier ID --factor NAME=LEVEL` \
+             (or `kbench run --factor`)".to_string()
+        } else {
+            format!("its factors: {}", .known.join(", "))
+        }
+    )]
+    UnknownFactor {
+        set: String,
+        factor: String,
+        known: Vec<String>,
+    },
+
+    /// `--baseline-level` that no identifier has.
+    #[error("no identifier has {factor}={level}; the levels of {factor}: {}", .known.join(", "))]
+    UnknownLevel {
+        factor: String,
+        level: String,
+        known: Vec<String>,
+    },
+
+    /// `compare --by` with a `--baseline` that lacks the factor.
+    #[error(
+        "--baseline '{name}' has no factor '{factor}' (or is not in the set); give an identifier \
+         that has it, or --baseline-level"
+    )]
+    BaselineWithoutFactor { name: String, factor: String },
+
+    /// Two identifiers of one group at the baseline level.
+    #[error(
+        "{place}: {} all have {factor}={level}, so none is the baseline of that group; give \
+         them another factor (kbench set edit) or remove all but one",
+        .names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
+    )]
+    SeveralAtBaseline {
+        place: String,
+        factor: String,
+        level: String,
+        names: Vec<String>,
+    },
+
+    /// A format name the registry does not know for a comparison.
+    #[error("there is no comparison format '{format}'")]
+    UnknownFormat { format: String },
+
+    /// A set with one identifier, compared.
+    #[error(
+        "result set '{set}' has only '{only}'; run under a second identifier (--as) to compare"
+    )]
+    NothingToCompare { set: String, only: String },
+
+    /// A `--metric` that matches no metric of the set.
+    #[error("no metric of result set '{set}' matches --metric")]
+    NoMetricMatches { set: String },
+
+    /// A format that `compare --by` does not lay out.
+    #[error(
+        "--format {format} does not lay out a comparison by factor yet; use one of {}",
+        crate::factors::FORMATS.join(", ")
+    )]
+    FormatWithBy { format: String },
+
     /// A format that draws one metric, without `--metric`.
     #[error(
         "--format {format} draws one metric: choose it with --metric TEXT (result set '{set}' has {metrics} metrics)"

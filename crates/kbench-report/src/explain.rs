@@ -304,6 +304,7 @@ mod tests {
             .collect();
         IdentifierData {
             name: name.into(),
+            factors: Default::default(),
             runs: vec![run],
             samples,
             sample_runs,
@@ -333,6 +334,8 @@ mod tests {
         );
         let data = ResultSetData {
             name: "s".into(),
+            title: None,
+            description: None,
             tests: vec![spec("value"), spec(clock), spec(switches), spec(faults)],
             identifiers: vec![a.clone(), b.clone()],
         };
@@ -361,6 +364,8 @@ mod tests {
         let a = identifier("a", &[]);
         let data = ResultSetData {
             name: "s".into(),
+            title: None,
+            description: None,
             tests: vec![spec("value")],
             identifiers: vec![a.clone()],
         };
@@ -380,6 +385,8 @@ mod tests {
         let b = identifier_at("b", 12.0, &[clock, (switches, [1.0, 1.01, 0.99, 1.0])]);
         let mut data = ResultSetData {
             name: "s".into(),
+            title: None,
+            description: None,
             tests: vec![spec("value"), spec(clock.0), spec(switches)],
             identifiers: vec![a, b],
         };
@@ -423,6 +430,8 @@ mod tests {
         a.runs[0].info.snapshot.counters = vec!["task_clock".into()];
         let data = ResultSetData {
             name: "s".into(),
+            title: None,
+            description: None,
             tests: vec![spec("value"), spec(clock.0), spec(instructions)],
             identifiers: vec![a.clone(), b.clone()],
         };

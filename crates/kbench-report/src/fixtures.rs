@@ -91,6 +91,7 @@ pub(crate) fn identifier(name: &str, cpus: u32, rounds: &[Round]) -> IdentifierD
         .collect();
     IdentifierData {
         name: name.into(),
+        factors: Default::default(),
         runs,
         samples,
         sample_runs,
@@ -112,6 +113,8 @@ pub(crate) fn set(identifiers: Vec<IdentifierData>) -> ResultSetData {
     );
     ResultSetData {
         name: "s".into(),
+        title: None,
+        description: None,
         tests,
         identifiers,
     }

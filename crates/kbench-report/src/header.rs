@@ -72,7 +72,10 @@ pub fn differences(identifiers: &[IdentifierData]) -> Vec<Difference> {
 /// shows up only where identifiers differ.
 pub const HEADLINE_FACTS: &[&str] = &[
     "Processor",
+    "Motherboard",
     "Memory",
+    "Disk",
+    "Network",
     "OS",
     "Kernel",
     "Compiler",

@@ -229,6 +229,8 @@ pub(crate) mod tests {
         let bw = TestKey::new("bw");
         ResultSetData {
             name: "series".into(),
+            title: None,
+            description: None,
             tests: vec![
                 TestSpec {
                     key: lat.clone(),
@@ -251,6 +253,7 @@ pub(crate) mod tests {
                     IdentifierData {
                         sample_runs: Default::default(),
                         name: format!("v{v}"),
+                        factors: Default::default(),
                         runs: vec![],
                         samples: map,
                     }

@@ -7,10 +7,12 @@
 //!   [`counters`] view), [`comparison`] and
 //!   [`history`] (with the system [`header`] facts and what the
 //!   [`interference`] monitors saw, and what the counters and system
-//!   monitors [`explain`]); and [`bisect`], the report
+//!   monitors [`explain`]); [`factors`], comparisons within the groups of
+//!   a designed experiment (`compare --by`); and [`bisect`], the report
 //!   kbench-bisect builds as it measures.
 //! - The renderers that lay them out: [`format`], one trait and one
-//!   registry of every format.
+//!   registry of every format; [`printed`] builds and lays out what
+//!   `kbench compare` prints in one call.
 //! - The lab's records as text: [`lab`] (the job queue).
 //! - What the renderers share, written once: [`number`] formatting and the
 //!   escaping templates of [`markup`] (which `kbench serve`'s dashboard
@@ -22,6 +24,7 @@ pub mod comparison;
 pub mod counters;
 mod error;
 pub mod explain;
+pub mod factors;
 #[cfg(test)]
 mod fixtures;
 pub mod format;
@@ -31,6 +34,7 @@ pub mod interference;
 pub mod lab;
 pub mod markup;
 pub mod number;
+pub mod printed;
 pub mod show;
 mod sides;
 #[cfg(feature = "testing")]

@@ -19,6 +19,11 @@ pub const SCHEMA: &str = "kbench.show/1";
 pub struct ShowDocument {
     pub schema: &'static str,
     pub result_set: String,
+    /// The set's title and description (`kbench set edit`), when it has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     pub identifiers: Vec<IdentifierEntry>,
     pub differences: Vec<header::Difference>,
     pub tests: Vec<TestEntry>,
@@ -30,6 +35,9 @@ pub struct ShowDocument {
 #[derive(Debug, Clone, Serialize)]
 pub struct IdentifierEntry {
     pub name: String,
+    /// Its factors of a designed experiment (`--factor`), when it has any.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub factors: BTreeMap<String, String>,
     pub samples: usize,
     pub runs: Vec<RunRecord>,
 }
@@ -66,11 +74,14 @@ pub fn document(data: &ResultSetData) -> ShowDocument {
     ShowDocument {
         schema: SCHEMA,
         result_set: data.name.clone(),
+        title: data.title.clone(),
+        description: data.description.clone(),
         identifiers: data
             .identifiers
             .iter()
             .map(|id| IdentifierEntry {
                 name: id.name.clone(),
+                factors: id.factors.clone(),
                 samples: id.sample_count(),
                 runs: id.runs.clone(),
             })

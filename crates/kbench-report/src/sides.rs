@@ -110,6 +110,7 @@ mod tests {
             .collect();
         let identifier = IdentifierData {
             name: "i".into(),
+            factors: Default::default(),
             runs: vec![run(1), run(2), run(3)],
             samples: BTreeMap::from([(key.clone(), samples)]),
             sample_runs: BTreeMap::from([(key.clone(), vec![0, 0, 1, 1, 2, 2])]),

@@ -72,6 +72,7 @@ fn identifier(
     IdentifierData {
         sample_runs: Default::default(),
         name: name.to_string(),
+        factors: Default::default(),
         runs: vec![RunRecord {
             id: RunId(id),
             status: RunStatus::Complete,
@@ -102,6 +103,8 @@ fn data(names: [&str; 3]) -> ResultSetData {
         .collect();
     ResultSetData {
         name: "plu-test".into(),
+        title: None,
+        description: None,
         tests: vec![
             spec(SYSCALL, "ns", Direction::Lower),
             spec(PIPE, "us", Direction::Lower),

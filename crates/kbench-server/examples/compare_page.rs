@@ -125,6 +125,7 @@ fn data(metrics: usize) -> ResultSetData {
         .map(|(i, name)| IdentifierData {
             sample_runs: Default::default(),
             name: name.to_string(),
+            factors: Default::default(),
             runs: vec![RunRecord {
                 id: RunId(0),
                 status: RunStatus::Complete,
@@ -161,6 +162,8 @@ fn data(metrics: usize) -> ResultSetData {
         .collect();
     ResultSetData {
         name: SET.into(),
+        title: None,
+        description: None,
         tests,
         identifiers,
     }

@@ -95,10 +95,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bulk = 20 * count;
     let data = ResultSetData {
         name: format!("ingest-import-{tag}"),
+        title: None,
+        description: None,
         tests: vec![spec.clone()],
         identifiers: vec![IdentifierData {
             sample_runs: Default::default(),
             name: "imported".into(),
+            factors: Default::default(),
             runs: vec![RunRecord {
                 id: kbench_store::RunId(0),
                 status: RunStatus::Complete,

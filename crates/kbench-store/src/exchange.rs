@@ -27,6 +27,11 @@ pub struct SamplesFile {
     /// The result set it came from; `import --into` may name another.
     #[serde(default)]
     pub result_set: Option<String>,
+    /// The set's title and description (`kbench set edit`), when it has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     pub tests: Vec<TestEntry>,
     pub identifiers: Vec<IdentifierEntry>,
 }
@@ -44,6 +49,9 @@ pub struct TestEntry {
 #[serde(deny_unknown_fields)]
 pub struct IdentifierEntry {
     pub name: String,
+    /// Its factors of a designed experiment, name -> level.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub factors: BTreeMap<String, String>,
     /// Runs with their samples; an identifier may give `samples` alone
     /// instead, and one run is made for them.
     #[serde(default)]
@@ -135,6 +143,8 @@ pub fn export(data: &ResultSetData) -> SamplesFile {
     SamplesFile {
         schema: SCHEMA.to_string(),
         result_set: Some(data.name.clone()),
+        title: data.title.clone(),
+        description: data.description.clone(),
         tests: data
             .tests
             .iter()
@@ -179,6 +189,7 @@ fn export_identifier(identifier: &IdentifierData) -> IdentifierEntry {
     }
     IdentifierEntry {
         name: identifier.name.clone(),
+        factors: identifier.factors.clone(),
         runs,
         samples: loose,
     }
@@ -212,6 +223,15 @@ pub fn to_result_set(
             );
         }
     };
+    for (what, text, lines) in [
+        ("title", &file.title, false),
+        ("description", &file.description, true),
+    ] {
+        if let Some(text) = text {
+            kbench_model::validate_text(what, text, lines)
+                .map_err(|e| ExchangeError(format!("{what}: {e}")))?;
+        }
+    }
     let mut tests: Vec<TestSpec> = Vec::new();
     for (i, entry) in file.tests.iter().enumerate() {
         let key = TestKey::parse(&entry.test)
@@ -246,6 +266,8 @@ pub fn to_result_set(
     }
     Ok(ResultSetData {
         name,
+        title: file.title.clone(),
+        description: file.description.clone(),
         tests,
         identifiers,
     })
@@ -272,6 +294,10 @@ fn identifier_data(
             )));
         }
         _ => {}
+    }
+    for (name, level) in &entry.factors {
+        kbench_model::parse_factor(&format!("{name}={level}"))
+            .map_err(|e| ExchangeError(format!("{path}.factors[{name:?}]: {e}")))?;
     }
     let mut runs = Vec::new();
     let mut samples: BTreeMap<TestKey, Vec<Sample>> = BTreeMap::new();
@@ -354,6 +380,7 @@ fn identifier_data(
         runs,
         samples,
         sample_runs,
+        factors: entry.factors.clone(),
     })
 }
 

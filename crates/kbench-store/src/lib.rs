@@ -36,7 +36,9 @@ pub use kbench_model::results::{
 };
 pub use location::{Location, Opening, PostgresUrl, redact};
 pub use postgres::PostgresStore;
-pub use roles::{Bisects, Database, Exchange, JobQueue, Recorder, Results, RunSink, Tokens};
+pub use roles::{
+    Bisects, Database, Editing, Exchange, JobQueue, Recorder, Removed, Results, RunSink, Tokens,
+};
 pub use sqlite::SqliteStore;
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

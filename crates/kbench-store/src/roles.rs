@@ -1,6 +1,7 @@
 //! What callers see of a store: one trait per role, so that each takes the
 //! narrowest it needs. The runner writes through [`RunSink`], the reading
-//! commands read through [`Results`], the lab server receives through
+//! commands read through [`Results`] (and authors arrange a set through
+//! [`Editing`]), the lab server receives through
 //! [`Exchange`] and runs its queue through [`JobQueue`] and [`Tokens`],
 //! bisection keeps its state through [`Bisects`]. An opened database
 //! ([`Database`], what `Location::open` returns) holds them all; the one
@@ -14,6 +15,7 @@ use crate::{
     TestOutcome, TokenInfo, WorkerInfo,
 };
 use kbench_model::{Sample, TestKey, TestSpec};
+use std::collections::BTreeMap;
 
 /// What a run writes as it goes, and what it reads back of its own
 /// identifier to resume or to number its rounds.
@@ -104,6 +106,58 @@ pub trait Exchange {
     /// uid, sample or time ([`crate::validate`]) are `Invalid`; nothing is
     /// written then.
     fn append_live(&mut self, set: &str, batch: &LiveBatch, token: &str) -> Result<LiveOutcome>;
+}
+
+/// What a result set's author changes after measuring, as PTS edits a
+/// result file: the set's title and description, its identifiers' names,
+/// order and factors, and removing one identifier with its runs and
+/// samples. Each call is one transaction, checked first: unknown sets and
+/// identifiers are `NotFound` (an identifier's with the closest name), a
+/// bad name or text `Invalid`, a name taken or an identifier being
+/// measured a `Conflict`; nothing is changed then. No call touches another
+/// identifier's runs or samples.
+pub trait Editing {
+    /// Sets the set's title and description: `None` keeps one as it is, an
+    /// empty text clears it. A title is one line; both are checked with
+    /// `kbench_model::validate_text`.
+    fn describe_set(
+        &mut self,
+        set: &str,
+        title: Option<&str>,
+        description: Option<&str>,
+    ) -> Result<()>;
+
+    /// Renames identifier `old` of `set` to `new` (checked with
+    /// `kbench_model::validate_name`; one the set has is a `Conflict`).
+    fn rename_identifier(&mut self, set: &str, old: &str, new: &str) -> Result<()>;
+
+    /// Puts the identifiers named in `first` first, in that order; the
+    /// others keep their relative order after them. Returns the new order.
+    /// A name given twice is `Invalid`.
+    fn order_identifiers(&mut self, set: &str, first: &[String]) -> Result<Vec<String>>;
+
+    /// Removes the identifier with its runs, their outcomes and samples;
+    /// what was removed. The set's tests stay.
+    fn remove_identifier(&mut self, set: &str, identifier: &str) -> Result<Removed>;
+
+    /// Sets factors of the identifier (`levels`, replacing the level of a
+    /// factor it has) and removes those of `unset` (each one it must
+    /// have); returns all its factors now. Names and levels are checked
+    /// with `kbench_model::parse_factor`.
+    fn set_factors(
+        &mut self,
+        set: &str,
+        identifier: &str,
+        levels: &BTreeMap<String, String>,
+        unset: &[String],
+    ) -> Result<BTreeMap<String, String>>;
+}
+
+/// What [`Editing::remove_identifier`] removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Removed {
+    pub runs: u64,
+    pub samples: u64,
 }
 
 /// The lab's job queue and the workers that lease its jobs.
@@ -200,6 +254,6 @@ pub trait Recorder: RunSink + Results {}
 impl<T: RunSink + Results + ?Sized> Recorder for T {}
 
 /// An opened result database: every role at once.
-pub trait Database: Recorder + Exchange + JobQueue + Tokens + Bisects {}
+pub trait Database: Recorder + Exchange + Editing + JobQueue + Tokens + Bisects {}
 
-impl<T: Recorder + Exchange + JobQueue + Tokens + Bisects + ?Sized> Database for T {}
+impl<T: Recorder + Exchange + Editing + JobQueue + Tokens + Bisects + ?Sized> Database for T {}

@@ -104,6 +104,26 @@ fn a_pts_file_round_trips_and_both_validate_against_pts_schema() {
     let text = String::from_utf8(exported.stdout).unwrap();
     assert!(text.contains("<Title>Redis</Title>") && text.contains("<Proportion>HIB</Proportion>"));
     assert!(text.contains("<Proportion>LIB</Proportion>"));
+    // PTS's Generated title and description are the set's, both ways.
+    let shown = json_of(&db, &["show", "again", "--json"]);
+    assert_eq!(shown["title"], "redis-and-syscalls");
+    assert_eq!(
+        shown["description"],
+        "Three kernels, a throughput and a latency test & one result PTS shows as a line graph."
+    );
+    succeeds(
+        &db,
+        &["set", "edit", "again", "--title", "Three kernels <compared>"],
+    );
+    let edited = kbench(&db)
+        .args(["export", "again", "--format", "pts"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(edited.stdout).unwrap();
+    assert!(
+        text.contains("<Title>Three kernels &lt;compared&gt;</Title>"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -80,10 +80,15 @@ pub fn read(text: &str) -> Result<Imported, FormatError> {
         })
         .collect();
     let title = field_value(&generated_fields, "Generated/Title").map(str::to_string);
+    let description = field_value(&generated_fields, "Generated/Description").map(str::to_string);
     Ok(Imported {
         file: SamplesFile {
             schema: SCHEMA.to_string(),
-            result_set: title.filter(|t| kbench_model::validate_name("result set", t).is_ok()),
+            result_set: title
+                .clone()
+                .filter(|t| kbench_model::validate_name("result set", t).is_ok()),
+            title,
+            description,
             tests: tests.iter().map(|t| t.spec.clone()).collect(),
             identifiers,
         },

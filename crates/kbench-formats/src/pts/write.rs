@@ -36,11 +36,22 @@ pub fn write(data: &ResultSetData, export: &Export) -> Result<String, FormatErro
     let mut xml = Xml::default();
     xml.open("PhoronixTestSuite");
     xml.group("Generated", GENERATED, |name| match name {
-        "Title" => Some(clip(&generated("Title").unwrap_or(data.name.clone()), 126)),
+        "Title" => Some(clip(
+            &data
+                .title
+                .clone()
+                .or_else(|| generated("Title"))
+                .unwrap_or(data.name.clone()),
+            126,
+        )),
         "LastModified" => Some(shared::format_time(export.now_ms)),
         "TestClient" => Some(format!("kbench {}", export.kbench_version)),
         "Description" => Some(clip(
-            &generated("Description").unwrap_or_else(|| format!("kbench result set {}", data.name)),
+            &data
+                .description
+                .clone()
+                .or_else(|| generated("Description"))
+                .unwrap_or_else(|| format!("kbench result set {}", data.name)),
             2048,
         )),
         other => generated(other),

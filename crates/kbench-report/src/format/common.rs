@@ -59,18 +59,35 @@ pub(super) fn runs_text(runs: usize) -> String {
     format!("{runs} run{}", if runs == 1 { "" } else { "s" })
 }
 
+/// The set's title and description as the text reports open with them,
+/// then an empty line; nothing when the set has neither.
+pub(crate) fn title_lines(title: Option<&str>, description: Option<&str>) -> Vec<String> {
+    let mut lines: Vec<String> = title.into_iter().map(str::to_string).collect();
+    lines.extend(
+        description
+            .into_iter()
+            .flat_map(str::lines)
+            .map(str::to_string),
+    );
+    if !lines.is_empty() {
+        lines.push(String::new());
+    }
+    lines
+}
+
 /// The system header every text report opens with (docs/reports.md, "`kbench compare`"):
 /// what was compared, each identifier's system, the differences between
 /// them, and the report's notes.
 pub(super) fn header_lines(report: &ComparisonReport) -> Vec<String> {
-    let mut lines = vec![format!(
+    let mut lines = title_lines(report.title.as_deref(), report.description.as_deref());
+    lines.push(format!(
         "kbench compare: result set '{}', {} metric{}; baseline '{}', threshold {:.2} %",
         report.result_set,
         report.metrics.len(),
         if report.metrics.len() == 1 { "" } else { "s" },
         report.baseline,
         report.threshold_pct
-    )];
+    ));
     for system in &report.systems {
         lines.push(format!("{}: {}", system.identifier, runs_text(system.runs)));
         let facts: Vec<String> = system_facts(system)

@@ -124,6 +124,8 @@ fn an_undisturbed_redo_round_replaces_the_oldest_disturbed_one() {
     );
     let data = ResultSetData {
         name: "s".into(),
+        title: None,
+        description: None,
         tests: vec![],
         identifiers: vec![id],
     };
@@ -159,6 +161,8 @@ fn a_disturbed_round_without_a_redo_stays_in() {
     assert_eq!(replaced_rounds(&id), vec![]);
     let data = ResultSetData {
         name: "s".into(),
+        title: None,
+        description: None,
         tests: vec![],
         identifiers: vec![id.clone()],
     };

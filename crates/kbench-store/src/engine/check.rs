@@ -1,10 +1,11 @@
 //! The checks of what is to be written, made before anything is: names,
-//! ids and the rules of [`crate::validate`], each failing as `Invalid`
-//! with what and where.
+//! titles, factors, ids and the rules of [`crate::validate`], each failing
+//! as `Invalid` with what and where.
 
 use super::{Fail, Res};
 use crate::{Result, RunInfo, StoreError};
 use kbench_model::validate_name;
+use std::collections::BTreeMap;
 
 /// A name of a result set, identifier, test, worker, token or bisection
 /// (`kbench_model::validate_name`).
@@ -35,4 +36,21 @@ pub(super) fn check_uid(info: &RunInfo) -> Res<()> {
     info.uid
         .as_deref()
         .map_or(Ok(()), |uid| check_id("run uid", uid))
+}
+
+/// Every factor as `kbench_model::parse_factor` reads it.
+pub(super) fn check_factors(levels: &BTreeMap<String, String>) -> Res<()> {
+    for (name, level) in levels {
+        kbench_model::parse_factor(&format!("{name}={level}"))
+            .map_err(|msg| Fail::Store(StoreError::Invalid(msg)))?;
+    }
+    Ok(())
+}
+
+/// A title (one line) or description (lines), as `validate_text` allows.
+pub(super) fn check_text(what: &str, text: Option<&str>, lines: bool) -> Res<()> {
+    text.map_or(Ok(()), |text| {
+        kbench_model::validate_text(what, text, lines)
+            .map_err(|msg| Fail::Store(StoreError::Invalid(msg)))
+    })
 }

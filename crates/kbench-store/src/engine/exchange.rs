@@ -3,8 +3,8 @@
 //!
 //! [`live`]: super::live
 
-use super::check::{check_id, check_name, check_uid};
-use super::convert::{narrow, to_i64};
+use super::check::{check_factors, check_id, check_name, check_text, check_uid};
+use super::convert::{narrow, to_i64, to_json};
 use super::records::{
     FIND_IDENTIFIER, INSERT_IDENTIFIER, ensure_set, ensure_test, insert_new_run, insert_samples,
     upsert_outcome,
@@ -19,6 +19,12 @@ use std::collections::HashMap;
 /// Writes a whole result set; inside a write transaction.
 fn import_set(db: &mut dyn Sql, data: &ResultSetData) -> Res<()> {
     let set_id = ensure_set(db, &data.name)?;
+    // A title or description the set has already is kept.
+    db.execute(
+        "UPDATE result_sets SET title = COALESCE(title, ?2), \
+         description = COALESCE(description, ?3) WHERE id = ?1",
+        args![set_id, data.title.as_deref(), data.description.as_deref()],
+    )?;
     let mut test_ids = HashMap::new();
     for spec in &data.tests {
         test_ids.insert(&spec.key, ensure_test(db, set_id, &data.name, spec)?);
@@ -51,6 +57,15 @@ fn import_set(db: &mut dyn Sql, data: &ResultSetData) -> Res<()> {
         }
         let identifier_id =
             first_int(db, INSERT_IDENTIFIER, args![set_id, name])?.ok_or_else(exists)?;
+        if !identifier.factors.is_empty() {
+            db.execute(
+                "UPDATE identifiers SET factors_json = ?2 WHERE id = ?1",
+                args![
+                    identifier_id,
+                    &to_json("an identifier's factors", &identifier.factors)?
+                ],
+            )?;
+        }
         let mut runs = Vec::new();
         for run in &identifier.runs {
             let id = insert_new_run(
@@ -88,8 +103,11 @@ fn import_set(db: &mut dyn Sql, data: &ResultSetData) -> Res<()> {
 /// The names and run uids of a result set to import.
 fn check_set_data(data: &ResultSetData) -> Res<()> {
     check_name("result set", &data.name)?;
+    check_text("title", data.title.as_deref(), false)?;
+    check_text("description", data.description.as_deref(), true)?;
     for identifier in &data.identifiers {
         check_name("identifier", &identifier.name)?;
+        check_factors(&identifier.factors)?;
         for run in &identifier.runs {
             check_uid(&run.info)?;
         }

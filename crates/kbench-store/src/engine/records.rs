@@ -8,7 +8,7 @@
 
 use super::check::valid;
 use super::convert::{from_json, narrow, to_i64, to_json};
-use super::{Fail, Param, Res, Row, Sql, args, first_int, parse_options};
+use super::{Fail, Param, Res, Row, Sql, args, first_int, parse_options, texts};
 use crate::validate;
 use crate::{RunId, RunInfo, RunRecord, RunStatus, StoreError, TestOutcome, TestOutcomeKind};
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms};
@@ -433,4 +433,29 @@ pub(super) fn no_run(db: &dyn Sql, run: RunId) -> Fail {
         run.0,
         db.name()
     )))
+}
+
+/// `NotFound` for a missing result set, naming those that exist.
+pub(super) fn missing_set(db: &mut dyn Sql, set: &str) -> Res<Fail> {
+    let names = texts(
+        db,
+        "SELECT name FROM result_sets ORDER BY created_at_ms, id",
+        args![],
+    )?;
+    let known = if names.is_empty() {
+        "it holds no result sets yet".to_string()
+    } else {
+        format!(
+            "it holds: {}",
+            names
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    Ok(Fail::Store(StoreError::NotFound(format!(
+        "there is no result set \"{set}\" in {}; {known}",
+        db.name()
+    ))))
 }

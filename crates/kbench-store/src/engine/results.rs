@@ -1,41 +1,14 @@
 //! [`Results`]: what was stored, read back in one read transaction each.
 
-use super::convert::narrow;
+use super::convert::{from_json, narrow};
 use super::records::{
-    RUN_COLUMN_COUNT, add_outcomes, no_run, read_direction, read_key, read_run, run_columns,
+    RUN_COLUMN_COUNT, add_outcomes, missing_set, no_run, read_direction, read_key, read_run,
+    run_columns,
 };
-use super::{Fail, Param, Res, Row, Sql, args, first_int, texts, transaction, with};
-use crate::{
-    IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId,
-    StoreError,
-};
+use super::{Fail, Param, Res, Row, Sql, args, transaction, with};
+use crate::{IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId};
 use kbench_model::{Sample, TestKey, TestSpec};
 use std::collections::{BTreeMap, HashMap};
-
-/// `NotFound` for a missing result set, naming those that exist.
-fn missing_set(db: &mut dyn Sql, set: &str) -> Res<Fail> {
-    let names = texts(
-        db,
-        "SELECT name FROM result_sets ORDER BY created_at_ms, id",
-        args![],
-    )?;
-    let known = if names.is_empty() {
-        "it holds no result sets yet".to_string()
-    } else {
-        format!(
-            "it holds: {}",
-            names
-                .iter()
-                .map(|n| format!("\"{n}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    Ok(Fail::Store(StoreError::NotFound(format!(
-        "there is no result set \"{set}\" in {}; {known}",
-        db.name()
-    ))))
-}
 
 /// The tests a query of `id, benchmark, options, metric, unit, direction`
 /// finds, in its order, and their keys by id.
@@ -74,8 +47,16 @@ fn read_sample(row: &dyn Row, first: usize) -> Res<Sample> {
 
 /// Reads a whole result set; inside a read transaction.
 fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
-    let Some(set_id) = first_int(db, "SELECT id FROM result_sets WHERE name = ?1", args![set])?
-    else {
+    let mut found = None;
+    db.query(
+        "SELECT id, title, description FROM result_sets WHERE name = ?1",
+        args![set],
+        &mut |row| {
+            found = Some((row.req_int(0)?, row.text(1)?, row.text(2)?));
+            Ok(())
+        },
+    )?;
+    let Some((set_id, title, description)) = found else {
         return Err(missing_set(db, set)?);
     };
 
@@ -89,7 +70,8 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
     let mut identifiers = Vec::new();
     let mut index = HashMap::new();
     db.query(
-        "SELECT id, name FROM identifiers WHERE set_id = ?1 ORDER BY position, id",
+        "SELECT id, name, factors_json FROM identifiers WHERE set_id = ?1 \
+         ORDER BY position, id",
         args![set_id],
         &mut |row| {
             index.insert(row.req_int(0)?, identifiers.len());
@@ -98,6 +80,7 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
                 runs: Vec::new(),
                 samples: BTreeMap::new(),
                 sample_runs: BTreeMap::new(),
+                factors: from_json("an identifier's factors", &row.req_text(2)?)?,
             });
             Ok(())
         },
@@ -167,6 +150,8 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
 
     Ok(ResultSetData {
         name: set.to_string(),
+        title,
+        description,
         tests,
         identifiers,
     })
@@ -242,7 +227,7 @@ fn list_sets(db: &mut dyn Sql) -> Res<Vec<ResultSetSummary>> {
     let mut sets = Vec::new();
     let mut ids = HashMap::new();
     db.query(
-        "SELECT id, name, created_at_ms, \
+        "SELECT id, name, created_at_ms, title, \
            (SELECT COUNT(*) FROM tests t WHERE t.set_id = s.id), \
            (SELECT COUNT(*) FROM samples x JOIN runs r ON r.id = x.run_id \
               JOIN identifiers i ON i.id = r.identifier_id WHERE i.set_id = s.id) \
@@ -252,9 +237,10 @@ fn list_sets(db: &mut dyn Sql) -> Res<Vec<ResultSetSummary>> {
             ids.insert(row.req_int(0)?, sets.len());
             sets.push(ResultSetSummary {
                 name: row.req_text(1)?,
+                title: row.text(3)?,
                 identifiers: Vec::new(),
-                tests: narrow("test count", row.req_int(3)?)?,
-                samples: narrow("sample count", row.req_int(4)?)?,
+                tests: narrow("test count", row.req_int(4)?)?,
+                samples: narrow("sample count", row.req_int(5)?)?,
                 created_at_ms: row.req_int(2)?,
             });
             Ok(())

@@ -16,6 +16,12 @@ use kbench_store::{
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// What schema version 6 added, dropped again: a database as version 5
+/// left it.
+pub const UNDO_V6: &str = "ALTER TABLE result_sets DROP COLUMN title; \
+                           ALTER TABLE result_sets DROP COLUMN description; \
+                           ALTER TABLE identifiers DROP COLUMN factors_json;";
+
 pub const POSTGRES_ENV: &str = "KBENCH_TEST_POSTGRES_URL";
 
 /// A database for one test, removed when dropped.

@@ -59,6 +59,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub duet: bool,
 
+    /// A factor of this identifier in a designed experiment, e.g. --factor kernel=patched
+    /// --factor cgroup=yes: `compare --by kernel` compares kernels within each cgroup level
+    #[arg(long = "factor", value_name = "NAME=LEVEL", value_parser = kbench_model::parse_factor,
+          conflicts_with_all = ["variant", "variants"])]
+    pub factors: Vec<(String, String)>,
+
     /// Seed of the variants' order within blocks (default: random; recorded with the runs)
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,

@@ -7,6 +7,7 @@ mod common;
 mod lab;
 mod measure;
 mod results;
+mod set;
 mod vm;
 
 pub use bisect::BisectArgs;
@@ -16,6 +17,7 @@ pub use lab::{
 };
 pub use measure::{AgentArgs, InstallArgs, RunArgs};
 pub use results::{CompareArgs, ExportArgs, HistoryArgs, ImportArgs, ShowArgs};
+pub use set::{SetCommand, SetEditArgs};
 pub use vm::{
     FetchArgs, KernelCommand, ListArgs as KernelListArgs, VmCommand, VmCompareArgs, VmOptions,
 };
@@ -68,6 +70,9 @@ pub enum Command {
     Import(ImportArgs),
     /// Export a result set's raw samples on stdout: kbench.samples/1 JSON or a PTS composite.xml
     Export(ExportArgs),
+    /// Arrange a result set: title, description, identifiers' names, order, factors
+    #[command(subcommand)]
+    Set(SetCommand),
     /// Change points across a result set's identifiers in version order
     History(HistoryArgs),
     /// Find the commit that changed a metric: automatic bisection with statistics

@@ -55,6 +55,16 @@ pub struct CompareArgs {
     #[arg(long, default_value = "bars", value_parser = formats::<ComparisonReport>())]
     pub format: String,
 
+    /// Compare the levels of this factor (`--factor` of run or set edit) within each level of
+    /// the other factors, e.g. --by kernel: stock against patched, in and out of the cgroup
+    #[arg(long, value_name = "FACTOR", conflicts_with = "identifiers")]
+    pub by: Option<String>,
+
+    /// With --by: the level compared against (default: the level of --baseline or of the
+    /// first identifier with the factor)
+    #[arg(long, value_name = "LEVEL", requires = "by")]
+    pub baseline_level: Option<String>,
+
     /// Practical threshold in percent: smaller changes are NO CHANGE
     #[arg(long, value_name = "PERCENT", default_value_t = 1.0, value_parser = threshold_percent)]
     pub threshold: f64,

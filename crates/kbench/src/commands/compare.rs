@@ -3,9 +3,10 @@
 
 use super::context::Db;
 use crate::cli::CompareArgs;
-use anyhow::{Context, bail};
-use kbench_report::comparison::{self, CompareRequest};
-use kbench_report::format::{self, Style};
+use anyhow::Context;
+use kbench_report::comparison::CompareRequest;
+use kbench_report::format::Style;
+use kbench_report::printed::{self, By};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
@@ -24,30 +25,8 @@ pub fn compare(args: CompareArgs, db: &Db) -> ExitCode {
 }
 
 fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
-    let formatter = format::by_name(&args.format).expect("clap checked the format");
     let mut store = db.open_existing()?;
     let data = store.load(&args.set)?;
-    let request = CompareRequest {
-        baseline: args.baseline.clone(),
-        identifiers: args.identifiers.clone(),
-        threshold: args.threshold / 100.0,
-        metric_filter: args.metric.clone(),
-    };
-    let mut report = comparison::build(&data, &request)?;
-    if report.identifiers.len() < 2 {
-        bail!(
-            "result set '{}' has only '{}'; run under a second identifier (--as) to compare",
-            report.result_set,
-            report.baseline
-        );
-    }
-    if report.metrics.is_empty() {
-        bail!(
-            "no metric of result set '{}' matches --metric",
-            report.result_set
-        );
-    }
-    formatter.fit(&mut report, args.metric.as_deref())?;
     let color = match args.color.as_str() {
         "always" => true,
         "never" => false,
@@ -57,14 +36,27 @@ fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
                 && std::env::var_os("NO_COLOR").is_none()
         }
     };
-    let all_rows = args.all_rows;
-    let text = formatter.render(&report, Style { color, all_rows });
+    let request = CompareRequest {
+        baseline: args.baseline.clone(),
+        identifiers: args.identifiers.clone(),
+        threshold: args.threshold / 100.0,
+        metric_filter: args.metric.clone(),
+    };
+    let by = args.by.as_deref().map(|factor| By {
+        factor,
+        baseline_level: args.baseline_level.as_deref(),
+    });
+    let style = Style {
+        color,
+        all_rows: args.all_rows,
+    };
+    let printed = printed::compare(&data, &request, by, &args.format, style)?;
     match &args.output {
-        Some(path) => std::fs::write(path, &text)
+        Some(path) => std::fs::write(path, &printed.text)
             .with_context(|| format!("cannot write {}", path.display()))?,
-        None => print!("{text}"),
+        None => print!("{}", printed.text),
     }
-    Ok(if args.fail_on_regression && report.has_regression() {
+    Ok(if args.fail_on_regression && printed.regression {
         ExitCode::from(EXIT_REGRESSION)
     } else {
         ExitCode::SUCCESS

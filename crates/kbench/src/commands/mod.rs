@@ -13,6 +13,7 @@ mod list;
 mod push;
 mod run;
 mod serve;
+mod set;
 mod show;
 mod sysinfo;
 mod token;
@@ -33,6 +34,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => Ok(compare::compare(args, &db)),
         Command::Import(args) => exchange::import(args, db.open()?.as_mut()),
         Command::Export(args) => exchange::export(args, db.open_existing()?.as_mut()),
+        Command::Set(command) => set::set(command, db.open_existing()?.as_mut()),
         Command::History(args) => history::history(args, &db),
         Command::Bisect(args) => bisect::bisect(args, &db),
         Command::Vm(command) => vm::vm(command, &db),

@@ -15,7 +15,7 @@ use kbench_measure::runner::{self, RunRequest, RunSummary};
 use kbench_report::format::{Render, Style, Text};
 use kbench_report::interference::DisturbedRound;
 use kbench_report::show;
-use kbench_store::{Recorder, Results};
+use kbench_store::{Database, Results};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ use std::sync::atomic::AtomicBool;
 pub fn run(
     args: RunArgs,
     profile_dirs: &[PathBuf],
-    store: &mut dyn Recorder,
+    store: &mut dyn Database,
 ) -> anyhow::Result<ExitCode> {
     if !args.variant.is_empty() || !args.variants.is_empty() {
         return super::variants::run(args, profile_dirs, store);
@@ -68,9 +68,12 @@ pub fn run(
         .map_or(request.rounds, |a| a.min_rounds);
     let mut progress = Progress::new(request.tests.len() * rounds as usize);
     let mut redone = vec![];
+    // Factors go to the identifier once a run has made it.
+    let mut measured = false;
     let (summary, uploaded) = mirrored(store, upload.as_ref(), |store| {
         let mut observe = |e| progress.observe(e);
         let mut summary = runner::execute(store, &launcher, &request, &mut observe, &stop)?;
+        measured = true;
         if args.redo_disturbed && !summary.interrupted {
             let stored = store.load(&request.set)?;
             redone = redo::redo_disturbed(
@@ -86,6 +89,10 @@ pub fn run(
         Ok(summary)
     });
     progress.finish();
+    if measured && !args.factors.is_empty() {
+        let levels = args.factors.into_iter().collect();
+        store.set_factors(&request.set, &request.identifier, &levels, &[])?;
+    }
     print_redone(&redone);
     let ended = summary.and_then(|summary| report(store, &request, &summary, args.json));
     with_upload(ended, uploaded.as_ref())

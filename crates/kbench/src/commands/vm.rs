@@ -103,6 +103,8 @@ fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
             identifiers: identifiers[1..].to_vec(),
             baseline: Some(identifiers[0].clone()),
             format: args.format.clone(),
+            by: None,
+            baseline_level: None,
             threshold: args.threshold,
             fail_on_regression: false,
             metric: None,

@@ -36,9 +36,21 @@ pub fn compare_page(report: &ComparisonReport) -> String {
         },
         report.threshold_pct
     );
+    let heading = report
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("kbench compare: {}", report.result_set));
+    let about = Markup::concat(
+        report
+            .description
+            .iter()
+            .flat_map(|d| d.split("\n\n"))
+            .map(|paragraph| markup!("<p class=\"lead\">{{p}}</p>\n", p = paragraph)),
+    );
     let body = markup!(
         COMPARE,
-        set = report.result_set,
+        heading = heading,
+        about = about,
         lead = lead,
         rule = Markup::raw(if compared.is_empty() { "" } else { VERDICTS }),
         verdict_filter = Markup::raw(if compared.is_empty() {
@@ -70,11 +82,7 @@ pub fn compare_page(report: &ComparisonReport) -> String {
         "<p>Result set {{set}}, compared with <code>kbench compare</code>. The table's and the charts&#39; numbers are those of the other formats (<code>--format json</code> has them all).</p>",
         set = report.result_set,
     );
-    page(
-        &format!("kbench compare: {}", report.result_set),
-        &body,
-        &footer,
-    )
+    page(&heading, &body, &footer)
 }
 
 fn summary(report: &ComparisonReport) -> Markup {
@@ -366,6 +374,7 @@ mod tests {
             .map(|(i, name)| IdentifierData {
                 sample_runs: Default::default(),
                 name: name.to_string(),
+                factors: Default::default(),
                 runs: vec![],
                 samples: tests
                     .iter()
@@ -394,6 +403,8 @@ mod tests {
             .collect();
         ResultSetData {
             name: "set <&>".into(),
+            title: None,
+            description: None,
             tests,
             identifiers: ids,
         }

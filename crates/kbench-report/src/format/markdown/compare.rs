@@ -14,7 +14,18 @@ use std::fmt::Write;
 /// The comparison as markdown.
 pub(super) fn markdown(report: &ComparisonReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# kbench compare: {}\n", escape(&report.result_set));
+    match &report.title {
+        Some(title) => {
+            let _ = writeln!(out, "# {}\n", escape(title));
+            let _ = writeln!(out, "Result set {}.\n", escape(&report.result_set));
+        }
+        None => {
+            let _ = writeln!(out, "# kbench compare: {}\n", escape(&report.result_set));
+        }
+    }
+    for paragraph in report.description.iter().flat_map(|d| d.split("\n\n")) {
+        let _ = writeln!(out, "{}\n", escape(paragraph));
+    }
     let _ = write!(
         out,
         "Baseline: **{}**. Threshold: {:.2} %. {} metric{}.",

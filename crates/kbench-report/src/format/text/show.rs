@@ -13,6 +13,9 @@ use std::fmt::Write;
 
 pub(super) fn text(doc: &ShowDocument) -> String {
     let mut out = String::new();
+    for line in common::title_lines(doc.title.as_deref(), doc.description.as_deref()) {
+        let _ = writeln!(out, "{line}");
+    }
     let samples: usize = doc.identifiers.iter().map(|i| i.samples).sum();
     let _ = writeln!(
         out,
@@ -73,7 +76,12 @@ fn header_lines(doc: &ShowDocument) -> Vec<String> {
 }
 
 fn identifier_lines(id: &IdentifierEntry) -> Vec<String> {
-    let mut lines = vec![format!("{}: {}", id.name, runs_text(&id.runs))];
+    let mut first = format!("{}: {}", id.name, runs_text(&id.runs));
+    if !id.factors.is_empty() {
+        let factors: Vec<String> = id.factors.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        first.push_str(&format!("; factors {}", factors.join(", ")));
+    }
+    let mut lines = vec![first];
     if let Some(snapshot) = header::snapshot_of(&id.runs) {
         lines.push(format!("  {}", headline(snapshot)));
     }
