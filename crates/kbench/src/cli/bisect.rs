@@ -1,6 +1,7 @@
 //! Flags of `kbench bisect`.
 
 use clap::Args;
+use kbench_report::comparison::threshold_percent;
 use std::path::PathBuf;
 
 /// Find the commit that changed a metric: automatic bisection with statistics
@@ -87,7 +88,7 @@ pub struct BisectArgs {
     pub max_blocks: u64,
 
     /// Practical threshold in percent for the endpoint and confirmation verdicts
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0, value_parser = threshold_percent)]
     pub threshold: f64,
 
     /// Bisect although the repository has uncommitted changes (they are not built)

@@ -161,6 +161,6 @@ pub struct HistoryArgs {
     pub output: Option<PathBuf>,
 
     /// Practical threshold in percent: a change point's whole CI must lie beyond it
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0, value_parser = threshold_percent)]
     pub threshold: f64,
 }

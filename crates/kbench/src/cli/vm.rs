@@ -2,6 +2,7 @@
 
 use super::common::{SamplingArgs, UploadArgs};
 use clap::{Args, Subcommand};
+use kbench_report::comparison::threshold_percent;
 use kbench_vm::kernel_fetch::KernelCache;
 use std::path::PathBuf;
 
@@ -121,7 +122,7 @@ pub struct VmCompareArgs {
     pub format: String,
 
     /// Practical threshold in percent for the comparison's verdicts
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    #[arg(long, value_name = "PERCENT", default_value_t = 1.0, value_parser = threshold_percent)]
     pub threshold: f64,
 }
 

@@ -40,12 +40,6 @@ pub fn bisect(args: BisectArgs, db: &Db) -> anyhow::Result<ExitCode> {
 /// The flags as the library's request, with the checks that need nothing
 /// but the flags.
 fn setup(args: &BisectArgs, db: &Db) -> anyhow::Result<Setup> {
-    if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
-        bail!(
-            "--threshold {} must be a percentage from 0 to below 100",
-            args.threshold
-        );
-    }
     if args.max_blocks < args.blocks {
         bail!(
             "--max-blocks {} is below --blocks {}",

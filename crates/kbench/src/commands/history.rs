@@ -9,12 +9,6 @@ use kbench_report::history::{self, HistoryReport, HistoryRequest};
 use std::process::ExitCode;
 
 pub fn history(args: HistoryArgs, db: &Db) -> anyhow::Result<ExitCode> {
-    if !(args.threshold.is_finite() && (0.0..100.0).contains(&args.threshold)) {
-        bail!(
-            "--threshold {} must be a percentage from 0 to below 100",
-            args.threshold
-        );
-    }
     let order: Vec<String> = args
         .order
         .iter()
