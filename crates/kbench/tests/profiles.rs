@@ -741,6 +741,35 @@ fn hackbench_loops_and_fio_runtime_reach_the_command() {
 }
 
 #[test]
+fn sqlite_copies_run_side_by_side() {
+    if !have_programs(&["sqlite3"], "kbench install sqlite, as root") {
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let doc = run_and_show(
+        &db,
+        "copies",
+        &[
+            "sqlite-insert[rows=300,journal=wal,copies=1]",
+            "sqlite-insert[rows=300,journal=wal,copies=8]",
+        ],
+        None,
+    );
+    // Eight sqlite3 on two CPUs take well over one's time (2.7 times here).
+    let one = mean_of(&doc, "sqlite-insert[copies=1,");
+    let eight = mean_of(&doc, "sqlite-insert[copies=8,");
+    assert!(eight > 1.5 * one, "copies=8: {eight} s, copies=1: {one} s");
+    let title = test_entry(&doc, "sqlite-insert[copies=8,")["title"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        title.starts_with("SQLite ") && title.ends_with("Journal: wal - Copies: 8"),
+        "{title}"
+    );
+}
+
+#[test]
 fn pgbench_runs_800_and_1000_clients() {
     if !have_programs(&["pgbench"], "kbench install pgbench, as root") {
         return;
