@@ -56,6 +56,7 @@ mod tests {
         );
         IdentifierData {
             name: name.into(),
+            factors: Default::default(),
             runs: vec![RunRecord {
                 id: RunId(1),
                 status: RunStatus::Complete,
