@@ -529,6 +529,14 @@ fn mean_of(doc: &Value, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no mean of {name}: {entry:#}"))
 }
 
+/// Runs `tests` into `set` as [`run_and_show`] does, and returns its show
+/// document with the mean of the test named by each of `prefixes`.
+fn run_and_mean(db: &Path, set: &str, tests: &[&str], prefixes: &[&str]) -> (Value, Vec<f64>) {
+    let doc = run_and_show(db, set, tests, None);
+    let means = prefixes.iter().map(|p| mean_of(&doc, p)).collect();
+    (doc, means)
+}
+
 /// The version `command` prints after `marker` (stdout, then stderr): what
 /// a test expects, read here independently of kbench.
 fn printed_version(command: &str, marker: &str) -> String {
@@ -637,17 +645,21 @@ fn redis_pipelining_reaches_the_command() {
         return;
     }
     let (_dir, db) = temp_db();
-    let doc = run_and_show(
+    let (_, means) = run_and_mean(
         &db,
         "pipelined",
         &[
             "redis[test=get,requests=100000,pipeline=1]",
             "redis[test=get,requests=100000,pipeline=16]",
         ],
-        None,
+        &[
+            "redis[clients=50,pipeline=1,",
+            "redis[clients=50,pipeline=16,",
+        ],
     );
-    let one = mean_of(&doc, "redis[clients=50,pipeline=1,");
-    let sixteen = mean_of(&doc, "redis[clients=50,pipeline=16,");
+    let [one, sixteen] = means[..] else {
+        unreachable!()
+    };
     // One round trip per 16 requests instead of one per request.
     assert!(
         sixteen > 2.5 * one,
@@ -695,7 +707,7 @@ fn hackbench_loops_and_fio_runtime_reach_the_command() {
         return;
     }
     let (_dir, db) = temp_db();
-    let doc = run_and_show(
+    let (doc, means) = run_and_mean(
         &db,
         "loops",
         &[
@@ -703,10 +715,14 @@ fn hackbench_loops_and_fio_runtime_reach_the_command() {
             "hackbench[groups=1,ipc=pipe,mode=thread,loops=3000]",
             "fio-randread[engine=libaio,direct=0,size=16m,iodepth=4,runtime=3]",
         ],
-        None,
+        &[
+            "hackbench[groups=1,ipc=pipe,loops=100,",
+            "hackbench[groups=1,ipc=pipe,loops=3000,",
+        ],
     );
-    let short = mean_of(&doc, "hackbench[groups=1,ipc=pipe,loops=100,");
-    let long = mean_of(&doc, "hackbench[groups=1,ipc=pipe,loops=3000,");
+    let [short, long] = means[..] else {
+        unreachable!()
+    };
     assert!(
         long > 5.0 * short,
         "loops=3000: {long} s, loops=100: {short} s"
@@ -746,18 +762,19 @@ fn sqlite_copies_run_side_by_side() {
         return;
     }
     let (_dir, db) = temp_db();
-    let doc = run_and_show(
+    let (doc, means) = run_and_mean(
         &db,
         "copies",
         &[
             "sqlite-insert[rows=300,journal=wal,copies=1]",
             "sqlite-insert[rows=300,journal=wal,copies=8]",
         ],
-        None,
+        &["sqlite-insert[copies=1,", "sqlite-insert[copies=8,"],
     );
     // Eight sqlite3 on two CPUs take well over one's time (2.7 times here).
-    let one = mean_of(&doc, "sqlite-insert[copies=1,");
-    let eight = mean_of(&doc, "sqlite-insert[copies=8,");
+    let [one, eight] = means[..] else {
+        unreachable!()
+    };
     assert!(eight > 1.5 * one, "copies=8: {eight} s, copies=1: {one} s");
     let title = test_entry(&doc, "sqlite-insert[copies=8,")["title"]
         .as_str()
