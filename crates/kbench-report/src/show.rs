@@ -151,6 +151,24 @@ pub struct RunDocument {
     pub show: ShowDocument,
 }
 
+impl RunDocument {
+    /// The line a run ends with, after its summary: how many samples it
+    /// stored where, or that it was interrupted and how to resume.
+    pub fn ending(&self) -> String {
+        if self.interrupted {
+            format!(
+                "\nInterrupted: {} sample(s) stored. Run the same command again to resume.",
+                self.samples_stored
+            )
+        } else {
+            format!(
+                "\nStored {} sample(s) under '{}' in result set '{}'.",
+                self.samples_stored, self.identifier, self.result_set
+            )
+        }
+    }
+}
+
 /// The result set cut down to `identifier` and the tests a run measured
 /// (any metric of them): what a run's summary shows.
 pub fn of_run(mut data: ResultSetData, identifier: &str, tests: &[TestKey]) -> ResultSetData {

@@ -65,6 +65,7 @@ mod tests {
             }],
             samples: Default::default(),
             sample_runs: Default::default(),
+            factors: Default::default(),
         }
     }
 
