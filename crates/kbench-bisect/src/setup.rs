@@ -7,7 +7,7 @@
 //! and prints.
 
 use super::bench::{CommandBench, Workbench};
-use super::error::Result;
+use super::error::{BisectError, Result};
 use super::git::Repo;
 use super::progress::Progress;
 use super::vm::{KernelMeasure, KernelSetup};
@@ -32,6 +32,48 @@ pub enum Measure {
     },
     /// The built kernel booted in a VM.
     Kernel(KernelMeasure),
+}
+
+impl Measure {
+    /// `--run CMD --metric NAME` with the metric's unit and direction
+    /// (`--higher-is-better` or `--lower-is-better`, one of them): each is
+    /// asked for by name when missing.
+    pub fn command(
+        run: Option<String>,
+        metric: Option<String>,
+        unit: String,
+        higher_is_better: bool,
+        lower_is_better: bool,
+    ) -> Result<Measure> {
+        let Some(run) = run else {
+            return Err(BisectError::Invalid(
+                "say how to measure: --run CMD --metric NAME, or --kernel PATH_IN_TREE \
+                 --bench NAMES"
+                    .into(),
+            ));
+        };
+        let Some(metric) = metric else {
+            return Err(BisectError::Invalid(
+                "--run needs --metric NAME: the metric to take from the command's output".into(),
+            ));
+        };
+        let better = match (higher_is_better, lower_is_better) {
+            (true, false) => Direction::Higher,
+            (false, true) => Direction::Lower,
+            _ => {
+                return Err(BisectError::Invalid(
+                    "--run needs the metric's direction: --higher-is-better or --lower-is-better"
+                        .into(),
+                ));
+            }
+        };
+        Ok(Measure::Command {
+            run,
+            metric,
+            unit,
+            better,
+        })
+    }
 }
 
 /// What to bisect, as the user asked it; [`Bisection::prepare`] checks it.
@@ -70,6 +112,13 @@ impl Bisection {
     /// Resolves how commits are measured, checks the repository and the
     /// endpoints, and says what will be bisected.
     pub fn prepare(setup: Setup, progress: &mut dyn FnMut(Progress<'_>)) -> Result<Bisection> {
+        let options = &setup.options;
+        if options.max_blocks < options.initial_blocks {
+            return Err(BisectError::Invalid(format!(
+                "--max-blocks {} is below --blocks {}",
+                options.max_blocks, options.initial_blocks
+            )));
+        }
         let (measure, metric, unit, better, workbench) = match setup.measure {
             Measure::Command {
                 run,
@@ -160,5 +209,61 @@ impl Bisection {
         drop(bench);
         let _ = std::fs::remove_dir_all(&root);
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(run: Option<&str>, metric: Option<&str>, higher: bool, lower: bool) -> String {
+        let to = |s: Option<&str>| s.map(str::to_string);
+        match Measure::command(to(run), to(metric), "ms".into(), higher, lower) {
+            Ok(Measure::Command { better, .. }) => format!("{better:?}"),
+            Ok(Measure::Kernel(_)) => unreachable!(),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_command_needs_its_metric_and_one_direction() {
+        assert_eq!(command(Some("./b"), Some("t"), false, true), "Lower");
+        assert_eq!(command(Some("./b"), Some("t"), true, false), "Higher");
+        assert!(command(None, Some("t"), true, false).starts_with("say how to measure"));
+        assert!(command(Some("./b"), None, true, false).contains("--run needs --metric"));
+        for (higher, lower) in [(false, false), (true, true)] {
+            let error = command(Some("./b"), Some("t"), higher, lower);
+            assert!(
+                error.contains("--higher-is-better or --lower-is-better"),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn max_blocks_below_blocks_is_refused_before_anything_is_read() {
+        let setup = Setup {
+            repo: "/no/such/repo".into(),
+            good: "a".into(),
+            bad: "b".into(),
+            build: "true".into(),
+            measure: Measure::command(
+                Some("./b".into()),
+                Some("t".into()),
+                "ms".into(),
+                true,
+                false,
+            )
+            .unwrap(),
+            into: None,
+            options: BisectionOptions {
+                initial_blocks: 8,
+                max_blocks: 4,
+                ..BisectionOptions::default()
+            },
+            allow_dirty: false,
+        };
+        let error = Bisection::prepare(setup, &mut |_| {}).err().unwrap();
+        assert_eq!(error.to_string(), "--max-blocks 4 is below --blocks 8");
     }
 }

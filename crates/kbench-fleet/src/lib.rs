@@ -4,7 +4,7 @@
 //! ([`jobs`]), the live upload of a run as it goes on ([`mirror`], a
 //! `RunSink` decorator, sending through [`upload`] what [`batch`]
 //! gathers), and the worker that runs the lab's jobs ([`worker`], under a
-//! [`lease`]).
+//! [`lease`], in its [`workplace`]).
 //!
 //! It talks to the server only over HTTP: the two crates share kbench-model's
 //! wire types (`LiveBatch`, `JobLease`, `Job`...), never each other.
@@ -20,6 +20,7 @@ pub mod push;
 mod trust;
 pub mod upload;
 pub mod worker;
+pub mod workplace;
 
 #[cfg(test)]
 mod test_support;

@@ -5,9 +5,11 @@
 use crate::agent::AgentJob;
 use crate::error::{MeasureError, Result, invalid};
 use crate::turns::Seat;
+use kbench_catalog::PROFILES_ENV;
 use kbench_catalog::programs::find_program;
 use kbench_model::AgentEvent;
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -95,6 +97,25 @@ impl Launcher for Started {
     }
 }
 
+/// This kbench binary, which every agent process runs (`kbench agent`).
+pub fn own_exe() -> Result<PathBuf> {
+    std::env::current_exe().map_err(MeasureError::os(
+        "finding the kbench binary to run as the measuring process",
+    ))
+}
+
+/// The variables every agent of this kbench gets: the user's profile
+/// directories (`--profiles`), which the agent reads from [`PROFILES_ENV`];
+/// none without any.
+pub fn agent_env(profile_dirs: &[PathBuf]) -> Result<Vec<(&'static str, OsString)>> {
+    if profile_dirs.is_empty() {
+        return Ok(vec![]);
+    }
+    let joined = std::env::join_paths(profile_dirs)
+        .map_err(|e| MeasureError::Invalid(format!("--profiles cannot reach the agent: {e}")))?;
+    Ok(vec![(PROFILES_ENV, joined)])
+}
+
 /// Runs `kbench agent --job JSON` as a child process, optionally under a
 /// wrapper command (`taskset -c 1`, `systemd-run --scope`, ...).
 pub struct ProcessLauncher {
@@ -129,6 +150,12 @@ impl ProcessLauncher {
     pub fn with_env(mut self, key: &str, value: impl Into<std::ffi::OsString>) -> ProcessLauncher {
         self.env.push((key.to_string(), value.into()));
         self
+    }
+
+    /// Sets each of `env` ([`agent_env`]) for every agent.
+    pub fn with_envs(self, env: &[(&str, OsString)]) -> ProcessLauncher {
+        env.iter()
+            .fold(self, |launcher, (key, value)| launcher.with_env(key, value))
     }
 
     fn command(&self) -> Command {

@@ -23,5 +23,6 @@ pub mod sysinfo;
 pub mod sysmon;
 pub mod turns;
 pub mod variant;
+pub mod variant_run;
 
 pub use error::{MeasureError, Result};

@@ -25,7 +25,9 @@ use crate::error::{MeasureError, Result};
 use crate::launcher::{AgentStream, Launcher};
 use crate::plan::{Recording, SamplingPlan};
 use crate::sampler::relative_ci;
+use kbench_model::results::ResultSetData;
 use kbench_model::{AgentEvent, MAIN_METRIC, Sample, SystemSnapshot, TestKey, TestSpec};
+use kbench_report::show::{self, RunDocument};
 use kbench_store::{
     RunId, RunInfo, RunRecord, RunSink, RunStatus, TestId, TestOutcome, TestOutcomeKind,
 };
@@ -88,6 +90,24 @@ pub struct RunSummary {
     pub samples: usize,
     /// Stopped by the caller's stop flag (SIGINT); samples so far are kept.
     pub interrupted: bool,
+}
+
+impl RunSummary {
+    /// This run of `request` as its `kbench.run/1` document, from the set
+    /// as stored now (`data`): what it did, and its identifier's summary of
+    /// the tests it ran.
+    pub fn document(&self, request: &RunRequest, data: ResultSetData) -> RunDocument {
+        let data = show::of_run(data, &request.identifier, &request.tests);
+        RunDocument {
+            schema: "kbench.run/1",
+            result_set: request.set.clone(),
+            identifier: request.identifier.clone(),
+            interrupted: self.interrupted,
+            samples_stored: self.samples,
+            outcomes: self.outcomes.clone(),
+            show: show::document(&data),
+        }
+    }
 }
 
 /// Runs `request`, storing into `store`. `stop` is checked between events:
@@ -616,6 +636,50 @@ fn builtin_spec(test: &TestKey) -> Option<TestSpec> {
 mod tests {
     use super::*;
     use crate::sysmon::SystemMonitor;
+
+    #[test]
+    fn a_run_document_ends_with_what_was_stored_or_how_to_resume() {
+        let request = RunRequest {
+            set: "s".into(),
+            identifier: "6.18".into(),
+            tests: vec![],
+            plan: SamplingPlan::default(),
+            rounds: 1,
+            adaptive: None,
+            wrapper: None,
+            notes: vec![],
+            host: None,
+        };
+        let data = ResultSetData {
+            name: "s".into(),
+            title: None,
+            description: None,
+            tests: vec![],
+            identifiers: vec![],
+        };
+        let mut summary = RunSummary {
+            samples: 12,
+            ..RunSummary::default()
+        };
+        let document = summary.document(&request, data.clone());
+        assert_eq!(
+            (
+                document.schema,
+                document.samples_stored,
+                document.interrupted
+            ),
+            ("kbench.run/1", 12, false)
+        );
+        assert_eq!(
+            document.ending(),
+            "\nStored 12 sample(s) under '6.18' in result set 's'."
+        );
+        summary.interrupted = true;
+        assert_eq!(
+            summary.document(&request, data).ending(),
+            "\nInterrupted: 12 sample(s) stored. Run the same command again to resume."
+        );
+    }
 
     /// What cannot be recorded is noted only when it was asked for.
     #[test]

@@ -81,6 +81,13 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
     }
 }
 
+/// The running kernel's release, `kbench run`'s identifier by default
+/// ("unknown-kernel" when /proc cannot be read).
+pub fn kernel_release() -> String {
+    fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map_or_else(|_| "unknown-kernel".to_string(), |s| s.trim().to_string())
+}
+
 /// Reads the aggregate "cpu" line of `/proc/stat`; `None` if unreadable.
 pub fn cpu_times() -> Option<CpuTimes> {
     parse::cpu_times(&read("/proc/stat"))

@@ -178,10 +178,8 @@ impl Variant {
     /// snapshot); `env` is set for every agent too.
     pub fn launcher(&self, exe: &Path, env: &[(&str, OsString)]) -> Result<ProcessLauncher> {
         let mut launcher = ProcessLauncher::new(exe.to_path_buf(), self.wrap.as_deref())
-            .map_err(|e| e.at(format!("variant '{}'", self.name)))?;
-        for (key, value) in env {
-            launcher = launcher.with_env(key, value.clone());
-        }
+            .map_err(|e| e.at(format!("variant '{}'", self.name)))?
+            .with_envs(env);
         for (key, value) in &self.env {
             launcher = launcher.with_env(key, value);
         }
@@ -221,7 +219,8 @@ impl Variant {
 }
 
 /// The variants of `--variant` texts and `--variants` files, in order:
-/// the first is the baseline. Names must be distinct, and at least two.
+/// the first is the baseline. Names must be distinct, and at least two;
+/// every setting is checked ([`Variant::check`]) before anything runs.
 pub fn gather(texts: &[String], files: &[PathBuf]) -> Result<Vec<Variant>> {
     let mut variants = vec![];
     for file in files {
@@ -243,6 +242,9 @@ pub fn gather(texts: &[String], files: &[PathBuf]) -> Result<Vec<Variant>> {
             "an interleaved run needs at least two variants (the first is the baseline), \
              e.g. --variant base --variant 'slow=wrap:./slow'"
         );
+    }
+    for variant in &variants {
+        variant.check()?;
     }
     Ok(variants)
 }

@@ -68,6 +68,26 @@ pub enum Disturbance {
     SlowControl { slower_pct: f64 },
 }
 
+/// What `kbench run --redo-disturbed` says of the rounds it ran again:
+/// a line for the count, then one per round with its reasons; nothing when
+/// none was.
+pub fn redone_text(redone: &[DisturbedRound]) -> String {
+    if redone.is_empty() {
+        return String::new();
+    }
+    let mut text = format!("Ran {} disturbed round(s) again:\n", redone.len());
+    for round in redone {
+        let why: Vec<String> = round.reasons.iter().map(ToString::to_string).collect();
+        text += &format!(
+            "  {}, stored round {}: {}\n",
+            round.test,
+            round.round,
+            why.join(", ")
+        );
+    }
+    text
+}
+
 impl fmt::Display for Disturbance {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

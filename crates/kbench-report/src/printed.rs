@@ -23,6 +23,30 @@ pub struct By<'a> {
     pub baseline_level: Option<&'a str>,
 }
 
+/// The comparison of `identifiers` (empty: all the others) with
+/// `baseline` (`None`: the first identifier) at the 1 % threshold, every
+/// metric, in format `name`, as it stands: without [`compare`]'s checks,
+/// so that `show --format` and the report after `run --variant` print
+/// even a set that has nothing measured yet.
+pub fn whole(
+    data: &ResultSetData,
+    baseline: Option<String>,
+    identifiers: Vec<String>,
+    name: &str,
+) -> Result<String, Error> {
+    let formatter = format::by_name(name).ok_or_else(|| Error::UnknownFormat {
+        format: name.to_string(),
+    })?;
+    let request = CompareRequest {
+        baseline,
+        identifiers,
+        threshold: 0.01,
+        metric_filter: None,
+    };
+    let report = comparison::build(data, &request)?;
+    Ok(formatter.render(&report, Style::default()))
+}
+
 /// The comparison `request` asks for (by factor with `by`) in format
 /// `name`. Besides the builders' errors: a set with one identifier has
 /// nothing to compare, and a `--metric` that matches nothing is refused.
@@ -69,4 +93,32 @@ pub fn compare(
         text: formatter.render(&report, style),
         regression: report.has_regression(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{identifier, quiet, set};
+
+    #[test]
+    fn a_whole_comparison_prints_what_compare_would_refuse() {
+        let one = set(vec![identifier("a", 2, &[quiet(1.0), quiet(1.0)])]);
+        let request = CompareRequest {
+            baseline: None,
+            identifiers: vec![],
+            threshold: 0.01,
+            metric_filter: None,
+        };
+        // compare refuses one identifier; the whole comparison shows it.
+        let refused = compare(&one, &request, None, "json", Style::default());
+        assert!(matches!(refused, Err(Error::NothingToCompare { .. })));
+        let json = whole(&one, None, vec![], "json").unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(doc["baseline"], "a");
+        assert_eq!(doc["threshold_pct"], 1.0);
+        assert!(matches!(
+            whole(&one, None, vec![], "no-such-format"),
+            Err(Error::UnknownFormat { .. })
+        ));
+    }
 }

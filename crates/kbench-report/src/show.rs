@@ -6,7 +6,7 @@
 
 use crate::{header, interference, sides};
 use kbench_model::results::{
-    IdentifierData, ResultSetData, RunRecord, TestOutcome, TestOutcomeKind,
+    IdentifierData, ResultSetData, ResultSetSummary, RunRecord, TestOutcome, TestOutcomeKind,
 };
 use kbench_model::{Direction, TestKey, TestSpec};
 use kbench_stats::{Samples, Summary};
@@ -151,6 +151,60 @@ pub struct RunDocument {
     pub show: ShowDocument,
 }
 
+/// The `kbench.sets/1` document: the result sets of a store, what
+/// `kbench show` without a set lists.
+#[derive(Debug, Serialize)]
+pub struct SetList {
+    pub schema: &'static str,
+    pub result_sets: Vec<ResultSetSummary>,
+}
+
+impl SetList {
+    pub fn new(result_sets: Vec<ResultSetSummary>) -> SetList {
+        SetList {
+            schema: "kbench.sets/1",
+            result_sets,
+        }
+    }
+
+    /// A line per set (its identifiers, tests and samples), or how to
+    /// make one when there is none.
+    pub fn text(&self) -> String {
+        if self.result_sets.is_empty() {
+            return "No result sets yet; `kbench run` makes one.\n".to_string();
+        }
+        let line = |s: &ResultSetSummary| {
+            format!(
+                "{:<24} {} identifier(s): {}; {} test(s), {} sample(s)\n",
+                s.name,
+                s.identifiers.len(),
+                s.identifiers.join(", "),
+                s.tests,
+                s.samples
+            )
+        };
+        self.result_sets.iter().map(line).collect()
+    }
+}
+
+impl RunDocument {
+    /// The line a run ends with, after its summary: how many samples it
+    /// stored where, or that it was interrupted and how to resume.
+    pub fn ending(&self) -> String {
+        if self.interrupted {
+            format!(
+                "\nInterrupted: {} sample(s) stored. Run the same command again to resume.",
+                self.samples_stored
+            )
+        } else {
+            format!(
+                "\nStored {} sample(s) under '{}' in result set '{}'.",
+                self.samples_stored, self.identifier, self.result_set
+            )
+        }
+    }
+}
+
 /// The result set cut down to `identifier` and the tests a run measured
 /// (any metric of them): what a run's summary shows.
 pub fn of_run(mut data: ResultSetData, identifier: &str, tests: &[TestKey]) -> ResultSetData {
@@ -158,4 +212,35 @@ pub fn of_run(mut data: ResultSetData, identifier: &str, tests: &[TestKey]) -> R
     data.tests
         .retain(|spec| tests.iter().any(|t| t.same_test(&spec.key)));
     data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_set_list_has_a_line_per_set_or_says_how_to_make_one() {
+        assert_eq!(
+            SetList::new(vec![]).text(),
+            "No result sets yet; `kbench run` makes one.\n"
+        );
+        let set = ResultSetSummary {
+            name: "plu".into(),
+            title: None,
+            identifiers: vec!["stock".into(), "patched".into()],
+            tests: 3,
+            samples: 120,
+            created_at_ms: 0,
+        };
+        let list = SetList::new(vec![set]);
+        assert_eq!(
+            list.text(),
+            format!(
+                "{:<24} 2 identifier(s): stock, patched; 3 test(s), 120 sample(s)\n",
+                "plu"
+            )
+        );
+        let json = serde_json::to_value(&list).unwrap();
+        assert_eq!(json["schema"], "kbench.sets/1");
+    }
 }

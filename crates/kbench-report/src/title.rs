@@ -66,6 +66,7 @@ mod tests {
             }],
             samples: Default::default(),
             sample_runs: Default::default(),
+            factors: Default::default(),
         }
     }
 

@@ -206,6 +206,34 @@ impl Guests {
     }
 }
 
+/// The kernels `vm compare` boots, each with its identifier (`--as`; by
+/// default the guest's release): two or more kernels, the first the
+/// baseline, and one identifier per kernel or none.
+pub fn compared_kernels(
+    kernels: &[String],
+    identifiers: &[String],
+) -> Result<Vec<(String, Option<String>)>> {
+    if kernels.len() < 2 {
+        invalid!(
+            "vm compare needs two or more --kernel options (the first is the baseline); for one \
+             kernel use `kbench vm run`"
+        );
+    }
+    if !identifiers.is_empty() && identifiers.len() != kernels.len() {
+        invalid!(
+            "{} --as for {} --kernel: give one identifier per kernel, in the same order, or none",
+            identifiers.len(),
+            kernels.len()
+        );
+    }
+    let identifier = |i: usize| identifiers.get(i).cloned();
+    Ok(kernels
+        .iter()
+        .enumerate()
+        .map(|(i, kernel)| (kernel.clone(), identifier(i)))
+        .collect())
+}
+
 /// What `vm compare --duet` needs besides any duet's: two kernels, one
 /// CPU per guest (`cpus`, when the user gave it), and tests (`names`) that
 /// run in one task.
@@ -270,6 +298,23 @@ fn parse_memory(text: &str) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compared_kernels_are_two_or_more_with_one_identifier_each_or_none() {
+        let two = ["a".to_string(), "b".to_string()];
+        assert_eq!(
+            compared_kernels(&two, &[]).unwrap(),
+            [("a".to_string(), None), ("b".to_string(), None)]
+        );
+        let named = compared_kernels(&two, &["x".into(), "y".into()]).unwrap();
+        assert_eq!(named[1], ("b".to_string(), Some("y".to_string())));
+        let one = compared_kernels(&two[..1], &[]).unwrap_err().to_string();
+        assert!(one.contains("two or more --kernel"), "{one}");
+        let short = compared_kernels(&two, &["x".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(short.starts_with("1 --as for 2 --kernel"), "{short}");
+    }
 
     #[test]
     fn memory_sizes() {

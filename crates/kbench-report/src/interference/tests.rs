@@ -221,3 +221,21 @@ fn data_without_monitors_says_nothing() {
     assert_eq!(summary_line(&id), None);
     assert_eq!(notes(&[id.clone(), id]), Vec::<String>::new());
 }
+
+#[test]
+fn the_redone_rounds_are_told_one_a_line_with_their_reasons() {
+    assert_eq!(redone_text(&[]), "");
+    let round = DisturbedRound {
+        test: test(),
+        run: 1,
+        round: 4,
+        reasons: vec![Disturbance::Steal { percent: 7.5 }],
+    };
+    assert_eq!(
+        redone_text(&[round]),
+        format!(
+            "Ran 1 disturbed round(s) again:\n  {}, stored round 4: steal 7.5 %\n",
+            test()
+        )
+    );
+}

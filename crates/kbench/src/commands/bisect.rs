@@ -5,9 +5,8 @@
 
 use super::context::{Db, EXIT_INTERRUPTED, print_json};
 use crate::cli::BisectArgs;
-use anyhow::{Context, bail};
+use anyhow::Context;
 use kbench_bisect::{Bisection, KernelMeasure, Measure, Progress, Setup};
-use kbench_model::Direction;
 use kbench_report::format::{Render, Style, Text};
 use kbench_stats::bisection::BisectionOptions;
 use std::process::ExitCode;
@@ -37,16 +36,8 @@ pub fn bisect(args: BisectArgs, db: &Db) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The flags as the library's request, with the checks that need nothing
-/// but the flags.
+/// The flags as the library's request (which checks them).
 fn setup(args: &BisectArgs, db: &Db) -> anyhow::Result<Setup> {
-    if args.max_blocks < args.blocks {
-        bail!(
-            "--max-blocks {} is below --blocks {}",
-            args.max_blocks,
-            args.blocks
-        );
-    }
     let measure = match &args.kernel {
         Some(image) => Measure::Kernel(KernelMeasure {
             image: image.clone(),
@@ -56,30 +47,13 @@ fn setup(args: &BisectArgs, db: &Db) -> anyhow::Result<Setup> {
                 .context("finding the kbench binary for the guest")?,
             log_dir: db.location()?.data_dir().join("vm-logs"),
         }),
-        None => {
-            let Some(run) = args.run.clone() else {
-                bail!(
-                    "say how to measure: --run CMD --metric NAME, or --kernel PATH_IN_TREE \
-                     --bench NAMES"
-                );
-            };
-            let Some(metric) = args.metric.clone() else {
-                bail!("--run needs --metric NAME: the metric to take from the command's output");
-            };
-            let better = match (args.higher_is_better, args.lower_is_better) {
-                (true, false) => Direction::Higher,
-                (false, true) => Direction::Lower,
-                _ => bail!(
-                    "--run needs the metric's direction: --higher-is-better or --lower-is-better"
-                ),
-            };
-            Measure::Command {
-                run,
-                metric,
-                unit: args.unit.clone(),
-                better,
-            }
-        }
+        None => Measure::command(
+            args.run.clone(),
+            args.metric.clone(),
+            args.unit.clone(),
+            args.higher_is_better,
+            args.lower_is_better,
+        )?,
     };
     Ok(Setup {
         repo: args.repo.clone(),

@@ -43,6 +43,14 @@ pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
 /// Exit status after Ctrl-C, as shells report a SIGINT death.
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
+/// The exit status of a command that ended, interrupted or not.
+pub(crate) fn ended(interrupted: bool) -> ExitCode {
+    match interrupted {
+        true => ExitCode::from(EXIT_INTERRUPTED),
+        false => ExitCode::SUCCESS,
+    }
+}
+
 /// `--budget` as a duration, checked.
 pub(crate) fn budget(seconds: f64) -> anyhow::Result<Duration> {
     Ok(kbench_measure::adaptive::budget(seconds)?)

@@ -1,20 +1,18 @@
 //! `kbench run`: measure, storing every sample as it arrives, then print
 //! the summary of what was run.
 
-use super::context::{EXIT_INTERRUPTED, print_json, sampling_plan, upload_target, with_upload};
+use super::context::{ended, print_json, sampling_plan, upload_target, with_upload};
 use crate::cli::RunArgs;
 use crate::progress::Progress;
-use anyhow::Context;
-use kbench_catalog::PROFILES_ENV;
 use kbench_catalog::profile::Profiles;
 use kbench_fleet::mirror::mirrored;
 use kbench_measure::adaptive::AdaptiveRounds;
-use kbench_measure::launcher::ProcessLauncher;
+use kbench_measure::launcher::{ProcessLauncher, agent_env, own_exe};
 use kbench_measure::redo;
 use kbench_measure::runner::{self, RunRequest, RunSummary};
+use kbench_measure::sysinfo::kernel_release;
 use kbench_report::format::{Render, Style, Text};
-use kbench_report::interference::DisturbedRound;
-use kbench_report::show;
+use kbench_report::interference::redone_text;
 use kbench_store::{Database, Results};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,13 +39,8 @@ pub fn run(
     let identifier = args.identifier.clone().unwrap_or_else(kernel_release);
     kbench_model::validate_name("identifier", &identifier).map_err(anyhow::Error::msg)?;
     kbench_model::validate_name("result set", &args.into).map_err(anyhow::Error::msg)?;
-    let exe = std::env::current_exe()
-        .context("finding the kbench binary to run as the measuring process")?;
-    let mut launcher = ProcessLauncher::new(exe, args.wrap.as_deref())?;
-    if !profile_dirs.is_empty() {
-        // The agent reads the user's profiles from the environment.
-        launcher = launcher.with_env(PROFILES_ENV, std::env::join_paths(profile_dirs)?);
-    }
+    let launcher = ProcessLauncher::new(own_exe()?, args.wrap.as_deref())?
+        .with_envs(&agent_env(profile_dirs)?);
     let stop = Arc::new(AtomicBool::new(false));
     kbench_measure::agent::stop_on_signals(&stop)?;
     let request = RunRequest {
@@ -93,7 +86,7 @@ pub fn run(
         let levels = args.factors.into_iter().collect();
         store.set_factors(&request.set, &request.identifier, &levels, &[])?;
     }
-    print_redone(&redone);
+    eprint!("{}", redone_text(&redone));
     let ended = summary.and_then(|summary| report(store, &request, &summary, args.json));
     with_upload(ended, uploaded.as_ref())
 }
@@ -106,66 +99,12 @@ pub(crate) fn report(
     summary: &RunSummary,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let data = show::of_run(
-        store.load(&request.set)?,
-        &request.identifier,
-        &request.tests,
-    );
+    let document = summary.document(request, store.load(&request.set)?);
     if json {
-        print_json(&show::RunDocument {
-            schema: "kbench.run/1",
-            result_set: request.set.clone(),
-            identifier: request.identifier.clone(),
-            interrupted: summary.interrupted,
-            samples_stored: summary.samples,
-            outcomes: summary.outcomes.clone(),
-            show: show::document(&data),
-        })?;
+        print_json(&document)?;
     } else {
-        print!("{}", Text.render(&show::document(&data), Style::default()));
-        print_ending(summary, request);
+        print!("{}", Text.render(&document.show, Style::default()));
+        eprintln!("{}", document.ending());
     }
-    Ok(if summary.interrupted {
-        ExitCode::from(EXIT_INTERRUPTED)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// The running kernel's release, the default identifier.
-fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown-kernel".to_string())
-}
-
-/// Says which disturbed rounds `--redo-disturbed` ran again, and why.
-fn print_redone(redone: &[DisturbedRound]) {
-    if redone.is_empty() {
-        return;
-    }
-    eprintln!("Ran {} disturbed round(s) again:", redone.len());
-    for round in redone {
-        let why: Vec<String> = round.reasons.iter().map(ToString::to_string).collect();
-        eprintln!(
-            "  {}, stored round {}: {}",
-            round.test,
-            round.round,
-            why.join(", ")
-        );
-    }
-}
-
-fn print_ending(summary: &RunSummary, request: &RunRequest) {
-    if summary.interrupted {
-        eprintln!(
-            "\nInterrupted: {} sample(s) stored. Run the same command again to resume.",
-            summary.samples
-        );
-    } else {
-        eprintln!(
-            "\nStored {} sample(s) under '{}' in result set '{}'.",
-            summary.samples, request.identifier, request.set
-        );
-    }
+    Ok(ended(summary.interrupted))
 }

@@ -7,7 +7,6 @@
 use super::context::{Db, EXIT_INTERRUPTED, sampling_plan, upload_target, with_upload};
 use crate::cli::{CompareArgs, SamplingArgs, VmCommand, VmCompareArgs, VmOptions};
 use crate::progress::Progress;
-use anyhow::bail;
 use kbench_store::Database;
 use kbench_vm::qemu::AccelChoice;
 use kbench_vm::{Guests, Lab, LabEvent, LabRequest, MachineRequest};
@@ -43,28 +42,11 @@ pub fn vm(command: VmCommand, db: &Db) -> anyhow::Result<ExitCode> {
 }
 
 fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
-    if args.kernels.len() < 2 {
-        bail!(
-            "vm compare needs two or more --kernel options (the first is the baseline); for one kernel use `kbench vm run`"
-        );
-    }
+    let kernels = kbench_vm::lab::compared_kernels(&args.kernels, &args.identifiers)?;
     if args.duet {
         kbench_vm::lab::check_duet(args.kernels.len(), args.vm.cpus, &args.names)?;
         args.vm.cpus = Some(1);
     }
-    if !args.identifiers.is_empty() && args.identifiers.len() != args.kernels.len() {
-        bail!(
-            "{} --as for {} --kernel: give one identifier per kernel, in the same order, or none",
-            args.identifiers.len(),
-            args.kernels.len()
-        );
-    }
-    let kernels: Vec<(String, Option<String>)> = args
-        .kernels
-        .iter()
-        .enumerate()
-        .map(|(i, kernel)| (kernel.clone(), args.identifiers.get(i).cloned()))
-        .collect();
     let (lab, mut store) = prepare(
         kernels,
         &args.names,
