@@ -66,7 +66,6 @@ mod tests {
             }],
             samples: Default::default(),
             sample_runs: Default::default(),
-            factors: Default::default(),
         }
     }
 
