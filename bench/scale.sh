@@ -46,6 +46,12 @@ runs=${SCALE_RUNS:-3}
 stores=${SCALE_STORES:-sqlite postgres}
 big=${SCALE_BIG:-0}
 [ -x /usr/bin/time ] || { echo "scale.sh: /usr/bin/time is missing; install it with: apt-get install time" >&2; exit 1; }
+for store in $stores; do
+    case $store in
+    sqlite | postgres) ;;
+    *) echo "scale.sh: unknown store '$store' in SCALE_STORES (sqlite, postgres)" >&2; exit 1 ;;
+    esac
+done
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "scale.sh: SCALE_RUNS must be a positive number, not '$runs'" >&2; exit 1; }
 
 cargo build --release -q
@@ -84,7 +90,8 @@ fresh_db() {
         echo "$work/$2.db"
     else
         local pg=(-h 127.0.0.1 -p "$pg_port" -U "$pg_user")
-        kbench_pg_as "$KBENCH_PG_BIN/dropdb" "${pg[@]}" --if-exists "$2" >&2
+        kbench_pg_as env PGOPTIONS="-c client_min_messages=warning" \
+            "$KBENCH_PG_BIN/dropdb" "${pg[@]}" --if-exists "$2" >&2
         kbench_pg_as "$KBENCH_PG_BIN/createdb" "${pg[@]}" "$2" >&2
         echo "${KBENCH_TEST_POSTGRES_URL%/*}/$2"
     fi
@@ -146,10 +153,6 @@ for store in $stores; do
         pg_port=${KBENCH_TEST_POSTGRES_URL##*:}
         pg_port=${pg_port%%/*}
         measure_store postgres
-        ;;
-    *)
-        echo "scale.sh: unknown store '$store' in SCALE_STORES (sqlite, postgres)" >&2
-        exit 1
         ;;
     esac
 done
