@@ -210,14 +210,21 @@ impl From<StoreError> for Fail {
 /// Runs `f` on the database and turns its failure into a `StoreError`
 /// naming the database and what was being done.
 pub fn with<T>(db: &mut dyn Sql, doing: &str, f: impl FnOnce(&mut dyn Sql) -> Res<T>) -> Result<T> {
-    db.ready().and_then(|()| f(db)).map_err(|fail| match fail {
+    db.ready()
+        .and_then(|()| f(db))
+        .map_err(|fail| store_error(db, doing, fail))
+}
+
+/// A failure as a `StoreError` naming the database and what was being done.
+pub fn store_error(db: &dyn Sql, doing: &str, fail: Fail) -> StoreError {
+    match fail {
         Fail::Store(err) => err,
         Fail::Db(err) => db.describe(doing, err),
         Fail::Damaged(reason) => StoreError::Corrupt {
             db: db.name().to_string(),
             reason: format!("{doing}: {reason}"),
         },
-    })
+    }
 }
 
 /// Runs `f` in a transaction, committed when it succeeds and rolled back
