@@ -30,6 +30,8 @@ mod results;
 mod run_sink;
 mod tokens;
 
+pub use records::insert_rows;
+
 use crate::{Result, StoreError};
 use std::collections::BTreeMap;
 
@@ -88,6 +90,31 @@ impl<'a, T: Into<Param<'a>>> From<Option<T>> for Param<'a> {
     }
 }
 
+/// A sample's row in `samples`, checked (`records::sample_row`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SampleRow {
+    pub run: i64,
+    pub test: i64,
+    pub round: u32,
+    pub value: f64,
+    pub iterations: i64,
+    pub at_ms: i64,
+}
+
+impl SampleRow {
+    /// Its columns as statement parameters, in the order of `samples`.
+    pub fn params(&self) -> [Param<'static>; 6] {
+        [
+            self.run.into(),
+            self.test.into(),
+            self.round.into(),
+            self.value.into(),
+            self.iterations.into(),
+            self.at_ms.into(),
+        ]
+    }
+}
+
 /// `args![a, b]`: the parameters of a statement.
 macro_rules! args {
     ($($value:expr),* $(,)?) => {
@@ -143,6 +170,11 @@ pub trait Sql {
         args: &[Param],
         each: &mut dyn FnMut(&dyn Row) -> Res<()>,
     ) -> Res<()>;
+
+    /// Appends checked sample rows to `samples` in order, inside the
+    /// caller's transaction: SQLite in multi-row INSERTs ([`insert_rows`]),
+    /// PostgreSQL in one binary COPY.
+    fn insert_samples(&mut self, rows: &[SampleRow]) -> Res<()>;
 
     /// Starts a transaction that writes (SQLite takes its write lock now).
     fn begin_write(&mut self) -> Res<()>;

@@ -10,7 +10,7 @@
 
 mod open;
 
-use crate::engine::{DbError, Fail, Param, Res, Row, Sql};
+use crate::engine::{DbError, Fail, Param, Res, Row, SampleRow, Sql, insert_rows};
 use crate::{Opening, StoreError};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, params_from_iter};
@@ -108,6 +108,10 @@ impl Sql for SqliteStore {
             each(row)?;
         }
         Ok(())
+    }
+
+    fn insert_samples(&mut self, rows: &[SampleRow]) -> Res<()> {
+        insert_rows(self, rows)
     }
 
     fn begin_write(&mut self) -> Res<()> {

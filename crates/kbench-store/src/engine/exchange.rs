@@ -9,7 +9,7 @@
 use super::check::{check_factors, check_id, check_name, check_text, check_uid};
 use super::convert::{narrow, to_i64, to_json};
 use super::records::{
-    FIND_IDENTIFIER, INSERT_IDENTIFIER, ensure_set, ensure_test, insert_new_run, insert_samples,
+    FIND_IDENTIFIER, INSERT_IDENTIFIER, ensure_set, ensure_test, insert_new_run, sample_row,
     upsert_outcome,
 };
 use super::{Fail, Res, Sql, args, first_int, live, store_error, transaction, with};
@@ -118,22 +118,16 @@ fn import_identifier(db: &mut dyn Sql, set: &SetRows, identifier: &IdentifierDat
         }
         runs.push(id);
     }
+    // Every sample of the identifier goes in at once, test by test.
+    let mut rows = Vec::with_capacity(identifier.sample_count());
     for (key, samples) in &identifier.samples {
         let test = test_of(key)?;
         let owners = identifier.runs_of_samples(key);
-        // Consecutive samples of the same run go in together.
-        let mut start = 0;
-        while start < samples.len() {
-            let run = owners[start];
-            let len = owners[start..]
-                .iter()
-                .position(|&owner| owner != run)
-                .unwrap_or(samples.len() - start);
-            insert_samples(db, runs[run], test, &samples[start..start + len])?;
-            start += len;
+        for (sample, owner) in samples.iter().zip(owners) {
+            rows.push(sample_row(runs[owner], test, sample)?);
         }
     }
-    Ok(())
+    db.insert_samples(&rows)
 }
 
 /// Writes a whole result set; inside a write transaction.
