@@ -1,7 +1,8 @@
 //! `kbench import` of a kbench.samples/1 document as it is read: each
 //! identifier is parsed, checked ([`super::to_result_set`]'s checks) and
-//! written before the next is read, so memory holds one identifier, never
-//! the file. The whole document is read inside the store's one transaction
+//! handed to the store, which writes it while the next is read (on a
+//! thread of its own), so memory holds a few identifiers, never the file.
+//! The whole document is read inside the store's one transaction
 //! ([`Exchange::import_each`]): a bad last sample, a file cut off or
 //! trailing garbage roll everything back.
 //!
@@ -14,10 +15,11 @@ use super::{
     ExchangeError, IdentifierEntry, Identifiers, SCHEMA, TestEntry, check_schema, check_text,
     set_name, test_specs,
 };
-use crate::{Exchange, SetHead, SetWriter, StoreError};
+use crate::{Exchange, IdentifierData, SetHead, SetWriter, StoreError};
 use kbench_model::TestSpec;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use std::io::{BufReader, Read};
+use std::sync::mpsc::SyncSender;
 
 /// What an import stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,30 +55,39 @@ const FIELDS: &[&str] = &[
 
 /// Reads a kbench.samples/1 document from `reader` and imports it into
 /// `store`, identifier by identifier, in one transaction; `into` overrides
-/// its result set's name.
+/// its result set's name. The document is read and checked on a thread of
+/// its own while the store writes what came before (a few identifiers in
+/// flight at most).
 pub fn import(
-    reader: impl Read,
+    reader: impl Read + Send,
     into: Option<&str>,
     store: &mut dyn Exchange,
 ) -> Result<Stored, ImportError> {
-    let mut reader = BufReader::with_capacity(1 << 16, reader);
+    let mut reader = Some(reader);
     let mut outcome = None;
     let stored = store.import_each(&mut |writer| {
-        let mut document = Document {
-            into,
-            writer,
-            fields: Fields::default(),
-            stored: None,
-            failed: None,
+        let Some(reader) = reader.take() else {
+            return Err(StoreError::Database(
+                "the import read its document twice".to_string(),
+            ));
         };
-        let mut de = serde_json::Deserializer::from_reader(&mut reader);
-        let read = (&mut document).deserialize(&mut de).and_then(|()| de.end());
-        let result = read.map_err(|e| {
-            document.failed.take().unwrap_or_else(|| {
-                ExchangeError(format!("line {}, column {}: {e}", e.line(), e.column())).into()
-            })
+        let (send, parts) = std::sync::mpsc::sync_channel(IN_FLIGHT);
+        let (read, written) = std::thread::scope(|scope| {
+            let reading = scope.spawn(move || read(reader, into, send));
+            // Stops at the first failure: the reader then fails to send.
+            let written = parts.iter().try_for_each(|part| part.write(writer));
+            drop(parts);
+            let read = reading
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (read, written)
         });
-        let result = result.and_then(|()| document.finish());
+        let result = match (read, written) {
+            (Ok(stored), Ok(())) => Ok(stored),
+            // A failed write stopped the reading.
+            (_, Err(failed)) => Err(failed.into()),
+            (Err(refused), Ok(())) => Err(refused),
+        };
         let refused = result.is_err();
         outcome = Some(result);
         if refused {
@@ -97,6 +108,60 @@ pub fn import(
     }
 }
 
+/// Identifiers read ahead of the store, waiting to be written.
+const IN_FLIGHT: usize = 2;
+
+/// What the reading thread hands to the store, in order.
+enum Part {
+    Start {
+        name: String,
+        tests: Vec<TestSpec>,
+    },
+    Identifier(IdentifierData),
+    Describe {
+        title: Option<String>,
+        description: Option<String>,
+    },
+}
+
+impl Part {
+    fn write(self, writer: &mut dyn SetWriter) -> Result<(), StoreError> {
+        match self {
+            Part::Start { name, tests } => writer.start(&SetHead {
+                name: &name,
+                tests: &tests,
+            }),
+            Part::Identifier(identifier) => writer.identifier(&identifier),
+            Part::Describe { title, description } => {
+                writer.describe(title.as_deref(), description.as_deref())
+            }
+        }
+    }
+}
+
+/// Reads and checks the whole document, sending its parts to `send`.
+fn read(
+    reader: impl Read,
+    into: Option<&str>,
+    send: SyncSender<Part>,
+) -> Result<Stored, ImportError> {
+    let mut document = Document {
+        into,
+        send,
+        fields: Fields::default(),
+        stored: None,
+        failed: None,
+    };
+    let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, reader));
+    let read = (&mut document).deserialize(&mut de).and_then(|()| de.end());
+    read.map_err(|e| {
+        document.failed.take().unwrap_or_else(|| {
+            ExchangeError(format!("line {}, column {}: {e}", e.line(), e.column())).into()
+        })
+    })?;
+    document.finish()
+}
+
 /// The top-level fields read so far.
 #[derive(Default)]
 struct Fields {
@@ -112,17 +177,17 @@ struct Fields {
 
 /// The document being read and written: serde's visitor of its top-level
 /// object.
-struct Document<'a, 'w> {
+struct Document<'a> {
     into: Option<&'a str>,
-    writer: &'w mut dyn SetWriter,
+    send: SyncSender<Part>,
     fields: Fields,
-    /// Set once the writer is started.
+    /// Set once the set is started.
     stored: Option<Stored>,
     /// Why reading stopped, when it was not the JSON itself.
     failed: Option<ImportError>,
 }
 
-impl Document<'_, '_> {
+impl Document<'_> {
     /// Keeps `why` and stops serde with an error standing for it.
     fn stop<E: de::Error>(&mut self, why: impl Into<ImportError>) -> E {
         self.failed = Some(why.into());
@@ -139,18 +204,25 @@ impl Document<'_, '_> {
         .ok()
     }
 
+    /// Hands `part` to the store; fails once the store has stopped (its
+    /// own failure is then the import's).
+    fn send(&self, part: Part) -> Result<(), ImportError> {
+        self.send.send(part).map_err(|_| {
+            StoreError::Database("the store stopped taking the import".to_string()).into()
+        })
+    }
+
     /// Starts the set named `name` with the tests read.
     fn start(&mut self, name: String) -> Result<(), ImportError> {
-        let tests = self.fields.tests.as_deref().unwrap_or_default();
-        self.writer.start(&SetHead { name: &name, tests })?;
+        let tests = self.fields.tests.clone().unwrap_or_default();
         self.stored = Some(Stored {
-            set: name,
+            set: name.clone(),
             identifiers: 0,
             tests: tests.len(),
             samples: 0,
             read_whole: false,
         });
-        Ok(())
+        self.send(Part::Start { name, tests })
     }
 
     /// Checks and writes one identifier.
@@ -160,12 +232,11 @@ impl Document<'_, '_> {
         entry: &IdentifierEntry,
     ) -> Result<(), ImportError> {
         let data = checked.next(entry)?;
-        self.writer.identifier(&data)?;
         if let Some(stored) = &mut self.stored {
             stored.identifiers += 1;
             stored.samples += data.sample_count();
         }
-        Ok(())
+        self.send(Part::Identifier(data))
     }
 
     /// After the document's end: the checks of what came late or not at
@@ -200,17 +271,18 @@ impl Document<'_, '_> {
                 stored.read_whole = !held.is_empty();
             }
         }
-        let (title, description) = (
-            self.fields.title.flatten(),
-            self.fields.description.flatten(),
-        );
-        self.writer
-            .describe(title.as_deref(), description.as_deref())?;
-        Ok(self.stored.expect("started above"))
+        let describe = Part::Describe {
+            title: self.fields.title.take().flatten(),
+            description: self.fields.description.take().flatten(),
+        };
+        self.send(describe)?;
+        self.stored.take().ok_or_else(|| {
+            StoreError::Database("the import stored no result set".to_string()).into()
+        })
     }
 }
 
-impl<'de> DeserializeSeed<'de> for &mut Document<'_, '_> {
+impl<'de> DeserializeSeed<'de> for &mut Document<'_> {
     type Value = ();
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -218,7 +290,7 @@ impl<'de> DeserializeSeed<'de> for &mut Document<'_, '_> {
     }
 }
 
-impl<'de> Visitor<'de> for &mut Document<'_, '_> {
+impl<'de> Visitor<'de> for &mut Document<'_> {
     type Value = ();
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -275,9 +347,9 @@ impl<'de> Visitor<'de> for &mut Document<'_, '_> {
 }
 
 /// The `identifiers` list, each written as soon as it is read.
-struct Streamed<'d, 'a, 'w>(&'d mut Document<'a, 'w>);
+struct Streamed<'d, 'a>(&'d mut Document<'a>);
 
-impl<'de> DeserializeSeed<'de> for Streamed<'_, '_, '_> {
+impl<'de> DeserializeSeed<'de> for Streamed<'_, '_> {
     type Value = ();
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -285,7 +357,7 @@ impl<'de> DeserializeSeed<'de> for Streamed<'_, '_, '_> {
     }
 }
 
-impl<'de> Visitor<'de> for Streamed<'_, '_, '_> {
+impl<'de> Visitor<'de> for Streamed<'_, '_> {
     type Value = ();
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
