@@ -22,7 +22,8 @@ mod shared;
 pub use error::FormatError;
 
 use kbench_model::results::ResultSetData;
-use kbench_store::exchange::{self, SamplesFile, Stored};
+use kbench_store::exchange::stream::{self, Stored};
+use kbench_store::exchange::{self, SamplesFile};
 use kbench_store::{Exchange, StoreError};
 use serde::Deserializer;
 use std::io::{BufRead, BufReader, Read};
@@ -177,21 +178,40 @@ fn summary(stored: &Stored, notes: &[String]) -> String {
     text
 }
 
-/// Why `kbench import` stored nothing: the file, or the store.
+/// Why `kbench import` stored nothing: the file (its path first), or the
+/// store.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error(transparent)]
-    Format(#[from] FormatError),
+    #[error("{0}; nothing was imported")]
+    Format(FormatError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Not `#[from]`: that would make the file's error this one's source too,
+/// and its message would be printed twice.
+impl From<FormatError> for ImportError {
+    fn from(error: FormatError) -> ImportError {
+        ImportError::Format(error)
+    }
 }
 
 /// Reads the file of `request` and imports it into `store` in one
 /// transaction (all or nothing); returns the lines to print. A
 /// kbench.samples/1 file is imported as it is read, in memory that does not
-/// grow with the file ([`exchange::import`]); the other formats are read
+/// grow with the file ([`stream::import`]); the other formats are read
 /// whole (one tool's run of one machine: small by nature).
 pub fn import(request: &ImportRequest, store: &mut dyn Exchange) -> Result<String, ImportError> {
+    store_file(request, store).map_err(|e| match e {
+        ImportError::Format(mut e) => {
+            e.at = format!("{}: {}", request.path.display(), e.at);
+            ImportError::Format(e)
+        }
+        e => e,
+    })
+}
+
+fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<String, ImportError> {
     let source = request.path.display().to_string();
     let io = |e: std::io::Error| FormatError::new(&source, format!("cannot read it: {e}"));
     let stdin = source == "-";
@@ -226,12 +246,12 @@ pub fn import(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
     }
     let Some(format) = format else {
         let stream = |e| match e {
-            exchange::ImportError::File(e) => FormatError::new("kbench.samples/1", e.0).into(),
-            exchange::ImportError::Store(e) => ImportError::Store(e),
+            stream::ImportError::File(e) => FormatError::new("kbench.samples/1", e.0).into(),
+            stream::ImportError::Store(e) => ImportError::Store(e),
         };
         let stored = match &text {
-            Some(text) => exchange::import(text.as_bytes(), request.into, store),
-            None => exchange::import(
+            Some(text) => stream::import(text.as_bytes(), request.into, store),
+            None => stream::import(
                 std::fs::File::open(request.path).map_err(io)?,
                 request.into,
                 store,

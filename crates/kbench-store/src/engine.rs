@@ -30,8 +30,6 @@ mod results;
 mod run_sink;
 mod tokens;
 
-pub use records::insert_rows;
-
 use crate::{Result, StoreError};
 use std::collections::BTreeMap;
 
@@ -172,7 +170,7 @@ pub trait Sql {
     ) -> Res<()>;
 
     /// Appends checked sample rows to `samples` in order, inside the
-    /// caller's transaction: SQLite in multi-row INSERTs ([`insert_rows`]),
+    /// caller's transaction: SQLite in multi-row INSERTs,
     /// PostgreSQL in one binary COPY.
     fn insert_samples(&mut self, rows: &[SampleRow]) -> Res<()>;
 

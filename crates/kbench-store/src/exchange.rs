@@ -9,11 +9,10 @@
 //! given twice in one `samples` object, duplicate identifiers or tests, an
 //! identifier with neither or both of `runs` and `samples`, and samples of
 //! undeclared tests are rejected with the JSON line or the path of the
-//! offending element.
+//! offending element. [`stream::import`] reads a document into a store as
+//! it streams in, with the same checks.
 
-mod stream;
-
-pub use stream::{ImportError, Stored, import};
+pub mod stream;
 
 use crate::{
     IdentifierData, ResultSetData, RunId, RunInfo, RunRecord, RunStatus, TestOutcome, validate,

@@ -575,12 +575,15 @@ fn import_round_trips_and_is_all_or_nothing(db: &TestDb) {
 }
 
 /// `kbench import` of a document as it is read
-/// (`kbench_store::exchange::import`): an export comes back the same, in
+/// (`kbench_store::exchange::stream::import`): an export comes back the same, in
 /// kbench export's order or another; a bad last sample, a file cut off
 /// (even just before its last brace) or followed by garbage, and an
 /// identifier the set has already leave the store as it was.
 fn streamed_import_is_all_or_nothing(db: &TestDb) {
-    use kbench_store::exchange::{self, ImportError, Stored};
+    use kbench_store::exchange::{
+        self,
+        stream::{self, ImportError, Stored},
+    };
     let mut store = db.open();
     let original = written_set(store.as_mut(), "orig");
     let mut file = exchange::export(&original);
@@ -591,7 +594,7 @@ fn streamed_import_is_all_or_nothing(db: &TestDb) {
         }
     }
     let text = serde_json::to_string_pretty(&file).unwrap();
-    let stored = exchange::import(text.as_bytes(), Some("streamed"), store.as_mut()).unwrap();
+    let stored = stream::import(text.as_bytes(), Some("streamed"), store.as_mut()).unwrap();
     let expected = Stored {
         set: "streamed".into(),
         identifiers: 2,
@@ -620,7 +623,7 @@ fn streamed_import_is_all_or_nothing(db: &TestDb) {
         serde_json::to_string(&file.identifiers).unwrap(),
         serde_json::to_string(&file.tests).unwrap()
     );
-    let stored = exchange::import(late.as_bytes(), None, store.as_mut()).unwrap();
+    let stored = stream::import(late.as_bytes(), None, store.as_mut()).unwrap();
     assert_eq!(
         stored,
         Stored {
@@ -636,7 +639,7 @@ fn streamed_import_is_all_or_nothing(db: &TestDb) {
     let end = last + text[last..].find(',').unwrap();
     let bad_last = format!("{}-1{}", &text[..last], &text[end..]);
     let refused =
-        |store: &mut dyn kbench_store::Database, text: &str, into: &str| match exchange::import(
+        |store: &mut dyn kbench_store::Database, text: &str, into: &str| match stream::import(
             text.as_bytes(),
             Some(into),
             store,
@@ -659,7 +662,7 @@ fn streamed_import_is_all_or_nothing(db: &TestDb) {
 
     // "fresh" is new but "two" is in "streamed" already: "fresh" goes too.
     let clash = text.replace(r#""name": "one""#, r#""name": "fresh""#);
-    let err = exchange::import(clash.as_bytes(), Some("streamed"), store.as_mut()).unwrap_err();
+    let err = stream::import(clash.as_bytes(), Some("streamed"), store.as_mut()).unwrap_err();
     assert!(
         matches!(&err, ImportError::Store(StoreError::Conflict(msg)) if msg.contains("\"two\"")),
         "{err:?}"

@@ -12,7 +12,6 @@ use super::{Fail, Param, Res, Row, SampleRow, Sql, args, first_int, parse_option
 use crate::validate;
 use crate::{RunId, RunInfo, RunRecord, RunStatus, StoreError, TestOutcome, TestOutcomeKind};
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms};
-use std::sync::OnceLock;
 
 /// A test's key from its `benchmark, options, metric` columns at `first`.
 pub(super) fn read_key(row: &dyn Row, first: usize) -> Res<TestKey> {
@@ -343,64 +342,6 @@ pub(super) fn sample_row(run: RunId, test: i64, sample: &Sample) -> Res<SampleRo
         iterations: to_i64("iteration count", sample.iterations)?,
         at_ms: sample.at_ms,
     })
-}
-
-/// The most samples one multi-row INSERT holds (6 parameters each, well
-/// under SQLite's 32766 and PostgreSQL's 65535).
-pub(super) const BATCH: usize = 256;
-
-const _: () = assert!(
-    BATCH.is_power_of_two(),
-    "insert_rows splits by powers of two"
-);
-
-/// `INSERT INTO samples ... VALUES (..), (..)` for `rows` rows, a power of
-/// two up to [`BATCH`].
-fn batch_insert_sql(rows: usize) -> &'static str {
-    static SQL: OnceLock<Vec<String>> = OnceLock::new();
-    let all = SQL.get_or_init(|| {
-        (0..=BATCH.ilog2())
-            .map(|log| {
-                let rows: Vec<String> = (0..1usize << log)
-                    .map(|i| {
-                        let n = 6 * i;
-                        format!(
-                            "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
-                            n + 1,
-                            n + 2,
-                            n + 3,
-                            n + 4,
-                            n + 5,
-                            n + 6
-                        )
-                    })
-                    .collect();
-                format!(
-                    "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) VALUES {}",
-                    rows.join(", ")
-                )
-            })
-            .collect()
-    });
-    &all[rows.ilog2() as usize]
-}
-
-/// Appends rows to `samples` in order, in multi-row INSERTs: [`BATCH`]
-/// rows at a time, then the rest in the powers of two it adds up to (13
-/// rows: 8, 4 and 1), so that a few prepared statements serve every count
-/// in a few round trips. SQLite's [`Sql::insert_samples`].
-pub fn insert_rows(db: &mut dyn Sql, rows: &[SampleRow]) -> Res<()> {
-    let mut params = Vec::with_capacity(6 * BATCH);
-    let mut rest = rows;
-    while !rest.is_empty() {
-        let count = BATCH.min(1 << rest.len().ilog2());
-        let (chunk, after) = rest.split_at(count);
-        rest = after;
-        params.clear();
-        params.extend(chunk.iter().flat_map(SampleRow::params));
-        db.execute(batch_insert_sql(count), &params)?;
-    }
-    Ok(())
 }
 
 /// Stores the samples of one test in one run, in order. The caller knows

@@ -2,7 +2,7 @@
 //! kbench.samples/1 JSON or other tools' result files (kbench-formats).
 
 use crate::cli::{ExportArgs, ImportArgs};
-use kbench_formats::{ImportError, ImportRequest};
+use kbench_formats::ImportRequest;
 use kbench_store::{Exchange, Results};
 use std::process::ExitCode;
 
@@ -14,11 +14,7 @@ pub fn import(args: ImportArgs, store: &mut dyn Exchange) -> anyhow::Result<Exit
         into,
         identifier,
     };
-    let summary = kbench_formats::import(&request, store).map_err(|e| match e {
-        ImportError::Format(e) => anyhow::anyhow!("{}: {e}; nothing was imported", path.display()),
-        ImportError::Store(e) => e.into(),
-    })?;
-    eprintln!("{summary}");
+    eprintln!("{}", kbench_formats::import(&request, store)?);
     Ok(ExitCode::SUCCESS)
 }
 
