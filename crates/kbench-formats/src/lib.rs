@@ -22,8 +22,11 @@ mod shared;
 pub use error::FormatError;
 
 use kbench_model::results::ResultSetData;
+use kbench_store::exchange::stream::{self, Stored};
 use kbench_store::exchange::{self, SamplesFile};
-use std::io::Read;
+use kbench_store::{Exchange, StoreError};
+use serde::Deserializer;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 /// The `--from` names of `kbench import`: `auto` finds the format from the
@@ -65,19 +68,56 @@ impl Format {
     /// The foreign format `text` is in, by its first element or keys; None
     /// for anything else (kbench's own JSON, or a file no reader knows).
     pub fn detect(text: &str) -> Option<Format> {
-        let start = text.trim_start_matches('\u{feff}').trim_start();
-        if start.starts_with('<') {
-            return Some(Format::Pts);
+        Format::sniff(text.as_bytes())
+    }
+
+    /// [`Format::detect`] of what `reader` gives, read once in memory that
+    /// does not grow with it (the top-level keys, their values skipped).
+    pub fn sniff(reader: impl Read) -> Option<Format> {
+        let mut reader = BufReader::with_capacity(1 << 16, reader);
+        loop {
+            let start = reader.fill_buf().ok()?;
+            let blank = start.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            let bom = start[blank..].starts_with("\u{feff}".as_bytes());
+            match start.get(blank) {
+                None if start.is_empty() => return None,
+                Some(b'<') => return Some(Format::Pts),
+                Some(_) if !bom => break,
+                _ => {}
+            }
+            reader.consume(blank + if bom { 3 } else { 0 });
         }
-        let value: serde_json::Value = serde_json::from_str(text).ok()?;
-        let object = value.as_object()?;
-        if object.contains_key("results") {
+        let keys = serde_json::Deserializer::from_reader(reader)
+            .deserialize_map(TopKeys)
+            .ok()?;
+        let has = |key: &str| keys.iter().any(|k| k == key);
+        if has("results") {
             Some(Format::Hyperfine)
-        } else if object.contains_key("benchmarks") && object.contains_key("context") {
+        } else if has("benchmarks") && has("context") {
             Some(Format::GoogleBenchmark)
         } else {
             None
         }
+    }
+}
+
+/// The keys of a JSON object, its values skipped as they are read.
+struct TopKeys;
+
+impl<'de> serde::de::Visitor<'de> for TopKeys {
+    type Value = Vec<String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Vec<String>, A::Error> {
+        let mut keys = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            map.next_value::<serde::de::IgnoredAny>()?;
+            keys.push(key);
+        }
+        Ok(keys)
     }
 }
 
@@ -120,67 +160,121 @@ pub struct ImportRequest<'a> {
     pub identifier: Option<&'a str>,
 }
 
-/// A file read and checked, ready for the store.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Loaded {
-    pub data: ResultSetData,
-    /// What was not imported or is worth knowing.
-    pub notes: Vec<String>,
+/// What `kbench import` stored, as the lines it prints when done.
+fn summary(stored: &Stored, notes: &[String]) -> String {
+    let mut text = format!(
+        "Imported {} identifier(s), {} test(s), {} sample(s) into result set '{}'.",
+        stored.identifiers, stored.tests, stored.samples, stored.set
+    );
+    if stored.read_whole {
+        text.push_str(
+            "\nnote: the file gives its identifiers before the set's name or tests, so it was \
+             held in memory whole; files in kbench export's order are read as they stream in",
+        );
+    }
+    for note in notes {
+        text.push_str(&format!("\nnote: {note}"));
+    }
+    text
 }
 
-impl Loaded {
-    /// The lines `kbench import` prints when it is done.
-    pub fn summary(&self) -> String {
-        let data = &self.data;
-        let mut text = format!(
-            "Imported {} identifier(s), {} test(s), {} sample(s) into result set '{}'.",
-            data.identifiers.len(),
-            data.tests.len(),
-            data.sample_count(),
-            data.name
-        );
-        for note in &self.notes {
-            text.push_str(&format!("\nnote: {note}"));
-        }
-        text
+/// Why `kbench import` stored nothing: the file (its path first), or the
+/// store.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{0}; nothing was imported")]
+    Format(FormatError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Not `#[from]`: that would make the file's error this one's source too,
+/// and its message would be printed twice.
+impl From<FormatError> for ImportError {
+    fn from(error: FormatError) -> ImportError {
+        ImportError::Format(error)
     }
 }
 
-/// Reads and checks the file of `request`; nothing is written.
-pub fn load(request: &ImportRequest) -> Result<Loaded, FormatError> {
+/// Reads the file of `request` and imports it into `store` in one
+/// transaction (all or nothing); returns the lines to print. A
+/// kbench.samples/1 file is imported as it is read, in memory that does not
+/// grow with the file ([`stream::import`]); the other formats are read
+/// whole (one tool's run of one machine: small by nature).
+pub fn import(request: &ImportRequest, store: &mut dyn Exchange) -> Result<String, ImportError> {
+    store_file(request, store).map_err(|e| match e {
+        ImportError::Format(mut e) => {
+            e.at = format!("{}: {}", request.path.display(), e.at);
+            ImportError::Format(e)
+        }
+        e => e,
+    })
+}
+
+fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<String, ImportError> {
     let source = request.path.display().to_string();
     let io = |e: std::io::Error| FormatError::new(&source, format!("cannot read it: {e}"));
-    let (text, at_ms) = if source == "-" {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(io)?;
-        (text, kbench_model::now_ms())
-    } else {
-        let text = std::fs::read_to_string(request.path).map_err(io)?;
-        let modified = std::fs::metadata(request.path).and_then(|m| m.modified());
-        let at_ms = modified
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-        (
-            text,
-            at_ms.map_or_else(kbench_model::now_ms, |d| d.as_millis() as i64),
-        )
-    };
+    let stdin = source == "-";
+    let named = |format| matches!(format, Some(Format::Hyperfine | Format::GoogleBenchmark));
     let format = match request.from {
-        "auto" => Format::detect(&text),
+        "auto" if stdin => None,
+        "auto" => Format::sniff(std::fs::File::open(request.path).map_err(io)?),
         "kbench" => None,
         name => Some(Format::parse(name).ok_or_else(|| {
             FormatError::new("--from", format!("{name:?} is none of {}", FROM.join(", ")))
         })?),
     };
-    let named = matches!(format, Some(Format::Hyperfine | Format::GoogleBenchmark));
-    if request.identifier.is_some() && !named {
+    // Stdin cannot be read twice: it is read whole, and sniffed from memory.
+    let text = if stdin {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).map_err(io)?;
+        Some(text)
+    } else {
+        None
+    };
+    let format = match (&text, request.from) {
+        (Some(text), "auto") => Format::detect(text),
+        _ => format,
+    };
+    if request.identifier.is_some() && !named(format) {
         return Err(FormatError::new(
             "--identifier",
             "this file names its identifiers; --identifier is for hyperfine and Google \
              Benchmark files",
-        ));
+        )
+        .into());
     }
-    let stem = request.path.file_stem().filter(|_| source != "-");
+    let Some(format) = format else {
+        let stream = |e| match e {
+            stream::ImportError::File(e) => FormatError::new("kbench.samples/1", e.0).into(),
+            stream::ImportError::Store(e) => ImportError::Store(e),
+        };
+        let stored = match &text {
+            Some(text) => stream::import(text.as_bytes(), request.into, store),
+            None => stream::import(
+                std::fs::File::open(request.path).map_err(io)?,
+                request.into,
+                store,
+            ),
+        }
+        .map_err(stream)?;
+        return Ok(summary(&stored, &[]));
+    };
+    let (text, at_ms) = match text {
+        Some(text) => (text, kbench_model::now_ms()),
+        None => {
+            let text = std::fs::read_to_string(request.path).map_err(io)?;
+            let modified = std::fs::metadata(request.path).and_then(|m| m.modified());
+            let at_ms = modified
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            (
+                text,
+                at_ms.map_or_else(kbench_model::now_ms, |d| d.as_millis() as i64),
+            )
+        }
+    };
+    let stem = request.path.file_stem().filter(|_| !stdin);
     let options = ReadOptions {
         identifier: request
             .identifier
@@ -188,23 +282,18 @@ pub fn load(request: &ImportRequest) -> Result<Loaded, FormatError> {
             .or_else(|| stem.map(|s| s.to_string_lossy().into_owned())),
         at_ms,
     };
-    let imported = match format {
-        Some(format) => read(format, &text, &options)?,
-        None => {
-            let data = exchange::parse(&text, request.into)
-                .map_err(|e| FormatError::new("kbench.samples/1", e.0))?;
-            return Ok(Loaded {
-                data,
-                notes: vec![],
-            });
-        }
-    };
+    let imported = read(format, &text, &options)?;
     let data = exchange::to_result_set(&imported.file, request.into)
         .map_err(|e| FormatError::new("the samples read from it", e.0))?;
-    Ok(Loaded {
-        data,
-        notes: imported.notes,
-    })
+    store.import(&data)?;
+    let stored = Stored {
+        set: data.name.clone(),
+        identifiers: data.identifiers.len(),
+        tests: data.tests.len(),
+        samples: data.sample_count(),
+        read_whole: false,
+    };
+    Ok(summary(&stored, &imported.notes))
 }
 
 /// `data` written as `format` (one of [`EXPORTS`]) by kbench

@@ -88,6 +88,31 @@ impl<'a, T: Into<Param<'a>>> From<Option<T>> for Param<'a> {
     }
 }
 
+/// A sample's row in `samples`, checked (`records::sample_row`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SampleRow {
+    pub run: i64,
+    pub test: i64,
+    pub round: u32,
+    pub value: f64,
+    pub iterations: i64,
+    pub at_ms: i64,
+}
+
+impl SampleRow {
+    /// Its columns as statement parameters, in the order of `samples`.
+    pub fn params(&self) -> [Param<'static>; 6] {
+        [
+            self.run.into(),
+            self.test.into(),
+            self.round.into(),
+            self.value.into(),
+            self.iterations.into(),
+            self.at_ms.into(),
+        ]
+    }
+}
+
 /// `args![a, b]`: the parameters of a statement.
 macro_rules! args {
     ($($value:expr),* $(,)?) => {
@@ -143,6 +168,11 @@ pub trait Sql {
         args: &[Param],
         each: &mut dyn FnMut(&dyn Row) -> Res<()>,
     ) -> Res<()>;
+
+    /// Appends checked sample rows to `samples` in order, inside the
+    /// caller's transaction: SQLite in multi-row INSERTs,
+    /// PostgreSQL in one binary COPY.
+    fn insert_samples(&mut self, rows: &[SampleRow]) -> Res<()>;
 
     /// Starts a transaction that writes (SQLite takes its write lock now).
     fn begin_write(&mut self) -> Res<()>;
@@ -210,14 +240,21 @@ impl From<StoreError> for Fail {
 /// Runs `f` on the database and turns its failure into a `StoreError`
 /// naming the database and what was being done.
 pub fn with<T>(db: &mut dyn Sql, doing: &str, f: impl FnOnce(&mut dyn Sql) -> Res<T>) -> Result<T> {
-    db.ready().and_then(|()| f(db)).map_err(|fail| match fail {
+    db.ready()
+        .and_then(|()| f(db))
+        .map_err(|fail| store_error(db, doing, fail))
+}
+
+/// A failure as a `StoreError` naming the database and what was being done.
+pub fn store_error(db: &dyn Sql, doing: &str, fail: Fail) -> StoreError {
+    match fail {
         Fail::Store(err) => err,
         Fail::Db(err) => db.describe(doing, err),
         Fail::Damaged(reason) => StoreError::Corrupt {
             db: db.name().to_string(),
             reason: format!("{doing}: {reason}"),
         },
-    })
+    }
 }
 
 /// Runs `f` in a transaction, committed when it succeeds and rolled back

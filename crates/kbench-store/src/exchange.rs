@@ -9,7 +9,10 @@
 //! given twice in one `samples` object, duplicate identifiers or tests, an
 //! identifier with neither or both of `runs` and `samples`, and samples of
 //! undeclared tests are rejected with the JSON line or the path of the
-//! offending element.
+//! offending element. [`stream::import`] reads a document into a store as
+//! it streams in, with the same checks.
+
+pub mod stream;
 
 use crate::{
     IdentifierData, ResultSetData, RunId, RunInfo, RunRecord, RunStatus, TestOutcome, validate,
@@ -207,33 +210,56 @@ pub fn to_result_set(
     file: &SamplesFile,
     into: Option<&str>,
 ) -> Result<ResultSetData, ExchangeError> {
+    check_schema(&file.schema)?;
+    let name = set_name(into, file.result_set.as_deref())?;
+    check_text("title", file.title.as_deref())?;
+    check_text("description", file.description.as_deref())?;
+    let tests = test_specs(&file.tests)?;
+    let mut checked = Identifiers::new(&tests);
+    let identifiers = file
+        .identifiers
+        .iter()
+        .map(|entry| checked.next(entry))
+        .collect::<Result<_, _>>()?;
+    Ok(ResultSetData {
+        name,
+        title: file.title.clone(),
+        description: file.description.clone(),
+        tests,
+        identifiers,
+    })
+}
+
+fn check_schema(schema: &str) -> Result<(), ExchangeError> {
+    if schema == SCHEMA {
+        Ok(())
+    } else {
+        Err(ExchangeError(format!(
+            "schema: is {schema:?}; this kbench reads {SCHEMA:?}"
+        )))
+    }
+}
+
+/// The result set imported into: `into`, else the file's.
+fn set_name(into: Option<&str>, file: Option<&str>) -> Result<String, ExchangeError> {
+    into.or(file).map(str::to_string).ok_or_else(|| {
+        ExchangeError("result_set: missing; give one in the file or with --into".to_string())
+    })
+}
+
+/// The set's `title` (one line) or `description` (lines).
+fn check_text(what: &str, text: Option<&str>) -> Result<(), ExchangeError> {
+    text.map_or(Ok(()), |text| {
+        kbench_model::validate_text(what, text, what == "description")
+            .map_err(|e| ExchangeError(format!("{what}: {e}")))
+    })
+}
+
+/// The `tests` list, each parsed and checked once.
+fn test_specs(entries: &[TestEntry]) -> Result<Vec<TestSpec>, ExchangeError> {
     let fail = |path: String, what: &str| Err(ExchangeError(format!("{path}: {what}")));
-    if file.schema != SCHEMA {
-        return fail(
-            "schema".into(),
-            &format!("is {:?}; this kbench reads {SCHEMA:?}", file.schema),
-        );
-    }
-    let name = match (into, file.result_set.as_deref()) {
-        (Some(name), _) | (None, Some(name)) => name.to_string(),
-        (None, None) => {
-            return fail(
-                "result_set".into(),
-                "missing; give one in the file or with --into",
-            );
-        }
-    };
-    for (what, text, lines) in [
-        ("title", &file.title, false),
-        ("description", &file.description, true),
-    ] {
-        if let Some(text) = text {
-            kbench_model::validate_text(what, text, lines)
-                .map_err(|e| ExchangeError(format!("{what}: {e}")))?;
-        }
-    }
     let mut tests: Vec<TestSpec> = Vec::new();
-    for (i, entry) in file.tests.iter().enumerate() {
+    for (i, entry) in entries.iter().enumerate() {
         let key = TestKey::parse(&entry.test)
             .map_err(|e| ExchangeError(format!("tests[{i}].test: {e}")))?;
         if tests.iter().any(|t| t.key == key) {
@@ -250,33 +276,45 @@ pub fn to_result_set(
         validate::test_spec(&spec).map_err(|e| ExchangeError(format!("tests[{i}]: {e}")))?;
         tests.push(spec);
     }
-    let mut seen = HashSet::new();
-    let mut identifiers = Vec::new();
-    for (i, entry) in file.identifiers.iter().enumerate() {
-        let path = format!("identifiers[{i}]");
-        if !seen.insert(entry.name.as_str()) {
-            return fail(
-                format!("{path}.name"),
-                &format!("identifier {:?} appears twice", entry.name),
-            );
+    Ok(tests)
+}
+
+/// The identifiers of a file, checked in order as they come: each one's
+/// place, name (given once) and contents, of the declared tests.
+struct Identifiers {
+    declared: HashSet<TestKey>,
+    seen: HashSet<String>,
+}
+
+impl Identifiers {
+    fn new(tests: &[TestSpec]) -> Identifiers {
+        Identifiers {
+            declared: tests.iter().map(|t| t.key.clone()).collect(),
+            seen: HashSet::new(),
+        }
+    }
+
+    /// The next identifier, checked and in the store's shape.
+    fn next(&mut self, entry: &IdentifierEntry) -> Result<IdentifierData, ExchangeError> {
+        let path = format!("identifiers[{}]", self.seen.len());
+        if self.seen.contains(&entry.name) {
+            return Err(ExchangeError(format!(
+                "{path}.name: identifier {:?} appears twice",
+                entry.name
+            )));
         }
         kbench_model::validate_name("identifier", &entry.name)
             .map_err(|e| ExchangeError(format!("{path}.name: {e}")))?;
-        identifiers.push(identifier_data(entry, &path, &tests)?);
+        let data = identifier_data(entry, &path, &self.declared)?;
+        self.seen.insert(entry.name.clone());
+        Ok(data)
     }
-    Ok(ResultSetData {
-        name,
-        title: file.title.clone(),
-        description: file.description.clone(),
-        tests,
-        identifiers,
-    })
 }
 
 fn identifier_data(
     entry: &IdentifierEntry,
     path: &str,
-    tests: &[TestSpec],
+    tests: &HashSet<TestKey>,
 ) -> Result<IdentifierData, ExchangeError> {
     match (entry.runs.is_empty(), entry.samples.is_empty()) {
         (true, true) => {
@@ -309,22 +347,28 @@ fn identifier_data(
                    run: usize|
      -> Result<(), ExchangeError> {
         for (test, list) in group {
-            let key = declared(test, tests, &format!("{at}.samples[{test:?}]"))?;
+            let place = || format!("{at}.samples[{test:?}]");
+            let key = declared(test, tests, place)?;
             if list.is_empty() {
                 return Err(ExchangeError(format!(
-                    "{at}.samples[{test:?}]: the sample list is empty"
+                    "{}: the sample list is empty",
+                    place()
                 )));
             }
+            let stored = samples.entry(key.clone()).or_default();
             for (k, s) in list.iter().enumerate() {
-                check_sample(s, &format!("{at}.samples[{test:?}][{k}]"))?;
-                samples.entry(key.clone()).or_default().push(Sample {
+                let sample = Sample {
                     value: s.value,
                     iterations: s.iterations,
                     at_ms: s.at_ms,
                     round: s.round,
-                });
-                sample_runs.entry(key.clone()).or_default().push(run);
+                };
+                validate::sample(&sample)
+                    .map_err(|e| ExchangeError(format!("{}[{k}]: {e}", place())))?;
+                stored.push(sample);
             }
+            let owners = sample_runs.entry(key).or_default();
+            owners.resize(owners.len() + list.len(), run);
         }
         Ok(())
     };
@@ -333,7 +377,7 @@ fn identifier_data(
         validate::run_times(run.info.started_at_ms, run.ended_at_ms)
             .map_err(|e| ExchangeError(format!("{at}: {e}")))?;
         for (o, outcome) in run.outcomes.iter().enumerate() {
-            if !tests.iter().any(|t| t.key == outcome.test) {
+            if !tests.contains(&outcome.test) {
                 return Err(ExchangeError(format!(
                     "{at}.outcomes[{o}]: test {} is not listed in tests",
                     outcome.test
@@ -384,25 +428,20 @@ fn identifier_data(
     })
 }
 
-fn declared(test: &str, tests: &[TestSpec], path: &str) -> Result<TestKey, ExchangeError> {
-    let key = TestKey::parse(test).map_err(|e| ExchangeError(format!("{path}: {e}")))?;
-    if tests.iter().any(|t| t.key == key) {
+fn declared(
+    test: &str,
+    tests: &HashSet<TestKey>,
+    place: impl Fn() -> String,
+) -> Result<TestKey, ExchangeError> {
+    let key = TestKey::parse(test).map_err(|e| ExchangeError(format!("{}: {e}", place())))?;
+    if tests.contains(&key) {
         Ok(key)
     } else {
         Err(ExchangeError(format!(
-            "{path}: test {key} is not listed in tests"
+            "{}: test {key} is not listed in tests",
+            place()
         )))
     }
-}
-
-fn check_sample(sample: &SampleEntry, path: &str) -> Result<(), ExchangeError> {
-    let checked = Sample {
-        value: sample.value,
-        iterations: sample.iterations,
-        at_ms: sample.at_ms,
-        round: sample.round,
-    };
-    validate::sample(&checked).map_err(|e| ExchangeError(format!("{path}: {e}")))
 }
 
 #[cfg(test)]

@@ -37,7 +37,8 @@ pub use kbench_model::results::{
 pub use location::{Location, Opening, PostgresUrl, redact};
 pub use postgres::PostgresStore;
 pub use roles::{
-    Bisects, Database, Editing, Exchange, JobQueue, Recorder, Removed, Results, RunSink, Tokens,
+    Bisects, Database, Editing, Exchange, JobQueue, Recorder, Removed, Results, RunSink, SetHead,
+    SetWriter, Tokens,
 };
 pub use sqlite::SqliteStore;
 

@@ -22,10 +22,12 @@
 
 use crate::StoreError;
 use crate::engine::{
-    DbError, Fail, Param, Res, Row, Sql, TABLES, args, first_int, migration_failed, pending,
+    DbError, Fail, Param, Res, Row, SampleRow, Sql, TABLES, args, first_int, migration_failed,
+    pending,
 };
 use crate::location::PostgresUrl;
 use kbench_model::now_ms;
+use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::error::SqlState;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{ToSql, Type};
@@ -295,6 +297,46 @@ impl Sql for PostgresStore {
         })();
         self.noting_loss(streamed)?;
         failed
+    }
+
+    /// One `COPY ... FROM STDIN (FORMAT binary)`: the rows stream to the
+    /// server without a statement per batch (a multi-row INSERT of 256
+    /// rows binds 1,536 parameters).
+    fn insert_samples(&mut self, rows: &[SampleRow]) -> Res<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let copy = (|| {
+            let sink = self.client.copy_in(
+                "COPY samples (run_id, test_id, round, value, iterations, at_ms) \
+                 FROM STDIN (FORMAT binary)",
+            )?;
+            let int = Type::INT8;
+            let mut writer = BinaryCopyInWriter::new(
+                sink,
+                &[
+                    int.clone(),
+                    int.clone(),
+                    int.clone(),
+                    Type::FLOAT8,
+                    int.clone(),
+                    int,
+                ],
+            );
+            for row in rows {
+                let round = i64::from(row.round);
+                writer.write(&[
+                    &row.run,
+                    &row.test,
+                    &round,
+                    &row.value,
+                    &row.iterations,
+                    &row.at_ms,
+                ])?;
+            }
+            writer.finish()
+        })();
+        self.noting_loss(copy).map(drop)
     }
 
     fn begin_write(&mut self) -> Res<()> {

@@ -10,9 +10,9 @@
 //! Every write is durable when the call returns.
 
 use crate::{
-    BisectInfo, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result, ResultSetData,
-    ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope, TestId,
-    TestOutcome, TokenInfo, WorkerInfo,
+    BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
+    ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope,
+    TestId, TestOutcome, TokenInfo, WorkerInfo,
 };
 use kbench_model::{Sample, TestKey, TestSpec};
 use std::collections::BTreeMap;
@@ -79,6 +79,27 @@ pub trait Results {
     fn run_contents(&mut self, run: RunId) -> Result<RunContents>;
 }
 
+/// A result set's name and tests, what [`SetWriter::start`] writes.
+#[derive(Debug, Clone, Copy)]
+pub struct SetHead<'a> {
+    pub name: &'a str,
+    pub tests: &'a [TestSpec],
+}
+
+/// Writes the parts of a result set being imported
+/// ([`Exchange::import_each`]): `start` first, once, then the others.
+pub trait SetWriter {
+    /// Finds or makes the set and its tests.
+    fn start(&mut self, head: &SetHead) -> Result<()>;
+
+    /// The set's title and description, kept where it has its own already.
+    fn describe(&mut self, title: Option<&str>, description: Option<&str>) -> Result<()>;
+
+    /// One identifier with its runs and samples, which must all be of the
+    /// head's tests.
+    fn identifier(&mut self, identifier: &IdentifierData) -> Result<()>;
+}
+
 /// Results that come whole from elsewhere: an imported document, a push,
 /// a part of a run uploaded live.
 pub trait Exchange {
@@ -86,6 +107,14 @@ pub trait Exchange {
     /// Identifiers that already exist in `data.name`, and runs whose uid a
     /// stored run has (imported or uploaded before), are a `Conflict`.
     fn import(&mut self, data: &ResultSetData) -> Result<()>;
+
+    /// Imports a result set handed over piece by piece, for documents too
+    /// large to hold whole: `feed` reads its document and writes the set
+    /// as it goes ([`SetWriter`]), all in one transaction with the checks
+    /// of [`Exchange::import`]. Nothing is stored when `feed` or a write
+    /// fails.
+    fn import_each(&mut self, feed: &mut dyn FnMut(&mut dyn SetWriter) -> Result<()>)
+    -> Result<()>;
 
     /// Imports a pushed document (as [`Exchange::import`]) and records its
     /// push id in the same transaction: a push id already recorded stores

@@ -10,11 +10,12 @@
 
 mod open;
 
-use crate::engine::{DbError, Fail, Param, Res, Row, Sql};
+use crate::engine::{DbError, Fail, Param, Res, Row, SampleRow, Sql};
 use crate::{Opening, StoreError};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, params_from_iter};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 pub(crate) use open::MIGRATIONS;
 
@@ -110,6 +111,10 @@ impl Sql for SqliteStore {
         Ok(())
     }
 
+    fn insert_samples(&mut self, rows: &[SampleRow]) -> Res<()> {
+        insert_rows(self, rows)
+    }
+
     fn begin_write(&mut self) -> Res<()> {
         Ok(self.conn.execute_batch("BEGIN IMMEDIATE")?)
     }
@@ -170,6 +175,64 @@ impl Sql for SqliteStore {
             DbError::Postgres(err) => StoreError::Database(format!("{doing}: {err}")),
         }
     }
+}
+
+/// The most samples one multi-row INSERT holds (6 parameters each, well
+/// under SQLite's 32766).
+const BATCH: usize = 256;
+
+const _: () = assert!(
+    BATCH.is_power_of_two(),
+    "insert_rows splits by powers of two"
+);
+
+/// `INSERT INTO samples ... VALUES (..), (..)` for `rows` rows, a power of
+/// two up to [`BATCH`].
+fn batch_insert_sql(rows: usize) -> &'static str {
+    static SQL: OnceLock<Vec<String>> = OnceLock::new();
+    let all = SQL.get_or_init(|| {
+        (0..=BATCH.ilog2())
+            .map(|log| {
+                let rows: Vec<String> = (0..1usize << log)
+                    .map(|i| {
+                        let n = 6 * i;
+                        format!(
+                            "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
+                            n + 1,
+                            n + 2,
+                            n + 3,
+                            n + 4,
+                            n + 5,
+                            n + 6
+                        )
+                    })
+                    .collect();
+                format!(
+                    "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) VALUES {}",
+                    rows.join(", ")
+                )
+            })
+            .collect()
+    });
+    &all[rows.ilog2() as usize]
+}
+
+/// Appends rows to `samples` in order, in multi-row INSERTs: [`BATCH`]
+/// rows at a time, then the rest in the powers of two it adds up to (13
+/// rows: 8, 4 and 1), so that a few prepared statements serve every count
+/// in a few statements.
+fn insert_rows(db: &mut dyn Sql, rows: &[SampleRow]) -> Res<()> {
+    let mut params = Vec::with_capacity(6 * BATCH);
+    let mut rest = rows;
+    while !rest.is_empty() {
+        let count = BATCH.min(1 << rest.len().ilog2());
+        let (chunk, after) = rest.split_at(count);
+        rest = after;
+        params.clear();
+        params.extend(chunk.iter().flat_map(SampleRow::params));
+        db.execute(batch_insert_sql(count), &params)?;
+    }
+    Ok(())
 }
 
 /// A SQLite error with the file, what was being done and, where there is

@@ -27,6 +27,7 @@ on_both_backends!(
     unit_or_direction_mismatch_is_a_conflict,
     missing_set_names_the_existing_ones,
     import_round_trips_and_is_all_or_nothing,
+    streamed_import_is_all_or_nothing,
     large_import_keeps_order_and_runs,
     samples_stay_in_their_run_whatever_their_clock,
     sample_of_another_sets_test_is_refused,
@@ -571,6 +572,103 @@ fn import_round_trips_and_is_all_or_nothing(db: &TestDb) {
         store.import(&bad_name),
         Err(StoreError::Invalid(_))
     ));
+}
+
+/// `kbench import` of a document as it is read
+/// (`kbench_store::exchange::stream::import`): an export comes back the same, in
+/// kbench export's order or another; a bad last sample, a file cut off
+/// (even just before its last brace) or followed by garbage, and an
+/// identifier the set has already leave the store as it was.
+fn streamed_import_is_all_or_nothing(db: &TestDb) {
+    use kbench_store::exchange::{
+        self,
+        stream::{self, ImportError, Stored},
+    };
+    let mut store = db.open();
+    let original = written_set(store.as_mut(), "orig");
+    let mut file = exchange::export(&original);
+    for identifier in &mut file.identifiers {
+        for run in &mut identifier.runs {
+            // The runs are stored once already: these are copies.
+            run.info.uid = None;
+        }
+    }
+    let text = serde_json::to_string_pretty(&file).unwrap();
+    let stored = stream::import(text.as_bytes(), Some("streamed"), store.as_mut()).unwrap();
+    let expected = Stored {
+        set: "streamed".into(),
+        identifiers: 2,
+        tests: 2,
+        samples: 12,
+        read_whole: false,
+    };
+    assert_eq!(stored, expected);
+    let export_of = |store: &mut dyn kbench_store::Database, set: &str| {
+        let mut export = exchange::export(&store.load(set).unwrap());
+        export.result_set = None;
+        for identifier in &mut export.identifiers {
+            for run in &mut identifier.runs {
+                run.info.uid = None;
+            }
+        }
+        export
+    };
+    let mut want = file.clone();
+    want.result_set = None;
+    assert_eq!(export_of(store.as_mut(), "streamed"), want);
+
+    // Identifiers before the tests: held in memory, then the same import.
+    let late = format!(
+        r#"{{"identifiers": {}, "schema": "kbench.samples/1", "tests": {}, "result_set": "late"}}"#,
+        serde_json::to_string(&file.identifiers).unwrap(),
+        serde_json::to_string(&file.tests).unwrap()
+    );
+    let stored = stream::import(late.as_bytes(), None, store.as_mut()).unwrap();
+    assert_eq!(
+        stored,
+        Stored {
+            set: "late".into(),
+            read_whole: true,
+            ..expected
+        }
+    );
+    assert_eq!(export_of(store.as_mut(), "late"), want);
+
+    let sets = store.result_sets().unwrap();
+    let last = text.rfind("\"value\": ").unwrap() + "\"value\": ".len();
+    let end = last + text[last..].find(',').unwrap();
+    let bad_last = format!("{}-1{}", &text[..last], &text[end..]);
+    let refused =
+        |store: &mut dyn kbench_store::Database, text: &str, into: &str| match stream::import(
+            text.as_bytes(),
+            Some(into),
+            store,
+        ) {
+            Err(ImportError::File(e)) => e.0,
+            other => panic!("{other:?} for {text}"),
+        };
+    let why = refused(store.as_mut(), &bad_last, "bad");
+    assert!(
+        why.starts_with("identifiers[1].runs[0].samples[\"b[k=v]\"][2]: value -1"),
+        "{why}"
+    );
+    for cut in [text.len() / 2, text.len() - 1] {
+        let why = refused(store.as_mut(), &text[..cut], "cut");
+        assert!(why.contains("EOF while parsing"), "{why}");
+    }
+    let why = refused(store.as_mut(), &format!("{text} x"), "trailing");
+    assert!(why.contains("trailing characters"), "{why}");
+    assert_eq!(store.result_sets().unwrap(), sets);
+
+    // "fresh" is new but "two" is in "streamed" already: "fresh" goes too.
+    let clash = text.replace(r#""name": "one""#, r#""name": "fresh""#);
+    let err = stream::import(clash.as_bytes(), Some("streamed"), store.as_mut()).unwrap_err();
+    assert!(
+        matches!(&err, ImportError::Store(StoreError::Conflict(msg)) if msg.contains("\"two\"")),
+        "{err:?}"
+    );
+    assert_eq!(export_of(store.as_mut(), "streamed"), want);
+    assert_eq!(store.result_sets().unwrap(), sets);
 }
 
 /// More samples than one multi-row INSERT holds, spread over two runs,

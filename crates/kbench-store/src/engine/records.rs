@@ -8,11 +8,10 @@
 
 use super::check::valid;
 use super::convert::{from_json, narrow, to_i64, to_json};
-use super::{Fail, Param, Res, Row, Sql, args, first_int, parse_options, texts};
+use super::{Fail, Param, Res, Row, SampleRow, Sql, args, first_int, parse_options, texts};
 use crate::validate;
 use crate::{RunId, RunInfo, RunRecord, RunStatus, StoreError, TestOutcome, TestOutcomeKind};
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms};
-use std::sync::OnceLock;
 
 /// A test's key from its `benchmark, options, metric` columns at `first`.
 pub(super) fn read_key(row: &dyn Row, first: usize) -> Res<TestKey> {
@@ -328,88 +327,37 @@ pub(super) fn insert_new_run(
     ))))
 }
 
-/// The parameters of a sample's row (run, test, round, value, iterations,
-/// at_ms), once the sample is as [`validate::sample`] wants it (NaN would
-/// be stored as NULL by SQLite, a value <= 0 has no log for the ratios).
-pub(super) fn sample_row(run: RunId, test: i64, sample: &Sample) -> Res<[Param<'static>; 6]> {
+/// A sample's row (run, test, round, value, iterations, at_ms), once the
+/// sample is as [`validate::sample`] wants it (NaN would be stored as NULL
+/// by SQLite, a value <= 0 has no log for the ratios).
+pub(super) fn sample_row(run: RunId, test: i64, sample: &Sample) -> Res<SampleRow> {
     valid(validate::sample(sample), || {
         format!("a sample of run {}", run.0)
     })?;
-    Ok([
-        run.0.into(),
-        test.into(),
-        sample.round.into(),
-        sample.value.into(),
-        to_i64("iteration count", sample.iterations)?.into(),
-        sample.at_ms.into(),
-    ])
+    Ok(SampleRow {
+        run: run.0,
+        test,
+        round: sample.round,
+        value: sample.value,
+        iterations: to_i64("iteration count", sample.iterations)?,
+        at_ms: sample.at_ms,
+    })
 }
 
-/// The most samples one multi-row INSERT holds (6 parameters each, well
-/// under SQLite's 32766 and PostgreSQL's 65535).
-pub(super) const BATCH: usize = 256;
-
-const _: () = assert!(
-    BATCH.is_power_of_two(),
-    "insert_samples splits by powers of two"
-);
-
-/// `INSERT INTO samples ... VALUES (..), (..)` for `rows` rows, a power of
-/// two up to [`BATCH`].
-pub(super) fn batch_insert_sql(rows: usize) -> &'static str {
-    static SQL: OnceLock<Vec<String>> = OnceLock::new();
-    let all = SQL.get_or_init(|| {
-        (0..=BATCH.ilog2())
-            .map(|log| {
-                let rows: Vec<String> = (0..1usize << log)
-                    .map(|i| {
-                        let n = 6 * i;
-                        format!(
-                            "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
-                            n + 1,
-                            n + 2,
-                            n + 3,
-                            n + 4,
-                            n + 5,
-                            n + 6
-                        )
-                    })
-                    .collect();
-                format!(
-                    "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) VALUES {}",
-                    rows.join(", ")
-                )
-            })
-            .collect()
-    });
-    &all[rows.ilog2() as usize]
-}
-
-/// Stores the samples of one test in one run, in order, in multi-row
-/// INSERTs: [`BATCH`] rows at a time, then the rest in the powers of two it
-/// adds up to (13 samples: 8, 4 and 1), so that a few prepared statements
-/// serve every count in a few round trips. The caller knows that the run
-/// and the test belong to one result set (it made or checked both in the
-/// same transaction).
+/// Stores the samples of one test in one run, in order. The caller knows
+/// that the run and the test belong to one result set (it made or checked
+/// both in the same transaction).
 pub(super) fn insert_samples(
     db: &mut dyn Sql,
     run: RunId,
     test: i64,
     samples: &[Sample],
 ) -> Res<()> {
-    let mut params = Vec::with_capacity(6 * BATCH);
-    let mut rest = samples;
-    while !rest.is_empty() {
-        let rows = BATCH.min(1 << rest.len().ilog2());
-        let (chunk, after) = rest.split_at(rows);
-        rest = after;
-        params.clear();
-        for sample in chunk {
-            params.extend(sample_row(run, test, sample)?);
-        }
-        db.execute(batch_insert_sql(rows), &params)?;
-    }
-    Ok(())
+    let rows = samples
+        .iter()
+        .map(|sample| sample_row(run, test, sample))
+        .collect::<Res<Vec<_>>>()?;
+    db.insert_samples(&rows)
 }
 
 pub(super) fn upsert_outcome(

@@ -25,7 +25,7 @@ fn insert_sample(db: &mut dyn Sql, run: RunId, test: i64, sample: &Sample) -> Re
          JOIN identifiers i ON i.id = r.identifier_id \
          JOIN tests t ON t.set_id = i.set_id \
          WHERE r.id = ?1 AND t.id = ?2",
-        &sample_row(run, test, sample)?,
+        &sample_row(run, test, sample)?.params(),
     )?;
     if stored == 0 {
         return Err(Fail::Store(StoreError::NotFound(format!(

@@ -14,10 +14,7 @@ pub fn import(args: ImportArgs, store: &mut dyn Exchange) -> anyhow::Result<Exit
         into,
         identifier,
     };
-    let loaded = kbench_formats::load(&request)
-        .map_err(|e| anyhow::anyhow!("{}: {e}; nothing was imported", path.display()))?;
-    store.import(&loaded.data)?;
-    eprintln!("{}", loaded.summary());
+    eprintln!("{}", kbench_formats::import(&request, store)?);
     Ok(ExitCode::SUCCESS)
 }
 
