@@ -13,7 +13,7 @@
 
 use crate::Error;
 use crate::sides::{chosen, filtered_specs, rounds_of, side_of, summary_of};
-use kbench_model::results::ResultSetData;
+use kbench_model::results::{ResultSetData, SetPart};
 use kbench_model::{Direction, TestKey};
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
 use kbench_stats::{Estimate, Side, Summary, Verdict};
@@ -89,6 +89,18 @@ pub struct ChangeReport {
     pub p_value: f64,
     /// REGRESSION or IMPROVEMENT, direction-aware.
     pub verdict: Verdict,
+}
+
+impl HistoryRequest {
+    /// What [`build`] reads of the set: the versions listed (all without
+    /// a list) and the metrics the filter matches.
+    pub fn part(&self) -> SetPart {
+        SetPart {
+            identifiers: (!self.order.is_empty()).then(|| self.order.clone()),
+            first: false,
+            metric_filter: self.metric_filter.clone(),
+        }
+    }
 }
 
 /// Builds the history; an unknown or repeated name in `order` is an error

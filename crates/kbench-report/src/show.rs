@@ -6,7 +6,7 @@
 
 use crate::{header, interference, sides};
 use kbench_model::results::{
-    IdentifierData, ResultSetData, RunRecord, TestOutcome, TestOutcomeKind,
+    IdentifierData, ResultSetData, RunRecord, SetPart, TestOutcome, TestOutcomeKind,
 };
 use kbench_model::{Direction, TestKey, TestSpec};
 use kbench_stats::{Samples, Summary};
@@ -14,6 +14,20 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub const SCHEMA: &str = "kbench.show/1";
+
+/// What `kbench show` reads of the set: with `--counters`, the one
+/// identifier it shows (the one named, else the first stored); otherwise
+/// the whole set, as every view lists every identifier.
+pub fn part(counters: Option<Option<&str>>) -> SetPart {
+    match counters {
+        None => SetPart::all(),
+        Some(name) => SetPart {
+            identifiers: Some(name.into_iter().map(str::to_string).collect()),
+            first: name.is_none(),
+            metric_filter: None,
+        },
+    }
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ShowDocument {

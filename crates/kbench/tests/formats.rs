@@ -113,7 +113,13 @@ fn a_pts_file_round_trips_and_both_validate_against_pts_schema() {
     );
     succeeds(
         &db,
-        &["set", "edit", "again", "--title", "Three kernels <compared>"],
+        &[
+            "set",
+            "edit",
+            "again",
+            "--title",
+            "Three kernels <compared>",
+        ],
     );
     let edited = kbench(&db)
         .args(["export", "again", "--format", "pts"])

@@ -5,8 +5,11 @@ use super::records::{
     RUN_COLUMN_COUNT, add_outcomes, missing_set, no_run, read_direction, read_key, read_run,
     run_columns,
 };
-use super::{Fail, Param, Res, Row, Sql, args, transaction, with};
-use crate::{IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId};
+use super::{Fail, Param, Res, Row, Sql, args, rows, transaction, with};
+use crate::{
+    IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId, SetPart,
+};
+use kbench_model::results::test_matches;
 use kbench_model::{Sample, TestKey, TestSpec};
 use std::collections::{BTreeMap, HashMap};
 
@@ -45,8 +48,21 @@ fn read_sample(row: &dyn Row, first: usize) -> Res<Sample> {
     })
 }
 
-/// Reads a whole result set; inside a read transaction.
-fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
+/// The samples of one identifier, then of one test, each row as
+/// [`Grouper::add`] reads it.
+const SAMPLES_OF_IDENTIFIER: &str = "SELECT r.identifier_id, s.run_id, s.test_id, s.value, \
+     s.iterations, s.at_ms, s.round FROM samples s JOIN runs r ON r.id = s.run_id \
+     WHERE r.identifier_id = ?1 ORDER BY s.id";
+const SAMPLES_OF_TEST: &str = "SELECT r.identifier_id, s.run_id, s.test_id, s.value, \
+     s.iterations, s.at_ms, s.round FROM samples s JOIN runs r ON r.id = s.run_id \
+     WHERE s.test_id = ?1 ORDER BY s.id";
+
+/// Reads the `part` of a result set ([`SetPart`]); inside a read
+/// transaction. Samples are read one statement per identifier read, or,
+/// with a metric filter, one per matching test: each goes through an index
+/// (`runs_by_identifier`, `samples_by_run`; `samples_by_test_run`), so
+/// what is not asked for is not read.
+fn load_set(db: &mut dyn Sql, set: &str, part: &SetPart) -> Res<ResultSetData> {
     let mut found = None;
     db.query(
         "SELECT id, title, description FROM result_sets WHERE name = ?1",
@@ -60,23 +76,30 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
         return Err(missing_set(db, set)?);
     };
 
-    let (tests, keys) = read_tests(
+    let (mut tests, mut keys) = read_tests(
         db,
         "SELECT id, benchmark, options, metric, unit, direction FROM tests \
          WHERE set_id = ?1 ORDER BY position, id",
         args![set_id],
     )?;
+    let filter = part.metric_filter.as_deref();
+    tests.retain(|spec| test_matches(&spec.key, filter));
+    keys.retain(|_, key| test_matches(key, filter));
 
     let mut identifiers = Vec::new();
+    // Row id -> index in `identifiers`, of the identifiers read whole.
     let mut index = HashMap::new();
     db.query(
         "SELECT id, name, factors_json FROM identifiers WHERE set_id = ?1 \
          ORDER BY position, id",
         args![set_id],
         &mut |row| {
-            index.insert(row.req_int(0)?, identifiers.len());
+            let name = row.req_text(1)?;
+            if part.reads(&name, identifiers.len()) {
+                index.insert(row.req_int(0)?, identifiers.len());
+            }
             identifiers.push(IdentifierData {
-                name: row.req_text(1)?,
+                name,
                 runs: Vec::new(),
                 samples: BTreeMap::new(),
                 sample_runs: BTreeMap::new(),
@@ -85,60 +108,51 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
             Ok(())
         },
     )?;
-    let owner_of = |index: &HashMap<i64, usize>, id: i64| {
-        index
-            .get(&id)
-            .copied()
-            .ok_or_else(|| Fail::Damaged(format!("identifier {id} is not in result set \"{set}\"")))
-    };
+    let mut read: Vec<(i64, usize)> = index.iter().map(|(&id, &at)| (id, at)).collect();
+    read.sort_unstable_by_key(|&(_, at)| at);
 
-    let (mut owners, mut runs) = (Vec::new(), Vec::new());
-    db.query(
-        concat!(
-            "SELECT ",
-            run_columns!(),
-            ", r.identifier_id FROM runs r \
-             JOIN identifiers i ON i.id = r.identifier_id WHERE i.set_id = ?1 ORDER BY r.id"
-        ),
-        args![set_id],
-        &mut |row| {
-            owners.push(owner_of(&index, row.req_int(RUN_COLUMN_COUNT)?)?);
-            runs.push(read_run(row)?);
-            Ok(())
-        },
-    )?;
-    add_outcomes(db, &mut runs)?;
     // Each run's position among its identifier's runs.
     let mut run_position = HashMap::new();
-    for (owner, run) in owners.into_iter().zip(runs) {
-        run_position.insert(run.id.0, identifiers[owner].runs.len());
-        identifiers[owner].runs.push(run);
+    for &(id, at) in &read {
+        let mut runs = rows(
+            db,
+            concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs r WHERE r.identifier_id = ?1 ORDER BY r.id"
+            ),
+            args![id],
+            read_run,
+        )?;
+        add_outcomes(db, &mut runs)?;
+        for (position, run) in runs.iter().enumerate() {
+            run_position.insert(run.id.0, position);
+        }
+        identifiers[at].runs = runs;
     }
 
-    // Grouped by (identifier, test) first: one key clone per group, not
-    // per sample.
-    let mut groups: HashMap<(usize, i64), (Vec<Sample>, Vec<usize>)> = HashMap::new();
-    db.query(
-        "SELECT r.identifier_id, s.run_id, s.test_id, s.value, s.iterations, s.at_ms, s.round \
-         FROM samples s JOIN runs r ON r.id = s.run_id \
-         JOIN identifiers i ON i.id = r.identifier_id \
-         WHERE i.set_id = ?1 ORDER BY s.id",
-        args![set_id],
-        &mut |row| {
-            let owner = owner_of(&index, row.req_int(0)?)?;
-            let run = row.req_int(1)?;
-            let position = *run_position.get(&run).ok_or_else(|| {
-                Fail::Damaged(format!(
-                    "a sample's run {run} is not in result set \"{set}\""
-                ))
+    let mut grouper = Grouper {
+        set,
+        index: &index,
+        run_position: &run_position,
+        groups: Vec::new(),
+        group_of: HashMap::new(),
+        last: None,
+    };
+    if filter.is_some() {
+        let mut wanted: Vec<i64> = keys.keys().copied().collect();
+        wanted.sort_unstable();
+        for test in wanted {
+            db.query(SAMPLES_OF_TEST, args![test], &mut |row| grouper.add(row))?;
+        }
+    } else {
+        for &(id, _) in &read {
+            db.query(SAMPLES_OF_IDENTIFIER, args![id], &mut |row| {
+                grouper.add(row)
             })?;
-            let (samples, runs) = groups.entry((owner, row.req_int(2)?)).or_default();
-            samples.push(read_sample(row, 3)?);
-            runs.push(position);
-            Ok(())
-        },
-    )?;
-    for ((owner, test), (samples, runs)) in groups {
+        }
+    }
+    for ((owner, test), (samples, runs)) in grouper.into_groups() {
         let key = keys.get(&test).ok_or_else(|| {
             Fail::Damaged(format!(
                 "samples refer to test {test} of another result set"
@@ -155,6 +169,62 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
         tests,
         identifiers,
     })
+}
+
+/// Samples grouped by (identifier, test) as the rows of the sample queries
+/// come, each with the position of its run among its identifier's runs.
+/// Rows of one group mostly come in a row, so the last group is looked up
+/// first; rows of identifiers not read are passed over.
+struct Grouper<'a> {
+    set: &'a str,
+    /// Identifier row id -> index in the set's identifiers.
+    index: &'a HashMap<i64, usize>,
+    /// Run id -> position among its identifier's runs.
+    run_position: &'a HashMap<i64, usize>,
+    /// (identifier index, test id) and its samples with their runs.
+    groups: Vec<Group>,
+    group_of: HashMap<(usize, i64), usize>,
+    /// The (identifier row id, test id, run id) of the last row and its
+    /// group and run position.
+    last: Option<((i64, i64, i64), usize, usize)>,
+}
+
+type Group = ((usize, i64), (Vec<Sample>, Vec<usize>));
+
+impl Grouper<'_> {
+    fn add(&mut self, row: &dyn Row) -> Res<()> {
+        let ids = (row.req_int(0)?, row.req_int(2)?, row.req_int(1)?);
+        let (group, position) = match self.last {
+            Some((last, group, position)) if last == ids => (group, position),
+            _ => {
+                let (identifier, test, run) = ids;
+                let Some(&owner) = self.index.get(&identifier) else {
+                    return Ok(());
+                };
+                let position = *self.run_position.get(&run).ok_or_else(|| {
+                    Fail::Damaged(format!(
+                        "a sample's run {run} is not in result set \"{}\"",
+                        self.set
+                    ))
+                })?;
+                let groups = &mut self.groups;
+                let group = *self.group_of.entry((owner, test)).or_insert_with(|| {
+                    groups.push(((owner, test), (Vec::new(), Vec::new())));
+                    groups.len() - 1
+                });
+                self.last = Some((ids, group, position));
+                (group, position)
+            }
+        };
+        let (samples, runs) = &mut self.groups[group].1;
+        samples.push(read_sample(row, 3)?);
+        runs.push(position);
+        Ok(())
+    }
+
+    fn into_groups(self) -> Vec<Group> {
+        self.groups
+    }
 }
 
 /// One run with its set, identifier, tests and samples; inside a read
@@ -266,9 +336,9 @@ impl<S: Sql> Results for S {
         })
     }
 
-    fn load(&mut self, set: &str) -> Result<ResultSetData> {
+    fn load_part(&mut self, set: &str, part: &SetPart) -> Result<ResultSetData> {
         with(self, "loading a result set", |db| {
-            transaction(db, false, |db| load_set(db, set))
+            transaction(db, false, |db| load_set(db, set, part))
         })
     }
 

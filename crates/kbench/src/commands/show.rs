@@ -14,7 +14,10 @@ pub fn show(args: ShowArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode>
     let Some(set) = args.set else {
         return list_sets(store, args.json);
     };
-    let data = store.load(&set)?;
+    let data = store.load_part(
+        &set,
+        &show::part(args.counters.as_ref().map(Option::as_deref)),
+    )?;
     if let Some(name) = &args.format {
         return show_in_format(&data, name);
     }
