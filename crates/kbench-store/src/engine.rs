@@ -26,6 +26,8 @@ mod exchange;
 mod jobs;
 mod live;
 mod records;
+#[cfg(test)]
+mod recording;
 mod results;
 mod run_sink;
 mod tokens;

@@ -348,3 +348,140 @@ impl<S: Sql> Results for S {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::first_int;
+    use super::super::recording::{Query, Recording};
+    use super::*;
+    use crate::{RunInfo, RunSink, RunStatus, SqliteStore};
+    use kbench_model::Direction;
+
+    /// Set "lab" of `count` identifiers v0, v1..., each one run of two
+    /// samples of tests "a" and "b".
+    fn lab(count: usize) -> (tempfile::TempDir, SqliteStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("results.db")).unwrap();
+        let specs = ["a", "b"].map(|name| TestSpec {
+            key: TestKey::new(name),
+            unit: "ns".into(),
+            direction: Direction::Lower,
+        });
+        for v in 0..count {
+            let run = store
+                .begin_run("lab", &format!("v{v}"), &RunInfo::default())
+                .unwrap();
+            for spec in &specs {
+                let test = store.test_id("lab", spec).unwrap();
+                for i in 0..2 {
+                    let sample = Sample {
+                        value: 10.0 + v as f64 + i as f64,
+                        iterations: 1,
+                        at_ms: i,
+                        round: 0,
+                    };
+                    store.add_sample(run, test, &sample).unwrap();
+                }
+            }
+            store.end_run(run, RunStatus::Complete, None).unwrap();
+        }
+        (dir, store)
+    }
+
+    fn identifier_id(store: &mut SqliteStore, name: &str) -> i64 {
+        first_int(
+            store,
+            "SELECT id FROM identifiers WHERE name = ?1",
+            args![name],
+        )
+        .ok()
+        .flatten()
+        .unwrap()
+    }
+
+    /// What `load_part` of the first and the last identifier of `lab(count)`
+    /// asked the database, with the row ids of those two.
+    fn first_and_last(count: usize) -> (ResultSetData, Vec<Query>, [i64; 2]) {
+        let (_dir, mut store) = lab(count);
+        let last = format!("v{}", count - 1);
+        let wanted = [
+            identifier_id(&mut store, "v0"),
+            identifier_id(&mut store, &last),
+        ];
+        let mut recording = Recording {
+            inner: store,
+            queries: Vec::new(),
+        };
+        let part = SetPart {
+            identifiers: Some(vec![last]),
+            first: true,
+            metric_filter: None,
+        };
+        let data = recording.load_part("lab", &part).unwrap();
+        (data, recording.queries, wanted)
+    }
+
+    /// A comparison of 2 identifiers of 100 reads those 2: one statement
+    /// each for their runs and their samples, naming only them, and only
+    /// their samples come back; besides the listing of the names, the
+    /// statements and their rows are those of the same read in a set of 3.
+    #[test]
+    fn two_of_a_hundred_identifiers_are_read_alone() {
+        let (data, queries, wanted) = first_and_last(100);
+        let read: Vec<&str> = data
+            .identifiers
+            .iter()
+            .filter(|i| !i.runs.is_empty())
+            .map(|i| i.name.as_str())
+            .collect();
+        assert_eq!(read, ["v0", "v99"]);
+        assert_eq!(data.identifiers.len(), 100, "every name is listed");
+        assert_eq!(data.sample_count(), 2 * 2 * 2);
+
+        let of = |table: &str| -> Vec<&Query> {
+            queries.iter().filter(|q| q.sql.contains(table)).collect()
+        };
+        for table in ["FROM samples", "FROM runs r WHERE"] {
+            let reads = of(table);
+            let named: Vec<i64> = reads.iter().flat_map(|q| q.ints.clone()).collect();
+            assert_eq!(named, wanted, "{reads:#?}");
+        }
+        assert_eq!(of("FROM samples").iter().map(|q| q.rows).sum::<usize>(), 8);
+
+        let shape = |queries: &[Query]| -> Vec<(String, usize)> {
+            queries
+                .iter()
+                .filter(|q| !q.sql.contains("FROM identifiers"))
+                .map(|q| (q.sql.clone(), q.rows))
+                .collect()
+        };
+        let (_, small, _) = first_and_last(3);
+        assert_eq!(shape(&queries), shape(&small));
+    }
+
+    /// With a metric filter the samples are read test by test: only the
+    /// tests it matches, for every identifier.
+    #[test]
+    fn a_metric_filter_reads_only_its_tests() {
+        let (_dir, store) = lab(3);
+        let mut recording = Recording {
+            inner: store,
+            queries: Vec::new(),
+        };
+        let part = SetPart {
+            metric_filter: Some("b".into()),
+            ..SetPart::all()
+        };
+        let data = recording.load_part("lab", &part).unwrap();
+        let tests: Vec<String> = data.tests.iter().map(|t| t.key.to_string()).collect();
+        assert_eq!(tests, ["b"]);
+        assert_eq!(data.sample_count(), 3 * 2);
+        let samples: Vec<_> = recording
+            .queries
+            .iter()
+            .filter(|q| q.sql.contains("FROM samples"))
+            .collect();
+        assert_eq!(samples.len(), 1, "{samples:#?}");
+        assert_eq!(samples[0].rows, 3 * 2);
+    }
+}
