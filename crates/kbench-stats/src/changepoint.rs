@@ -139,6 +139,8 @@ struct Series {
     /// 1 / k and 1 / (k (k - 1)) (0 for k < 2) for k up to all versions.
     inverse: Vec<f64>,
     inverse_pairs: Vec<f64>,
+    /// k as a float, for k up to all versions.
+    counts: Vec<f64>,
     /// Standard deviation of one version mean, and its degrees of freedom.
     sigma: f64,
     df: f64,
@@ -204,6 +206,7 @@ impl Series {
                 }
             })
             .collect();
+        let counts = (0..=g).map(|k| k as f64).collect();
         Some(Series {
             versions: g,
             cross,
@@ -212,6 +215,7 @@ impl Series {
             diagonal,
             inverse,
             inverse_pairs,
+            counts,
             sigma: noise.variance.sqrt(),
             df: noise.df,
             quantile: t_quantile(0.975, noise.df),
@@ -248,23 +252,37 @@ impl Series {
     /// [`Series::energy`] rewritten as (2 D(X,Y) - mn (W(X) + W(Y))) / (m+n),
     /// W the mean within-part distance, with the rows of `cross` read in
     /// order and reciprocals from tables (no division in the inner loop).
+    /// For each tau the Q of every kappa goes into one reused buffer in a
+    /// loop without branches (which the compiler vectorizes), then the
+    /// largest is picked: the first of equal ones, as a scan in order would.
     fn best_split(&self, s: usize, e: usize) -> Option<(usize, usize)> {
         let mut best: Option<(f64, usize, usize)> = None;
+        let mut energies = vec![0.0; e.saturating_sub(s)];
         let row_s = &self.cross[s * self.stride..(s + 1) * self.stride];
         for tau in s + 1..e {
             let row_tau = &self.cross[tau * self.stride..(tau + 1) * self.stride];
             let m = tau - s;
             let within_x = self.distance((s, tau), (s, tau)) * self.inverse_pairs[m];
             let (c_tau_tau, c_s_tau) = (row_tau[tau], row_s[tau]);
-            for kappa in tau + 1..=e {
-                let n = kappa - tau;
-                let between = row_tau[kappa] - row_s[kappa] - c_tau_tau + c_s_tau;
-                let within_y = (self.diagonal[kappa] - 2.0 * row_tau[kappa] + c_tau_tau)
-                    * self.inverse_pairs[n];
-                let mn = (m * n) as f64;
-                let q = (2.0 * between - mn * (within_x + within_y)) * self.inverse[m + n];
+            let count = e - tau;
+            let q = &mut energies[..count];
+            // kappa = tau + 1 + k, n = k + 1.
+            let kappas = tau + 1..=e;
+            for (k, (((q, &c_tau), &c_s), &diagonal)) in q
+                .iter_mut()
+                .zip(&row_tau[kappas.clone()])
+                .zip(&row_s[kappas.clone()])
+                .zip(&self.diagonal[kappas])
+                .enumerate()
+            {
+                let between = c_tau - c_s - c_tau_tau + c_s_tau;
+                let within_y = (diagonal - 2.0 * c_tau + c_tau_tau) * self.inverse_pairs[k + 1];
+                let mn = self.counts[m] * self.counts[k + 1];
+                *q = (2.0 * between - mn * (within_x + within_y)) * self.inverse[m + k + 1];
+            }
+            for (k, &q) in q.iter().enumerate() {
                 if best.is_none_or(|(top, _, _)| q > top) {
-                    best = Some((q, tau, kappa));
+                    best = Some((q, tau, tau + 1 + k));
                 }
             }
         }

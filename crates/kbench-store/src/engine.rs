@@ -25,9 +25,9 @@ mod editing;
 mod exchange;
 mod jobs;
 mod live;
-mod records;
 #[cfg(test)]
 mod recording;
+mod records;
 mod results;
 mod run_sink;
 mod tokens;

@@ -9,7 +9,10 @@ use common::{TestDb, info, outcome, sample, spec};
 use kbench_model::Direction;
 use kbench_store::{Database, ResultSetData, RunStatus, SetPart, TestOutcomeKind};
 
-on_both_backends!(a_part_is_the_whole_set_cut_down, a_metric_filter_keeps_its_tests);
+on_both_backends!(
+    a_part_is_the_whole_set_cut_down,
+    a_metric_filter_keeps_its_tests
+);
 
 /// Set "s": identifiers a, b, c, d (b with two runs), each with samples of
 /// tests "lat", "lat:cycles" and "bw" and an outcome.
@@ -27,7 +30,9 @@ fn filled(store: &mut dyn Database) -> ResultSetData {
             for i in 0..3 {
                 at += 1;
                 let value = 10.0 * (n as f64 + 1.0) + t as f64 + i as f64;
-                store.add_sample(run, test, &sample(value, at, n as u32)).unwrap();
+                store
+                    .add_sample(run, test, &sample(value, at, n as u32))
+                    .unwrap();
             }
             store
                 .end_test(run, test, &outcome(test_spec, TestOutcomeKind::TargetMet))
