@@ -112,10 +112,9 @@ pub fn build(data: &ResultSetData, request: &HistoryRequest) -> Result<HistoryRe
         threshold: request.threshold,
         ..ChangePointOptions::default()
     };
-    let mut notes = Vec::new();
-    let metrics: Vec<MetricHistory> = filtered_specs(data, request.metric_filter.as_deref())
-        .into_iter()
-        .map(|spec| {
+    // Metrics are independent: built on every core, kept in order.
+    let specs = filtered_specs(data, request.metric_filter.as_deref());
+    let built = crate::parallel::map(&specs, |spec| {
             let better = spec.direction;
             let sides: Vec<Option<Side>> = chosen.iter().map(|id| side_of(id, &spec.key)).collect();
             // The versions that have samples, and where they sit.
@@ -148,14 +147,14 @@ pub fn build(data: &ResultSetData, request: &HistoryRequest) -> Result<HistoryRe
                 .filter(|&i| sides[i].is_none())
                 .map(|i| order[i].as_str())
                 .collect();
-            if !missing.is_empty() && missing.len() < sides.len() {
-                notes.push(format!(
+            let note = (!missing.is_empty() && missing.len() < sides.len()).then(|| {
+                format!(
                     "{}: no samples in {}; left out of its series",
                     spec.key,
                     missing.join(", ")
-                ));
-            }
-            MetricHistory {
+                )
+            });
+            let metric = MetricHistory {
                 test: spec.key.to_string(),
                 key: spec.key.clone(),
                 unit: spec.unit.clone(),
@@ -172,9 +171,14 @@ pub fn build(data: &ResultSetData, request: &HistoryRequest) -> Result<HistoryRe
                     })
                     .collect(),
                 changes,
-            }
-        })
-        .filter(|m: &MetricHistory| m.series.iter().any(|p| p.summary.is_some()))
+            };
+            (metric, note)
+        });
+    let notes: Vec<String> = built.iter().filter_map(|(_, note)| note.clone()).collect();
+    let metrics: Vec<MetricHistory> = built
+        .into_iter()
+        .map(|(metric, _)| metric)
+        .filter(|m| m.series.iter().any(|p| p.summary.is_some()))
         .collect();
     Ok(HistoryReport {
         schema: SCHEMA,
