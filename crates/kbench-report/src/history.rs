@@ -115,65 +115,65 @@ pub fn build(data: &ResultSetData, request: &HistoryRequest) -> Result<HistoryRe
     // Metrics are independent: built on every core, kept in order.
     let specs = filtered_specs(data, request.metric_filter.as_deref());
     let built = crate::parallel::map(&specs, |spec| {
-            let better = spec.direction;
-            let sides: Vec<Option<Side>> = chosen.iter().map(|id| side_of(id, &spec.key)).collect();
-            // The versions that have samples, and where they sit.
-            let present: Vec<usize> = (0..sides.len()).filter(|&i| sides[i].is_some()).collect();
-            let series: Vec<Side> = present
-                .iter()
-                .map(|&i| sides[i].clone().expect("present"))
-                .collect();
-            let changes: Vec<ChangeReport> = change_points(&series, better, &options)
-                .into_iter()
-                .map(|c| {
-                    let index = present[c.index];
-                    ChangeReport {
-                        identifier: order[index].clone(),
-                        previous: order[present[c.index - 1]].clone(),
-                        index,
-                        change_pct: Estimate {
-                            point: 100.0 * (c.ratio.point - 1.0),
-                            ci_low: 100.0 * (c.ratio.ci_low - 1.0),
-                            ci_high: 100.0 * (c.ratio.ci_high - 1.0),
-                            n: c.ratio.n,
-                        },
-                        ratio: c.ratio,
-                        p_value: c.p_value,
-                        verdict: c.verdict,
-                    }
-                })
-                .collect();
-            let missing: Vec<&str> = (0..sides.len())
-                .filter(|&i| sides[i].is_none())
-                .map(|i| order[i].as_str())
-                .collect();
-            let note = (!missing.is_empty() && missing.len() < sides.len()).then(|| {
-                format!(
-                    "{}: no samples in {}; left out of its series",
-                    spec.key,
-                    missing.join(", ")
-                )
-            });
-            let metric = MetricHistory {
-                test: spec.key.to_string(),
-                key: spec.key.clone(),
-                unit: spec.unit.clone(),
-                direction: spec.direction,
-                series: chosen
-                    .iter()
-                    .zip(&sides)
-                    .enumerate()
-                    .map(|(i, (id, side))| VersionPoint {
-                        identifier: id.name.clone(),
-                        summary: summary_of(side.as_ref()),
-                        rounds: rounds_of(side.as_ref()),
-                        changed: changes.iter().any(|c| c.index == i),
-                    })
-                    .collect(),
-                changes,
-            };
-            (metric, note)
+        let better = spec.direction;
+        let sides: Vec<Option<Side>> = chosen.iter().map(|id| side_of(id, &spec.key)).collect();
+        // The versions that have samples, and where they sit.
+        let present: Vec<usize> = (0..sides.len()).filter(|&i| sides[i].is_some()).collect();
+        let series: Vec<Side> = present
+            .iter()
+            .map(|&i| sides[i].clone().expect("present"))
+            .collect();
+        let changes: Vec<ChangeReport> = change_points(&series, better, &options)
+            .into_iter()
+            .map(|c| {
+                let index = present[c.index];
+                ChangeReport {
+                    identifier: order[index].clone(),
+                    previous: order[present[c.index - 1]].clone(),
+                    index,
+                    change_pct: Estimate {
+                        point: 100.0 * (c.ratio.point - 1.0),
+                        ci_low: 100.0 * (c.ratio.ci_low - 1.0),
+                        ci_high: 100.0 * (c.ratio.ci_high - 1.0),
+                        n: c.ratio.n,
+                    },
+                    ratio: c.ratio,
+                    p_value: c.p_value,
+                    verdict: c.verdict,
+                }
+            })
+            .collect();
+        let missing: Vec<&str> = (0..sides.len())
+            .filter(|&i| sides[i].is_none())
+            .map(|i| order[i].as_str())
+            .collect();
+        let note = (!missing.is_empty() && missing.len() < sides.len()).then(|| {
+            format!(
+                "{}: no samples in {}; left out of its series",
+                spec.key,
+                missing.join(", ")
+            )
         });
+        let metric = MetricHistory {
+            test: spec.key.to_string(),
+            key: spec.key.clone(),
+            unit: spec.unit.clone(),
+            direction: spec.direction,
+            series: chosen
+                .iter()
+                .zip(&sides)
+                .enumerate()
+                .map(|(i, (id, side))| VersionPoint {
+                    identifier: id.name.clone(),
+                    summary: summary_of(side.as_ref()),
+                    rounds: rounds_of(side.as_ref()),
+                    changed: changes.iter().any(|c| c.index == i),
+                })
+                .collect(),
+            changes,
+        };
+        (metric, note)
+    });
     let notes: Vec<String> = built.iter().filter_map(|(_, note)| note.clone()).collect();
     let metrics: Vec<MetricHistory> = built
         .into_iter()

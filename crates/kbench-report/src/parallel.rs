@@ -31,7 +31,10 @@ mod tests {
     #[test]
     fn results_come_back_in_order() {
         let items: Vec<u64> = (0..1001).collect();
-        assert_eq!(super::map(&items, |x| x * x), items.iter().map(|x| x * x).collect::<Vec<_>>());
+        assert_eq!(
+            super::map(&items, |x| x * x),
+            items.iter().map(|x| x * x).collect::<Vec<_>>()
+        );
         assert_eq!(super::map(&[] as &[u64], |x| *x), Vec::<u64>::new());
     }
 }

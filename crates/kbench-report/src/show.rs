@@ -18,11 +18,11 @@ pub const SCHEMA: &str = "kbench.show/1";
 /// What `kbench show` reads of the set: with `--counters`, the one
 /// identifier it shows (the one named, else the first stored); otherwise
 /// the whole set, as every view lists every identifier.
-pub fn part(counters: Option<Option<&str>>) -> SetPart {
+pub fn part(counters: &Option<Option<String>>) -> SetPart {
     match counters {
         None => SetPart::all(),
         Some(name) => SetPart {
-            identifiers: Some(name.into_iter().map(str::to_string).collect()),
+            identifiers: Some(name.iter().cloned().collect()),
             first: name.is_none(),
             metric_filter: None,
         },

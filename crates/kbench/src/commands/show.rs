@@ -14,10 +14,7 @@ pub fn show(args: ShowArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode>
     let Some(set) = args.set else {
         return list_sets(store, args.json);
     };
-    let data = store.load_part(
-        &set,
-        &show::part(args.counters.as_ref().map(Option::as_deref)),
-    )?;
+    let data = store.load_part(&set, &show::part(&args.counters))?;
     if let Some(name) = &args.format {
         return show_in_format(&data, name);
     }
