@@ -288,7 +288,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
     );
     assert!(err.to_string().contains("upgrade kbench"), "{err}");
     assert_eq!(db.schema_version(), 99, "the version was changed");
-    db.set_schema_version(6);
+    db.set_schema_version(7);
     assert_eq!(db.open().result_sets().unwrap()[0].name, "kept");
 }
 

@@ -49,19 +49,20 @@ fn read_sample(row: &dyn Row, first: usize) -> Res<Sample> {
 }
 
 /// The samples of one identifier, then of one test, each row as
-/// [`Grouper::add`] reads it.
+/// [`Grouper::add`] reads it. Unordered: the database need not sort them,
+/// each group is put in measurement order (`s.id`) afterwards.
 const SAMPLES_OF_IDENTIFIER: &str = "SELECT r.identifier_id, s.run_id, s.test_id, s.value, \
-     s.iterations, s.at_ms, s.round FROM samples s JOIN runs r ON r.id = s.run_id \
-     WHERE r.identifier_id = ?1 ORDER BY s.id";
+     s.iterations, s.at_ms, s.round, s.id FROM samples s JOIN runs r ON r.id = s.run_id \
+     WHERE r.identifier_id = ?1";
 const SAMPLES_OF_TEST: &str = "SELECT r.identifier_id, s.run_id, s.test_id, s.value, \
-     s.iterations, s.at_ms, s.round FROM samples s JOIN runs r ON r.id = s.run_id \
-     WHERE s.test_id = ?1 ORDER BY s.id";
+     s.iterations, s.at_ms, s.round, s.id FROM samples s JOIN runs r ON r.id = s.run_id \
+     WHERE s.test_id = ?1";
 
 /// Reads the `part` of a result set ([`SetPart`]); inside a read
 /// transaction. Samples are read one statement per identifier read, or,
 /// with a metric filter, one per matching test: each goes through an index
-/// (`runs_by_identifier`, `samples_by_run`; `samples_by_test_run`), so
-/// what is not asked for is not read.
+/// (`runs_by_identifier` and `samples_by_run_round`; `samples_by_test_run`),
+/// so what is not asked for is not read.
 fn load_set(db: &mut dyn Sql, set: &str, part: &SetPart) -> Res<ResultSetData> {
     let mut found = None;
     db.query(
@@ -152,12 +153,15 @@ fn load_set(db: &mut dyn Sql, set: &str, part: &SetPart) -> Res<ResultSetData> {
             })?;
         }
     }
-    for ((owner, test), (samples, runs)) in grouper.into_groups() {
+    for group in grouper.into_groups() {
+        let test = group.test;
         let key = keys.get(&test).ok_or_else(|| {
             Fail::Damaged(format!(
                 "samples refer to test {test} of another result set"
             ))
         })?;
+        let owner = group.owner;
+        let (samples, runs) = group.in_order();
         identifiers[owner].samples.insert(key.clone(), samples);
         identifiers[owner].sample_runs.insert(key.clone(), runs);
     }
@@ -181,7 +185,6 @@ struct Grouper<'a> {
     index: &'a HashMap<i64, usize>,
     /// Run id -> position among its identifier's runs.
     run_position: &'a HashMap<i64, usize>,
-    /// (identifier index, test id) and its samples with their runs.
     groups: Vec<Group>,
     group_of: HashMap<(usize, i64), usize>,
     /// The (identifier row id, test id, run id) of the last row and its
@@ -189,7 +192,31 @@ struct Grouper<'a> {
     last: Option<((i64, i64, i64), usize, usize)>,
 }
 
-type Group = ((usize, i64), (Vec<Sample>, Vec<usize>));
+/// One identifier's samples of one test with their runs and row ids.
+struct Group {
+    /// Index in the set's identifiers.
+    owner: usize,
+    test: i64,
+    ids: Vec<i64>,
+    samples: Vec<Sample>,
+    runs: Vec<usize>,
+}
+
+impl Group {
+    /// The samples and their runs in measurement order (row id order).
+    /// They mostly come in that order already: sorted only when not.
+    fn in_order(self) -> (Vec<Sample>, Vec<usize>) {
+        if self.ids.is_sorted() {
+            return (self.samples, self.runs);
+        }
+        let mut order: Vec<usize> = (0..self.ids.len()).collect();
+        order.sort_unstable_by_key(|&i| self.ids[i]);
+        (
+            order.iter().map(|&i| self.samples[i]).collect(),
+            order.iter().map(|&i| self.runs[i]).collect(),
+        )
+    }
+}
 
 impl Grouper<'_> {
     fn add(&mut self, row: &dyn Row) -> Res<()> {
@@ -209,16 +236,23 @@ impl Grouper<'_> {
                 })?;
                 let groups = &mut self.groups;
                 let group = *self.group_of.entry((owner, test)).or_insert_with(|| {
-                    groups.push(((owner, test), (Vec::new(), Vec::new())));
+                    groups.push(Group {
+                        owner,
+                        test,
+                        ids: Vec::new(),
+                        samples: Vec::new(),
+                        runs: Vec::new(),
+                    });
                     groups.len() - 1
                 });
                 self.last = Some((ids, group, position));
                 (group, position)
             }
         };
-        let (samples, runs) = &mut self.groups[group].1;
-        samples.push(read_sample(row, 3)?);
-        runs.push(position);
+        let group = &mut self.groups[group];
+        group.samples.push(read_sample(row, 3)?);
+        group.runs.push(position);
+        group.ids.push(row.req_int(7)?);
         Ok(())
     }
 
@@ -457,6 +491,28 @@ mod tests {
         };
         let (_, small, _) = first_and_last(3);
         assert_eq!(shape(&queries), shape(&small));
+    }
+
+    /// Rows that come out of measurement order are put back in it.
+    #[test]
+    fn groups_are_put_in_measurement_order() {
+        let sample = |value| Sample {
+            value,
+            iterations: 1,
+            at_ms: 0,
+            round: 0,
+        };
+        let group = Group {
+            owner: 0,
+            test: 1,
+            ids: vec![7, 3, 5],
+            samples: vec![sample(7.0), sample(3.0), sample(5.0)],
+            runs: vec![1, 0, 0],
+        };
+        let (samples, runs) = group.in_order();
+        let values: Vec<f64> = samples.iter().map(|s| s.value).collect();
+        assert_eq!(values, [3.0, 5.0, 7.0]);
+        assert_eq!(runs, [0, 0, 1]);
     }
 
     /// With a metric filter the samples are read test by test: only the
