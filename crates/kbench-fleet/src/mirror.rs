@@ -14,7 +14,7 @@ use crate::upload::{DRAIN_TIME, Upload, Uploaded, Uploader};
 use kbench_model::{Sample, TestKey, TestSpec};
 use kbench_store::{
     Recorder, ResultSetData, ResultSetSummary, Results, RunContents, RunId, RunInfo, RunRecord,
-    RunSink, RunStatus, StoreError, TestId, TestOutcome,
+    RunSink, RunStatus, SetPart, StoreError, TestId, TestOutcome,
 };
 use std::collections::{BTreeSet, HashMap};
 use std::sync::mpsc::Sender;
@@ -244,8 +244,8 @@ impl Results for Mirror<'_> {
         self.local.result_sets()
     }
 
-    fn load(&mut self, set: &str) -> kbench_store::Result<ResultSetData> {
-        self.local.load(set)
+    fn load_part(&mut self, set: &str, part: &SetPart) -> kbench_store::Result<ResultSetData> {
+        self.local.load_part(set, part)
     }
 
     fn run_contents(&mut self, run: RunId) -> kbench_store::Result<RunContents> {

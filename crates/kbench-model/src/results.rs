@@ -205,6 +205,45 @@ impl ResultSetData {
     }
 }
 
+/// The part of a result set a report needs (`Results::load_part` in
+/// kbench-store): a comparison of two identifiers reads those two, a
+/// `--metric` filter the tests it matches, so that a lab-sized set is not
+/// read whole to answer a narrow question.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SetPart {
+    /// The identifiers read with their runs and samples, by name; `None`
+    /// reads all. The others are still listed, in order, with their names
+    /// and factors but no runs and no samples, so that a report knows the
+    /// stored order and can name every identifier in an error. Names the
+    /// set does not have are left for the report to refuse.
+    pub identifiers: Option<Vec<String>>,
+    /// Also read the first identifier stored (the default baseline).
+    pub first: bool,
+    /// Only the tests whose name contains this text ([`test_matches`]).
+    pub metric_filter: Option<String>,
+}
+
+impl SetPart {
+    /// The whole set.
+    pub fn all() -> SetPart {
+        SetPart::default()
+    }
+
+    /// Whether identifier `name`, stored at `position`, is read whole.
+    pub fn reads(&self, name: &str, position: usize) -> bool {
+        match &self.identifiers {
+            None => true,
+            Some(names) => (self.first && position == 0) || names.iter().any(|n| n == name),
+        }
+    }
+}
+
+/// Whether a test's name (`bench[opts]:metric`) contains `filter` (always
+/// without one): what `--metric` selects.
+pub fn test_matches(key: &TestKey, filter: Option<&str>) -> bool {
+    filter.is_none_or(|f| key.to_string().contains(f))
+}
+
 /// A line of the result set listing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultSetSummary {

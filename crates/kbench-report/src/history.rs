@@ -13,7 +13,7 @@
 
 use crate::Error;
 use crate::sides::{chosen, filtered_specs, rounds_of, side_of, summary_of};
-use kbench_model::results::ResultSetData;
+use kbench_model::results::{ResultSetData, SetPart};
 use kbench_model::{Direction, TestKey};
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
 use kbench_stats::{Estimate, Side, Summary, Verdict};
@@ -91,6 +91,18 @@ pub struct ChangeReport {
     pub verdict: Verdict,
 }
 
+impl HistoryRequest {
+    /// What [`build`] reads of the set: the versions listed (all without
+    /// a list) and the metrics the filter matches.
+    pub fn part(&self) -> SetPart {
+        SetPart {
+            identifiers: (!self.order.is_empty()).then(|| self.order.clone()),
+            first: false,
+            metric_filter: self.metric_filter.clone(),
+        }
+    }
+}
+
 /// Builds the history; an unknown or repeated name in `order` is an error
 /// that lists the known identifiers.
 pub fn build(data: &ResultSetData, request: &HistoryRequest) -> Result<HistoryReport, Error> {
@@ -100,69 +112,73 @@ pub fn build(data: &ResultSetData, request: &HistoryRequest) -> Result<HistoryRe
         threshold: request.threshold,
         ..ChangePointOptions::default()
     };
-    let mut notes = Vec::new();
-    let metrics: Vec<MetricHistory> = filtered_specs(data, request.metric_filter.as_deref())
-        .into_iter()
-        .map(|spec| {
-            let better = spec.direction;
-            let sides: Vec<Option<Side>> = chosen.iter().map(|id| side_of(id, &spec.key)).collect();
-            // The versions that have samples, and where they sit.
-            let present: Vec<usize> = (0..sides.len()).filter(|&i| sides[i].is_some()).collect();
-            let series: Vec<Side> = present
+    // Metrics are independent: built on every core, kept in order.
+    let specs = filtered_specs(data, request.metric_filter.as_deref());
+    let built = crate::parallel::map(&specs, |spec| {
+        let better = spec.direction;
+        let sides: Vec<Option<Side>> = chosen.iter().map(|id| side_of(id, &spec.key)).collect();
+        // The versions that have samples, and where they sit.
+        let present: Vec<usize> = (0..sides.len()).filter(|&i| sides[i].is_some()).collect();
+        let series: Vec<Side> = present
+            .iter()
+            .map(|&i| sides[i].clone().expect("present"))
+            .collect();
+        let changes: Vec<ChangeReport> = change_points(&series, better, &options)
+            .into_iter()
+            .map(|c| {
+                let index = present[c.index];
+                ChangeReport {
+                    identifier: order[index].clone(),
+                    previous: order[present[c.index - 1]].clone(),
+                    index,
+                    change_pct: Estimate {
+                        point: 100.0 * (c.ratio.point - 1.0),
+                        ci_low: 100.0 * (c.ratio.ci_low - 1.0),
+                        ci_high: 100.0 * (c.ratio.ci_high - 1.0),
+                        n: c.ratio.n,
+                    },
+                    ratio: c.ratio,
+                    p_value: c.p_value,
+                    verdict: c.verdict,
+                }
+            })
+            .collect();
+        let missing: Vec<&str> = (0..sides.len())
+            .filter(|&i| sides[i].is_none())
+            .map(|i| order[i].as_str())
+            .collect();
+        let note = (!missing.is_empty() && missing.len() < sides.len()).then(|| {
+            format!(
+                "{}: no samples in {}; left out of its series",
+                spec.key,
+                missing.join(", ")
+            )
+        });
+        let metric = MetricHistory {
+            test: spec.key.to_string(),
+            key: spec.key.clone(),
+            unit: spec.unit.clone(),
+            direction: spec.direction,
+            series: chosen
                 .iter()
-                .map(|&i| sides[i].clone().expect("present"))
-                .collect();
-            let changes: Vec<ChangeReport> = change_points(&series, better, &options)
-                .into_iter()
-                .map(|c| {
-                    let index = present[c.index];
-                    ChangeReport {
-                        identifier: order[index].clone(),
-                        previous: order[present[c.index - 1]].clone(),
-                        index,
-                        change_pct: Estimate {
-                            point: 100.0 * (c.ratio.point - 1.0),
-                            ci_low: 100.0 * (c.ratio.ci_low - 1.0),
-                            ci_high: 100.0 * (c.ratio.ci_high - 1.0),
-                            n: c.ratio.n,
-                        },
-                        ratio: c.ratio,
-                        p_value: c.p_value,
-                        verdict: c.verdict,
-                    }
+                .zip(&sides)
+                .enumerate()
+                .map(|(i, (id, side))| VersionPoint {
+                    identifier: id.name.clone(),
+                    summary: summary_of(side.as_ref()),
+                    rounds: rounds_of(side.as_ref()),
+                    changed: changes.iter().any(|c| c.index == i),
                 })
-                .collect();
-            let missing: Vec<&str> = (0..sides.len())
-                .filter(|&i| sides[i].is_none())
-                .map(|i| order[i].as_str())
-                .collect();
-            if !missing.is_empty() && missing.len() < sides.len() {
-                notes.push(format!(
-                    "{}: no samples in {}; left out of its series",
-                    spec.key,
-                    missing.join(", ")
-                ));
-            }
-            MetricHistory {
-                test: spec.key.to_string(),
-                key: spec.key.clone(),
-                unit: spec.unit.clone(),
-                direction: spec.direction,
-                series: chosen
-                    .iter()
-                    .zip(&sides)
-                    .enumerate()
-                    .map(|(i, (id, side))| VersionPoint {
-                        identifier: id.name.clone(),
-                        summary: summary_of(side.as_ref()),
-                        rounds: rounds_of(side.as_ref()),
-                        changed: changes.iter().any(|c| c.index == i),
-                    })
-                    .collect(),
-                changes,
-            }
-        })
-        .filter(|m: &MetricHistory| m.series.iter().any(|p| p.summary.is_some()))
+                .collect(),
+            changes,
+        };
+        (metric, note)
+    });
+    let notes: Vec<String> = built.iter().filter_map(|(_, note)| note.clone()).collect();
+    let metrics: Vec<MetricHistory> = built
+        .into_iter()
+        .map(|(metric, _)| metric)
+        .filter(|m| m.series.iter().any(|p| p.summary.is_some()))
         .collect();
     Ok(HistoryReport {
         schema: SCHEMA,

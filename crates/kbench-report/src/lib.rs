@@ -34,6 +34,7 @@ pub mod interference;
 pub mod lab;
 pub mod markup;
 pub mod number;
+mod parallel;
 pub mod printed;
 pub mod show;
 mod sides;

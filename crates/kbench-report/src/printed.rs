@@ -7,7 +7,7 @@ use crate::Error;
 use crate::comparison::{self, CompareRequest};
 use crate::factors::{self, FactorRequest};
 use crate::format::{self, Style};
-use kbench_model::results::ResultSetData;
+use kbench_model::results::{ResultSetData, SetPart};
 
 /// A report as text, and whether any metric in it is a REGRESSION.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +45,28 @@ pub fn whole(
     };
     let report = comparison::build(data, &request)?;
     Ok(formatter.render(&report, Style::default()))
+}
+
+/// What [`compare`] reads of the set for `request`: the baseline and the
+/// identifiers named (the first stored when no baseline is named), all of
+/// them when none is named or by factor. Every metric, as the FDR family
+/// is over every metric whatever `--metric` shows.
+pub fn part(request: &CompareRequest, by: Option<By>) -> SetPart {
+    if by.is_some() || request.identifiers.is_empty() {
+        return SetPart::all();
+    }
+    SetPart {
+        identifiers: Some(
+            request
+                .baseline
+                .iter()
+                .chain(&request.identifiers)
+                .cloned()
+                .collect(),
+        ),
+        first: request.baseline.is_none(),
+        metric_filter: None,
+    }
 }
 
 /// The comparison `request` asks for (by factor with `by`) in format

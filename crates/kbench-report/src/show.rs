@@ -6,7 +6,8 @@
 
 use crate::{header, interference, sides};
 use kbench_model::results::{
-    IdentifierData, ResultSetData, ResultSetSummary, RunRecord, TestOutcome, TestOutcomeKind,
+    IdentifierData, ResultSetData, ResultSetSummary, RunRecord, SetPart, TestOutcome,
+    TestOutcomeKind,
 };
 use kbench_model::{Direction, TestKey, TestSpec};
 use kbench_stats::{Samples, Summary};
@@ -14,6 +15,20 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub const SCHEMA: &str = "kbench.show/1";
+
+/// What `kbench show` reads of the set: with `--counters`, the one
+/// identifier it shows (the one named, else the first stored); otherwise
+/// the whole set, as every view lists every identifier.
+pub fn part(counters: &Option<Option<String>>) -> SetPart {
+    match counters {
+        None => SetPart::all(),
+        Some(name) => SetPart {
+            identifiers: Some(name.iter().cloned().collect()),
+            first: name.is_none(),
+            metric_filter: None,
+        },
+    }
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ShowDocument {

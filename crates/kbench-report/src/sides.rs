@@ -36,7 +36,7 @@ pub(crate) fn filtered_specs<'a>(
 
 /// Whether the test's name contains `filter` (always without one).
 pub(crate) fn shown(spec: &TestSpec, filter: Option<&str>) -> bool {
-    filter.is_none_or(|f| spec.key.to_string().contains(f))
+    kbench_model::results::test_matches(&spec.key, filter)
 }
 
 /// The summary of a side's observations.

@@ -64,6 +64,7 @@ mod tests {
                 ended_at_ms: None,
                 outcomes: vec![],
             }],
+            factors: Default::default(),
             samples: Default::default(),
             sample_runs: Default::default(),
         }

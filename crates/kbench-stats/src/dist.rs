@@ -2,10 +2,33 @@
 //! from `statrs` (no hand-written special functions).
 
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use std::cell::RefCell;
+use std::collections::HashMap;
 
-/// Quantile of Student's t with `df` > 0 degrees of freedom.
+/// How many t quantiles each thread keeps: the few (p, df) a report asks
+/// again and again (every summary of n samples needs the one of n - 1 df;
+/// statrs inverts the CDF by search, some microseconds each).
+const KEPT_QUANTILES: usize = 4096;
+
+thread_local! {
+    static QUANTILES: RefCell<HashMap<(u64, u64), f64>> = RefCell::new(HashMap::new());
+}
+
+/// Quantile of Student's t with `df` > 0 degrees of freedom; the same
+/// number whether computed now or kept from an earlier call.
 pub(crate) fn t_quantile(p: f64, df: f64) -> f64 {
-    students_t(df).inverse_cdf(p)
+    let key = (p.to_bits(), df.to_bits());
+    QUANTILES.with(|kept| {
+        if let Some(&quantile) = kept.borrow().get(&key) {
+            return quantile;
+        }
+        let quantile = students_t(df).inverse_cdf(p);
+        let mut kept = kept.borrow_mut();
+        if kept.len() < KEPT_QUANTILES {
+            kept.insert(key, quantile);
+        }
+        quantile
+    })
 }
 
 /// Two-sided p-value of a t statistic.
@@ -30,6 +53,9 @@ mod tests {
     fn table_values() {
         // Textbook t table: t(0.975, 10) = 2.228, z(0.975) = 1.960.
         assert!((t_quantile(0.975, 10.0) - 2.228).abs() < 1e-3);
+        // Kept or computed anew, the same number.
+        let fresh = students_t(10.0).inverse_cdf(0.975);
+        assert_eq!(t_quantile(0.975, 10.0).to_bits(), fresh.to_bits());
         assert!((z_quantile(0.975) - 1.960).abs() < 1e-3);
         assert!((t_two_sided(2.228, 10.0) - 0.05).abs() < 1e-3);
     }

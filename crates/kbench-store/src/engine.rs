@@ -25,6 +25,8 @@ mod editing;
 mod exchange;
 mod jobs;
 mod live;
+#[cfg(test)]
+mod recording;
 mod records;
 mod results;
 mod run_sink;

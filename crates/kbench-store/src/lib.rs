@@ -32,7 +32,7 @@ pub use kbench_model::lab::{
 };
 pub use kbench_model::results::{
     IdentifierData, ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord,
-    RunStatus, TestId, TestOutcome, TestOutcomeKind,
+    RunStatus, SetPart, TestId, TestOutcome, TestOutcomeKind,
 };
 pub use location::{Location, Opening, PostgresUrl, redact};
 pub use postgres::PostgresStore;

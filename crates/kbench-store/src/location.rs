@@ -137,9 +137,13 @@ impl Opening {
         check: true,
         durable: false,
     };
-    /// The reading commands (`show`, `compare`, `export`, `history`...).
+    /// The reading commands (`show`, `compare`, `export`, `history`...):
+    /// not created, and not checked whole, as `quick_check` would read
+    /// the whole file to answer a question about two identifiers (a
+    /// damaged page they read is still an error, SQLite's "malformed").
     pub const EXISTING: Opening = Opening {
         create: false,
+        check: false,
         ..Opening::LOCAL
     };
     /// `kbench serve`'s first connection: what it acknowledges survives an

@@ -44,6 +44,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("postgres/schema_v4.sql"),
     include_str!("postgres/schema_v5.sql"),
     include_str!("postgres/schema_v6.sql"),
+    include_str!("postgres/schema_v7.sql"),
 ];
 
 const _: () = assert!(

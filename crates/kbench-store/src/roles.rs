@@ -12,7 +12,7 @@
 use crate::{
     BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
     ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope,
-    TestId, TestOutcome, TokenInfo, WorkerInfo,
+    SetPart, TestId, TestOutcome, TokenInfo, WorkerInfo,
 };
 use kbench_model::{Sample, TestKey, TestSpec};
 use std::collections::BTreeMap;
@@ -72,7 +72,15 @@ pub trait Results {
     /// Everything in one result set: identifiers in the order they were
     /// first stored, their runs, tests and raw samples. `NotFound` names the
     /// sets that exist.
-    fn load(&mut self, set: &str) -> Result<ResultSetData>;
+    fn load(&mut self, set: &str) -> Result<ResultSetData> {
+        self.load_part(set, &SetPart::all())
+    }
+
+    /// What [`Results::load`] returns, but only the `part` a report needs:
+    /// the runs and samples of the identifiers it names (the others listed
+    /// without them) and the tests its filter matches, read through
+    /// indexes. Of what it reads, the same as `load`.
+    fn load_part(&mut self, set: &str, part: &SetPart) -> Result<ResultSetData>;
 
     /// One run with its set, identifier, tests and samples; `NotFound`
     /// when there is no such run.

@@ -6,7 +6,7 @@
 #[macro_use]
 mod common;
 
-use common::{TestDb, UNDO_V6, info, outcome, sample, spec};
+use common::{TestDb, UNDO_V6, UNDO_V7, info, outcome, sample, spec};
 use kbench_model::Direction;
 use kbench_store::{Database, Removed, ResultSetData, RunStatus, StoreError, TestOutcomeKind};
 use std::collections::BTreeMap;
@@ -53,11 +53,11 @@ fn version_5_databases_are_migrated_keeping_their_data(db: &TestDb) {
     let mut store = db.open();
     let before = filled(store.as_mut(), &["stock", "patched"]);
     drop(store);
-    db.raw(UNDO_V6);
+    db.raw(&format!("{UNDO_V7} {UNDO_V6}"));
     db.set_schema_version(5);
 
     let mut store = db.open();
-    assert_eq!(db.schema_version(), 6);
+    assert_eq!(db.schema_version(), 7);
     let after = store.load("s").unwrap();
     assert_eq!(after, before);
     assert_eq!(after.title, None);

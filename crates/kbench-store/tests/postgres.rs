@@ -86,7 +86,7 @@ fn other_applications_tables_may_share_the_database() {
     db.raw("CREATE TABLE bookmarks (url TEXT)");
     let mut store = db.open();
     store.begin_run("set", "id", &info("k", 1)).unwrap();
-    assert_eq!(db.schema_version(), 6);
+    assert_eq!(db.schema_version(), 7);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 #[macro_use]
 mod common;
 
-use common::{TestDb, UNDO_V6, info, job, outcome, sample, spec};
+use common::{TestDb, UNDO_V6, UNDO_V7, info, job, outcome, sample, spec};
 use kbench_model::{Direction, Sample, TestKey};
 use kbench_store::{
     Location, Recorder, ResultSetData, RunId, RunStatus, Scope, StoreError, TestOutcomeKind,
@@ -281,7 +281,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
             err,
             StoreError::TooNew {
                 found: 99,
-                supported: 6,
+                supported: 7,
                 ..
             }
         ),
@@ -289,7 +289,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
     );
     assert!(err.to_string().contains("upgrade kbench"), "{err}");
     assert_eq!(db.schema_version(), 99, "the version was changed");
-    db.set_schema_version(6);
+    db.set_schema_version(7);
     assert_eq!(db.open().result_sets().unwrap()[0].name, "kept");
 }
 
@@ -298,7 +298,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
 fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     drop(db.open());
     db.raw(&format!(
-        "{UNDO_V6} {UNDO_V5} {UNDO_V4} DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; \
+        "{UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4} DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; \
          INSERT INTO result_sets (name, created_at_ms) VALUES ('old', 1)"
     ));
     db.set_schema_version(1);
@@ -307,7 +307,7 @@ fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     assert_eq!(store.result_sets().unwrap()[0].name, "old");
     store.save_bisect("old", "{}").unwrap();
     drop(store);
-    assert_eq!(db.schema_version(), 6);
+    assert_eq!(db.schema_version(), 7);
 }
 
 /// What schema version 5 added, dropped again: a database as version 4
@@ -334,11 +334,11 @@ fn version_3_databases_are_migrated_keeping_their_data(db: &TestDb) {
     }
     store.end_run(run, RunStatus::Complete, None).unwrap();
     drop(store);
-    db.raw(&format!("{UNDO_V6} {UNDO_V5} {UNDO_V4}"));
+    db.raw(&format!("{UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4}"));
     db.set_schema_version(3);
 
     let mut store = db.open();
-    assert_eq!(db.schema_version(), 6);
+    assert_eq!(db.schema_version(), 7);
     let data = store.load("old").unwrap();
     assert_eq!(data.identifiers[0].runs[0].info.uid, None);
     assert_eq!(data.identifiers[0].samples[&t.key].len(), 3);
@@ -368,13 +368,13 @@ fn version_4_databases_are_migrated_keeping_what_tokens_could_do(db: &TestDb) {
         .unwrap();
     drop(store);
     db.raw(&format!(
-        "{UNDO_V6} {UNDO_V5} INSERT INTO api_tokens (name, secret_sha256, created_at_ms) \
+        "{UNDO_V7} {UNDO_V6} {UNDO_V5} INSERT INTO api_tokens (name, secret_sha256, created_at_ms) \
          VALUES ('runner-1', 'aa', 1)"
     ));
     db.set_schema_version(4);
 
     let mut store = db.open();
-    assert_eq!(db.schema_version(), 6);
+    assert_eq!(db.schema_version(), 7);
     let token = store.token_by_hash("aa").unwrap().unwrap();
     assert_eq!(token.scopes, Scope::BEFORE_SCOPES);
     assert!(!token.allows(Scope::Admin));

@@ -5,8 +5,11 @@ use super::records::{
     RUN_COLUMN_COUNT, add_outcomes, missing_set, no_run, read_direction, read_key, read_run,
     run_columns,
 };
-use super::{Fail, Param, Res, Row, Sql, args, transaction, with};
-use crate::{IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId};
+use super::{Fail, Param, Res, Row, Sql, args, rows, transaction, with};
+use crate::{
+    IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId, SetPart,
+};
+use kbench_model::results::test_matches;
 use kbench_model::{Sample, TestKey, TestSpec};
 use std::collections::{BTreeMap, HashMap};
 
@@ -45,8 +48,22 @@ fn read_sample(row: &dyn Row, first: usize) -> Res<Sample> {
     })
 }
 
-/// Reads a whole result set; inside a read transaction.
-fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
+/// The samples of one identifier, then of one test, each row as
+/// [`Grouper::add`] reads it. Unordered: the database need not sort them,
+/// each group is put in measurement order (`s.id`) afterwards.
+const SAMPLES_OF_IDENTIFIER: &str = "SELECT r.identifier_id, s.run_id, s.test_id, s.value, \
+     s.iterations, s.at_ms, s.round, s.id FROM samples s JOIN runs r ON r.id = s.run_id \
+     WHERE r.identifier_id = ?1";
+const SAMPLES_OF_TEST: &str = "SELECT r.identifier_id, s.run_id, s.test_id, s.value, \
+     s.iterations, s.at_ms, s.round, s.id FROM samples s JOIN runs r ON r.id = s.run_id \
+     WHERE s.test_id = ?1";
+
+/// Reads the `part` of a result set ([`SetPart`]); inside a read
+/// transaction. Samples are read one statement per identifier read, or,
+/// with a metric filter, one per matching test: each goes through an index
+/// (`runs_by_identifier` and `samples_by_run_round`; `samples_by_test_run`),
+/// so what is not asked for is not read.
+fn load_set(db: &mut dyn Sql, set: &str, part: &SetPart) -> Res<ResultSetData> {
     let mut found = None;
     db.query(
         "SELECT id, title, description FROM result_sets WHERE name = ?1",
@@ -60,23 +77,30 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
         return Err(missing_set(db, set)?);
     };
 
-    let (tests, keys) = read_tests(
+    let (mut tests, mut keys) = read_tests(
         db,
         "SELECT id, benchmark, options, metric, unit, direction FROM tests \
          WHERE set_id = ?1 ORDER BY position, id",
         args![set_id],
     )?;
+    let filter = part.metric_filter.as_deref();
+    tests.retain(|spec| test_matches(&spec.key, filter));
+    keys.retain(|_, key| test_matches(key, filter));
 
     let mut identifiers = Vec::new();
+    // Row id -> index in `identifiers`, of the identifiers read whole.
     let mut index = HashMap::new();
     db.query(
         "SELECT id, name, factors_json FROM identifiers WHERE set_id = ?1 \
          ORDER BY position, id",
         args![set_id],
         &mut |row| {
-            index.insert(row.req_int(0)?, identifiers.len());
+            let name = row.req_text(1)?;
+            if part.reads(&name, identifiers.len()) {
+                index.insert(row.req_int(0)?, identifiers.len());
+            }
             identifiers.push(IdentifierData {
-                name: row.req_text(1)?,
+                name,
                 runs: Vec::new(),
                 samples: BTreeMap::new(),
                 sample_runs: BTreeMap::new(),
@@ -85,65 +109,59 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
             Ok(())
         },
     )?;
-    let owner_of = |index: &HashMap<i64, usize>, id: i64| {
-        index
-            .get(&id)
-            .copied()
-            .ok_or_else(|| Fail::Damaged(format!("identifier {id} is not in result set \"{set}\"")))
-    };
+    let mut read: Vec<(i64, usize)> = index.iter().map(|(&id, &at)| (id, at)).collect();
+    read.sort_unstable_by_key(|&(_, at)| at);
 
-    let (mut owners, mut runs) = (Vec::new(), Vec::new());
-    db.query(
-        concat!(
-            "SELECT ",
-            run_columns!(),
-            ", r.identifier_id FROM runs r \
-             JOIN identifiers i ON i.id = r.identifier_id WHERE i.set_id = ?1 ORDER BY r.id"
-        ),
-        args![set_id],
-        &mut |row| {
-            owners.push(owner_of(&index, row.req_int(RUN_COLUMN_COUNT)?)?);
-            runs.push(read_run(row)?);
-            Ok(())
-        },
-    )?;
-    add_outcomes(db, &mut runs)?;
     // Each run's position among its identifier's runs.
     let mut run_position = HashMap::new();
-    for (owner, run) in owners.into_iter().zip(runs) {
-        run_position.insert(run.id.0, identifiers[owner].runs.len());
-        identifiers[owner].runs.push(run);
+    for &(id, at) in &read {
+        let mut runs = rows(
+            db,
+            concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs r WHERE r.identifier_id = ?1 ORDER BY r.id"
+            ),
+            args![id],
+            read_run,
+        )?;
+        add_outcomes(db, &mut runs)?;
+        for (position, run) in runs.iter().enumerate() {
+            run_position.insert(run.id.0, position);
+        }
+        identifiers[at].runs = runs;
     }
 
-    // Grouped by (identifier, test) first: one key clone per group, not
-    // per sample.
-    let mut groups: HashMap<(usize, i64), (Vec<Sample>, Vec<usize>)> = HashMap::new();
-    db.query(
-        "SELECT r.identifier_id, s.run_id, s.test_id, s.value, s.iterations, s.at_ms, s.round \
-         FROM samples s JOIN runs r ON r.id = s.run_id \
-         JOIN identifiers i ON i.id = r.identifier_id \
-         WHERE i.set_id = ?1 ORDER BY s.id",
-        args![set_id],
-        &mut |row| {
-            let owner = owner_of(&index, row.req_int(0)?)?;
-            let run = row.req_int(1)?;
-            let position = *run_position.get(&run).ok_or_else(|| {
-                Fail::Damaged(format!(
-                    "a sample's run {run} is not in result set \"{set}\""
-                ))
+    let mut grouper = Grouper {
+        set,
+        index: &index,
+        run_position: &run_position,
+        groups: Vec::new(),
+        group_of: HashMap::new(),
+        last: None,
+    };
+    if filter.is_some() {
+        let mut wanted: Vec<i64> = keys.keys().copied().collect();
+        wanted.sort_unstable();
+        for test in wanted {
+            db.query(SAMPLES_OF_TEST, args![test], &mut |row| grouper.add(row))?;
+        }
+    } else {
+        for &(id, _) in &read {
+            db.query(SAMPLES_OF_IDENTIFIER, args![id], &mut |row| {
+                grouper.add(row)
             })?;
-            let (samples, runs) = groups.entry((owner, row.req_int(2)?)).or_default();
-            samples.push(read_sample(row, 3)?);
-            runs.push(position);
-            Ok(())
-        },
-    )?;
-    for ((owner, test), (samples, runs)) in groups {
+        }
+    }
+    for group in grouper.into_groups() {
+        let test = group.test;
         let key = keys.get(&test).ok_or_else(|| {
             Fail::Damaged(format!(
                 "samples refer to test {test} of another result set"
             ))
         })?;
+        let owner = group.owner;
+        let (samples, runs) = group.in_order();
         identifiers[owner].samples.insert(key.clone(), samples);
         identifiers[owner].sample_runs.insert(key.clone(), runs);
     }
@@ -155,6 +173,92 @@ fn load_set(db: &mut dyn Sql, set: &str) -> Res<ResultSetData> {
         tests,
         identifiers,
     })
+}
+
+/// Samples grouped by (identifier, test) as the rows of the sample queries
+/// come, each with the position of its run among its identifier's runs.
+/// Rows of one group mostly come in a row, so the last group is looked up
+/// first; rows of identifiers not read are passed over.
+struct Grouper<'a> {
+    set: &'a str,
+    /// Identifier row id -> index in the set's identifiers.
+    index: &'a HashMap<i64, usize>,
+    /// Run id -> position among its identifier's runs.
+    run_position: &'a HashMap<i64, usize>,
+    groups: Vec<Group>,
+    group_of: HashMap<(usize, i64), usize>,
+    /// The (identifier row id, test id, run id) of the last row and its
+    /// group and run position.
+    last: Option<((i64, i64, i64), usize, usize)>,
+}
+
+/// One identifier's samples of one test with their runs and row ids.
+struct Group {
+    /// Index in the set's identifiers.
+    owner: usize,
+    test: i64,
+    ids: Vec<i64>,
+    samples: Vec<Sample>,
+    runs: Vec<usize>,
+}
+
+impl Group {
+    /// The samples and their runs in measurement order (row id order).
+    /// They mostly come in that order already: sorted only when not.
+    fn in_order(self) -> (Vec<Sample>, Vec<usize>) {
+        if self.ids.is_sorted() {
+            return (self.samples, self.runs);
+        }
+        let mut order: Vec<usize> = (0..self.ids.len()).collect();
+        order.sort_unstable_by_key(|&i| self.ids[i]);
+        (
+            order.iter().map(|&i| self.samples[i]).collect(),
+            order.iter().map(|&i| self.runs[i]).collect(),
+        )
+    }
+}
+
+impl Grouper<'_> {
+    fn add(&mut self, row: &dyn Row) -> Res<()> {
+        let ids = (row.req_int(0)?, row.req_int(2)?, row.req_int(1)?);
+        let (group, position) = match self.last {
+            Some((last, group, position)) if last == ids => (group, position),
+            _ => {
+                let (identifier, test, run) = ids;
+                let Some(&owner) = self.index.get(&identifier) else {
+                    return Ok(());
+                };
+                let position = *self.run_position.get(&run).ok_or_else(|| {
+                    Fail::Damaged(format!(
+                        "a sample's run {run} is not in result set \"{}\"",
+                        self.set
+                    ))
+                })?;
+                let groups = &mut self.groups;
+                let group = *self.group_of.entry((owner, test)).or_insert_with(|| {
+                    groups.push(Group {
+                        owner,
+                        test,
+                        ids: Vec::new(),
+                        samples: Vec::new(),
+                        runs: Vec::new(),
+                    });
+                    groups.len() - 1
+                });
+                self.last = Some((ids, group, position));
+                (group, position)
+            }
+        };
+        let group = &mut self.groups[group];
+        group.samples.push(read_sample(row, 3)?);
+        group.runs.push(position);
+        group.ids.push(row.req_int(7)?);
+        Ok(())
+    }
+
+    fn into_groups(self) -> Vec<Group> {
+        self.groups
+    }
 }
 
 /// One run with its set, identifier, tests and samples; inside a read
@@ -266,9 +370,9 @@ impl<S: Sql> Results for S {
         })
     }
 
-    fn load(&mut self, set: &str) -> Result<ResultSetData> {
+    fn load_part(&mut self, set: &str, part: &SetPart) -> Result<ResultSetData> {
         with(self, "loading a result set", |db| {
-            transaction(db, false, |db| load_set(db, set))
+            transaction(db, false, |db| load_set(db, set, part))
         })
     }
 
@@ -276,5 +380,164 @@ impl<S: Sql> Results for S {
         with(self, "reading a run", |db| {
             transaction(db, false, |db| read_run_contents(db, run))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::first_int;
+    use super::super::recording::{Query, Recording};
+    use super::*;
+    use crate::{RunInfo, RunSink, RunStatus, SqliteStore};
+    use kbench_model::Direction;
+
+    /// Set "lab" of `count` identifiers v0, v1..., each one run of two
+    /// samples of tests "a" and "b".
+    fn lab(count: usize) -> (tempfile::TempDir, SqliteStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("results.db")).unwrap();
+        let specs = ["a", "b"].map(|name| TestSpec {
+            key: TestKey::new(name),
+            unit: "ns".into(),
+            direction: Direction::Lower,
+        });
+        for v in 0..count {
+            let run = store
+                .begin_run("lab", &format!("v{v}"), &RunInfo::default())
+                .unwrap();
+            for spec in &specs {
+                let test = store.test_id("lab", spec).unwrap();
+                for i in 0..2 {
+                    let sample = Sample {
+                        value: 10.0 + v as f64 + i as f64,
+                        iterations: 1,
+                        at_ms: i,
+                        round: 0,
+                    };
+                    store.add_sample(run, test, &sample).unwrap();
+                }
+            }
+            store.end_run(run, RunStatus::Complete, None).unwrap();
+        }
+        (dir, store)
+    }
+
+    fn identifier_id(store: &mut SqliteStore, name: &str) -> i64 {
+        first_int(
+            store,
+            "SELECT id FROM identifiers WHERE name = ?1",
+            args![name],
+        )
+        .ok()
+        .flatten()
+        .unwrap()
+    }
+
+    /// What `load_part` of the first and the last identifier of `lab(count)`
+    /// asked the database, with the row ids of those two.
+    fn first_and_last(count: usize) -> (ResultSetData, Vec<Query>, [i64; 2]) {
+        let (_dir, mut store) = lab(count);
+        let last = format!("v{}", count - 1);
+        let wanted = [
+            identifier_id(&mut store, "v0"),
+            identifier_id(&mut store, &last),
+        ];
+        let mut recording = Recording {
+            inner: store,
+            queries: Vec::new(),
+        };
+        let part = SetPart {
+            identifiers: Some(vec![last]),
+            first: true,
+            metric_filter: None,
+        };
+        let data = recording.load_part("lab", &part).unwrap();
+        (data, recording.queries, wanted)
+    }
+
+    /// A comparison of 2 identifiers of 100 reads those 2: one statement
+    /// each for their runs and their samples, naming only them, and only
+    /// their samples come back; besides the listing of the names, the
+    /// statements and their rows are those of the same read in a set of 3.
+    #[test]
+    fn two_of_a_hundred_identifiers_are_read_alone() {
+        let (data, queries, wanted) = first_and_last(100);
+        let read: Vec<&str> = data
+            .identifiers
+            .iter()
+            .filter(|i| !i.runs.is_empty())
+            .map(|i| i.name.as_str())
+            .collect();
+        assert_eq!(read, ["v0", "v99"]);
+        assert_eq!(data.identifiers.len(), 100, "every name is listed");
+        assert_eq!(data.sample_count(), 2 * 2 * 2);
+
+        let of = |table: &str| -> Vec<&Query> {
+            queries.iter().filter(|q| q.sql.contains(table)).collect()
+        };
+        for table in ["FROM samples", "FROM runs r WHERE"] {
+            let reads = of(table);
+            let named: Vec<i64> = reads.iter().flat_map(|q| q.ints.clone()).collect();
+            assert_eq!(named, wanted, "{reads:#?}");
+        }
+        assert_eq!(of("FROM samples").iter().map(|q| q.rows).sum::<usize>(), 8);
+
+        let shape = |queries: &[Query]| -> Vec<(String, usize)> {
+            queries
+                .iter()
+                .filter(|q| !q.sql.contains("FROM identifiers"))
+                .map(|q| (q.sql.clone(), q.rows))
+                .collect()
+        };
+        let (_, small, _) = first_and_last(3);
+        assert_eq!(shape(&queries), shape(&small));
+    }
+
+    /// Rows that come out of measurement order are put back in it.
+    #[test]
+    fn groups_are_put_in_measurement_order() {
+        let sample = |value| Sample {
+            value,
+            iterations: 1,
+            at_ms: 0,
+            round: 0,
+        };
+        let group = Group {
+            owner: 0,
+            test: 1,
+            ids: vec![7, 3, 5],
+            samples: vec![sample(7.0), sample(3.0), sample(5.0)],
+            runs: vec![1, 0, 0],
+        };
+        let (samples, runs) = group.in_order();
+        let values: Vec<f64> = samples.iter().map(|s| s.value).collect();
+        assert_eq!(values, [3.0, 5.0, 7.0]);
+        assert_eq!(runs, [0, 0, 1]);
+    }
+
+    /// With a metric filter the samples are read test by test: only the
+    /// tests it matches, for every identifier.
+    #[test]
+    fn a_metric_filter_reads_only_its_tests() {
+        let (_dir, store) = lab(3);
+        let mut recording = Recording {
+            inner: store,
+            queries: Vec::new(),
+        };
+        let part = SetPart {
+            metric_filter: Some("b".into()),
+            ..SetPart::all()
+        };
+        let data = recording.load_part("lab", &part).unwrap();
+        let tests: Vec<String> = data.tests.iter().map(|t| t.key.to_string()).collect();
+        assert_eq!(tests, ["b"]);
+        assert_eq!(data.sample_count(), 3 * 2);
+        let samples: Vec<_> = recording
+            .queries
+            .iter()
+            .filter(|q| q.sql.contains("FROM samples"))
+            .collect();
+        assert_eq!(samples.len(), 1, "{samples:#?}");
+        assert_eq!(samples[0].rows, 3 * 2);
     }
 }

@@ -16,6 +16,10 @@ use kbench_store::{
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// What schema version 7 added (indexes), dropped again: a database as
+/// version 6 left it.
+pub const UNDO_V7: &str = "DROP INDEX identifiers_by_set; DROP INDEX tests_by_set;";
+
 /// What schema version 6 added, dropped again: a database as version 5
 /// left it.
 pub const UNDO_V6: &str = "ALTER TABLE result_sets DROP COLUMN title; \

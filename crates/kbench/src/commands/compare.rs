@@ -26,7 +26,6 @@ pub fn compare(args: CompareArgs, db: &Db) -> ExitCode {
 
 fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
     let mut store = db.open_existing()?;
-    let data = store.load(&args.set)?;
     let color = match args.color.as_str() {
         "always" => true,
         "never" => false,
@@ -50,6 +49,7 @@ fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
         color,
         all_rows: args.all_rows,
     };
+    let data = store.load_part(&args.set, &printed::part(&request, by))?;
     let printed = printed::compare(&data, &request, by, &args.format, style)?;
     match &args.output {
         Some(path) => std::fs::write(path, &printed.text)

@@ -16,12 +16,12 @@ pub fn history(args: HistoryArgs, db: &Db) -> anyhow::Result<ExitCode> {
         .filter(|name| !name.is_empty())
         .collect();
     let mut store = db.open_existing()?;
-    let data = store.load(&args.set)?;
     let request = HistoryRequest {
         order,
         metric_filter: args.metric.clone(),
         threshold: args.threshold / 100.0,
     };
+    let data = store.load_part(&args.set, &request.part())?;
     let report = history::build(&data, &request)?;
     if report.metrics.is_empty() {
         match &args.metric {

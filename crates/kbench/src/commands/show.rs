@@ -18,7 +18,7 @@ pub fn show(args: ShowArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode>
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let data = store.load(&set)?;
+    let data = store.load_part(&set, &show::part(&args.counters))?;
     if let Some(name) = &args.format {
         // A compare format (all identifiers, the first as baseline):
         // `table` is the lmbench matrix.
