@@ -64,7 +64,6 @@ mod tests {
                 ended_at_ms: None,
                 outcomes: vec![],
             }],
-            factors: Default::default(),
             samples: Default::default(),
             sample_runs: Default::default(),
         }
