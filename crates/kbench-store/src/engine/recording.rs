@@ -2,7 +2,7 @@
 //! on is recorded with its integer parameters and the number of rows it
 //! returned, so a test can say what a call read.
 
-use super::{DbError, Param, Res, Row, Sql};
+use super::{DbError, Param, Res, Row, SampleRow, Sql};
 use crate::StoreError;
 
 /// One query as it went to the database.
@@ -57,6 +57,10 @@ impl<S: Sql> Sql for Recording<S> {
             rows,
         });
         done
+    }
+
+    fn insert_samples(&mut self, rows: &[SampleRow]) -> Res<()> {
+        self.inner.insert_samples(rows)
     }
 
     fn begin_write(&mut self) -> Res<()> {
