@@ -262,7 +262,11 @@ fn chart_section(i: usize, metric: &MetricReport, report: &ComparisonReport) -> 
          </div>\n{{warnings}}{{why}}</section>\n",
         i = i,
         test = metric.test,
-        readable = common::readable(&metric.key),
+        // A profile test's tool and version, as PTS titles it, when known.
+        readable = metric
+            .title
+            .clone()
+            .unwrap_or_else(|| common::readable(&metric.key)),
         unit = common::unit_line(&metric.unit, metric.direction),
         baseline = report.baseline,
         bars = bars.inline(),
@@ -457,6 +461,19 @@ mod tests {
         assert_eq!(page.matches("data-key=\"c").count(), 2);
         assert_eq!(page.matches("<div class=\"card\">").count(), 2);
         assert!(page.contains("<li class=\"v-regression some\"><b>1</b> regression</li>"));
+    }
+
+    #[test]
+    fn a_titled_metric_is_headed_by_its_tool_and_version() {
+        let data = data(2, &["base", "other"], 12);
+        let mut report = report(&data);
+        let plain = Html.render(&report, Style::default());
+        report.metrics[0].title = Some("Redis 7.0.15 - Test: <GET>".into());
+        let page = Html.render(&report, Style::default());
+        assert!(page.contains("<h3>Redis 7.0.15 - Test: &lt;GET&gt;</h3>"));
+        // The title replaces that metric's heading; the other keeps its own.
+        assert!(!plain.contains("Redis 7.0.15"));
+        assert_eq!(page.matches("<h3>").count(), plain.matches("<h3>").count());
     }
 
     #[test]
