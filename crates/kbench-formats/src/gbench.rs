@@ -8,7 +8,7 @@
 use crate::shared;
 use crate::{FormatError, Imported, ReadOptions};
 use kbench_model::{Direction, ImportedRecord, TestKey};
-use kbench_store::exchange::{SCHEMA, SampleEntry, SamplesFile, TestEntry};
+use kbench_store::exchange::{SampleEntry, TestEntry};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -133,18 +133,14 @@ pub fn read(text: &str, options: &ReadOptions) -> Result<Imported, FormatError> 
             });
         }
     }
-    let identifier = shared::identifier(&name, record, started_at_ms, notes.clone(), samples);
-    Ok(Imported {
-        file: SamplesFile {
-            title: None,
-            description: None,
-            schema: SCHEMA.to_string(),
-            result_set: None,
-            tests,
-            identifiers: vec![identifier],
-        },
+    Ok(shared::one_run(
+        tests,
+        &name,
+        record,
+        started_at_ms,
         notes,
-    })
+        samples,
+    ))
 }
 
 /// What the context says of the machine, as the run's imported record.

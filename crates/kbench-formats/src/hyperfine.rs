@@ -5,7 +5,7 @@
 use crate::shared;
 use crate::{FormatError, Imported, ReadOptions};
 use kbench_model::{Direction, ImportedRecord, TestKey};
-use kbench_store::exchange::{SCHEMA, SamplesFile, TestEntry};
+use kbench_store::exchange::TestEntry;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -89,16 +89,12 @@ pub fn read(text: &str, options: &ReadOptions) -> Result<Imported, FormatError> 
             direction: Direction::Lower,
         });
     }
-    let identifier = shared::identifier(&name, record, options.at_ms, notes.clone(), samples);
-    Ok(Imported {
-        file: SamplesFile {
-            title: None,
-            description: None,
-            schema: SCHEMA.to_string(),
-            result_set: None,
-            tests,
-            identifiers: vec![identifier],
-        },
+    Ok(shared::one_run(
+        tests,
+        &name,
+        record,
+        options.at_ms,
         notes,
-    })
+        samples,
+    ))
 }

@@ -2,11 +2,44 @@
 //! numbers checked as kbench stores them, raw values as rounds, and the
 //! calendar times result files write.
 
-use crate::{FormatError, ReadOptions};
+use crate::{FormatError, Imported, ReadOptions};
 use kbench_model::results::{RunInfo, RunStatus};
 use kbench_model::{ImportedRecord, SystemSnapshot};
-use kbench_store::exchange::{IdentifierEntry, RunEntry, SampleEntry};
+use kbench_store::exchange::{
+    IdentifierEntry, RunEntry, SCHEMA, SampleEntry, SamplesFile, TestEntry,
+};
 use std::collections::BTreeMap;
+
+/// A file that holds one run (hyperfine's, Google Benchmark's): its tests,
+/// and one identifier of the run with its samples, the notes said of it
+/// kept with the run and returned for the user.
+pub fn one_run(
+    tests: Vec<TestEntry>,
+    identifier_name: &str,
+    record: ImportedRecord,
+    started_at_ms: i64,
+    notes: Vec<String>,
+    samples: BTreeMap<String, Vec<SampleEntry>>,
+) -> Imported {
+    let identifier = identifier(
+        identifier_name,
+        record,
+        started_at_ms,
+        notes.clone(),
+        samples,
+    );
+    Imported {
+        file: SamplesFile {
+            title: None,
+            description: None,
+            schema: SCHEMA.to_string(),
+            result_set: None,
+            tests,
+            identifiers: vec![identifier],
+        },
+        notes,
+    }
+}
 
 /// An identifier of one imported run: its samples by test name, and what
 /// the file said of it as the run's imported record.
