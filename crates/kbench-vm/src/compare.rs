@@ -61,7 +61,7 @@ impl Lab {
                 );
                 observer(LabEvent::Ended);
                 if let Some(boot) = guest.launcher.boots().last() {
-                    observer(LabEvent::Note(Note::Booted(*boot)));
+                    observer(LabEvent::Note(Note::Booted(boot.clone())));
                 }
                 let summary = self.interrupted_if_stopped(summary)?;
                 total.runs.extend(summary.runs);

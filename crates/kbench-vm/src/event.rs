@@ -97,6 +97,14 @@ impl fmt::Display for Note {
                 let seconds = |d: Option<Duration>| {
                     d.map_or("-".to_string(), |d| format!("{:.1} s", d.as_secs_f64()))
                 };
+                if let Some(log) = &boot.died_first {
+                    writeln!(
+                        f,
+                        "  boot: the guest died before its agent started (serial log kept at \
+                         {}); booted it once more",
+                        log.display()
+                    )?;
+                }
                 write!(
                     f,
                     "  boot: agent up after {}, first sample after {}, qemu ended after {}",

@@ -5,7 +5,10 @@
 //!
 //! A guest that panics, never reaches the agent or hangs is killed once it
 //! has sent nothing for the timeout; its serial log (the guest's console) is
-//! then kept and its last lines are part of the error.
+//! then kept and its last lines are part of the error. A guest whose kernel
+//! dies before the agent starts is booted once more: under multi-threaded
+//! TCG a boot can crash transiently (seen on CI: a Debian 6.12 kernel
+//! executing half-patched text in `__schedule`).
 
 use super::guest::{EXIT_MARKER, READY_MARKER};
 use super::image::GuestImage;
@@ -46,7 +49,7 @@ pub struct VmSpec {
 }
 
 /// Times of one boot, from starting qemu.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BootTimes {
     /// The first event (the agent is running).
     pub agent: Option<Duration>,
@@ -54,6 +57,9 @@ pub struct BootTimes {
     pub first_sample: Option<Duration>,
     /// qemu's exit.
     pub total: Duration,
+    /// The kept serial log of the boot before this one, which died before
+    /// its agent started and so was booted once more.
+    pub died_first: Option<PathBuf>,
 }
 
 /// Boots one VM per job.
@@ -129,16 +135,16 @@ impl VmLauncher {
             plan: SamplingPlan::default(),
             tools: vec![],
         };
-        let mut stream = boot(
-            &spec,
-            &self.image,
-            &job,
-            self.stop.clone(),
-            None,
-            false,
-            None,
-        )
-        .map_err(|e| format!("{e:#}"))?;
+        let probe = Boot {
+            spec,
+            image: self.image.clone(),
+            job,
+            stop: self.stop.clone(),
+            boots: None,
+            keep_log: false,
+            duet_cpu: None,
+        };
+        let mut stream = probe.start(false).map_err(|e| format!("{e:#}"))?;
         let mut reached = false;
         while let Some(event) = stream.next_event() {
             reached |= matches!(event, Ok(AgentEvent::Snapshot { .. }));
@@ -157,16 +163,16 @@ impl VmLauncher {
 
 impl Launcher for VmLauncher {
     fn launch(&self, job: &AgentJob) -> Result<Box<dyn AgentStream>, MeasureError> {
-        let stream = boot(
-            &self.spec,
-            &self.image,
-            job,
-            self.stop.clone(),
-            Some(self.boots.clone()),
-            true,
-            self.duet_cpu,
-        )?;
-        Ok(Box::new(stream))
+        let boot = Boot {
+            spec: self.spec.clone(),
+            image: self.image.clone(),
+            job: job.clone(),
+            stop: self.stop.clone(),
+            boots: Some(self.boots.clone()),
+            keep_log: true,
+            duet_cpu: self.duet_cpu,
+        };
+        Ok(Box::new(boot.start(true)?))
     }
 
     fn batches_tests(&self) -> bool {
@@ -225,6 +231,10 @@ struct VmStream {
     chatter: Vec<String>,
     times: BootTimes,
     boots: Option<Arc<Mutex<Vec<BootTimes>>>>,
+    /// The agent sent an event or its ready line.
+    heard_agent: bool,
+    /// The boot to start once more if this one dies before its agent.
+    again: Option<Boot>,
 }
 
 /// How a boot ended.
@@ -236,105 +246,125 @@ struct BootEnd {
     serial: String,
 }
 
-fn boot(
-    spec: &VmSpec,
-    image: &GuestImage,
-    job: &AgentJob,
+/// Everything one boot needs, kept by its stream to boot once more.
+#[derive(Clone)]
+struct Boot {
+    spec: VmSpec,
+    image: Arc<GuestImage>,
+    job: AgentJob,
     stop: Option<Arc<AtomicBool>>,
     boots: Option<Arc<Mutex<Vec<BootTimes>>>>,
     keep_log: bool,
     duet_cpu: Option<usize>,
-) -> Result<VmStream, MeasureError> {
-    let work = WorkDir::new().map_err(MeasureError::os(format!(
-        "cannot build the guest's initramfs: no work directory in {}",
-        std::env::temp_dir().display()
-    )))?;
-    let initrd = work.path.join("initramfs.cpio");
-    std::fs::write(&initrd, image.initramfs(job, duet_cpu.is_some())).map_err(MeasureError::os(
-        format!(
-            "cannot build the guest's initramfs: writing {}",
-            initrd.display()
-        ),
-    ))?;
-    let serial_log = serial_log_path(&spec.log_dir, &work);
-    let mut command = Command::new(&spec.qemu);
-    if let Some(cpu) = duet_cpu {
-        pin_to(&mut command, cpu);
-    }
-    // A gated guest's start byte goes in through qemu's stdin.
-    let stdin = match duet_cpu {
-        Some(_) => Stdio::piped(),
-        None => Stdio::null(),
-    };
-    let mut child = command
-        .args(spec.machine.args(&spec.kernel.path, &initrd, &serial_log))
-        .stdin(stdin)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(MeasureError::os(format!(
-            "cannot start {}",
-            spec.qemu.display()
+}
+
+impl Boot {
+    /// Starts qemu; with `retry`, the stream boots once more should the
+    /// guest die before its agent starts.
+    fn start(&self, retry: bool) -> Result<VmStream, MeasureError> {
+        let Boot {
+            spec,
+            image,
+            job,
+            stop,
+            boots,
+            keep_log,
+            duet_cpu,
+        } = self.clone();
+        let work = WorkDir::new().map_err(MeasureError::os(format!(
+            "cannot build the guest's initramfs: no work directory in {}",
+            std::env::temp_dir().display()
         )))?;
-    let started = Instant::now();
-    let start_signal = child.stdin.take();
-    let (sender, lines) = channel();
-    let stdout = child.stdout.take().expect("stdout is piped");
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        let mut raw = Vec::new();
-        loop {
-            raw.clear();
-            match reader.read_until(b'\n', &mut raw) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {
-                    let text = String::from_utf8_lossy(&raw);
-                    let line = stamped_on_arrival(parse_line(text.trim()));
-                    if sender.send(line).is_err() {
-                        return;
+        let initrd = work.path.join("initramfs.cpio");
+        std::fs::write(&initrd, image.initramfs(&job, duet_cpu.is_some())).map_err(
+            MeasureError::os(format!(
+                "cannot build the guest's initramfs: writing {}",
+                initrd.display()
+            )),
+        )?;
+        let serial_log = serial_log_path(&spec.log_dir, &work);
+        let mut command = Command::new(&spec.qemu);
+        if let Some(cpu) = duet_cpu {
+            pin_to(&mut command, cpu);
+        }
+        // A gated guest's start byte goes in through qemu's stdin.
+        let stdin = match duet_cpu {
+            Some(_) => Stdio::piped(),
+            None => Stdio::null(),
+        };
+        let mut child = command
+            .args(spec.machine.args(&spec.kernel.path, &initrd, &serial_log))
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(MeasureError::os(format!(
+                "cannot start {}",
+                spec.qemu.display()
+            )))?;
+        let started = Instant::now();
+        let start_signal = child.stdin.take();
+        let (sender, lines) = channel();
+        let stdout = child.stdout.take().expect("stdout is piped");
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut raw = Vec::new();
+            loop {
+                raw.clear();
+                match reader.read_until(b'\n', &mut raw) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        let text = String::from_utf8_lossy(&raw);
+                        let line = stamped_on_arrival(parse_line(text.trim()));
+                        if sender.send(line).is_err() {
+                            return;
+                        }
                     }
                 }
             }
-        }
-    });
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let stderr_reader = {
-        let mut pipe = child.stderr.take().expect("stderr is piped");
-        let stderr = stderr.clone();
-        std::thread::spawn(move || {
-            let mut buffer = [0u8; 4096];
-            while let Ok(n @ 1..) = pipe.read(&mut buffer) {
-                let mut text = stderr.lock().expect("stderr lock");
-                // qemu's own messages are few; bound them anyway.
-                if text.len() < 1 << 20 {
-                    text.push_str(&String::from_utf8_lossy(&buffer[..n]));
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let stderr_reader = {
+            let mut pipe = child.stderr.take().expect("stderr is piped");
+            let stderr = stderr.clone();
+            std::thread::spawn(move || {
+                let mut buffer = [0u8; 4096];
+                while let Ok(n @ 1..) = pipe.read(&mut buffer) {
+                    let mut text = stderr.lock().expect("stderr lock");
+                    // qemu's own messages are few; bound them anyway.
+                    if text.len() < 1 << 20 {
+                        text.push_str(&String::from_utf8_lossy(&buffer[..n]));
+                    }
                 }
-            }
+            })
+        };
+        Ok(VmStream {
+            child,
+            start_signal,
+            lines,
+            stderr,
+            stderr_reader: Some(stderr_reader),
+            serial_log,
+            _work: work,
+            keep_log,
+            timeout: spec.timeout,
+            stop,
+            started,
+            last_heard: started,
+            cut: None,
+            guest_exit: None,
+            chatter: Vec::new(),
+            times: BootTimes {
+                agent: None,
+                first_sample: None,
+                total: Duration::ZERO,
+                died_first: None,
+            },
+            boots,
+            heard_agent: false,
+            again: retry.then(|| self.clone()),
         })
-    };
-    Ok(VmStream {
-        child,
-        start_signal,
-        lines,
-        stderr,
-        stderr_reader: Some(stderr_reader),
-        serial_log,
-        _work: work,
-        keep_log,
-        timeout: spec.timeout,
-        stop,
-        started,
-        last_heard: started,
-        cut: None,
-        guest_exit: None,
-        chatter: Vec::new(),
-        times: BootTimes {
-            agent: None,
-            first_sample: None,
-            total: Duration::ZERO,
-        },
-        boots,
-    })
+    }
 }
 
 fn parse_line(text: &str) -> Line {
@@ -404,6 +434,7 @@ impl VmStream {
             match self.lines.recv_timeout(POLL) {
                 Ok(line) => {
                     self.last_heard = Instant::now();
+                    self.heard_agent |= matches!(line, Line::Event(_) | Line::Ready);
                     return Some(line);
                 }
                 Err(RecvTimeoutError::Timeout) => {
@@ -412,14 +443,39 @@ impl VmStream {
                         return None;
                     }
                 }
-                Err(RecvTimeoutError::Disconnected) => return None,
+                Err(RecvTimeoutError::Disconnected) => {
+                    if self.heard_agent || !self.boot_again() {
+                        return None;
+                    }
+                }
             }
         }
+    }
+
+    /// When qemu ended before the agent said anything: ends this boot
+    /// (keeping its serial log) and continues with a new one, once. False
+    /// when there is no second chance, or the new qemu did not start.
+    fn boot_again(&mut self) -> bool {
+        let Some(boot) = self.again.take() else {
+            return false;
+        };
+        if self.stopped() {
+            return false;
+        }
+        let Ok(next) = boot.start(false) else {
+            return false;
+        };
+        let died = std::mem::replace(self, next);
+        let log = died.serial_log.clone();
+        let kept = died.end().failure.is_some() && boot.keep_log;
+        self.times.died_first = kept.then_some(log);
+        true
     }
 
     /// Waits for qemu and says how the boot went; keeps the serial log of a
     /// failed boot when asked to, removes it otherwise.
     fn end(mut self) -> BootEnd {
+        self.again = None;
         // What is left on the channel: the exit marker, or nothing.
         while let Some(line) = self.next_line() {
             self.note(line);
@@ -430,7 +486,7 @@ impl VmStream {
         }
         self.times.total = self.started.elapsed();
         if let Some(boots) = &self.boots {
-            boots.lock().expect("boots lock").push(self.times);
+            boots.lock().expect("boots lock").push(self.times.clone());
         }
         let stderr = self.stderr.lock().expect("stderr lock").clone();
         let serial = std::fs::read(&self.serial_log)
@@ -545,6 +601,7 @@ impl AgentStream for VmStream {
         let serial_log = self.serial_log.clone();
         let keep_log = self.keep_log;
         let chatter = self.chatter.clone();
+        let died_first = self.times.died_first.clone();
         let end = self.end();
         let Some(failure) = end.failure else {
             return Ok(());
@@ -569,6 +626,13 @@ impl AgentStream for VmStream {
         }
         if !end.stderr.trim().is_empty() {
             details.push_str(&format!("qemu's stderr:\n{}\n", tail(&end.stderr)));
+        }
+        if let Some(first) = &died_first {
+            details.push_str(&format!(
+                "the boot before this one died before its agent started too; its serial log is \
+                 at {}\n",
+                first.display()
+            ));
         }
         let log = if keep_log {
             format!("; serial log kept at {}", serial_log.display())

@@ -137,6 +137,26 @@ fn fakes() -> &'static Path {
                 ),
             ),
             (
+                // Dies at boot the first time it runs, boots well after.
+                "panics-once",
+                script(
+                    "[    2.433384] Kernel panic - not syncing: Fatal exception in interrupt",
+                    &[],
+                    &format!(
+                        "if [ -e \"$0.booted\" ]; then\n  printf 'booted\\n' > \"$log\"\n  cat <<'EVENTS'\n{}\nEVENTS\n  echo '#kbench-guest-exit 0'\nelse\n  touch \"$0.booted\"\nfi",
+                        ok.join("\n")
+                    ),
+                ),
+            ),
+            (
+                "panics-at-boot",
+                script(
+                    "[    2.433384] Kernel panic - not syncing: Fatal exception in interrupt",
+                    &[],
+                    "exit 0",
+                ),
+            ),
+            (
                 "agent-fails",
                 script("booted", &[snapshot_event()], "echo '#kbench-guest-exit 3'"),
             ),
@@ -254,6 +274,52 @@ fn a_guest_that_dies_keeps_its_serial_log_and_says_so() {
     );
     let full = format!("{error:#}");
     assert!(full.contains("Kernel panic - not syncing"), "{full}");
+}
+
+#[test]
+fn a_guest_that_dies_before_its_agent_is_booted_once_more() {
+    let logs = tempfile::tempdir().unwrap();
+    let launcher = launcher("panics-once", logs.path(), Duration::from_secs(20));
+    let mut stream = launcher.launch(&job()).unwrap();
+    let mut samples = 0;
+    while let Some(event) = stream.next_event() {
+        samples += usize::from(matches!(event.unwrap(), AgentEvent::Sample { .. }));
+    }
+    stream.finish().unwrap();
+    assert_eq!(samples, 5, "the second boot's events, all of them");
+    let boots = launcher.boots();
+    assert_eq!(boots.len(), 2);
+    assert_eq!(boots[0].agent, None);
+    assert!(boots[1].agent.is_some());
+    let first = boots[1].died_first.as_ref().expect("the first boot's log");
+    let console = std::fs::read_to_string(first).unwrap();
+    assert!(console.contains("Kernel panic"), "{console}");
+    assert_eq!(
+        logs_in(logs.path()),
+        std::slice::from_ref(first),
+        "only the failed boot's"
+    );
+    let note = crate::event::Note::Booted(boots[1].clone()).to_string();
+    assert!(note.contains("booted it once more"), "{note}");
+}
+
+#[test]
+fn a_guest_that_dies_at_every_boot_is_booted_twice_and_both_logs_are_named() {
+    let logs = tempfile::tempdir().unwrap();
+    let launcher = launcher("panics-at-boot", logs.path(), Duration::from_secs(20));
+    let mut stream = launcher.launch(&job()).unwrap();
+    assert!(stream.next_event().is_none());
+    let error = format!("{:#}", stream.finish().unwrap_err());
+    assert_eq!(launcher.boots().len(), 2, "not a third time");
+    let kept = logs_in(logs.path());
+    assert_eq!(kept.len(), 2);
+    for log in kept {
+        assert!(error.contains(&log.display().to_string()), "{error}");
+    }
+    assert!(
+        error.contains("died before its agent started too"),
+        "{error}"
+    );
 }
 
 #[test]
