@@ -32,7 +32,7 @@ use support::Rng;
 
 /// The step of series `s`, if any: the first version of the +5 % level.
 fn step_of(s: usize) -> Option<usize> {
-    (s % 3 == 0).then_some(100 + s % 300)
+    s.is_multiple_of(3).then_some(100 + s % 300)
 }
 
 fn main() {
@@ -84,7 +84,7 @@ fn generate() -> Vec<Vec<Side>> {
     (0..SERIES)
         .map(|s| {
             let step = step_of(s);
-            let spike = (s % 5 == 0).then_some(50 + s % 400);
+            let spike = s.is_multiple_of(5).then_some(50 + s % 400);
             (0..POINTS)
                 .map(|i| {
                     let mut level = if step.is_some_and(|at| i >= at) {
