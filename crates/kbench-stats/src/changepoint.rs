@@ -46,12 +46,12 @@
 //! overlap). Blocks whose level leaves and comes back are the epidemic
 //! alternative (Yao, "Tests for change-points with epidemic alternatives",
 //! Biometrika 80, 1993), whose scan also runs over both ends of the block.
-//! The cost
-//! is power on the shortest blocks only: a +5 % regression lasting exactly
-//! 2 of 500 single-sample versions (|t| about 7) is found about half the
-//! time instead of 9 in 10; 3 versions or more, as before (see the test
-//! `short_blocks_in_a_long_series`). Short series are unchanged in practice,
-//! as p < 0.001 at their few degrees of freedom is the stricter bar there.
+//! The cost is power on the shortest blocks only: a +5 % regression
+//! lasting exactly 2 of 500 single-sample versions (|t| about 7) is found
+//! about half the time instead of 9 in 10; 3 versions or more about as
+//! before (see the test `short_blocks_in_a_long_series`). Short series are
+//! unchanged in practice, as p < 0.001 at their few degrees of freedom is
+//! the stricter bar there (the accuracy tests' figures did not move).
 //!
 //! Cost: each searched segment of g versions costs O(g^2), computed
 //! incrementally in buffers of length g that stay in the cache (no table
