@@ -51,7 +51,7 @@
 //! about half the time instead of 9 in 10; 3 versions or more about as
 //! before (see the test `short_blocks_in_a_long_series`). Short series are
 //! unchanged in practice, as p < 0.001 at their few degrees of freedom is
-//! the stricter bar there (the accuracy tests' figures did not move).
+//! the stricter bar there (no accuracy test's figure got worse).
 //!
 //! Cost: each searched segment of g versions costs O(g^2), computed
 //! incrementally in buffers of length g that stay in the cache (no table
