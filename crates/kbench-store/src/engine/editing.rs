@@ -129,7 +129,7 @@ fn order(db: &mut dyn Sql, set: &str, first: &[String]) -> Res<Vec<String>> {
 /// runs go before their samples: deleting a run waits for a transaction
 /// storing samples under it (it locks the run's row), so the samples
 /// deleted after are all the run has, with no foreign key to check it
-/// (the samples table has none on PostgreSQL, schema version 8).
+/// (the samples table has none since schema version 8).
 fn remove(db: &mut dyn Sql, set: &str, name: &str) -> Res<Removed> {
     let set_id = set_id(db, set)?;
     let id = identifier_id(db, set_id, set, name)?;
