@@ -121,21 +121,6 @@ fn a_lost_connection_is_reopened() {
     assert_eq!(store.result_sets().unwrap()[0].name, "set");
 }
 
-/// A store at `location` on a thread of its own, doing `work` there.
-fn on_thread<T: Send + 'static>(
-    location: &str,
-    work: impl FnOnce(&mut dyn kbench_store::Database) -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    let location = location.to_string();
-    std::thread::spawn(move || work(Location::parse(&location).unwrap().open().unwrap().as_mut()))
-}
-
-/// Whether `handle`'s thread is still blocked after a while.
-fn still_waiting<T>(handle: &std::thread::JoinHandle<T>) -> bool {
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    !handle.is_finished()
-}
-
 /// Set "s" with identifier "b": one run, test "a", one sample.
 fn one_run(db: &TestDb) -> (kbench_store::RunId, kbench_store::TestId, i64) {
     let mut store = db.open();
@@ -162,11 +147,11 @@ fn a_sample_for_a_run_being_deleted_waits_and_is_refused() {
         "DELETE FROM test_outcomes WHERE run_id = {id}; DELETE FROM runs WHERE id = {id}"
     ))
     .unwrap();
-    let adding = on_thread(&db.location, move |store| {
+    let adding = common::on_thread(&db.location, move |store| {
         store.add_sample(run, test, &common::sample(2.0, 2, 1))
     });
     assert!(
-        still_waiting(&adding),
+        common::still_waiting(&adding),
         "the sample did not wait for the delete"
     );
     tx.batch_execute(&format!("DELETE FROM samples WHERE run_id = {id}"))
@@ -194,9 +179,9 @@ fn removing_waits_for_samples_being_stored_and_takes_them() {
          VALUES ({id}, {test}, 1, 2.0, 1, 2)"
     ))
     .unwrap();
-    let removing = on_thread(&db.location, |store| store.remove_identifier("s", "b"));
+    let removing = common::on_thread(&db.location, |store| store.remove_identifier("s", "b"));
     assert!(
-        still_waiting(&removing),
+        common::still_waiting(&removing),
         "the removal did not wait for the writer"
     );
     tx.commit().unwrap();

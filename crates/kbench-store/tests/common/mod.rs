@@ -250,6 +250,21 @@ impl Drop for TestDb {
     }
 }
 
+/// A store at `location` on a thread of its own, doing `work` there.
+pub fn on_thread<T: Send + 'static>(
+    location: &str,
+    work: impl FnOnce(&mut dyn kbench_store::Database) -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    let location = location.to_string();
+    std::thread::spawn(move || work(Location::parse(&location).unwrap().open().unwrap().as_mut()))
+}
+
+/// Whether `handle`'s thread is still blocked after a while.
+pub fn still_waiting<T>(handle: &std::thread::JoinHandle<T>) -> bool {
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    !handle.is_finished()
+}
+
 /// Runs each named test function (taking `&TestDb`) once per backend, as
 /// `sqlite::NAME` and `postgres::NAME`.
 #[allow(unused_macros)]
