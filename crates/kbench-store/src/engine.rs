@@ -198,6 +198,14 @@ pub trait Sql {
     /// time anyway (`begin_write`), and has no such clause (empty).
     fn skip_locked(&self) -> &'static str;
 
+    /// What ends a `SELECT` of the run a sample is about to be stored
+    /// under: PostgreSQL locks its row against deletion until the
+    /// transaction ends (` FOR KEY SHARE`, the lock a foreign key's check
+    /// would take; the samples table has none since schema version 8), so
+    /// the run is not removed between the check and the insert; SQLite lets
+    /// one writer in at a time, and has no such clause (empty).
+    fn key_share(&self) -> &'static str;
+
     /// A database error naming the database, what was being done and, where
     /// there is one, what to do about it.
     fn describe(&self, doing: &str, err: DbError) -> StoreError;

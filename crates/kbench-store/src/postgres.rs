@@ -45,6 +45,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("postgres/schema_v5.sql"),
     include_str!("postgres/schema_v6.sql"),
     include_str!("postgres/schema_v7.sql"),
+    include_str!("postgres/schema_v8.sql"),
 ];
 
 const _: () = assert!(
@@ -369,6 +370,10 @@ impl Sql for PostgresStore {
 
     fn skip_locked(&self) -> &'static str {
         " FOR UPDATE SKIP LOCKED"
+    }
+
+    fn key_share(&self) -> &'static str {
+        " FOR KEY SHARE"
     }
 
     fn describe(&self, doing: &str, err: DbError) -> StoreError {

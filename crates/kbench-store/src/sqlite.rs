@@ -169,6 +169,10 @@ impl Sql for SqliteStore {
         ""
     }
 
+    fn key_share(&self) -> &'static str {
+        ""
+    }
+
     fn describe(&self, doing: &str, err: DbError) -> StoreError {
         match err {
             DbError::Sqlite(err) => sql_error(&self.name, doing, err),

@@ -6,7 +6,7 @@
 #[macro_use]
 mod common;
 
-use common::{TestDb, UNDO_V6, UNDO_V7, info, outcome, sample, spec};
+use common::{SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, info, outcome, sample, spec};
 use kbench_model::Direction;
 use kbench_store::{Database, Removed, ResultSetData, RunStatus, StoreError, TestOutcomeKind};
 use std::collections::BTreeMap;
@@ -17,6 +17,7 @@ on_both_backends!(
     renaming_keeps_every_sample,
     ordering_puts_the_named_first,
     removing_takes_only_that_identifiers_runs,
+    removing_leaves_no_sample_behind,
     factors_are_set_replaced_and_unset,
     bad_edits_change_nothing,
     a_measured_identifier_is_neither_renamed_nor_removed,
@@ -53,11 +54,11 @@ fn version_5_databases_are_migrated_keeping_their_data(db: &TestDb) {
     let mut store = db.open();
     let before = filled(store.as_mut(), &["stock", "patched"]);
     drop(store);
-    db.raw(&format!("{UNDO_V7} {UNDO_V6}"));
+    db.raw(&format!("{} {UNDO_V7} {UNDO_V6}", db.undo_v8()));
     db.set_schema_version(5);
 
     let mut store = db.open();
-    assert_eq!(db.schema_version(), 7);
+    assert_eq!(db.schema_version(), SCHEMA_VERSION);
     let after = store.load("s").unwrap();
     assert_eq!(after, before);
     assert_eq!(after.title, None);
@@ -141,6 +142,44 @@ fn removing_takes_only_that_identifiers_runs(db: &TestDb) {
     assert_eq!(store.result_sets().unwrap()[0].samples, 6);
     // The name is free again.
     store.begin_run("s", "b", &info("b", 9000)).unwrap();
+}
+
+/// Every run of the identifier goes with its samples and outcomes (no
+/// foreign key does it on PostgreSQL: the store's code), and no sample can
+/// be stored under a removed run afterwards.
+fn removing_leaves_no_sample_behind(db: &TestDb) {
+    let mut store = db.open();
+    filled(store.as_mut(), &["a", "b"]);
+    let t = spec("a", "ns", Direction::Lower);
+    let test = store.test_id("s", &t).unwrap();
+    let second = store.begin_run("s", "b", &info("b", 5000)).unwrap();
+    for i in 0..2 {
+        store
+            .add_sample(second, test, &sample(99.0, 5000 + i, 1))
+            .unwrap();
+    }
+    let removed = store.remove_identifier("s", "b").unwrap();
+    assert_eq!(
+        removed,
+        Removed {
+            runs: 2,
+            samples: 5
+        }
+    );
+    assert_eq!(db.orphan_samples(), 0);
+    assert_eq!(db.count("SELECT COUNT(*) FROM samples"), 3);
+    assert_eq!(
+        db.count(
+            "SELECT COUNT(*) FROM test_outcomes o WHERE NOT EXISTS \
+             (SELECT 1 FROM runs r WHERE r.id = o.run_id)"
+        ),
+        0
+    );
+    let err = store
+        .add_sample(second, test, &sample(1.0, 6000, 2))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
+    assert_eq!(db.count("SELECT COUNT(*) FROM samples"), 3);
 }
 
 fn factors_are_set_replaced_and_unset(db: &TestDb) {

@@ -968,3 +968,36 @@ fn a_lease_belongs_to_its_worker_and_token(db: &TestDb) {
     let workers = store.workers().unwrap();
     assert_eq!(workers[0].token.as_deref(), Some("A"));
 }
+
+/// A batch for a run that another transaction is deleting waits for it,
+/// then stores nothing (the samples table has no foreign key to refuse
+/// them: the batch's lock on the run's row finds it gone).
+#[test]
+fn a_live_batch_for_a_run_being_removed_stores_nothing() {
+    let Some(db) = TestDb::postgres() else { return };
+    let mut store = db.open();
+    let first = batch("u1", vec![part(&lat(), 0, 3)]);
+    store.append_live("lab", &first, "t1").unwrap();
+    let mut deleter = common::client(&db.location);
+    let mut tx = deleter.transaction().unwrap();
+    tx.batch_execute(
+        "DELETE FROM test_outcomes WHERE run_id IN (SELECT id FROM runs WHERE uid = 'u1'); \
+         DELETE FROM samples WHERE run_id IN (SELECT id FROM runs WHERE uid = 'u1'); \
+         DELETE FROM runs WHERE uid = 'u1'",
+    )
+    .unwrap();
+    let next = batch("u1", vec![part(&lat(), 3, 5)]);
+    let appending = common::on_thread(&db.location, move |store| {
+        store.append_live("lab", &next, "t1")
+    });
+    assert!(
+        common::still_waiting(&appending),
+        "the batch did not wait for the delete"
+    );
+    tx.commit().unwrap();
+    let err = appending.join().unwrap().unwrap_err();
+    assert!(matches!(err, StoreError::Conflict(_)), "{err:?}");
+    assert!(err.to_string().contains("removed"), "{err}");
+    assert_eq!(db.orphan_samples(), 0);
+    assert_eq!(db.count("SELECT COUNT(*) FROM samples"), 0);
+}

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{TestDb, client, info, postgres_url, unique_name, with_param};
+use common::{SCHEMA_VERSION, TestDb, client, info, postgres_url, unique_name, with_param};
 use kbench_store::{Location, PostgresStore, StoreError};
 
 fn open_error(url: &str) -> (String, String) {
@@ -86,7 +86,7 @@ fn other_applications_tables_may_share_the_database() {
     db.raw("CREATE TABLE bookmarks (url TEXT)");
     let mut store = db.open();
     store.begin_run("set", "id", &info("k", 1)).unwrap();
-    assert_eq!(db.schema_version(), 7);
+    assert_eq!(db.schema_version(), SCHEMA_VERSION);
 }
 
 #[test]
@@ -119,4 +119,74 @@ fn a_lost_connection_is_reopened() {
         assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
     }
     assert_eq!(store.result_sets().unwrap()[0].name, "set");
+}
+
+/// Set "s" with identifier "b": one run, test "a", one sample.
+fn one_run(db: &TestDb) -> (kbench_store::RunId, kbench_store::TestId, i64) {
+    let mut store = db.open();
+    let t = common::spec("a", "ns", kbench_model::Direction::Lower);
+    let run = store.begin_run("s", "b", &info("b", 1)).unwrap();
+    let test = store.test_id("s", &t).unwrap();
+    store
+        .add_sample(run, test, &common::sample(1.0, 1, 0))
+        .unwrap();
+    let id = db.count("SELECT MAX(id) FROM runs");
+    (run, test, id)
+}
+
+/// The samples table has no foreign key (schema version 8): a sample
+/// stored while another transaction deletes its run waits for it (the
+/// store locks the run's row), then is refused, leaving no orphan.
+#[test]
+fn a_sample_for_a_run_being_deleted_waits_and_is_refused() {
+    let Some(db) = TestDb::postgres() else { return };
+    let (run, test, id) = one_run(&db);
+    let mut deleter = client(&db.location);
+    let mut tx = deleter.transaction().unwrap();
+    tx.batch_execute(&format!(
+        "DELETE FROM test_outcomes WHERE run_id = {id}; DELETE FROM runs WHERE id = {id}"
+    ))
+    .unwrap();
+    let adding = common::on_thread(&db.location, move |store| {
+        store.add_sample(run, test, &common::sample(2.0, 2, 1))
+    });
+    assert!(
+        common::still_waiting(&adding),
+        "the sample did not wait for the delete"
+    );
+    tx.batch_execute(&format!("DELETE FROM samples WHERE run_id = {id}"))
+        .unwrap();
+    tx.commit().unwrap();
+    let err = adding.join().unwrap().unwrap_err();
+    assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
+    assert_eq!(db.orphan_samples(), 0);
+    assert_eq!(db.count("SELECT COUNT(*) FROM samples"), 0);
+}
+
+/// Removing an identifier while another transaction stores samples under
+/// its run (holding the run's row, as the store does) waits for it, then
+/// removes those samples too.
+#[test]
+fn removing_waits_for_samples_being_stored_and_takes_them() {
+    let Some(db) = TestDb::postgres() else { return };
+    let (_, _, id) = one_run(&db);
+    let test = db.count("SELECT MAX(id) FROM tests");
+    let mut writer = client(&db.location);
+    let mut tx = writer.transaction().unwrap();
+    tx.batch_execute(&format!(
+        "SELECT id FROM runs WHERE id = {id} FOR KEY SHARE; \
+         INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) \
+         VALUES ({id}, {test}, 1, 2.0, 1, 2)"
+    ))
+    .unwrap();
+    let removing = common::on_thread(&db.location, |store| store.remove_identifier("s", "b"));
+    assert!(
+        common::still_waiting(&removing),
+        "the removal did not wait for the writer"
+    );
+    tx.commit().unwrap();
+    let removed = removing.join().unwrap().unwrap();
+    assert_eq!((removed.runs, removed.samples), (1, 2));
+    assert_eq!(db.orphan_samples(), 0);
+    assert_eq!(db.count("SELECT COUNT(*) FROM samples"), 0);
 }

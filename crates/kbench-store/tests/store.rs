@@ -5,7 +5,7 @@
 #[macro_use]
 mod common;
 
-use common::{TestDb, UNDO_V6, UNDO_V7, info, job, outcome, sample, spec};
+use common::{SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, info, job, outcome, sample, spec};
 use kbench_model::{Direction, Sample, TestKey};
 use kbench_store::{
     Location, Recorder, ResultSetData, RunId, RunStatus, Scope, StoreError, TestOutcomeKind,
@@ -22,6 +22,7 @@ on_both_backends!(
     version_1_databases_are_migrated_keeping_their_data,
     version_3_databases_are_migrated_keeping_their_data,
     version_4_databases_are_migrated_keeping_what_tokens_could_do,
+    version_7_databases_are_migrated_keeping_their_data,
     names_are_validated,
     names_holding_sql_or_html_are_kept_as_text,
     unit_or_direction_mismatch_is_a_conflict,
@@ -281,7 +282,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
             err,
             StoreError::TooNew {
                 found: 99,
-                supported: 7,
+                supported: SCHEMA_VERSION,
                 ..
             }
         ),
@@ -289,7 +290,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
     );
     assert!(err.to_string().contains("upgrade kbench"), "{err}");
     assert_eq!(db.schema_version(), 99, "the version was changed");
-    db.set_schema_version(7);
+    db.set_schema_version(SCHEMA_VERSION);
     assert_eq!(db.open().result_sets().unwrap()[0].name, "kept");
 }
 
@@ -298,8 +299,9 @@ fn newer_schema_is_too_new(db: &TestDb) {
 fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     drop(db.open());
     db.raw(&format!(
-        "{UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4} DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; \
-         INSERT INTO result_sets (name, created_at_ms) VALUES ('old', 1)"
+        "{} {UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4} DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; \
+         INSERT INTO result_sets (name, created_at_ms) VALUES ('old', 1)",
+        db.undo_v8()
     ));
     db.set_schema_version(1);
     assert_eq!(db.schema_version(), 1);
@@ -307,7 +309,37 @@ fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     assert_eq!(store.result_sets().unwrap()[0].name, "old");
     store.save_bisect("old", "{}").unwrap();
     drop(store);
-    assert_eq!(db.schema_version(), 7);
+    assert_eq!(db.schema_version(), SCHEMA_VERSION);
+}
+
+/// A version-7 database is migrated in place: its samples stay, in their
+/// runs and order, and the samples table has no foreign key left.
+fn version_7_databases_are_migrated_keeping_their_data(db: &TestDb) {
+    let mut store = db.open();
+    let t = spec("a", "ns", Direction::Lower);
+    for name in ["stock", "patched"] {
+        let run = store.begin_run("old", name, &info(name, 1)).unwrap();
+        let test = store.test_id("old", &t).unwrap();
+        for i in 0..4 {
+            store
+                .add_sample(run, test, &sample(1.0 + i as f64, i, 0))
+                .unwrap();
+        }
+        store.end_run(run, RunStatus::Complete, None).unwrap();
+    }
+    let before = store.load("old").unwrap();
+    drop(store);
+    db.raw(db.undo_v8());
+    db.set_schema_version(7);
+    assert_eq!(db.sample_foreign_keys(), 2, "undo_v8 did not restore them");
+
+    let mut store = db.open();
+    assert_eq!(db.schema_version(), SCHEMA_VERSION);
+    assert_eq!(store.load("old").unwrap(), before);
+    assert_eq!(db.sample_foreign_keys(), 0);
+    store.remove_identifier("old", "stock").unwrap();
+    assert_eq!(db.orphan_samples(), 0);
+    assert_eq!(db.count("SELECT COUNT(*) FROM samples"), 4);
 }
 
 /// What schema version 5 added, dropped again: a database as version 4
@@ -334,11 +366,14 @@ fn version_3_databases_are_migrated_keeping_their_data(db: &TestDb) {
     }
     store.end_run(run, RunStatus::Complete, None).unwrap();
     drop(store);
-    db.raw(&format!("{UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4}"));
+    db.raw(&format!(
+        "{} {UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4}",
+        db.undo_v8()
+    ));
     db.set_schema_version(3);
 
     let mut store = db.open();
-    assert_eq!(db.schema_version(), 7);
+    assert_eq!(db.schema_version(), SCHEMA_VERSION);
     let data = store.load("old").unwrap();
     assert_eq!(data.identifiers[0].runs[0].info.uid, None);
     assert_eq!(data.identifiers[0].samples[&t.key].len(), 3);
@@ -368,13 +403,14 @@ fn version_4_databases_are_migrated_keeping_what_tokens_could_do(db: &TestDb) {
         .unwrap();
     drop(store);
     db.raw(&format!(
-        "{UNDO_V7} {UNDO_V6} {UNDO_V5} INSERT INTO api_tokens (name, secret_sha256, created_at_ms) \
-         VALUES ('runner-1', 'aa', 1)"
+        "{} {UNDO_V7} {UNDO_V6} {UNDO_V5} INSERT INTO api_tokens (name, secret_sha256, created_at_ms) \
+         VALUES ('runner-1', 'aa', 1)",
+        db.undo_v8()
     ));
     db.set_schema_version(4);
 
     let mut store = db.open();
-    assert_eq!(db.schema_version(), 7);
+    assert_eq!(db.schema_version(), SCHEMA_VERSION);
     let token = store.token_by_hash("aa").unwrap().unwrap();
     assert_eq!(token.scopes, Scope::BEFORE_SCOPES);
     assert!(!token.allows(Scope::Admin));

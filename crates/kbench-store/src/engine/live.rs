@@ -58,8 +58,10 @@ pub(super) fn append(
     let run = find_or_create_run(db, set, identifier_id, batch)?;
     // First, as it locks the run's row: a second batch of this run at once
     // (PostgreSQL) waits here until this one commits, then counts the
-    // samples this one stored.
-    db.execute(
+    // samples this one stored; a removal of the identifier waits for this
+    // batch, or, done first, leaves no row to lock and nothing is stored
+    // (no foreign key on the samples table does it: schema version 8).
+    let locked = db.execute(
         "UPDATE runs SET status = ?2, ended_at_ms = ?3, \
          steal_percent = CAST(?4 AS DOUBLE PRECISION), pid = ?5 WHERE id = ?1",
         args![
@@ -70,6 +72,13 @@ pub(super) fn append(
             batch.info.pid
         ],
     )?;
+    if locked == 0 {
+        return Err(Fail::Store(StoreError::Conflict(format!(
+            "run {} of identifier \"{}\" was removed from result set \"{set}\" while this \
+             batch came in; nothing of the batch was stored",
+            batch.run_uid, batch.identifier
+        ))));
+    }
     let tests = test_ids(db, set_id, set, batch)?;
     let mut outcome = LiveOutcome {
         stored: 0,

@@ -87,6 +87,10 @@ impl<S: Sql> Sql for Recording<S> {
         self.inner.skip_locked()
     }
 
+    fn key_share(&self) -> &'static str {
+        self.inner.key_share()
+    }
+
     fn describe(&self, doing: &str, err: DbError) -> StoreError {
         self.inner.describe(doing, err)
     }

@@ -15,18 +15,21 @@ use crate::{
 use kbench_model::{Sample, TestKey, TestSpec, now_ms};
 
 /// Stores a sample only when its run and test belong to the same result
-/// set, so `load` never meets a sample of a foreign test.
+/// set, so `load` never meets a sample of a foreign test. The run's row is
+/// locked against removal ([`Sql::key_share`]) until the sample is in:
+/// the samples table has no foreign key to do it (schema version 8).
 fn insert_sample(db: &mut dyn Sql, run: RunId, test: i64, sample: &Sample) -> Res<()> {
-    let stored = db.execute(
+    let sql = format!(
         "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) \
          SELECT r.id, t.id, CAST(?3 AS BIGINT), CAST(?4 AS DOUBLE PRECISION), \
                 CAST(?5 AS BIGINT), CAST(?6 AS BIGINT) \
-         FROM runs r \
+         FROM (SELECT id, identifier_id FROM runs WHERE id = ?1{}) r \
          JOIN identifiers i ON i.id = r.identifier_id \
          JOIN tests t ON t.set_id = i.set_id \
-         WHERE r.id = ?1 AND t.id = ?2",
-        &sample_row(run, test, sample)?.params(),
-    )?;
+         WHERE t.id = ?2",
+        db.key_share()
+    );
+    let stored = db.execute(&sql, &sample_row(run, test, sample)?.params())?;
     if stored == 0 {
         return Err(Fail::Store(StoreError::NotFound(format!(
             "run {} and test {test} are not both in {} within one result set; the sample was not stored",

@@ -16,6 +16,9 @@ use kbench_store::{
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = 8;
+
 /// What schema version 7 added (indexes), dropped again: a database as
 /// version 6 left it.
 pub const UNDO_V7: &str = "DROP INDEX identifiers_by_set; DROP INDEX tests_by_set;";
@@ -146,6 +149,63 @@ impl TestDb {
         }
     }
 
+    /// What schema version 8 changed, undone: a database as version 7
+    /// left it, its samples with their foreign keys (SQLite: the table made
+    /// again, as version 8 does).
+    pub fn undo_v8(&self) -> &'static str {
+        match self.kind {
+            Kind::Sqlite { .. } => {
+                "CREATE TABLE samples_v7 (\
+                     id INTEGER PRIMARY KEY, \
+                     run_id BIGINT NOT NULL REFERENCES runs (id), \
+                     test_id BIGINT NOT NULL REFERENCES tests (id), \
+                     round INTEGER NOT NULL, value DOUBLE PRECISION NOT NULL, \
+                     iterations BIGINT NOT NULL, at_ms BIGINT NOT NULL); \
+                 INSERT INTO samples_v7 SELECT * FROM samples; \
+                 DROP TABLE samples; \
+                 ALTER TABLE samples_v7 RENAME TO samples; \
+                 CREATE INDEX samples_by_test_run ON samples (test_id, run_id); \
+                 CREATE INDEX samples_by_run_round ON samples (run_id, round);"
+            }
+            Kind::Postgres { .. } => {
+                "ALTER TABLE samples \
+                 ADD CONSTRAINT samples_run_id_fkey FOREIGN KEY (run_id) REFERENCES runs (id), \
+                 ADD CONSTRAINT samples_test_id_fkey FOREIGN KEY (test_id) REFERENCES tests (id);"
+            }
+        }
+    }
+
+    /// The foreign keys of the samples table (none since version 8).
+    pub fn sample_foreign_keys(&self) -> i64 {
+        self.count(match self.kind {
+            Kind::Sqlite { .. } => "SELECT COUNT(*) FROM pragma_foreign_key_list('samples')",
+            Kind::Postgres { .. } => {
+                "SELECT COUNT(*) FROM pg_constraint \
+                 WHERE conrelid = 'samples'::regclass AND contype = 'f'"
+            }
+        })
+    }
+
+    /// The one integer `sql` returns, read behind the store's back.
+    pub fn count(&self, sql: &str) -> i64 {
+        match &self.kind {
+            Kind::Sqlite { path, .. } => rusqlite::Connection::open(path)
+                .unwrap()
+                .query_row(sql, [], |r| r.get(0))
+                .unwrap(),
+            Kind::Postgres { .. } => client(&self.location).query_one(sql, &[]).unwrap().get(0),
+        }
+    }
+
+    /// Samples whose run or test is gone (none, ever).
+    pub fn orphan_samples(&self) -> i64 {
+        self.count(
+            "SELECT COUNT(*) FROM samples s WHERE NOT EXISTS \
+             (SELECT 1 FROM runs r WHERE r.id = s.run_id) OR NOT EXISTS \
+             (SELECT 1 FROM tests t WHERE t.id = s.test_id)",
+        )
+    }
+
     /// The schema version the database records.
     pub fn schema_version(&self) -> i64 {
         match &self.kind {
@@ -188,6 +248,21 @@ impl Drop for TestDb {
             }
         }
     }
+}
+
+/// A store at `location` on a thread of its own, doing `work` there.
+pub fn on_thread<T: Send + 'static>(
+    location: &str,
+    work: impl FnOnce(&mut dyn kbench_store::Database) -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    let location = location.to_string();
+    std::thread::spawn(move || work(Location::parse(&location).unwrap().open().unwrap().as_mut()))
+}
+
+/// Whether `handle`'s thread is still blocked after a while.
+pub fn still_waiting<T>(handle: &std::thread::JoinHandle<T>) -> bool {
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    !handle.is_finished()
 }
 
 /// Runs each named test function (taking `&TestDb`) once per backend, as
