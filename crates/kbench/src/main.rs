@@ -22,7 +22,11 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     // `serve`'s access log shows without flags.
     let serving = matches!(cli.command, cli::Command::Serve(_));
-    logs::init(cli.quiet, cli.verbose, if serving { "info" } else { "warn" });
+    logs::init(
+        cli.quiet,
+        cli.verbose,
+        if serving { "info" } else { "warn" },
+    );
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(error) => {
