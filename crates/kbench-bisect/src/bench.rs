@@ -199,6 +199,7 @@ impl Workbench for CommandBench {
 /// Runs `sh -c command` in `dir`: `Ok(stdout)` on success, `Err(what
 /// happened with the last lines of output)` otherwise.
 pub(super) fn shell(command: &str, dir: &Path, commit: &str) -> Result<Result<String, String>> {
+    tracing::info!("running sh -c {command:?} in {} at {commit}", dir.display());
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(command)

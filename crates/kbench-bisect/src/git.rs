@@ -70,6 +70,7 @@ fn git(dir: &Path) -> Command {
 }
 
 fn output(mut command: Command, doing: &str) -> Result<Output> {
+    tracing::info!("running {command:?}");
     command.output().map_err(BisectError::os(format!(
         "{doing}: cannot run git (is it installed and on PATH?)"
     )))

@@ -67,6 +67,7 @@ pub fn install(profiles: &Profiles, names: &[String], update: bool) -> Result<Ve
 }
 
 fn apt_get(args: &[&str]) -> Result<()> {
+    tracing::info!("running apt-get {}", args.join(" "));
     let status = Command::new("apt-get")
         .args(args)
         .env("DEBIAN_FRONTEND", "noninteractive")

@@ -200,6 +200,7 @@ impl ProcessLauncher {
     fn spawn(&self, job: &AgentJob, mut command: Command) -> Result<Box<dyn AgentStream>> {
         let job_json = serde_json::to_string(job)
             .map_err(|e| MeasureError::Agent(format!("cannot write the agent's job: {e}")))?;
+        tracing::debug!("starting the measuring process: {command:?} agent --job ...");
         let mut child = command
             .args(["agent", "--job", &job_json])
             .stdin(Stdio::null())
@@ -341,9 +342,36 @@ fn collect_tail(
 ) -> JoinHandle<()> {
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            push_tail(&tail, &line);
+            if !relay_log(&line) {
+                push_tail(&tail, &line);
+            }
         }
     })
+}
+
+/// Logs again here, at its level, a log line of the agent (`[TIME] LEVEL
+/// target: message`, written under the `KBENCH_LOG` it inherits), so that
+/// what the agent runs (a profile's commands) shows with `-v`; `false`
+/// for any other line of its stderr, which is kept for error messages.
+fn relay_log(line: &str) -> bool {
+    let line = line.trim_start();
+    let line = match line.split_once(' ') {
+        Some((time, rest)) if time.contains('T') && time.ends_with('Z') => rest.trim_start(),
+        _ => line,
+    };
+    let Some((level, message)) = line.split_once(' ') else {
+        return false;
+    };
+    let message = message.trim_start();
+    match level {
+        "ERROR" => tracing::error!("agent: {message}"),
+        "WARN" => tracing::warn!("agent: {message}"),
+        "INFO" => tracing::info!("agent: {message}"),
+        "DEBUG" => tracing::debug!("agent: {message}"),
+        "TRACE" => tracing::trace!("agent: {message}"),
+        _ => return false,
+    }
+    true
 }
 
 /// Test support: a stream that replays events already at hand.
@@ -364,6 +392,17 @@ impl AgentStream for Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_agents_log_lines_are_relayed_and_the_rest_kept() {
+        assert!(relay_log(
+            "2026-12-03T07:40:00.123456Z  INFO kbench_measure::profile::command: running toy"
+        ));
+        assert!(relay_log("DEBUG kbench_measure::launcher: x"));
+        assert!(!relay_log("thread 'main' panicked at src/x.rs:1:1"));
+        assert!(!relay_log("INFO"));
+        assert!(!relay_log(""));
+    }
 
     #[test]
     fn skips_non_event_lines_into_the_tail() {

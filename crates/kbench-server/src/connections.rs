@@ -85,8 +85,8 @@ pub async fn serve(
     })
     .await;
     if drained.is_err() {
-        eprintln!(
-            "kbench serve: {} connection(s) still open after {} s of draining were cut",
+        tracing::warn!(
+            "{} connection(s) still open after {} s of draining were cut",
             connections.len(),
             limits.drain.as_secs_f64()
         );
@@ -106,7 +106,7 @@ async fn refused_accept(error: std::io::Error) {
     ) {
         return;
     }
-    eprintln!("kbench serve: cannot accept a connection: {error}");
+    tracing::error!("cannot accept a connection: {error}");
     tokio::time::sleep(Duration::from_millis(200)).await;
 }
 

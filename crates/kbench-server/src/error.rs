@@ -70,12 +70,21 @@ impl From<StoreError> for ApiError {
 }
 
 impl IntoResponse for ApiError {
+    /// A 5xx answer carries its message for the access log too.
     fn into_response(self) -> Response {
-        (
+        let failure = self
+            .status
+            .is_server_error()
+            .then(|| crate::access::Failure(self.message.clone()));
+        let mut response = (
             self.status,
             Json(serde_json::json!({ "error": self.message })),
         )
-            .into_response()
+            .into_response();
+        if let Some(failure) = failure {
+            response.extensions_mut().insert(failure);
+        }
+        response
     }
 }
 

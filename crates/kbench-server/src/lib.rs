@@ -22,6 +22,7 @@
 //! Connections are served under [`Limits`] (timeouts, a cap, a drain at
 //! shutdown): see `connections.rs`.
 
+mod access;
 pub mod auth;
 mod connections;
 mod dashboard;
@@ -183,6 +184,7 @@ pub fn router(stores: Arc<Stores>, config: &Config) -> Router {
                 state.clone(),
                 handlers::extract::private_reads,
             ))
+            .layer(axum::middleware::from_fn(access::log))
             .with_state(state),
     )
 }

@@ -116,9 +116,9 @@ impl Stores {
     /// logged in full first.
     fn unnamed(&self, mut error: ApiError) -> ApiError {
         if error.status.is_server_error() {
-            eprintln!(
-                "kbench serve: answered {}: {}",
-                error.status.as_u16(),
+            tracing::error!(
+                status = error.status.as_u16(),
+                "store error (the access log names it without the database): {}",
                 error.message
             );
         }

@@ -263,6 +263,7 @@ fn run(program: &str, args: &[&str], dir: Option<&Path>) -> Result<String> {
     if let Some(dir) = dir {
         command.current_dir(dir);
     }
+    tracing::info!("running {command:?}");
     let output = command
         .output()
         .map_err(VmError::os(format!("cannot run {program}")))?;

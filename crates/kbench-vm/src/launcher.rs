@@ -292,8 +292,9 @@ impl Boot {
             Some(_) => Stdio::piped(),
             None => Stdio::null(),
         };
+        command.args(spec.machine.args(&spec.kernel.path, &initrd, &serial_log));
+        tracing::info!("running {command:?}");
         let mut child = command
-            .args(spec.machine.args(&spec.kernel.path, &initrd, &serial_log))
             .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

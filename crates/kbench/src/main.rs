@@ -2,11 +2,13 @@
 //!
 //! This crate is the command line only: `cli` parses the flags, `commands`
 //! hands them to the libraries (docs/architecture.md has their layers) and
-//! prints what they return, `progress` draws runs' progress bars. The
+//! prints what they return, `progress` draws runs' progress bars, `logs`
+//! sets up logging and `-q`. The
 //! logic is the libraries'.
 
 mod cli;
 mod commands;
+mod logs;
 mod progress;
 
 use clap::Parser;
@@ -18,6 +20,13 @@ fn main() -> ExitCode {
         kbench_vm::guest::main();
     }
     let cli = cli::Cli::parse();
+    // `serve`'s access log shows without flags.
+    let serving = matches!(cli.command, cli::Command::Serve(_));
+    logs::init(
+        cli.quiet,
+        cli.verbose,
+        if serving { "info" } else { "warn" },
+    );
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(error) => {

@@ -1,6 +1,7 @@
 //! The run's progress on stderr: an indicatif bar on a terminal (test k of
 //! n, the current test, samples so far and the CI reached), and one line per
-//! finished test, which also reaches logs when stderr is not a terminal.
+//! finished test, which also reaches logs when stderr is not a terminal;
+//! nothing with `-q`.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kbench_measure::runner::RunEvent;
@@ -15,7 +16,7 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(total: usize) -> Progress {
-        let target = if std::io::stderr().is_terminal() {
+        let target = if std::io::stderr().is_terminal() && !crate::logs::quiet() {
             ProgressDrawTarget::stderr()
         } else {
             ProgressDrawTarget::hidden()
@@ -85,6 +86,9 @@ impl Progress {
     }
 
     fn line(&self, text: String) {
+        if crate::logs::quiet() {
+            return;
+        }
         if self.bar.is_hidden() {
             eprintln!("{text}");
         } else {

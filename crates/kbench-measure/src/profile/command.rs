@@ -99,6 +99,7 @@ impl Shell {
     pub fn spawn(&self, script: &str, label: &str, user: Option<&User>) -> io::Result<Group> {
         let out = self.logs.join(format!("{label}.out"));
         let err = self.logs.join(format!("{label}.err"));
+        tracing::info!("running {label}: sh -c {script:?}");
         let mut command = Command::new("/bin/sh");
         command
             .arg("-c")

@@ -5,6 +5,7 @@
 //! threads ([`blocking`]).
 
 use crate::AppState;
+use crate::access::TokenName;
 use crate::auth;
 use crate::error::ApiError;
 use axum::Json;
@@ -81,7 +82,11 @@ pub(crate) async fn token_of(parts: &Parts, state: &AppState) -> Result<TokenInf
         .stores
         .with(move |store| Ok(store.token_by_hash(&hash)?))
         .await?;
-    found.ok_or_else(|| unauthorized("the token is unknown or revoked"))
+    let token = found.ok_or_else(|| unauthorized("the token is unknown or revoked"))?;
+    if let Some(log) = parts.extensions.get::<TokenName>() {
+        log.set(&token.name);
+    }
+    Ok(token)
 }
 
 /// Middleware of a `--private` server: every GET (API and dashboard)

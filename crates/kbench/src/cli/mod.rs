@@ -54,6 +54,15 @@ pub struct Cli {
     )]
     pub profile_dirs: Vec<PathBuf>,
 
+    /// No progress bars and no notes on stderr; errors still print
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// Log the commands kbench runs (profiles, qemu, git, apt-get) on stderr; -vv: debug.
+    /// KBENCH_LOG (e.g. debug, kbench_server=info) overrides -q and -v
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+
     #[command(subcommand)]
     pub command: Command,
 }

@@ -72,9 +72,10 @@ fn setup(args: &BisectArgs, db: &Db) -> anyhow::Result<Setup> {
     })
 }
 
-/// Progress on stderr.
+/// Progress on stderr; with -q only warnings.
 fn say(progress: Progress<'_>) {
     match progress {
+        Progress::Step(_) | Progress::Note(_) if crate::logs::quiet() => {}
         Progress::Step(line) => eprintln!("{line}"),
         Progress::Note(note) => eprintln!("kbench: {note}"),
         Progress::Warning(warning) => eprintln!("kbench: WARNING: {warning}"),

@@ -23,7 +23,11 @@ fn fetch(args: FetchArgs) -> anyhow::Result<ExitCode> {
     let cache = args.cache.cache();
     let mut fetched = Vec::new();
     for spec in &specs {
-        let kernel = cache.fetch(spec, &mut |message| eprintln!("{message}"))?;
+        let kernel = cache.fetch(spec, &mut |message| {
+            if !crate::logs::quiet() {
+                eprintln!("{message}");
+            }
+        })?;
         fetched.push(kernel);
     }
     print_kernels(&fetched);

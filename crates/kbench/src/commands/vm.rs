@@ -133,11 +133,12 @@ fn prepare(
 }
 
 /// Shows the lab's events on stderr: a progress bar per run, a line per
-/// note.
+/// note (none with -q).
 fn shown() -> impl FnMut(LabEvent) {
     let mut progress: Option<Progress> = None;
     move |event| match event {
-        LabEvent::Note(note) => eprintln!("{note}"),
+        LabEvent::Note(note) if !crate::logs::quiet() => eprintln!("{note}"),
+        LabEvent::Note(_) => {}
         LabEvent::Started { tests } => progress = Some(Progress::new(tests)),
         LabEvent::Run(event) => progress.as_mut().expect("a run started").observe(event),
         LabEvent::Ended => progress.take().expect("a run started").finish(),

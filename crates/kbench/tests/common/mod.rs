@@ -167,6 +167,8 @@ pub struct Server {
     args: Vec<String>,
     /// `127.0.0.1:PORT`, as the server printed it.
     pub addr: String,
+    /// What it wrote on stderr after its first line ([`Server::log`]).
+    log: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Server {
@@ -182,6 +184,7 @@ impl Server {
             db: db.to_path_buf(),
             args: args.iter().map(|a| a.to_string()).collect(),
             addr: listen.to_string(),
+            log: Default::default(),
         };
         server.spawn();
         server
@@ -208,8 +211,20 @@ impl Server {
             .unwrap_or_else(|| panic!("no address in {line:?}"))
             .to_string();
         // Keep reading stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in stderr.lines() {});
+        let log = self.log.clone();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                let mut log = log.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
         self.child = Some(child);
+    }
+
+    /// Its stderr so far (the access log), after the listening line.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
     }
 
     pub fn url(&self) -> String {
