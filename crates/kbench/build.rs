@@ -20,7 +20,7 @@ fn commit(dir: &Path) -> Option<String> {
     // repository is not that repository's commit.
     git(dir, &["ls-files", "--error-unmatch", "Cargo.toml"])?;
     let top = PathBuf::from(git(dir, &["rev-parse", "--show-toplevel"])?);
-    let mut watched: Vec<PathBuf> = ["crates", "profiles", "Cargo.toml", "Cargo.lock"]
+    let mut watched: Vec<PathBuf> = ["crates", "profiles", "suites", "Cargo.toml", "Cargo.lock"]
         .iter()
         .map(|path| top.join(path))
         .collect();

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds kbench's Debian package into target/debian/: the binary of a cargo
+# profile (release by default; `dist` for the fat-LTO one), the man pages and
+# shell completions that binary generates, then `cargo deb`, which packages
+# those files (crates/kbench/Cargo.toml, [package.metadata.deb]).
+# Needs cargo-deb: cargo install cargo-deb --locked --no-default-features
+# Usage: .ci/deb.sh [PROFILE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+profile=${1:-release}
+out=${CARGO_TARGET_DIR:-target}/$profile
+cargo build --profile "$profile" -p kbench
+rm -rf "$out/man" "$out/completions"
+"$out/kbench" man --dir "$out/man"
+mkdir -p "$out/completions"
+"$out/kbench" completions bash >"$out/completions/kbench"
+"$out/kbench" completions zsh >"$out/completions/_kbench"
+"$out/kbench" completions fish >"$out/completions/kbench.fish"
+cargo deb -p kbench --profile "$profile" --no-build
