@@ -4,13 +4,22 @@
 # shell completions that binary generates, then `cargo deb`, which packages
 # those files (crates/kbench/Cargo.toml, [package.metadata.deb]).
 # Needs cargo-deb: cargo install cargo-deb --locked --no-default-features
-# Usage: .ci/deb.sh [PROFILE]
+# Usage: .ci/deb.sh [--no-build] [PROFILE]
+#   --no-build packages the binary already in the profile's target dir
+#   (CI: the one `cargo test --workspace --release` built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+build=yes
+if [ "${1:-}" = --no-build ]; then
+    build=no
+    shift
+fi
 profile=${1:-release}
 out=${CARGO_TARGET_DIR:-target}/$profile
-cargo build --profile "$profile" -p kbench
+if [ "$build" = yes ]; then
+    cargo build --profile "$profile" -p kbench
+fi
 rm -rf "$out/man" "$out/completions"
 "$out/kbench" man --dir "$out/man"
 mkdir -p "$out/completions"

@@ -242,3 +242,53 @@ fn man_pages_cover_every_subcommand_and_flag() {
         "the internal agent has no page"
     );
 }
+
+/// An installed kbench has no source tree: listing and a short run, from an
+/// empty directory, touch no file of the workspace (suites and profiles are
+/// built in), as `strace` sees every path they and their agents open.
+#[test]
+fn a_run_needs_no_source_tree() {
+    if !common::have_programs(&["strace"], "apt-get install strace") {
+        return;
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let db = empty.path().join("results.db");
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("kbench");
+    let binary_dir = binary.parent().unwrap().canonicalize().unwrap();
+    for args in [
+        &["list"][..],
+        &["run", "syscall-null", "--max-time", "0.2", "--rounds", "1"],
+    ] {
+        let trace = empty.path().join("trace");
+        let out = Command::new("strace")
+            .args(["-f", "-qq", "-e", "trace=%file", "-o"])
+            .arg(&trace)
+            .arg(&binary)
+            .args(args)
+            .current_dir(empty.path())
+            .env("KBENCH_DB", &db)
+            .env_remove("KBENCH_PROFILES")
+            .output()
+            .unwrap();
+        assert_success(&out, &format!("kbench {args:?} under strace: "));
+        let trace = std::fs::read_to_string(&trace).unwrap();
+        let touched: Vec<&str> = trace
+            .lines()
+            .filter(|line| {
+                line.split('"').skip(1).step_by(2).any(|path| {
+                    Path::new(path).starts_with(&workspace)
+                        && !Path::new(path).starts_with(&binary_dir)
+                })
+            })
+            .collect();
+        assert!(
+            touched.is_empty(),
+            "kbench {args:?} opened the source tree:\n{}",
+            touched.join("\n")
+        );
+    }
+}
