@@ -22,6 +22,8 @@ if [ "$build" = yes ]; then
 fi
 rm -rf "$out/man" "$out/completions"
 "$out/kbench" man --dir "$out/man"
+# Debian's man pages are gzipped; cargo-deb leaves files from the target dir as they are.
+gzip -9n "$out"/man/*.1
 mkdir -p "$out/completions"
 "$out/kbench" completions bash >"$out/completions/kbench"
 "$out/kbench" completions zsh >"$out/completions/_kbench"

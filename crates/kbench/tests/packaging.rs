@@ -7,7 +7,7 @@ mod common;
 
 // The real flag definitions (the cli module imports no command), walked to
 // know every subcommand and flag the completions and man pages must cover.
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 #[path = "../src/cli/mod.rs"]
 mod cli;
 
