@@ -343,11 +343,12 @@ impl<'a> Session<'a> {
         if let Some(run) = self.runs.get(&commit.hash) {
             return Ok(*run);
         }
+        let snapshot = kbench_measure::sysinfo::snapshot(Path::new("."));
         let info = RunInfo {
-            snapshot: kbench_measure::sysinfo::snapshot(Path::new(".")),
+            tool_version: snapshot.kbench_version.clone(),
+            snapshot,
             host: None,
             wrapper: None,
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
             notes: vec![format!(
                 "kbench bisect: commit {}, blocks seeded {}",
                 commit.hash, self.state.seed

@@ -17,8 +17,20 @@ use kbench_model::SystemSnapshot;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
+use std::sync::OnceLock;
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
+
+/// The build the binary names with [`set_kbench_version`].
+static KBENCH_VERSION: OnceLock<&'static str> = OnceLock::new();
+
+/// Names the build every snapshot records as its kbench version: the
+/// binary's version and git commit, which only the binary's build knows
+/// (its build script runs git, so a commit rebuilds only the binary).
+/// Called once at start; later calls are ignored.
+pub fn set_kbench_version(version: &'static str) {
+    let _ = KBENCH_VERSION.set(version);
+}
 
 /// Reads this machine's snapshot; `work_dir` is where the benchmarks do
 /// their I/O. Never fails. `steal_percent` is left `None` for the caller,
@@ -58,7 +70,11 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
         compiler: option_env!("KBENCH_RUSTC_VERSION")
             .unwrap_or("rustc (unknown)")
             .to_string(),
-        kbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        kbench_version: KBENCH_VERSION
+            .get()
+            .copied()
+            .unwrap_or(concat!(env!("CARGO_PKG_VERSION"), " (build unknown)"))
+            .to_string(),
         counters: counters.available.iter().map(|c| c.to_string()).collect(),
         counters_note: counters.note,
         monitors_missing: crate::sysmon::SystemMonitor::ALL

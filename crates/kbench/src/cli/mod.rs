@@ -4,6 +4,7 @@
 
 mod bisect;
 mod common;
+mod docs;
 mod lab;
 mod measure;
 mod results;
@@ -12,6 +13,7 @@ mod vm;
 
 pub use bisect::BisectArgs;
 pub use common::{JsonArg, SamplingArgs, UploadArgs};
+pub use docs::{CompletionsArgs, ManArgs};
 pub use lab::{
     JobCommand, ListArgs as JobListArgs, PushArgs, ServeArgs, SubmitArgs, TokenCommand, WorkerArgs,
 };
@@ -26,10 +28,14 @@ use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+/// "0.1.0 (1960f73abcd1-dirty)": the version and the git commit built from
+/// (build.rs), for `--version` and every run's snapshot.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("KBENCH_COMMIT"), ")");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "kbench",
-    version,
+    version = VERSION,
     about = "A kernel performance regression lab: measure kernel paths, keep every sample, compare identifiers",
     long_about = "kbench measures the kernel paths that regression reports track (syscalls, signals, \
 pipes, sockets, fork/exec, context switches, bandwidth), keeps every raw sample with a snapshot of the \
@@ -110,6 +116,10 @@ pub enum Command {
     List(JsonArg),
     /// Print this system's snapshot (what every run records)
     Sysinfo(JsonArg),
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell
+    Completions(CompletionsArgs),
+    /// Print the man page (kbench.1) on stdout, or write one page per command into --dir
+    Man(ManArgs),
     /// Measuring process used by `run` (internal)
     #[command(hide = true)]
     Agent(AgentArgs),

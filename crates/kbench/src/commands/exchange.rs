@@ -22,7 +22,7 @@ pub fn export(args: ExportArgs, store: &mut dyn Results) -> anyhow::Result<ExitC
     let data = store.load(&args.set)?;
     print!(
         "{}",
-        kbench_formats::export(&data, &args.format, env!("CARGO_PKG_VERSION"))?
+        kbench_formats::export(&data, &args.format, crate::cli::VERSION)?
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@ mod agent;
 mod bisect;
 mod compare;
 mod context;
+mod docs;
 mod exchange;
 mod history;
 mod install;
@@ -47,6 +48,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Install(args) => install::install(args, &profiles),
         Command::List(args) => list::list(args.json, &profiles),
         Command::Sysinfo(args) => sysinfo::sysinfo(args.json),
+        Command::Completions(args) => docs::completions(args.shell),
+        Command::Man(args) => docs::man(args.dir.as_deref()),
         Command::Agent(args) => agent::agent(&args.job),
     }
 }

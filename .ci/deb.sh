@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds kbench's Debian package into target/debian/: the binary of a cargo
+# profile (release by default; `dist` for the fat-LTO one), the man pages and
+# shell completions that binary generates, then `cargo deb`, which packages
+# those files (crates/kbench/Cargo.toml, [package.metadata.deb]).
+# Needs cargo-deb: cargo install cargo-deb --locked --no-default-features
+# Usage: .ci/deb.sh [--no-build] [PROFILE]
+#   --no-build packages the binary already in the profile's target dir
+#   (CI: the one `cargo test --workspace --release` built).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=yes
+if [ "${1:-}" = --no-build ]; then
+    build=no
+    shift
+fi
+profile=${1:-release}
+out=${CARGO_TARGET_DIR:-target}/$profile
+if [ "$build" = yes ]; then
+    cargo build --profile "$profile" -p kbench
+fi
+rm -rf "$out/man" "$out/completions"
+"$out/kbench" man --dir "$out/man"
+# Debian's man pages are gzipped; cargo-deb leaves files from the target dir as they are.
+gzip -9n "$out"/man/*.1
+mkdir -p "$out/completions"
+"$out/kbench" completions bash >"$out/completions/kbench"
+"$out/kbench" completions zsh >"$out/completions/_kbench"
+"$out/kbench" completions fish >"$out/completions/kbench.fish"
+cargo deb -p kbench --profile "$profile" --no-build
