@@ -126,11 +126,19 @@ pub struct ProcessLauncher {
 }
 
 impl ProcessLauncher {
-    /// `wrapper` is split on whitespace; its program must exist on PATH.
+    /// `wrapper` is split into words as a shell would (quotes and
+    /// backslashes, no expansion); its program must exist on PATH.
     pub fn new(exe: PathBuf, wrapper: Option<&str>) -> Result<ProcessLauncher> {
-        let wrapper: Vec<String> = wrapper
-            .map(|w| w.split_whitespace().map(str::to_string).collect())
-            .unwrap_or_default();
+        let wrapper: Vec<String> = match wrapper {
+            None => Vec::new(),
+            Some(text) => match shlex::split(text) {
+                Some(words) => words,
+                None => invalid!(
+                    "the wrapper command `{text}` has an unclosed quote or a trailing \\; \
+                     quote it as you would in a shell"
+                ),
+            },
+        };
         if let Some(program) = wrapper.first()
             && find_program(program).is_none()
         {
@@ -419,6 +427,20 @@ mod tests {
         );
         assert_eq!(tail.lock().unwrap().front().unwrap(), "wrapper says hi");
         assert!(next_line_event(&mut reader, &tail).is_none());
+    }
+
+    #[test]
+    fn a_wrapper_is_split_as_a_shell_would() {
+        let launcher = ProcessLauncher::new(
+            "/bin/true".into(),
+            Some(r#"sh -c 'taskset -c 1 "$0" "$@"'"#),
+        )
+        .unwrap();
+        assert_eq!(launcher.wrapper, ["sh", "-c", r#"taskset -c 1 "$0" "$@""#]);
+        let error = ProcessLauncher::new("/bin/true".into(), Some("sh -c 'unclosed"))
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("unclosed quote"), "{error}");
     }
 
     #[test]

@@ -6,25 +6,17 @@
 use crate::explain::{Explanation, explain};
 use crate::header::{self, Difference};
 use crate::sides::{chosen, filtered_specs, rounds_of, shown, side_of, summary_of};
+use crate::thresholds::Thresholds;
 use crate::{Error, blocks};
 use kbench_model::results::{IdentifierData, ResultSetData};
 use kbench_model::{Direction, SystemSnapshot, TestKey};
 use kbench_stats::{
     Analysis, CompareOptions, Comparison, MetricInput, Side, Summary, Verdict, Warning,
-    compare_all, geomean,
+    compare_all_thresholded, geomean,
 };
 use serde::Serialize;
 
 pub const SCHEMA: &str = "kbench.compare/1";
-
-/// A practical threshold given in percent (`--threshold`), checked: a
-/// number from 0 to below 100. For a flag's value parser.
-pub fn threshold_percent(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(percent) if (0.0..100.0).contains(&percent) => Ok(percent),
-        _ => Err(format!("{text} must be a percentage from 0 to below 100")),
-    }
-}
 
 /// Which identifiers to compare, and how.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,8 +25,8 @@ pub struct CompareRequest {
     pub baseline: Option<String>,
     /// Identifiers to compare with it, in order; empty = all the others.
     pub identifiers: Vec<String>,
-    /// Practical threshold delta as a fraction (0.01 = 1 %).
-    pub threshold: f64,
+    /// Practical thresholds, per metric.
+    pub threshold: Thresholds,
     /// Only metrics whose test name contains this text (e.g. "pipe-lat")
     /// are shown; the q-values are over every metric all the same.
     pub metric_filter: Option<String>,
@@ -52,7 +44,11 @@ pub struct ComparisonReport {
     /// The baseline first, then the compared identifiers.
     pub identifiers: Vec<String>,
     pub baseline: String,
+    /// The threshold of metrics no `--threshold` rule names.
     pub threshold_pct: f64,
+    /// `--threshold`'s per-test rules, in percent, first match winning.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub threshold_rules: Vec<(String, f64)>,
     pub systems: Vec<IdentifierSystem>,
     pub differences: Vec<Difference>,
     pub metrics: Vec<MetricReport>,
@@ -83,6 +79,8 @@ pub struct MetricReport {
     pub key: TestKey,
     pub unit: String,
     pub direction: Direction,
+    /// This metric's practical threshold, in percent.
+    pub threshold_pct: f64,
     /// One per identifier, in [`ComparisonReport::identifiers`] order.
     pub results: Vec<IdentifierResult>,
 }
@@ -145,6 +143,19 @@ impl IdentifierSummary {
 }
 
 impl ComparisonReport {
+    /// "1.00 %", or with rules "2.00 % (pipe-lat 3.00 %, syscall-* 1.00 %)".
+    pub fn threshold_text(&self) -> String {
+        let rules: Vec<String> = self
+            .threshold_rules
+            .iter()
+            .map(|(pattern, pct)| format!("{pattern} {pct:.2} %"))
+            .collect();
+        match rules.is_empty() {
+            true => format!("{:.2} %", self.threshold_pct),
+            false => format!("{:.2} % ({})", self.threshold_pct, rules.join(", ")),
+        }
+    }
+
     /// Whether any metric of any identifier is a REGRESSION.
     pub fn has_regression(&self) -> bool {
         self.summaries.iter().any(|s| s.regressions > 0)
@@ -159,10 +170,7 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
     let data = &crate::interference::without_replaced_rounds(data);
     let order = identifier_order(data, request)?;
     let chosen = chosen(data, &order);
-    let options = CompareOptions {
-        threshold: request.threshold,
-        ..CompareOptions::default()
-    };
+    let options = CompareOptions::default();
     // Every metric is compared, so that the FDR family does not depend on
     // `--metric`; the filter only chooses what is shown.
     let specs = filtered_specs(data, None);
@@ -191,7 +199,12 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
                 blocks: blocks.as_deref(),
             })
             .collect();
-        for (row, comparison) in rows.into_iter().zip(compare_all(&inputs, &options)) {
+        let thresholds: Vec<f64> = rows
+            .iter()
+            .map(|&row| request.threshold.of(&specs[row].key))
+            .collect();
+        let compared = compare_all_thresholded(&inputs, &options, &thresholds);
+        for (row, comparison) in rows.into_iter().zip(compared) {
             comparisons[row][column] = Some(comparison);
         }
     }
@@ -206,6 +219,7 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
             key: spec.key.clone(),
             unit: spec.unit.clone(),
             direction: spec.direction,
+            threshold_pct: request.threshold.of(&spec.key) * 100.0,
             results: chosen
                 .iter()
                 .zip(row)
@@ -238,7 +252,13 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
         summaries: summaries(&metrics, &order),
         notes: notes(&metrics, &chosen_data),
         identifiers: order,
-        threshold_pct: request.threshold * 100.0,
+        threshold_pct: request.threshold.default * 100.0,
+        threshold_rules: request
+            .threshold
+            .rules
+            .iter()
+            .map(|(pattern, fraction)| (pattern.clone(), fraction * 100.0))
+            .collect(),
         systems: chosen.iter().map(|id| system_of(id)).collect(),
         differences,
         metrics,
@@ -434,18 +454,6 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
 mod tests {
     use super::*;
 
-    #[test]
-    fn thresholds_are_percentages_below_100() {
-        assert_eq!(threshold_percent("2.5"), Ok(2.5));
-        assert_eq!(threshold_percent("0"), Ok(0.0));
-        for bad in ["100", "-1", "NaN", "inf", "two"] {
-            let error = threshold_percent(bad).unwrap_err();
-            assert_eq!(
-                error,
-                format!("{bad} must be a percentage from 0 to below 100")
-            );
-        }
-    }
     use crate::fixtures::disturbed;
     use kbench_model::is_monitor_metric;
 
@@ -458,7 +466,7 @@ mod tests {
         let request = CompareRequest {
             baseline: None,
             identifiers: vec![],
-            threshold: 0.01,
+            threshold: Thresholds::uniform(0.01),
             metric_filter: None,
         };
         let report = build(&data, &request).unwrap();

@@ -250,6 +250,7 @@ impl Welch2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::thresholds::Thresholds;
     use kbench_model::results::{RunId, RunInfo, RunRecord, RunStatus};
     use kbench_model::{Direction, Sample, TestSpec};
 
@@ -394,7 +395,7 @@ mod tests {
         let request = CompareRequest {
             baseline: None,
             identifiers: vec![],
-            threshold: 0.01,
+            threshold: Thresholds::uniform(0.01),
             metric_filter: None,
         };
         let report = build(&data, &request).unwrap();

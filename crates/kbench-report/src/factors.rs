@@ -10,6 +10,7 @@
 use crate::Error;
 use crate::comparison::{self, CompareRequest, ComparisonReport};
 use crate::format::{self, Style};
+use crate::thresholds::Thresholds;
 use kbench_model::results::ResultSetData;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -30,8 +31,8 @@ pub struct FactorRequest {
     pub baseline_level: Option<String>,
     /// An identifier whose level is the baseline level.
     pub baseline: Option<String>,
-    /// Practical threshold delta as a fraction (0.01 = 1 %).
-    pub threshold: f64,
+    /// Practical thresholds, per metric.
+    pub threshold: Thresholds,
     /// Only metrics whose test name contains this text are shown.
     pub metric_filter: Option<String>,
 }
@@ -172,7 +173,7 @@ pub fn build(data: &ResultSetData, request: &FactorRequest) -> Result<FactorRepo
                     &CompareRequest {
                         baseline: Some(baseline.to_string()),
                         identifiers: others.iter().map(|(n, _)| n.to_string()).collect(),
-                        threshold: request.threshold,
+                        threshold: request.threshold.clone(),
                         metric_filter: request.metric_filter.clone(),
                     },
                 )?;
@@ -325,7 +326,7 @@ mod tests {
             factor: "kernel".into(),
             baseline_level: baseline_level.map(str::to_string),
             baseline: None,
-            threshold: 0.01,
+            threshold: Thresholds::uniform(0.01),
             metric_filter: None,
         }
     }

@@ -8,7 +8,8 @@
 //!   [`history`] (with the system [`header`] facts and what the
 //!   [`interference`] monitors saw, and what the counters and system
 //!   monitors [`explain`]); [`factors`], comparisons within the groups of
-//!   a designed experiment (`compare --by`); and [`bisect`], the report
+//!   a designed experiment (`compare --by`), with per-metric
+//!   [`thresholds`]; and [`bisect`], the report
 //!   kbench-bisect builds as it measures.
 //! - The renderers that lay them out: [`format`], one trait and one
 //!   registry of every format; [`printed`] builds and lays out what
@@ -40,6 +41,7 @@ pub mod show;
 mod sides;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod thresholds;
 pub mod title;
 
 pub use error::Error;

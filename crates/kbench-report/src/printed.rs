@@ -7,6 +7,8 @@ use crate::Error;
 use crate::comparison::{self, CompareRequest};
 use crate::factors::{self, FactorRequest};
 use crate::format::{self, Style};
+use crate::thresholds::Thresholds;
+
 use kbench_model::results::{ResultSetData, SetPart};
 
 /// A report as text, and whether any metric in it is a REGRESSION.
@@ -40,7 +42,7 @@ pub fn whole(
     let request = CompareRequest {
         baseline,
         identifiers,
-        threshold: 0.01,
+        threshold: Thresholds::uniform(0.01),
         metric_filter: None,
     };
     let report = comparison::build(data, &request)?;
@@ -86,7 +88,7 @@ pub fn compare(
                 factor: by.factor.to_string(),
                 baseline_level: by.baseline_level.map(str::to_string),
                 baseline: request.baseline.clone(),
-                threshold: request.threshold,
+                threshold: request.threshold.clone(),
                 metric_filter: request.metric_filter.clone(),
             },
         )?;
@@ -121,6 +123,7 @@ pub fn compare(
 mod tests {
     use super::*;
     use crate::fixtures::{identifier, quiet, set};
+    use crate::thresholds::Thresholds;
 
     #[test]
     fn a_whole_comparison_prints_what_compare_would_refuse() {
@@ -128,7 +131,7 @@ mod tests {
         let request = CompareRequest {
             baseline: None,
             identifiers: vec![],
-            threshold: 0.01,
+            threshold: Thresholds::uniform(0.01),
             metric_filter: None,
         };
         // compare refuses one identifier; the whole comparison shows it.

@@ -7,6 +7,7 @@ use kbench_model::results::{IdentifierData, ResultSetData, RunId, RunInfo, RunRe
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec};
 use kbench_report::comparison::{self, CompareRequest, ComparisonReport};
 use kbench_report::format::{self, Style};
+use kbench_report::thresholds::Thresholds;
 use std::collections::BTreeMap;
 
 const SLOW: &str = "PLU 0";
@@ -162,7 +163,7 @@ fn compared(data: &ResultSetData) -> ComparisonReport {
         &CompareRequest {
             baseline: None,
             identifiers: vec![],
-            threshold: 0.01,
+            threshold: Thresholds::uniform(0.01),
             metric_filter: None,
         },
     )
@@ -753,7 +754,7 @@ fn metric_filter_keeps_the_fdr_family() {
         &CompareRequest {
             baseline: None,
             identifiers: vec![],
-            threshold: 0.01,
+            threshold: Thresholds::uniform(0.01),
             metric_filter: Some("syscall".into()),
         },
     )

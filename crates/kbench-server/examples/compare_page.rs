@@ -13,6 +13,7 @@ use kbench_fleet::client;
 use kbench_model::{Direction, Sample, TestKey, TestSpec};
 use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::html::compare_page;
+use kbench_report::thresholds::Thresholds;
 use kbench_server::Config;
 use kbench_store::{IdentifierData, Location, ResultSetData, RunId, RunInfo, RunRecord, RunStatus};
 use std::time::{Duration, Instant};
@@ -81,7 +82,7 @@ fn main() -> anyhow::Result<()> {
     let request = CompareRequest {
         baseline: None,
         identifiers: vec![],
-        threshold: 0.01,
+        threshold: Thresholds::uniform(0.01),
         metric_filter: None,
     };
     let report = comparison::build(&loaded, &request)?;

@@ -73,14 +73,31 @@ pub fn compare_metric(
 /// decidable ones: pass every metric, and filter what is shown afterwards,
 /// so that the family does not depend on the view.
 pub fn compare_all(metrics: &[MetricInput<'_>], options: &CompareOptions) -> Vec<Comparison> {
+    compare_all_thresholded(metrics, options, &vec![options.threshold; metrics.len()])
+}
+
+/// [`compare_all`] with each metric's own practical threshold (`thresholds`
+/// in the order of `metrics`; `options.threshold` is not used): one FDR
+/// family, verdicts against each metric's band.
+pub fn compare_all_thresholded(
+    metrics: &[MetricInput<'_>],
+    options: &CompareOptions,
+    thresholds: &[f64],
+) -> Vec<Comparison> {
+    assert_eq!(metrics.len(), thresholds.len(), "one threshold per metric");
     let tested: Vec<Tested> = metrics.iter().map(|m| test(m, options)).collect();
     let family: Vec<f64> = tested.iter().filter_map(|t| t.p_value).collect();
     let mut q_values = benjamini_hochberg(&family).into_iter();
     tested
         .into_iter()
-        .map(|t| {
+        .zip(thresholds)
+        .map(|(t, &threshold)| {
             let q = t.p_value.map(|_| q_values.next().expect("one q per p"));
-            conclude(t, q, options)
+            let options = CompareOptions {
+                threshold,
+                ..*options
+            };
+            conclude(t, q, &options)
         })
         .collect()
 }
@@ -269,6 +286,31 @@ mod tests {
         assert_eq!(with[1].q_value, alone[1].q_value);
         assert_eq!(with[0].verdict, alone[0].verdict);
         assert!(with[2..].iter().all(|c| c.verdict == Verdict::CannotDecide));
+    }
+
+    /// Each metric is judged against its own band, in one FDR family.
+    #[test]
+    fn thresholds_per_metric_change_verdicts_not_q_values() {
+        let base = side(&A);
+        let shifted: Vec<f64> = A.iter().map(|x| x * 1.02).collect();
+        let slow = side(&shifted);
+        let metric = MetricInput {
+            baseline: &base,
+            current: &slow,
+            better: Direction::Lower,
+            blocks: None,
+        };
+        let options = CompareOptions::default();
+        let same = compare_all(&[metric, metric], &options);
+        let banded = compare_all_thresholded(&[metric, metric], &options, &[0.01, 0.10]);
+        assert_eq!(same[0].verdict, Verdict::Regression);
+        assert_eq!(banded[0].verdict, Verdict::Regression);
+        assert_eq!(
+            banded[1].verdict,
+            Verdict::NoChange,
+            "2 % within a 10 % band"
+        );
+        assert_eq!(banded[1].q_value, same[1].q_value);
     }
 
     /// Round means on one side and one round's raw samples on the other are

@@ -20,7 +20,7 @@ mod summary;
 pub use bimodal::is_bimodal;
 pub use compare::{
     Analysis, CompareOptions, Comparison, MetricInput, Side, Verdict, Warning, compare_all,
-    compare_metric,
+    compare_all_thresholded, compare_metric,
 };
 pub use error::StatsError;
 pub use estimate::Estimate;

@@ -139,6 +139,30 @@ fn wrapper_is_used_and_recorded() {
     assert_eq!(run["info"]["wrapper"], "taskset -c 0");
 }
 
+/// `--wrap` is split as a shell would: the quoted script reaches `sh -c`
+/// whole (split on whitespace, `sh` would get `'echo` as its script).
+#[test]
+fn a_quoted_wrapper_reaches_its_shell_whole() {
+    let (dir, db) = temp_db();
+    let mark = dir.path().join("wrapped");
+    let wrapper = r#"sh -c 'echo wrapped > "$KBENCH_TEST_MARK"; exec "$0" "$@"'"#;
+    let out = kbench(&db)
+        .args(["run", "syscall-null", "--rounds", "1", "--max-time", "0.1"])
+        .args(["--into", "q", "--wrap", wrapper])
+        .env("KBENCH_TEST_MARK", &mark)
+        .output()
+        .unwrap();
+    assert_success(&out, "a quoted --wrap: ");
+    assert_eq!(std::fs::read_to_string(&mark).unwrap(), "wrapped\n");
+    let out = kbench(&db)
+        .args(["run", "syscall-null", "--wrap", "sh -c 'unclosed"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unclosed quote"), "{err}");
+}
+
 #[test]
 fn missing_wrapper_is_a_clear_error() {
     let (_dir, db) = temp_db();

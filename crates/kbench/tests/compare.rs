@@ -193,6 +193,58 @@ fn imported_known_data_gets_the_known_verdicts_and_round_trips() {
 }
 
 #[test]
+fn per_metric_thresholds_decide_the_gate() {
+    let (dir, db) = temp_db();
+    let file = dir.path().join("known.json");
+    std::fs::write(&file, known_samples()).unwrap();
+    succeeds(&db, &["import", file.to_str().unwrap()]);
+    let gate = |threshold: &str| {
+        kbench(&db)
+            .args(["compare", "known", "--fail-on-regression", "--threshold"])
+            .arg(threshold)
+            .args(["--format", "json"])
+            .output()
+            .unwrap()
+    };
+    // lat is 5 % slower: a regression at 1 % and at 2 % for the rest,
+    // within a 10 % band given to lat (or to l*) alone.
+    for (threshold, lat_verdict, status, lat_threshold) in [
+        ("2,bw=10", "regression", 1, 2.0),
+        ("lat=10", "no_change", 0, 10.0),
+        ("2,l*=10", "no_change", 0, 10.0),
+    ] {
+        let out = gate(threshold);
+        assert_eq!(out.status.code(), Some(status), "--threshold {threshold}");
+        let report = json(&out.stdout);
+        assert_eq!(verdict(&report, "lat", "slow")["verdict"], lat_verdict);
+        let lat = report["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["test"] == "lat")
+            .unwrap();
+        assert_eq!(
+            lat["threshold_pct"], lat_threshold,
+            "--threshold {threshold}"
+        );
+    }
+    let text = kbench(&db)
+        .args(["compare", "known", "--threshold", "2,lat=10"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("threshold 2.00 % (lat 10.00 %)"), "{text}");
+
+    let bad = kbench(&db)
+        .args(["compare", "known", "--threshold", "lat=abc"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("lat: abc must be a percentage"), "{stderr}");
+}
+
+#[test]
 fn invalid_import_writes_nothing_and_says_where() {
     let (dir, db) = temp_db();
     let file = dir.path().join("bad.json");

@@ -155,8 +155,9 @@ fn summary(out: &mut String, report: &ComparisonReport, name_width: usize, style
     }
     let _ = writeln!(
         out,
-        "Summary against the baseline '{}' (threshold {:.2} %):",
-        report.baseline, report.threshold_pct
+        "Summary against the baseline '{}' (threshold {}):",
+        report.baseline,
+        report.threshold_text()
     );
     let indent = " ".repeat(name_width + 3);
     for s in &report.summaries {

@@ -81,12 +81,12 @@ pub(crate) fn title_lines(title: Option<&str>, description: Option<&str>) -> Vec
 pub(super) fn header_lines(report: &ComparisonReport) -> Vec<String> {
     let mut lines = title_lines(report.title.as_deref(), report.description.as_deref());
     lines.push(format!(
-        "kbench compare: result set '{}', {} metric{}; baseline '{}', threshold {:.2} %",
+        "kbench compare: result set '{}', {} metric{}; baseline '{}', threshold {}",
         report.result_set,
         report.metrics.len(),
         if report.metrics.len() == 1 { "" } else { "s" },
         report.baseline,
-        report.threshold_pct
+        report.threshold_text()
     ));
     for system in &report.systems {
         lines.push(format!("{}: {}", system.identifier, runs_text(system.runs)));

@@ -142,9 +142,9 @@ fn block(
     let no_change = no_change.len();
     let _ = writeln!(
         out,
-        "\nNo change: {no_change} metric{} (the change's CI within +-{:.2} %).",
+        "\nNo change: {no_change} metric{} (the change's CI within +-{}).",
         if no_change == 1 { "" } else { "s" },
-        report.threshold_pct
+        report.threshold_text()
     );
     let missing: Vec<String> = report
         .metrics
@@ -428,6 +428,7 @@ mod tests {
     use super::*;
     use crate::comparison::{CompareRequest, build};
     use crate::fixtures::{Round, identifier, quiet, set};
+    use crate::thresholds::Thresholds;
 
     /// One metric, syscall-null, measured in 5 rounds a side, the
     /// current's values `factor` times the baseline's.
@@ -448,7 +449,7 @@ mod tests {
         let request = CompareRequest {
             baseline: None,
             identifiers: vec![],
-            threshold: 0.01,
+            threshold: Thresholds::uniform(0.01),
             metric_filter: None,
         };
         build(&data, &request).unwrap()

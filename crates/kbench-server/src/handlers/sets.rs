@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use kbench_report::comparison::{self, CompareRequest, ComparisonReport};
 use kbench_report::format::{self, Renderer, Report, Style};
 use kbench_report::history::{self, HistoryReport, HistoryRequest};
+use kbench_report::thresholds::Thresholds;
 use kbench_store::exchange::{self, SamplesFile};
 use kbench_store::{Push, PushOutcome, ResultSetData, Scope};
 use serde::Deserialize;
@@ -152,7 +153,7 @@ impl CompareQuery {
         Ok(CompareRequest {
             baseline: self.baseline.clone(),
             identifiers: list(self.identifiers.as_deref()),
-            threshold: threshold(self.threshold)?,
+            threshold: Thresholds::uniform(threshold(self.threshold)?),
             metric_filter: self.metric.clone(),
         })
     }

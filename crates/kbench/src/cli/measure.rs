@@ -29,7 +29,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "SET", default_value = "default")]
     pub into: String,
 
-    /// Run the measuring process under this command, e.g. "taskset -c 1" or "systemd-run --scope"
+    /// Run the measuring process under this command, e.g. "taskset -c 1", split into words as a
+    /// shell would: --wrap "sh -c 'taskset -c 1 \"$0\" \"$@\"'"
     #[arg(long, value_name = "CMD ARGS")]
     pub wrap: Option<String>,
 

@@ -4,9 +4,10 @@
 
 use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser};
-use kbench_report::comparison::{ComparisonReport, threshold_percent};
+use kbench_report::comparison::ComparisonReport;
 use kbench_report::format::{self, Report};
 use kbench_report::history::HistoryReport;
+use kbench_report::thresholds::{Thresholds, threshold_percent};
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -65,9 +66,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "LEVEL", requires = "by")]
     pub baseline_level: Option<String>,
 
-    /// Practical threshold in percent: smaller changes are NO CHANGE
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0, value_parser = threshold_percent)]
-    pub threshold: f64,
+    /// Practical threshold in percent: smaller changes are NO CHANGE. Per test too, the first
+    /// match winning, `*` any text: 2,pipe-lat=3,syscall-*=1 (2 % for the rest)
+    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = "1", value_parser = Thresholds::parse)]
+    pub threshold: Thresholds,
 
     /// Exit with status 1 when any metric is a REGRESSION (a CI gate)
     #[arg(long)]

@@ -2,7 +2,7 @@
 
 use super::common::{SamplingArgs, UploadArgs};
 use clap::{Args, Subcommand};
-use kbench_report::comparison::threshold_percent;
+use kbench_report::thresholds::Thresholds;
 use kbench_vm::kernel_fetch::KernelCache;
 use std::path::PathBuf;
 
@@ -121,9 +121,10 @@ pub struct VmCompareArgs {
     #[arg(long, default_value = "bars")]
     pub format: String,
 
-    /// Practical threshold in percent for the comparison's verdicts
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0, value_parser = threshold_percent)]
-    pub threshold: f64,
+    /// Practical threshold in percent for the comparison's verdicts, per test too, as for
+    /// `kbench compare`
+    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = "1", value_parser = Thresholds::parse)]
+    pub threshold: Thresholds,
 }
 
 /// The machine the kernels boot in.

@@ -38,7 +38,7 @@ fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
     let request = CompareRequest {
         baseline: args.baseline.clone(),
         identifiers: args.identifiers.clone(),
-        threshold: args.threshold / 100.0,
+        threshold: args.threshold.clone(),
         metric_filter: args.metric.clone(),
     };
     let by = args.by.as_deref().map(|factor| By {

@@ -87,7 +87,7 @@ fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
             format: args.format.clone(),
             by: None,
             baseline_level: None,
-            threshold: args.threshold,
+            threshold: args.threshold.clone(),
             fail_on_regression: false,
             metric: None,
             all_rows: false,

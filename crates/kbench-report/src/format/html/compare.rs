@@ -346,6 +346,7 @@ mod tests {
     use super::*;
     use crate::comparison::{self, CompareRequest};
     use crate::format::{Html, Render, Style, Svg};
+    use crate::thresholds::Thresholds;
     use kbench_model::results::{IdentifierData, ResultSetData};
     use kbench_model::{Direction, Sample, TestKey, TestSpec};
 
@@ -420,7 +421,7 @@ mod tests {
             &CompareRequest {
                 baseline: None,
                 identifiers: vec![],
-                threshold: 0.01,
+                threshold: Thresholds::uniform(0.01),
                 metric_filter: None,
             },
         )
