@@ -1,11 +1,13 @@
 //! [`Results`]: what was stored, read back in one read transaction each.
 
 use super::convert::{from_json, narrow};
+use super::outline::read_outline;
 use super::records::{
     RUN_COLUMN_COUNT, add_outcomes, missing_set, no_run, read_direction, read_key, read_run,
     run_columns,
 };
 use super::{Fail, Param, Res, Row, Sql, args, rows, transaction, with};
+use crate::outline::{OutlinePages, SetOutline};
 use crate::{
     IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId, SetPart,
 };
@@ -15,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 
 /// The tests a query of `id, benchmark, options, metric, unit, direction`
 /// finds, in its order, and their keys by id.
-fn read_tests(
+pub(super) fn read_tests(
     db: &mut dyn Sql,
     sql: &str,
     args: &[Param],
@@ -373,6 +375,12 @@ impl<S: Sql> Results for S {
     fn load_part(&mut self, set: &str, part: &SetPart) -> Result<ResultSetData> {
         with(self, "loading a result set", |db| {
             transaction(db, false, |db| load_set(db, set, part))
+        })
+    }
+
+    fn outline(&mut self, set: &str, pages: OutlinePages) -> Result<SetOutline> {
+        with(self, "outlining a result set", |db| {
+            transaction(db, false, |db| read_outline(db, set, pages))
         })
     }
 
