@@ -261,6 +261,7 @@ fi
 
 commit=$(git rev-parse --short HEAD)
 git diff --quiet HEAD -- crates Cargo.toml Cargo.lock || commit="$commit + uncommitted changes"
+[ -z "${SCALE_KBENCH:-}" ] || commit="binary $SCALE_KBENCH (not this tree's $commit)"
 echo "Measured $(date -u +%Y-%m-%d) on $("${helper[@]}" machine), kbench commit $commit;"
 echo "load average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after. Median of $runs runs ($gets GETs for the dashboard rows)."
 echo

@@ -1,11 +1,11 @@
 //! A result set as its dashboard page shows it: its counts, one page of its
-//! identifiers with their runs and one page of its tests, and no sample
-//! value. Reading it costs the same for a set of ten samples as for one of
-//! ten million (every query is indexed and bounded by the pages), so the
-//! page of a lab-sized set answers at once ([`crate::Results::outline`]).
+//! identifiers with their runs and one page of its tests, and no sample.
+//! Reading it costs the same for a set of ten samples as for one of ten
+//! million (every query is indexed and bounded by the pages), so the page
+//! of a lab-sized set answers at once ([`crate::Results::outline`]).
 
 use kbench_model::TestSpec;
-use kbench_model::results::RunRecord;
+use kbench_model::results::{RunRecord, RunStatus};
 
 /// A window of a list: the items from `offset`, at most `limit` of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,19 +37,38 @@ pub struct SetOutline {
     pub tests: Vec<TestSpec>,
 }
 
-/// One identifier with its runs (and their outcomes) and how many samples
-/// each run holds.
+/// One identifier with its runs (and their outcomes). Its samples are not
+/// counted: even through an index, counting 100,000 samples of a run takes
+/// about 30 ms on PostgreSQL, so a page of 20 such identifiers would take
+/// most of a second.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IdentifierOutline {
     pub name: String,
     pub runs: Vec<RunRecord>,
-    /// The samples of each run, by position in `runs`.
-    pub run_samples: Vec<u64>,
 }
 
-impl IdentifierOutline {
-    /// Its samples, over every run.
-    pub fn sample_count(&self) -> u64 {
-        self.run_samples.iter().sum()
-    }
+/// A line of the dashboard's list of result sets: its counts and its
+/// newest run, each read through an index ([`crate::Results::set_overviews`]).
+/// Unlike [`crate::ResultSetSummary`], no sample is counted: counting ten
+/// million samples takes seconds, these counts take milliseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetOverview {
+    pub name: String,
+    pub title: Option<String>,
+    pub created_at_ms: i64,
+    pub identifiers: usize,
+    pub tests: usize,
+    pub runs: usize,
+    /// The run stored last, if any.
+    pub latest: Option<LatestRun>,
+}
+
+/// The run a set stored last: whose it is and when it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatestRun {
+    pub identifier: String,
+    pub status: RunStatus,
+    /// 0 for an imported run (its start is unknown).
+    pub started_at_ms: i64,
+    pub ended_at_ms: Option<i64>,
 }

@@ -9,7 +9,7 @@
 //!
 //! Every write is durable when the call returns.
 
-use crate::outline::{OutlinePages, SetOutline};
+use crate::outline::{OutlinePages, SetOutline, SetOverview};
 use crate::{
     BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
     ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope,
@@ -82,6 +82,10 @@ pub trait Results {
     /// without them) and the tests its filter matches, read through
     /// indexes. Of what it reads, the same as `load`.
     fn load_part(&mut self, set: &str, part: &SetPart) -> Result<ResultSetData>;
+
+    /// Every result set's counts and newest run, oldest set first: the
+    /// dashboard's list, read through indexes, without counting samples.
+    fn set_overviews(&mut self) -> Result<Vec<SetOverview>>;
 
     /// A set's counts and the `pages` of its identifiers (with their runs
     /// and sample counts) and tests, without any sample: what a page about

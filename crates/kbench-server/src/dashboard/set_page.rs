@@ -1,7 +1,8 @@
 //! `/sets/{set}`: a set's counts, one page of its identifiers with their
 //! runs and one page of its tests, read as the store's outline
-//! ([`kbench_store::Results::outline`]): no sample is loaded, so the page
-//! of a set of ten million samples answers as fast as a small one's.
+//! ([`kbench_store::Results::outline`]): no sample is loaded or counted, so
+//! the page of a set of ten million samples answers as fast as a small
+//! one's (`kbench show SET` counts them).
 //! `?page=N` pages the identifiers, `?tests=N` the tests; both pages link
 //! to their neighbours.
 
@@ -234,29 +235,21 @@ fn set_document(outline: &SetOutline, at: &Pages) -> String {
 }
 
 fn identifier_section(set: &str, id: &IdentifierOutline) -> Markup {
-    let samples = id.sample_count();
     let runs = if id.runs.is_empty() {
         Markup::raw("<p class=\"empty\">No run recorded.</p>\n")
     } else {
         markup!(
             "<div class=\"table-wrap\"><table class=\"list\">\n<thead><tr><th scope=\"col\">Run</th><th scope=\"col\">Status</th>\
              <th scope=\"col\">Started</th><th scope=\"col\">Ended</th><th scope=\"col\">Kernel</th><th scope=\"col\">Host</th>\
-             <th scope=\"col\" class=\"num\">Samples</th><th scope=\"col\">Tests ended</th><th scope=\"col\">Notes</th></tr></thead>\n\
+             <th scope=\"col\">Tests ended</th><th scope=\"col\">Notes</th></tr></thead>\n\
              <tbody>\n{{rows}}</tbody></table></div>\n",
-            rows = Markup::concat(
-                id.runs
-                    .iter()
-                    .zip(&id.run_samples)
-                    .map(|(run, &n)| run_row(run, n))
-            ),
+            rows = Markup::concat(id.runs.iter().map(run_row)),
         )
     };
     markup!(
-        "<section class=\"identifier\">\n<h3>{{name}}</h3>\n<p class=\"note\">{{samples}} sample{{s}} in {{runs_n}} run{{rs}} · \
+        "<section class=\"identifier\">\n<h3>{{name}}</h3>\n<p class=\"note\">{{runs_n}} run{{rs}} · \
          <a href=\"{{compare}}\">compare against it</a></p>\n{{runs}}</section>\n",
         name = id.name,
-        samples = samples.to_string(),
-        s = plural(usize::try_from(samples).unwrap_or(usize::MAX)),
         runs_n = id.runs.len(),
         rs = plural(id.runs.len()),
         compare = format!(
@@ -268,7 +261,7 @@ fn identifier_section(set: &str, id: &IdentifierOutline) -> Markup {
     )
 }
 
-fn run_row(run: &RunRecord, samples: u64) -> Markup {
+fn run_row(run: &RunRecord) -> Markup {
     let snapshot = &run.info.snapshot;
     let mut outcomes: Vec<(&str, usize)> = vec![];
     for outcome in &run.outcomes {
@@ -281,7 +274,7 @@ fn run_row(run: &RunRecord, samples: u64) -> Markup {
     let outcomes: Vec<String> = outcomes.iter().map(|(k, n)| format!("{n} {k}")).collect();
     markup!(
         "<tr><td class=\"num\">{{id}}</td><td><span class=\"state {{status}}\">{{status}}</span></td><td class=\"when\">{{started}}</td>\
-         <td class=\"when\">{{ended}}</td><td>{{kernel}}</td><td>{{host}}</td><td class=\"num\">{{samples}}</td><td>{{outcomes}}</td><td>{{notes}}</td></tr>\n",
+         <td class=\"when\">{{ended}}</td><td>{{kernel}}</td><td>{{host}}</td><td>{{outcomes}}</td><td>{{notes}}</td></tr>\n",
         id = run.id.0.to_string(),
         status = run.status.as_str(),
         // An imported run's start is unknown (0).
@@ -289,7 +282,6 @@ fn run_row(run: &RunRecord, samples: u64) -> Markup {
         ended = layout::utc_or_dash(run.ended_at_ms),
         kernel = snapshot.kernel_release,
         host = snapshot.hostname,
-        samples = samples.to_string(),
         outcomes = outcomes.join(", "),
         notes = run.info.notes.join("; "),
     )

@@ -23,20 +23,23 @@ use kbench_report::history;
 use kbench_report::markup;
 use kbench_report::markup::Markup;
 use kbench_report::printed;
-use kbench_store::{ResultSetData, ResultSetSummary, SetPart};
+use kbench_store::outline::{LatestRun, SetOverview};
+use kbench_store::{ResultSetData, SetPart};
 
-/// `/`: the result sets, the jobs' states with the newest jobs, the workers.
+/// `/`: the result sets with their counts and newest runs (no sample is
+/// counted: [`kbench_store::Results::set_overviews`]), the jobs' states
+/// with the newest jobs, the workers.
 pub async fn overview(State(state): State<AppState>) -> Page {
     let (sets, jobs, workers) = state
         .stores
-        .with(|store| Ok((store.result_sets()?, store.jobs()?, store.workers()?)))
+        .with(|store| Ok((store.set_overviews()?, store.jobs()?, store.workers()?)))
         .await?;
     let now = layout::now_ms();
     let main = markup!(
         "<section id=\"sets\">\n<h2>Result sets</h2>\n{{sets}}</section>\n\
          <section id=\"jobs\">\n<h2>Jobs</h2>\n{{counts}}{{jobs}}<p><a href=\"/jobs\">Every job</a></p>\n</section>\n\
          <section id=\"workers\">\n<h2>Workers</h2>\n{{workers}}</section>\n",
-        sets = sets_table(&sets),
+        sets = sets_table(&sets, now),
         counts = lab::state_counts(&jobs),
         jobs = lab::jobs_table(&jobs[..jobs.len().min(RECENT_JOBS)], now),
         workers = lab::workers_table(&workers, now),
@@ -61,7 +64,7 @@ pub(super) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-fn sets_table(sets: &[ResultSetSummary]) -> Markup {
+fn sets_table(sets: &[SetOverview], now: i64) -> Markup {
     if sets.is_empty() {
         return Markup::raw(
             "<p class=\"empty\">No result set yet: <code>kbench push</code> or <code>kbench run --upload</code> stores one.</p>\n",
@@ -69,14 +72,15 @@ fn sets_table(sets: &[ResultSetSummary]) -> Markup {
     }
     let rows = Markup::concat(sets.iter().map(|s| {
         markup!(
-            "<tr><td><a href=\"{{href}}\">{{name}}</a></td><td>{{ids}}</td><td class=\"num\">{{tests}}</td>\
-             <td class=\"num\">{{samples}}</td><td class=\"when\">{{created}}</td>\
+            "<tr><td><a href=\"{{href}}\">{{name}}</a></td><td class=\"num\">{{ids}}</td><td class=\"num\">{{tests}}</td>\
+             <td class=\"num\">{{runs}}</td><td>{{latest}}</td><td class=\"when\">{{created}}</td>\
              <td><a href=\"{{compare}}\">compare</a> · <a href=\"{{history}}\">history</a></td></tr>\n",
             href = set_path(&s.name, ""),
             name = s.name,
-            ids = s.identifiers.join(", "),
+            ids = s.identifiers,
             tests = s.tests,
-            samples = s.samples.to_string(),
+            runs = s.runs,
+            latest = latest_run(s.latest.as_ref(), now),
             created = utc(s.created_at_ms),
             compare = set_path(&s.name, "/compare"),
             history = set_path(&s.name, "/history"),
@@ -84,9 +88,28 @@ fn sets_table(sets: &[ResultSetSummary]) -> Markup {
     }));
     markup!(
         "<div class=\"table-wrap\"><table class=\"list\" id=\"sets-table\">\n<thead><tr><th scope=\"col\">Result set</th>\
-         <th scope=\"col\">Identifiers</th><th scope=\"col\" class=\"num\">Tests</th><th scope=\"col\" class=\"num\">Samples</th>\
-         <th scope=\"col\">Created</th><th scope=\"col\">Reports</th></tr></thead>\n<tbody>\n{{rows}}</tbody></table></div>\n",
+         <th scope=\"col\" class=\"num\">Identifiers</th><th scope=\"col\" class=\"num\">Tests</th><th scope=\"col\" class=\"num\">Runs</th>\
+         <th scope=\"col\">Latest run</th><th scope=\"col\">Created</th><th scope=\"col\">Reports</th></tr></thead>\n<tbody>\n{{rows}}</tbody></table></div>\n",
         rows = rows,
+    )
+}
+
+/// The newest run of a set: its identifier, status and when it ended (or
+/// started, while it runs).
+fn latest_run(run: Option<&LatestRun>, now: i64) -> Markup {
+    let Some(run) = run else {
+        return Markup::raw("<span class=\"empty\">none</span>");
+    };
+    let when = run
+        .ended_at_ms
+        .or(Some(run.started_at_ms).filter(|&ms| ms > 0))
+        .map(|ms| layout::ago(now, ms))
+        .unwrap_or_default();
+    markup!(
+        "{{id}} <span class=\"state {{status}}\">{{status}}</span> {{when}}",
+        id = run.identifier,
+        status = run.status.as_str(),
+        when = when,
     )
 }
 
@@ -105,7 +128,7 @@ async fn from_set<T: Send + 'static>(
 }
 
 pub(super) async fn unknown_set(state: &AppState, set: &str) -> Failure {
-    let sets = state.stores.with(|store| Ok(store.result_sets()?)).await;
+    let sets = state.stores.with(|store| Ok(store.set_overviews()?)).await;
     let known = match sets {
         Ok(sets) if sets.is_empty() => Markup::raw("<p>The store holds no result set yet.</p>\n"),
         Ok(sets) => markup!(

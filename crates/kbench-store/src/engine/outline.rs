@@ -1,15 +1,18 @@
 //! [`Results::outline`](crate::Results::outline): a set's counts and one
-//! page of its identifiers and tests, without samples. Every statement
+//! page of its identifiers and tests, without samples, and
+//! [`Results::set_overviews`](crate::Results::set_overviews): every set's
+//! counts and newest run. Every statement
 //! goes through an index and is bounded by the pages: the set by its name,
 //! counts and pages of identifiers and tests by `identifiers_by_set` and
-//! `tests_by_set` (schema v7), runs by `runs_by_identifier`, a run's
-//! samples counted in `samples_by_run_round`.
+//! `tests_by_set` (schema v7), runs by `runs_by_identifier`; no sample is
+//! read or counted.
 
 use super::convert::narrow;
 use super::records::{add_outcomes, missing_set, read_run, run_columns};
 use super::results::read_tests;
-use super::{Res, Sql, args, first_int, rows};
-use crate::outline::{IdentifierOutline, OutlinePages, SetOutline, Window};
+use super::{Fail, Res, Sql, args, first_int, rows};
+use crate::RunStatus;
+use crate::outline::{IdentifierOutline, LatestRun, OutlinePages, SetOutline, SetOverview, Window};
 
 /// A window's `LIMIT` and `OFFSET` (beyond `i64`, the end of any list).
 fn bounds(window: Window) -> (i64, i64) {
@@ -67,20 +70,7 @@ pub(super) fn read_outline(db: &mut dyn Sql, set: &str, pages: OutlinePages) -> 
             read_run,
         )?;
         add_outcomes(db, &mut runs)?;
-        let mut run_samples = Vec::with_capacity(runs.len());
-        for run in &runs {
-            let n = first_int(
-                db,
-                "SELECT COUNT(*) FROM samples WHERE run_id = ?1",
-                args![run.id.0],
-            )?;
-            run_samples.push(narrow("sample count", n.unwrap_or(0))?);
-        }
-        identifiers.push(IdentifierOutline {
-            name,
-            runs,
-            run_samples,
-        });
+        identifiers.push(IdentifierOutline { name, runs });
     }
     Ok(SetOutline {
         name: set.to_string(),
@@ -91,4 +81,55 @@ pub(super) fn read_outline(db: &mut dyn Sql, set: &str, pages: OutlinePages) -> 
         identifiers,
         tests,
     })
+}
+
+/// Every set's counts and newest run, oldest set first; inside a read
+/// transaction. The counts go through `identifiers_by_set`, `tests_by_set`
+/// and `runs_by_identifier`; the newest run is the one of highest id.
+pub(super) fn read_overviews(db: &mut dyn Sql) -> Res<Vec<SetOverview>> {
+    let mut sets = rows(
+        db,
+        "SELECT s.id, s.name, s.title, s.created_at_ms, \
+           (SELECT COUNT(*) FROM identifiers i WHERE i.set_id = s.id), \
+           (SELECT COUNT(*) FROM tests t WHERE t.set_id = s.id), \
+           (SELECT COUNT(*) FROM runs r JOIN identifiers i ON i.id = r.identifier_id \
+              WHERE i.set_id = s.id) \
+         FROM result_sets s ORDER BY s.created_at_ms, s.id",
+        args![],
+        |row| {
+            let overview = SetOverview {
+                name: row.req_text(1)?,
+                title: row.text(2)?,
+                created_at_ms: row.req_int(3)?,
+                identifiers: narrow("identifier count", row.req_int(4)?)?,
+                tests: narrow("test count", row.req_int(5)?)?,
+                runs: narrow("run count", row.req_int(6)?)?,
+                latest: None,
+            };
+            Ok((row.req_int(0)?, overview))
+        },
+    )?;
+    for (id, overview) in &mut sets {
+        let latest = rows(
+            db,
+            "SELECT i.name, r.status, r.started_at_ms, r.ended_at_ms FROM runs r \
+             JOIN identifiers i ON i.id = r.identifier_id WHERE r.id = \
+               (SELECT MAX(x.id) FROM runs x JOIN identifiers y ON y.id = x.identifier_id \
+                WHERE y.set_id = ?1)",
+            args![*id],
+            |row| {
+                let status = row.req_text(1)?;
+                Ok(LatestRun {
+                    identifier: row.req_text(0)?,
+                    status: RunStatus::parse(&status).ok_or_else(|| {
+                        Fail::Damaged(format!("a run has an unknown status {status:?}"))
+                    })?,
+                    started_at_ms: row.req_int(2)?,
+                    ended_at_ms: row.int(3)?,
+                })
+            },
+        )?;
+        overview.latest = latest.into_iter().next();
+    }
+    Ok(sets.into_iter().map(|(_, overview)| overview).collect())
 }

@@ -1,13 +1,13 @@
 //! [`Results`]: what was stored, read back in one read transaction each.
 
 use super::convert::{from_json, narrow};
-use super::outline::read_outline;
+use super::outline::{read_outline, read_overviews};
 use super::records::{
     RUN_COLUMN_COUNT, add_outcomes, missing_set, no_run, read_direction, read_key, read_run,
     run_columns,
 };
 use super::{Fail, Param, Res, Row, Sql, args, rows, transaction, with};
-use crate::outline::{OutlinePages, SetOutline};
+use crate::outline::{OutlinePages, SetOutline, SetOverview};
 use crate::{
     IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId, SetPart,
 };
@@ -375,6 +375,12 @@ impl<S: Sql> Results for S {
     fn load_part(&mut self, set: &str, part: &SetPart) -> Result<ResultSetData> {
         with(self, "loading a result set", |db| {
             transaction(db, false, |db| load_set(db, set, part))
+        })
+    }
+
+    fn set_overviews(&mut self) -> Result<Vec<SetOverview>> {
+        with(self, "listing result sets", |db| {
+            transaction(db, false, read_overviews)
         })
     }
 
