@@ -8,8 +8,7 @@
 //! read or counted.
 
 use super::convert::narrow;
-use super::records::{add_outcomes, missing_set, read_run, run_columns};
-use super::results::read_tests;
+use super::records::{add_outcomes, missing_set, read_run, read_tests, run_columns};
 use super::{Fail, Res, Sql, args, first_int, rows};
 use crate::RunStatus;
 use crate::outline::{IdentifierOutline, LatestRun, OutlinePages, SetOutline, SetOverview, Window};
