@@ -8,6 +8,8 @@
       version order) x 10 samples, values only, about 43 MB.
       --big (set "scale-big"): 3,600 metrics x 100 x 10 samples, each with
       value, iterations, at_ms and round, about 284 MB.
+      --dash (set "scale-dash"): 10,000 metrics x 100 x 10 samples = 10 M,
+      values only, about 215 MB: issue 17's dashboard set.
       Every tenth metric steps by +5 % at a version drawn (seeded) from
       v10..v90; every sample carries Gaussian noise of 1 % around its
       metric's level. Seeded: the same files every time.
@@ -43,8 +45,16 @@ def metric_name(m):
     return f"metric-{m:04d}"
 
 
-def generate(path, truth_path, big):
-    metrics = 3600 if big else 2000
+# Per kind of set: (name, metrics, samples with every field).
+KINDS = {
+    "": ("scale", 2000, False),
+    "--big": ("scale-big", 3600, True),
+    "--dash": ("scale-dash", 10000, False),
+}
+
+
+def generate(path, truth_path, kind):
+    set_name, metrics, big = KINDS[kind]
     rng = random.Random(17)
     levels = [rng.uniform(10.0, 10000.0) for _ in range(metrics)]
     steps = {metric_name(m): rng.randint(10, 90) for m in range(0, metrics, 10)}
@@ -55,7 +65,7 @@ def generate(path, truth_path, big):
     ]
     with open(path, "w") as out:
         out.write('{"schema": "kbench.samples/1", "result_set": "%s", "tests": %s, "identifiers": ['
-                  % ("scale-big" if big else "scale", json.dumps(tests)))
+                  % (set_name, json.dumps(tests)))
         for v in range(VERSIONS):
             out.write(", " if v else "")
             out.write('{"name": "v%d", "samples": {' % v)
@@ -100,7 +110,8 @@ def summary(out_path):
     rows = [line.split() for line in open(out_path) if line.strip()]
     wall = statistics.median(float(r[0]) for r in rows)
     rss = max(int(r[1]) for r in rows) / 1024
-    print(f"{wall:.2f} {rss:.0f} {len(rows)}")
+    # Sub-second times (the dashboard's GETs) keep their milliseconds.
+    print(f"{wall:.{3 if wall < 1 else 2}f} {rss:.0f} {len(rows)}")
 
 
 def history_accuracy(truth_path, report_path):
@@ -145,8 +156,8 @@ def machine():
 
 
 def main(args):
-    if args[:1] == ["generate"] and len(args) in (3, 4):
-        generate(args[1], args[2], big=args[3:] == ["--big"])
+    if args[:1] == ["generate"] and len(args) in (3, 4) and "".join(args[3:]) in KINDS:
+        generate(args[1], args[2], "".join(args[3:]))
     elif args[:1] == ["measure"] and len(args) > 3 and args[2] == "--":
         measure(args[1], args[3:])
     elif args[:1] == ["summary"] and len(args) == 2:

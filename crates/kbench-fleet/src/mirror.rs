@@ -12,6 +12,7 @@
 use crate::batch::Change;
 use crate::upload::{DRAIN_TIME, Upload, Uploaded, Uploader};
 use kbench_model::{Sample, TestKey, TestSpec};
+use kbench_store::outline::{OutlinePages, SetOutline, SetOverview};
 use kbench_store::{
     Recorder, ResultSetData, ResultSetSummary, Results, RunContents, RunId, RunInfo, RunRecord,
     RunSink, RunStatus, SetPart, StoreError, TestId, TestOutcome,
@@ -246,6 +247,14 @@ impl Results for Mirror<'_> {
 
     fn load_part(&mut self, set: &str, part: &SetPart) -> kbench_store::Result<ResultSetData> {
         self.local.load_part(set, part)
+    }
+
+    fn set_overviews(&mut self) -> kbench_store::Result<Vec<SetOverview>> {
+        self.local.set_overviews()
+    }
+
+    fn outline(&mut self, set: &str, pages: OutlinePages) -> kbench_store::Result<SetOutline> {
+        self.local.outline(set, pages)
     }
 
     fn run_contents(&mut self, run: RunId) -> kbench_store::Result<RunContents> {

@@ -1,7 +1,7 @@
 //! What both databases share: the store's logic, its SQL and its messages
 //! are written once here, over the small [`Sql`] trait that `sqlite.rs`
 //! and `postgres.rs` implement. Each role trait has its file
-//! (`run_sink.rs`, `results.rs`, `exchange.rs` with `live.rs`, `editing.rs`, `jobs.rs`,
+//! (`run_sink.rs`, `results.rs` with `outline.rs`, `exchange.rs` with `live.rs`, `editing.rs`, `jobs.rs`,
 //! `tokens.rs`, `bisects.rs`: `impl<S: Sql> Role for S`), over the leaf
 //! modules they share: the rows of the schema (`records.rs`), the checks
 //! of what is written (`check.rs`) and the conversions of stored values
@@ -25,6 +25,7 @@ mod editing;
 mod exchange;
 mod jobs;
 mod live;
+mod outline;
 #[cfg(test)]
 mod recording;
 mod records;

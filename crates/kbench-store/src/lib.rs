@@ -18,6 +18,7 @@ mod engine;
 mod error;
 pub mod exchange;
 mod location;
+pub mod outline;
 mod postgres;
 mod roles;
 mod sqlite;

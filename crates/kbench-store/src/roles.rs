@@ -9,6 +9,7 @@
 //!
 //! Every write is durable when the call returns.
 
+use crate::outline::{OutlinePages, SetOutline, SetOverview};
 use crate::{
     BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
     ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope,
@@ -81,6 +82,16 @@ pub trait Results {
     /// without them) and the tests its filter matches, read through
     /// indexes. Of what it reads, the same as `load`.
     fn load_part(&mut self, set: &str, part: &SetPart) -> Result<ResultSetData>;
+
+    /// Every result set's counts and newest run, oldest set first: the
+    /// dashboard's list, read through indexes, without counting samples.
+    fn set_overviews(&mut self) -> Result<Vec<SetOverview>>;
+
+    /// A set's counts and the `pages` of its identifiers (with their runs
+    /// and sample counts) and tests, without any sample: what a page about
+    /// the set shows, at the same cost whatever its size. `NotFound` names
+    /// the sets that exist.
+    fn outline(&mut self, set: &str, pages: OutlinePages) -> Result<SetOutline>;
 
     /// One run with its set, identifier, tests and samples; `NotFound`
     /// when there is no such run.

@@ -90,3 +90,19 @@ impl Drop for ThrowawayDatabase {
         }
     }
 }
+
+/// Runs `sql` (statements separated by `;`) on the database at `location`,
+/// bypassing the store: for tests that damage rows on purpose, to show that
+/// a read passes them over (or reports them).
+pub fn execute(location: &crate::Location, sql: &str) {
+    match location {
+        crate::Location::Sqlite(path) => rusqlite::Connection::open(path)
+            .and_then(|db| db.execute_batch(sql))
+            .unwrap_or_else(|e| panic!("{sql} on {}: {e}", path.display())),
+        crate::Location::Postgres(url) => url
+            .config()
+            .connect(postgres::NoTls)
+            .and_then(|mut db| db.batch_execute(sql))
+            .unwrap_or_else(|e| panic!("{sql} on {}: {e}", url.shown())),
+    }
+}

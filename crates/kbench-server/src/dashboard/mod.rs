@@ -5,7 +5,8 @@
 //! header enforces in the browser):
 //!
 //! - `/`: result sets, job states with the newest jobs, workers;
-//! - `/sets/{set}`: its identifiers with their runs, its tests, links;
+//! - `/sets/{set}`: its identifiers with their runs and its tests, a page
+//!   of each at a time (`?page=N`, `?tests=N`), links;
 //! - `/sets/{set}/compare` and `/sets/{set}/history`: kbench-report's HTML
 //!   comparison and history pages built live from the store (the API's
 //!   query parameters), with a form to change the query;
@@ -17,6 +18,7 @@
 
 mod lab;
 mod layout;
+mod set_page;
 mod sets;
 
 use crate::AppState;
@@ -27,7 +29,7 @@ use axum::routing::get;
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(sets::overview))
-        .route("/sets/{set}", get(sets::set_page))
+        .route("/sets/{set}", get(set_page::set_page))
         .route("/sets/{set}/compare", get(sets::compare))
         .route("/sets/{set}/history", get(sets::history))
         .route("/jobs", get(lab::jobs))

@@ -1,13 +1,13 @@
-//! The result set pages: the overview (sets, jobs, workers), a set's
-//! identifiers and runs, and its live comparison and history: kbench-report's
+//! The result set pages: the overview (sets, jobs, workers) and a set's live
+//! comparison and history (its own page is [`super::set_page`]): kbench-report's
 //! HTML pages built from the store's current data by the API's own path
 //! ([`handlers::sets::from_set`]), dressed with the navigation bar and a form
 //! for the query.
 
 use super::lab;
 use super::layout::{
-    self, Failure, Page, Place, SetView, document, dress, field, query_form, query_value, respond,
-    select, set_path, utc,
+    self, Failure, Page, Place, SetView, document, dress, field, query_form, respond, select,
+    set_path, utc,
 };
 use crate::AppState;
 use crate::error::ApiError;
@@ -22,20 +22,24 @@ use kbench_report::format::html::history_page;
 use kbench_report::history;
 use kbench_report::markup;
 use kbench_report::markup::Markup;
-use kbench_store::{IdentifierData, ResultSetData, ResultSetSummary, RunRecord};
+use kbench_report::printed;
+use kbench_store::outline::{LatestRun, SetOverview};
+use kbench_store::{ResultSetData, SetPart};
 
-/// `/`: the result sets, the jobs' states with the newest jobs, the workers.
+/// `/`: the result sets with their counts and newest runs (no sample is
+/// counted: [`kbench_store::Results::set_overviews`]), the jobs' states
+/// with the newest jobs, the workers.
 pub async fn overview(State(state): State<AppState>) -> Page {
     let (sets, jobs, workers) = state
         .stores
-        .with(|store| Ok((store.result_sets()?, store.jobs()?, store.workers()?)))
+        .with(|store| Ok((store.set_overviews()?, store.jobs()?, store.workers()?)))
         .await?;
     let now = layout::now_ms();
     let main = markup!(
         "<section id=\"sets\">\n<h2>Result sets</h2>\n{{sets}}</section>\n\
          <section id=\"jobs\">\n<h2>Jobs</h2>\n{{counts}}{{jobs}}<p><a href=\"/jobs\">Every job</a></p>\n</section>\n\
          <section id=\"workers\">\n<h2>Workers</h2>\n{{workers}}</section>\n",
-        sets = sets_table(&sets),
+        sets = sets_table(&sets, now),
         counts = lab::state_counts(&jobs),
         jobs = lab::jobs_table(&jobs[..jobs.len().min(RECENT_JOBS)], now),
         workers = lab::workers_table(&workers, now),
@@ -56,11 +60,11 @@ pub async fn overview(State(state): State<AppState>) -> Page {
 /// Jobs the overview lists (the newest).
 const RECENT_JOBS: usize = 10;
 
-fn plural(n: usize) -> &'static str {
+pub(super) fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-fn sets_table(sets: &[ResultSetSummary]) -> Markup {
+fn sets_table(sets: &[SetOverview], now: i64) -> Markup {
     if sets.is_empty() {
         return Markup::raw(
             "<p class=\"empty\">No result set yet: <code>kbench push</code> or <code>kbench run --upload</code> stores one.</p>\n",
@@ -68,14 +72,15 @@ fn sets_table(sets: &[ResultSetSummary]) -> Markup {
     }
     let rows = Markup::concat(sets.iter().map(|s| {
         markup!(
-            "<tr><td><a href=\"{{href}}\">{{name}}</a></td><td>{{ids}}</td><td class=\"num\">{{tests}}</td>\
-             <td class=\"num\">{{samples}}</td><td class=\"when\">{{created}}</td>\
+            "<tr><td><a href=\"{{href}}\">{{name}}</a></td><td class=\"num\">{{ids}}</td><td class=\"num\">{{tests}}</td>\
+             <td class=\"num\">{{runs}}</td><td>{{latest}}</td><td class=\"when\">{{created}}</td>\
              <td><a href=\"{{compare}}\">compare</a> · <a href=\"{{history}}\">history</a></td></tr>\n",
             href = set_path(&s.name, ""),
             name = s.name,
-            ids = s.identifiers.join(", "),
+            ids = s.identifiers,
             tests = s.tests,
-            samples = s.samples.to_string(),
+            runs = s.runs,
+            latest = latest_run(s.latest.as_ref(), now),
             created = utc(s.created_at_ms),
             compare = set_path(&s.name, "/compare"),
             history = set_path(&s.name, "/history"),
@@ -83,9 +88,28 @@ fn sets_table(sets: &[ResultSetSummary]) -> Markup {
     }));
     markup!(
         "<div class=\"table-wrap\"><table class=\"list\" id=\"sets-table\">\n<thead><tr><th scope=\"col\">Result set</th>\
-         <th scope=\"col\">Identifiers</th><th scope=\"col\" class=\"num\">Tests</th><th scope=\"col\" class=\"num\">Samples</th>\
-         <th scope=\"col\">Created</th><th scope=\"col\">Reports</th></tr></thead>\n<tbody>\n{{rows}}</tbody></table></div>\n",
+         <th scope=\"col\" class=\"num\">Identifiers</th><th scope=\"col\" class=\"num\">Tests</th><th scope=\"col\" class=\"num\">Runs</th>\
+         <th scope=\"col\">Latest run</th><th scope=\"col\">Created</th><th scope=\"col\">Reports</th></tr></thead>\n<tbody>\n{{rows}}</tbody></table></div>\n",
         rows = rows,
+    )
+}
+
+/// The newest run of a set: its identifier, status and when it ended (or
+/// started, while it runs).
+fn latest_run(run: Option<&LatestRun>, now: i64) -> Markup {
+    let Some(run) = run else {
+        return Markup::raw("<span class=\"empty\">none</span>");
+    };
+    let when = run
+        .ended_at_ms
+        .or(Some(run.started_at_ms).filter(|&ms| ms > 0))
+        .map(|ms| layout::ago(now, ms))
+        .unwrap_or_default();
+    markup!(
+        "{{id}} <span class=\"state {{status}}\">{{status}}</span> {{when}}",
+        id = run.identifier,
+        status = run.status.as_str(),
+        when = when,
     )
 }
 
@@ -94,16 +118,17 @@ fn sets_table(sets: &[ResultSetSummary]) -> Markup {
 async fn from_set<T: Send + 'static>(
     state: &AppState,
     set: &str,
+    part: SetPart,
     build: impl FnOnce(ResultSetData) -> Result<T, kbench_report::Error> + Send + 'static,
 ) -> Result<T, Failure> {
-    match handlers::sets::from_set(state, set.to_string(), build).await {
+    match handlers::sets::from_set(state, set.to_string(), part, build).await {
         Err(err) if err.status == StatusCode::NOT_FOUND => Err(unknown_set(state, set).await),
         other => Ok(other?),
     }
 }
 
-async fn unknown_set(state: &AppState, set: &str) -> Failure {
-    let sets = state.stores.with(|store| Ok(store.result_sets()?)).await;
+pub(super) async fn unknown_set(state: &AppState, set: &str) -> Failure {
+    let sets = state.stores.with(|store| Ok(store.set_overviews()?)).await;
     let known = match sets {
         Ok(sets) if sets.is_empty() => Markup::raw("<p>The store holds no result set yet.</p>\n"),
         Ok(sets) => markup!(
@@ -130,109 +155,6 @@ async fn unknown_set(state: &AppState, set: &str) -> Failure {
     }
 }
 
-/// `/sets/{set}`: the identifiers with their runs, the tests, the links.
-pub async fn set_page(State(state): State<AppState>, Path(set): Path<String>) -> Page {
-    let html = from_set(&state, &set, |data| Ok(set_document(&data))).await?;
-    Ok(respond(StatusCode::OK, html))
-}
-
-fn set_document(data: &ResultSetData) -> String {
-    let samples = data.sample_count();
-    let lead = format!(
-        "{} identifier{}, {} test{}, {} sample{}",
-        data.identifiers.len(),
-        plural(data.identifiers.len()),
-        data.tests.len(),
-        plural(data.tests.len()),
-        samples,
-        plural(samples)
-    );
-    let tests = Markup::concat(data.tests.iter().map(|t| {
-        markup!(
-            "<tr><td><code>{{key}}</code></td><td>{{unit}}</td><td>{{dir}}</td></tr>\n",
-            key = t.key.to_string(),
-            unit = t.unit,
-            dir = t.direction.phrase(),
-        )
-    }));
-    let main = markup!(
-        "<section id=\"identifiers\">\n<h2>Identifiers</h2>\n{{ids}}</section>\n\
-         <section id=\"tests\">\n<h2>Tests</h2>\n<details><summary>{{n}} test{{s}}</summary>\n\
-         <div class=\"table-wrap\"><table class=\"list\">\n<thead><tr><th scope=\"col\">Test</th><th scope=\"col\">Unit</th>\
-         <th scope=\"col\">Direction</th></tr></thead>\n<tbody>\n{{tests}}</tbody></table></div>\n</details>\n</section>\n",
-        ids = Markup::concat(
-            data.identifiers
-                .iter()
-                .map(|i| identifier_section(&data.name, i))
-        ),
-        n = data.tests.len(),
-        s = plural(data.tests.len()),
-        tests = tests,
-    );
-    document(
-        &format!("Result set {}", data.name),
-        &lead,
-        &main,
-        Place::Set(&data.name, SetView::Runs),
-        &Markup::new(),
-    )
-}
-
-fn identifier_section(set: &str, id: &IdentifierData) -> Markup {
-    let samples = id.sample_count();
-    let runs = if id.runs.is_empty() {
-        Markup::raw("<p class=\"empty\">No run recorded.</p>\n")
-    } else {
-        markup!(
-            "<div class=\"table-wrap\"><table class=\"list\">\n<thead><tr><th scope=\"col\">Run</th><th scope=\"col\">Status</th>\
-             <th scope=\"col\">Started</th><th scope=\"col\">Ended</th><th scope=\"col\">Kernel</th><th scope=\"col\">Host</th>\
-             <th scope=\"col\">Tests ended</th><th scope=\"col\">Notes</th></tr></thead>\n<tbody>\n{{rows}}</tbody></table></div>\n",
-            rows = Markup::concat(id.runs.iter().map(run_row)),
-        )
-    };
-    markup!(
-        "<section class=\"identifier\">\n<h3>{{name}}</h3>\n<p class=\"note\">{{samples}} sample{{s}} of {{tests}} test{{ts}} · \
-         <a href=\"{{compare}}\">compare against it</a></p>\n{{runs}}</section>\n",
-        name = id.name,
-        samples = samples,
-        s = plural(samples),
-        tests = id.samples.len(),
-        ts = plural(id.samples.len()),
-        compare = format!(
-            "{}?baseline={}",
-            set_path(set, "/compare"),
-            query_value(&id.name)
-        ),
-        runs = runs,
-    )
-}
-
-fn run_row(run: &RunRecord) -> Markup {
-    let snapshot = &run.info.snapshot;
-    let mut outcomes: Vec<(&str, usize)> = vec![];
-    for outcome in &run.outcomes {
-        let kind = outcome.kind.as_str();
-        match outcomes.iter_mut().find(|(k, _)| *k == kind) {
-            Some((_, n)) => *n += 1,
-            None => outcomes.push((kind, 1)),
-        }
-    }
-    let outcomes: Vec<String> = outcomes.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    markup!(
-        "<tr><td class=\"num\">{{id}}</td><td><span class=\"state {{status}}\">{{status}}</span></td><td class=\"when\">{{started}}</td>\
-         <td class=\"when\">{{ended}}</td><td>{{kernel}}</td><td>{{host}}</td><td>{{outcomes}}</td><td>{{notes}}</td></tr>\n",
-        id = run.id.0.to_string(),
-        status = run.status.as_str(),
-        // An imported run's start is unknown (0).
-        started = layout::utc_or_dash(Some(run.info.started_at_ms).filter(|&ms| ms > 0)),
-        ended = layout::utc_or_dash(run.ended_at_ms),
-        kernel = snapshot.kernel_release,
-        host = snapshot.hostname,
-        outcomes = outcomes.join(", "),
-        notes = run.info.notes.join("; "),
-    )
-}
-
 /// `/sets/{set}/compare`: the live HTML comparison, with a form for the
 /// baseline, the compared identifiers, the threshold and a metric filter.
 /// A set of one identifier gets a page that says so.
@@ -243,7 +165,8 @@ pub async fn compare(
 ) -> Page {
     let Query(query) = query.map_err(bad_query)?;
     let request = query.request()?;
-    let html = from_set(&state, &set, move |data| {
+    let part = printed::part(&request, None);
+    let html = from_set(&state, &set, part, move |data| {
         let report = comparison::build(&data, &request)?;
         let names: Vec<String> = data.identifiers.iter().map(|i| i.name.clone()).collect();
         let form = query_form(
@@ -285,7 +208,7 @@ pub async fn compare(
 }
 
 /// A query that does not parse (`threshold=abc`), as a 400 page.
-fn bad_query(rejection: QueryRejection) -> Failure {
+pub(super) fn bad_query(rejection: QueryRejection) -> Failure {
     ApiError::bad_request(rejection.body_text()).into()
 }
 
@@ -319,7 +242,7 @@ pub async fn history(
 ) -> Page {
     let Query(query) = query.map_err(bad_query)?;
     let request = query.request()?;
-    let html = from_set(&state, &set, move |data| {
+    let html = from_set(&state, &set, request.part(), move |data| {
         let report = history::build(&data, &request)?;
         let form = query_form(
             &[

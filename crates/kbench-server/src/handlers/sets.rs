@@ -11,9 +11,10 @@ use axum::response::{IntoResponse, Response};
 use kbench_report::comparison::{self, CompareRequest, ComparisonReport};
 use kbench_report::format::{self, Renderer, Report, Style};
 use kbench_report::history::{self, HistoryReport, HistoryRequest};
+use kbench_report::printed;
 use kbench_report::thresholds::Thresholds;
 use kbench_store::exchange::{self, SamplesFile};
-use kbench_store::{Push, PushOutcome, ResultSetData, Scope};
+use kbench_store::{Push, PushOutcome, ResultSetData, Scope, SetPart};
 use serde::Deserialize;
 
 /// The header carrying the client's push id.
@@ -124,7 +125,11 @@ pub async fn export(
     let body = state
         .stores
         .with(move |store| {
-            let mut data = store.load(&set)?;
+            let part = SetPart {
+                identifiers: query.identifier.clone().map(|name| vec![name]),
+                ..SetPart::all()
+            };
+            let mut data = store.load_part(&set, &part)?;
             if let Some(identifier) = &query.identifier {
                 data.identifiers.retain(|i| &i.name == identifier);
             }
@@ -148,7 +153,8 @@ pub struct CompareQuery {
 
 impl CompareQuery {
     /// The comparison asked for (the API's and the dashboard's); 400 for a
-    /// bad threshold.
+    /// bad threshold. What it reads of the set is [`printed::part`]: only
+    /// the identifiers compared when they are named.
     pub(crate) fn request(&self) -> Result<CompareRequest, ApiError> {
         Ok(CompareRequest {
             baseline: self.baseline.clone(),
@@ -159,19 +165,20 @@ impl CompareQuery {
     }
 }
 
-/// Loads `set` and runs `build` on its data on the blocking pool: the one
-/// path by which the API's reports (compare, history) and the dashboard's
-/// pages are built from the store's current data. 404 for an unknown set;
-/// an error of `build` (a request that does not fit the set, such as an
-/// unknown baseline) is a 400.
+/// Loads the `part` of `set` the report needs and runs `build` on it on
+/// the blocking pool: the one path by which the API's reports (compare,
+/// history) and the dashboard's pages are built from the store's current
+/// data. 404 for an unknown set; an error of `build` (a request that does
+/// not fit the set, such as an unknown baseline) is a 400.
 pub(crate) async fn from_set<T: Send + 'static>(
     state: &AppState,
     set: String,
+    part: SetPart,
     build: impl FnOnce(ResultSetData) -> Result<T, kbench_report::Error> + Send + 'static,
 ) -> Result<T, ApiError> {
     let data = state
         .stores
-        .with(move |store| Ok(store.load(&set)?))
+        .with(move |store| Ok(store.load_part(&set, &part)?))
         .await?;
     blocking(move || build(data).map_err(|e| ApiError::bad_request(e.to_string()))).await
 }
@@ -237,7 +244,11 @@ pub async fn compare(
     let name = query.format.clone().unwrap_or_else(|| "json".into());
     let formatter = format_of::<ComparisonReport>(&name)?;
     let request = query.request()?;
-    let report = from_set(&state, set, move |data| comparison::build(&data, &request)).await?;
+    let part = printed::part(&request, None);
+    let report = from_set(&state, set, part, move |data| {
+        comparison::build(&data, &request)
+    })
+    .await?;
     if report.identifiers.len() < 2 {
         return Err(ApiError::bad_request(format!(
             "result set '{}' has only '{}'; push a second identifier to compare",
@@ -277,7 +288,7 @@ pub async fn history(
     let name = query.format.clone().unwrap_or_else(|| "json".into());
     let formatter = format_of::<HistoryReport>(&name)?;
     let request = query.request()?;
-    let text = from_set(&state, set, move |data| {
+    let text = from_set(&state, set, request.part(), move |data| {
         let report = history::build(&data, &request)?;
         Ok(formatter.render(&report, Style::default()))
     })

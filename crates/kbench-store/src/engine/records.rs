@@ -12,6 +12,7 @@ use super::{Fail, Param, Res, Row, SampleRow, Sql, args, first_int, parse_option
 use crate::validate;
 use crate::{RunId, RunInfo, RunRecord, RunStatus, StoreError, TestOutcome, TestOutcomeKind};
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms};
+use std::collections::HashMap;
 
 /// A test's key from its `benchmark, options, metric` columns at `first`.
 pub(super) fn read_key(row: &dyn Row, first: usize) -> Res<TestKey> {
@@ -406,4 +407,27 @@ pub(super) fn missing_set(db: &mut dyn Sql, set: &str) -> Res<Fail> {
         "there is no result set \"{set}\" in {}; {known}",
         db.name()
     ))))
+}
+
+/// The tests a query of `id, benchmark, options, metric, unit, direction`
+/// finds, in its order, and their keys by id.
+pub(super) fn read_tests(
+    db: &mut dyn Sql,
+    sql: &str,
+    args: &[Param],
+) -> Res<(Vec<TestSpec>, HashMap<i64, TestKey>)> {
+    let mut tests = Vec::new();
+    let mut keys = HashMap::new();
+    db.query(sql, args, &mut |row| {
+        let key = read_key(row, 1)?;
+        let direction = read_direction(&row.req_text(5)?, "a test")?;
+        keys.insert(row.req_int(0)?, key.clone());
+        tests.push(TestSpec {
+            key,
+            unit: row.req_text(4)?,
+            direction,
+        });
+        Ok(())
+    })?;
+    Ok((tests, keys))
 }

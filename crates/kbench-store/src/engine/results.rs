@@ -1,40 +1,18 @@
 //! [`Results`]: what was stored, read back in one read transaction each.
 
 use super::convert::{from_json, narrow};
+use super::outline::{read_outline, read_overviews};
 use super::records::{
-    RUN_COLUMN_COUNT, add_outcomes, missing_set, no_run, read_direction, read_key, read_run,
-    run_columns,
+    RUN_COLUMN_COUNT, add_outcomes, missing_set, no_run, read_run, read_tests, run_columns,
 };
-use super::{Fail, Param, Res, Row, Sql, args, rows, transaction, with};
+use super::{Fail, Res, Row, Sql, args, rows, transaction, with};
+use crate::outline::{OutlinePages, SetOutline, SetOverview};
 use crate::{
     IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId, SetPart,
 };
 use kbench_model::results::test_matches;
-use kbench_model::{Sample, TestKey, TestSpec};
+use kbench_model::{Sample, TestKey};
 use std::collections::{BTreeMap, HashMap};
-
-/// The tests a query of `id, benchmark, options, metric, unit, direction`
-/// finds, in its order, and their keys by id.
-fn read_tests(
-    db: &mut dyn Sql,
-    sql: &str,
-    args: &[Param],
-) -> Res<(Vec<TestSpec>, HashMap<i64, TestKey>)> {
-    let mut tests = Vec::new();
-    let mut keys = HashMap::new();
-    db.query(sql, args, &mut |row| {
-        let key = read_key(row, 1)?;
-        let direction = read_direction(&row.req_text(5)?, "a test")?;
-        keys.insert(row.req_int(0)?, key.clone());
-        tests.push(TestSpec {
-            key,
-            unit: row.req_text(4)?,
-            direction,
-        });
-        Ok(())
-    })?;
-    Ok((tests, keys))
-}
 
 /// A sample from its `value, iterations, at_ms, round` columns at `first`.
 fn read_sample(row: &dyn Row, first: usize) -> Res<Sample> {
@@ -376,6 +354,18 @@ impl<S: Sql> Results for S {
         })
     }
 
+    fn set_overviews(&mut self) -> Result<Vec<SetOverview>> {
+        with(self, "listing result sets", |db| {
+            transaction(db, false, read_overviews)
+        })
+    }
+
+    fn outline(&mut self, set: &str, pages: OutlinePages) -> Result<SetOutline> {
+        with(self, "outlining a result set", |db| {
+            transaction(db, false, |db| read_outline(db, set, pages))
+        })
+    }
+
     fn run_contents(&mut self, run: RunId) -> Result<RunContents> {
         with(self, "reading a run", |db| {
             transaction(db, false, |db| read_run_contents(db, run))
@@ -389,7 +379,7 @@ mod tests {
     use super::super::recording::{Query, Recording};
     use super::*;
     use crate::{RunInfo, RunSink, RunStatus, SqliteStore};
-    use kbench_model::Direction;
+    use kbench_model::{Direction, TestSpec};
 
     /// Set "lab" of `count` identifiers v0, v1..., each one run of two
     /// samples of tests "a" and "b".
