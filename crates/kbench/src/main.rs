@@ -1,12 +1,11 @@
 //! kbench: a kernel performance regression lab in one binary.
 //!
-//! This crate is the command line only: `cli` parses the flags, `commands`
-//! hands them to the libraries (docs/architecture.md has their layers) and
-//! prints what they return, `progress` draws runs' progress bars, `logs`
-//! sets up logging and `-q`. The
-//! logic is the libraries'.
+//! This crate is the command line only: kbench-cli parses the flags,
+//! `commands` hands them to the libraries (docs/architecture.md has their
+//! layers) and prints what they return, `progress` draws runs' progress
+//! bars, `logs` sets up logging and `-q`. The logic is the libraries'.
 
-mod cli;
+use kbench_cli as cli;
 mod commands;
 mod logs;
 mod progress;

@@ -5,11 +5,9 @@
 
 mod common;
 
-// The real flag definitions (the cli module imports no command), walked to
-// know every subcommand and flag the completions and man pages must cover.
-#[allow(dead_code, unused_imports)]
-#[path = "../src/cli/mod.rs"]
-mod cli;
+// The real flag definitions, walked to know every subcommand and flag the
+// completions and man pages must cover.
+use kbench_cli as cli;
 
 use clap::CommandFactory;
 use common::{assert_success, json_of, kbench, run_short, temp_db};

@@ -1,6 +1,7 @@
-//! The command-line interface: every subcommand, option and its help,
-//! by concern. Parsing only: nothing here runs a command (`commands/`
-//! does, and this module never imports it).
+//! kbench's command-line interface: every subcommand, option and its help,
+//! by concern. Parsing only: nothing here runs a command (the binary's
+//! `commands/` does). A library so that what walks the flags (completions,
+//! man pages, their tests) reads the real definitions.
 
 mod bisect;
 mod common;
