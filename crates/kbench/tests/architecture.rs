@@ -8,8 +8,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Lines the binary crate's sources may hold (issue 13: flags plus glue).
-const BINARY_LINE_BUDGET: usize = 2500;
+/// Lines the binary crate's sources may hold (issue 13: flags plus glue; the
+/// flags moved to kbench-cli, so the glue alone).
+const BINARY_LINE_BUDGET: usize = 1600;
 
 /// Crates that never see a database, even through their dependencies.
 const DATABASE_FREE: &[&str] = &["kbench-model", "kbench-stats", "kbench-report"];
