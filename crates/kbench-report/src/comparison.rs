@@ -3,7 +3,7 @@
 //! of kbench-stats), the geometric-mean summary, verdict counts, and the
 //! system header. Built once from stored data; formats only lay it out.
 
-use crate::explain::{Explanation, explain};
+use crate::explain::{Explanation, Secondaries, explain};
 use crate::header::{self, Difference};
 use crate::sides::{chosen, filtered_specs, rounds_of, shown, side_of, summary_of};
 use crate::thresholds::Thresholds;
@@ -174,6 +174,7 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
     // Every metric is compared, so that the FDR family does not depend on
     // `--metric`; the filter only chooses what is shown.
     let specs = filtered_specs(data, None);
+    let secondaries = Secondaries::of(data);
     // Sides per metric and identifier; None where there is no usable sample.
     let sides: Vec<Vec<Option<Side>>> = specs
         .iter()
@@ -230,7 +231,7 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
                     rounds: rounds_of(side.as_ref()),
                     explanation: comparison
                         .as_ref()
-                        .and_then(|_| explain(data, chosen[0], id, &spec.key)),
+                        .and_then(|_| explain(&secondaries, chosen[0], id, &spec.key)),
                     comparison,
                     values: id
                         .samples

@@ -4,11 +4,12 @@
 //! value is made).
 
 use crate::Error;
-use crate::explain::TestRounds;
+use crate::explain::{Secondaries, TestRounds};
 use kbench_model::results::{IdentifierData, ResultSetData};
 use kbench_model::{SECONDARY_FAMILIES, is_result_metric, secondary_family, secondary_label};
 use kbench_stats::Summary;
 use serde::Serialize;
+use std::collections::BTreeSet;
 
 pub const SCHEMA: &str = "kbench.counters/1";
 
@@ -61,6 +62,8 @@ pub fn document(data: &ResultSetData, identifier: Option<&str>) -> Result<Counte
             })?,
     };
     let mut tests: Vec<CounterTest> = vec![];
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let secondaries = Secondaries::of(data);
     // Each test once, by its first result metric (whose rounds count).
     for result in data
         .tests
@@ -71,14 +74,13 @@ pub fn document(data: &ResultSetData, identifier: Option<&str>) -> Result<Counte
             .key
             .with_metric(kbench_model::MAIN_METRIC)
             .to_string();
-        if tests.iter().any(|t| t.test == test) {
+        if !seen.insert(test.clone()) {
             continue;
         }
         let rounds = TestRounds::of(chosen, &result.key);
-        let mut rows: Vec<CounterRow> = data
-            .tests
+        let mut rows: Vec<CounterRow> = secondaries
+            .of_test(&result.key)
             .iter()
-            .filter(|s| s.key.same_test(&result.key) && secondary_family(&s.key.metric).is_some())
             .filter_map(|spec| {
                 let values = rounds.values(&spec.key)?;
                 Some(CounterRow {

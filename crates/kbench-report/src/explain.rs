@@ -12,7 +12,7 @@
 //! results' q-values, verdicts and geometric mean never see them.
 
 use kbench_model::results::{IdentifierData, ResultSetData, RunRecord};
-use kbench_model::{COUNTER_PREFIX, TestKey, secondary_family, secondary_label};
+use kbench_model::{COUNTER_PREFIX, TestKey, TestSpec, secondary_family, secondary_label};
 use kbench_stats::compare::{benjamini_hochberg, welch};
 use kbench_stats::{Estimate, Samples, Verdict};
 use serde::Serialize;
@@ -80,19 +80,47 @@ impl Explanation {
     }
 }
 
+/// The secondary metrics of each test (benchmark and options), in the
+/// set's order of tests: made once per report, so that finding a test's
+/// secondary metrics is a lookup and not a scan of every test (a set of
+/// 10,000 tests would otherwise compare 10,000^2 keys).
+pub(crate) struct Secondaries<'a> {
+    /// Keyed by the test's key without its metric ([`test_of`]).
+    by_test: BTreeMap<TestKey, Vec<&'a TestSpec>>,
+}
+
+impl<'a> Secondaries<'a> {
+    pub(crate) fn of(data: &'a ResultSetData) -> Secondaries<'a> {
+        let mut by_test: BTreeMap<TestKey, Vec<&TestSpec>> = BTreeMap::new();
+        for spec in &data.tests {
+            if secondary_family(&spec.key.metric).is_some() {
+                by_test.entry(test_of(&spec.key)).or_default().push(spec);
+            }
+        }
+        Secondaries { by_test }
+    }
+
+    /// The secondary metrics of `key`'s test; none when it has none.
+    pub(crate) fn of_test(&self, key: &TestKey) -> &[&'a TestSpec] {
+        self.by_test.get(&test_of(key)).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// `key`'s test: its key with the empty metric, which orders before every
+/// other key of the test (keys order by benchmark, options, metric).
+fn test_of(key: &TestKey) -> TestKey {
+    key.with_metric("")
+}
+
 /// The secondary metrics of `result`'s test, `current` against `baseline`;
 /// `None` when neither side recorded any.
 pub(crate) fn explain(
-    data: &ResultSetData,
+    secondaries: &Secondaries,
     baseline: &IdentifierData,
     current: &IdentifierData,
     result: &TestKey,
 ) -> Option<Explanation> {
-    let specs: Vec<_> = data
-        .tests
-        .iter()
-        .filter(|spec| spec.key.same_test(result) && secondary_family(&spec.key.metric).is_some())
-        .collect();
+    let specs = secondaries.of_test(result);
     if specs.is_empty() {
         return None;
     }
@@ -100,7 +128,7 @@ pub(crate) fn explain(
         TestRounds::of(baseline, result),
         TestRounds::of(current, result),
     );
-    let mut compared: Vec<(&kbench_model::TestSpec, Welch2)> = specs
+    let mut compared: Vec<(&TestSpec, Welch2)> = specs
         .iter()
         .filter_map(|spec| {
             let a = a_rounds.values(&spec.key)?;
@@ -135,7 +163,7 @@ pub(crate) fn explain(
 /// Benjamini-Hochberg within each family (the task's counters, vmstat,
 /// interrupts, ...): each family asks one question of its own, and the
 /// twenty-odd system monitors do not dilute the five counters.
-fn family_q_values(compared: &[(&kbench_model::TestSpec, Welch2)]) -> Vec<f64> {
+fn family_q_values(compared: &[(&TestSpec, Welch2)]) -> Vec<f64> {
     let mut q_values = vec![f64::NAN; compared.len()];
     let families: BTreeSet<Option<&str>> = compared
         .iter()
@@ -180,7 +208,9 @@ pub(crate) struct TestRounds<'a> {
 impl<'a> TestRounds<'a> {
     pub(crate) fn of(identifier: &'a IdentifierData, result: &TestKey) -> TestRounds<'a> {
         let mut recorded: BTreeMap<&'static str, BTreeSet<(usize, u32)>> = BTreeMap::new();
-        for key in identifier.samples.keys().filter(|k| k.same_test(result)) {
+        // The keys of one test are adjacent in the map, from `test_of`.
+        let keys = identifier.samples.range(test_of(result)..).map(|(k, _)| k);
+        for key in keys.take_while(|k| k.same_test(result)) {
             if let Some(family) = secondary_family(&key.metric) {
                 recorded
                     .entry(family)
@@ -340,7 +370,8 @@ mod tests {
             tests: vec![spec("value"), spec(clock), spec(switches), spec(faults)],
             identifiers: vec![a.clone(), b.clone()],
         };
-        let explained = explain(&data, &a, &b, &TestKey::new("pipe-lat")).unwrap();
+        let explained =
+            explain(&Secondaries::of(&data), &a, &b, &TestKey::new("pipe-lat")).unwrap();
         let why: Vec<&str> = explained
             .why(Verdict::Regression)
             .iter()
@@ -370,7 +401,8 @@ mod tests {
             tests: vec![spec("value")],
             identifiers: vec![a.clone()],
         };
-        assert!(explain(&data, &a, &a, &TestKey::new("pipe-lat")).is_none());
+        let secondaries = Secondaries::of(&data);
+        assert!(explain(&secondaries, &a, &a, &TestKey::new("pipe-lat")).is_none());
     }
 
     /// A 20 % slower result with one more switch per operation: every
@@ -436,7 +468,8 @@ mod tests {
             tests: vec![spec("value"), spec(clock.0), spec(instructions)],
             identifiers: vec![a.clone(), b.clone()],
         };
-        let explained = explain(&data, &a, &b, &TestKey::new("pipe-lat")).unwrap();
+        let explained =
+            explain(&Secondaries::of(&data), &a, &b, &TestKey::new("pipe-lat")).unwrap();
         let compared: Vec<&str> = explained
             .changes
             .iter()

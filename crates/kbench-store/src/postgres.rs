@@ -46,6 +46,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("postgres/schema_v6.sql"),
     include_str!("postgres/schema_v7.sql"),
     include_str!("postgres/schema_v8.sql"),
+    include_str!("postgres/schema_v9.sql"),
 ];
 
 const _: () = assert!(

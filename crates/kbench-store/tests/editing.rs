@@ -6,7 +6,7 @@
 #[macro_use]
 mod common;
 
-use common::{SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, info, outcome, sample, spec};
+use common::{SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, UNDO_V9, info, outcome, sample, spec};
 use kbench_model::Direction;
 use kbench_store::{Database, Removed, ResultSetData, RunStatus, StoreError, TestOutcomeKind};
 use std::collections::BTreeMap;
@@ -54,7 +54,7 @@ fn version_5_databases_are_migrated_keeping_their_data(db: &TestDb) {
     let mut store = db.open();
     let before = filled(store.as_mut(), &["stock", "patched"]);
     drop(store);
-    db.raw(&format!("{} {UNDO_V7} {UNDO_V6}", db.undo_v8()));
+    db.raw(&format!("{UNDO_V9} {} {UNDO_V7} {UNDO_V6}", db.undo_v8()));
     db.set_schema_version(5);
 
     let mut store = db.open();

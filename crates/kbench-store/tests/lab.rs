@@ -22,6 +22,7 @@ on_both_backends!(
     live_batches_name_known_tests_only,
     run_contents_round_trip,
     uids_ride_along_export_and_import,
+    sample_counts_stay_exact_through_every_write,
     jobs_are_submitted_leased_renewed_and_finished,
     job_specs_and_leases_are_validated,
     jobs_go_to_workers_with_their_tags,
@@ -444,6 +445,69 @@ fn uids_ride_along_export_and_import(db: &TestDb) {
         .begin_run("lab", "6.19", &run_info("no/slash"))
         .unwrap_err();
     assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
+}
+
+/// The samples the set listing reports for `set`, after checking that
+/// every run's stored count (schema version 9) is what its samples number.
+fn listed_samples(db: &TestDb, store: &mut dyn Database, set: &str) -> u64 {
+    let wrong = db.count(
+        "SELECT COUNT(*) FROM runs r WHERE r.sample_count <> \
+         (SELECT COUNT(*) FROM samples x WHERE x.run_id = r.id)",
+    );
+    assert_eq!(wrong, 0, "runs whose sample_count is off");
+    let sets = store.result_sets().unwrap();
+    sets.iter().find(|s| s.name == set).map_or(0, |s| s.samples)
+}
+
+/// The per-run counts the set listing sums stay exact through a run's own
+/// samples, live batches (with a retry), import, push and removal.
+fn sample_counts_stay_exact_through_every_write(db: &TestDb) {
+    let mut store = db.open();
+    let run = store.begin_run("lab", "6.18", &run_info("u1")).unwrap();
+    let test = store.test_id("lab", &lat()).unwrap();
+    for s in samples(0, 3) {
+        store.add_sample(run, test, &s).unwrap();
+    }
+    store.end_run(run, RunStatus::Complete, None).unwrap();
+    assert_eq!(listed_samples(db, store.as_mut(), "lab"), 3);
+
+    let mut live_run = batch("u2", vec![part(&lat(), 0, 5), part(&thr(), 0, 3)]);
+    live_run.identifier = "6.19".into();
+    store.append_live("lab", &live_run, "t1").unwrap();
+    store.append_live("lab", &live_run, "t1").unwrap();
+    live_run.samples = vec![part(&lat(), 3, 9)];
+    live_run.status = RunStatus::Complete;
+    live_run.ended_at_ms = Some(5000);
+    store.append_live("lab", &live_run, "t1").unwrap();
+    assert_eq!(listed_samples(db, store.as_mut(), "lab"), 3 + 9 + 3);
+
+    let mut copy = store.load("lab").unwrap();
+    copy.name = "copy".into();
+    for (n, identifier) in copy.identifiers.iter_mut().enumerate() {
+        for run in &mut identifier.runs {
+            run.info.uid = Some(format!("import-{n}"));
+        }
+    }
+    store.import(&copy).unwrap();
+    assert_eq!(listed_samples(db, store.as_mut(), "copy"), 15);
+
+    copy.name = "pushed".into();
+    for (n, identifier) in copy.identifiers.iter_mut().enumerate() {
+        for run in &mut identifier.runs {
+            run.info.uid = Some(format!("push-{n}"));
+        }
+    }
+    let push = Push {
+        id: "p-1",
+        digest: "d1",
+        token: "runner-1",
+    };
+    store.push(&push, &copy).unwrap();
+    assert_eq!(listed_samples(db, store.as_mut(), "pushed"), 15);
+
+    store.remove_identifier("lab", "6.19").unwrap();
+    assert_eq!(listed_samples(db, store.as_mut(), "lab"), 3);
+    assert_eq!(listed_samples(db, store.as_mut(), "copy"), 15);
 }
 
 fn tags(list: &[&str]) -> Vec<String> {

@@ -5,7 +5,7 @@
 #[macro_use]
 mod common;
 
-use common::{SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, info, job, outcome, sample, spec};
+use common::{SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, UNDO_V9, info, job, outcome, sample, spec};
 use kbench_model::{Direction, Sample, TestKey};
 use kbench_store::{
     Location, Recorder, ResultSetData, RunId, RunStatus, Scope, StoreError, TestOutcomeKind,
@@ -23,6 +23,7 @@ on_both_backends!(
     version_3_databases_are_migrated_keeping_their_data,
     version_4_databases_are_migrated_keeping_what_tokens_could_do,
     version_7_databases_are_migrated_keeping_their_data,
+    version_8_databases_are_migrated_counting_samples,
     names_are_validated,
     names_holding_sql_or_html_are_kept_as_text,
     unit_or_direction_mismatch_is_a_conflict,
@@ -299,7 +300,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
 fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     drop(db.open());
     db.raw(&format!(
-        "{} {UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4} DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; \
+        "{UNDO_V9} {} {UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4} DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; \
          INSERT INTO result_sets (name, created_at_ms) VALUES ('old', 1)",
         db.undo_v8()
     ));
@@ -329,7 +330,7 @@ fn version_7_databases_are_migrated_keeping_their_data(db: &TestDb) {
     }
     let before = store.load("old").unwrap();
     drop(store);
-    db.raw(db.undo_v8());
+    db.raw(&format!("{UNDO_V9} {}", db.undo_v8()));
     db.set_schema_version(7);
     assert_eq!(db.sample_foreign_keys(), 2, "undo_v8 did not restore them");
 
@@ -340,6 +341,31 @@ fn version_7_databases_are_migrated_keeping_their_data(db: &TestDb) {
     store.remove_identifier("old", "stock").unwrap();
     assert_eq!(db.orphan_samples(), 0);
     assert_eq!(db.count("SELECT COUNT(*) FROM samples"), 4);
+}
+
+/// A version-8 database gets each run's sample count, counted from the
+/// samples it holds, and the set listing sums them.
+fn version_8_databases_are_migrated_counting_samples(db: &TestDb) {
+    let mut store = db.open();
+    let t = spec("a", "ns", Direction::Lower);
+    for (name, count) in [("stock", 3), ("patched", 5)] {
+        let run = store.begin_run("old", name, &info(name, 1)).unwrap();
+        let test = store.test_id("old", &t).unwrap();
+        for i in 0..count {
+            store.add_sample(run, test, &sample(1.0, i, 0)).unwrap();
+        }
+        store.end_run(run, RunStatus::Complete, None).unwrap();
+    }
+    drop(store);
+    db.raw(UNDO_V9);
+    db.set_schema_version(8);
+
+    let mut store = db.open();
+    assert_eq!(db.schema_version(), SCHEMA_VERSION);
+    let counts =
+        db.count("SELECT CAST(SUM(sample_count) * 10 + MAX(sample_count) AS BIGINT) FROM runs");
+    assert_eq!(counts, 85, "8 samples, 5 in the larger run");
+    assert_eq!(store.result_sets().unwrap()[0].samples, 8);
 }
 
 /// What schema version 5 added, dropped again: a database as version 4
@@ -367,7 +393,7 @@ fn version_3_databases_are_migrated_keeping_their_data(db: &TestDb) {
     store.end_run(run, RunStatus::Complete, None).unwrap();
     drop(store);
     db.raw(&format!(
-        "{} {UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4}",
+        "{UNDO_V9} {} {UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4}",
         db.undo_v8()
     ));
     db.set_schema_version(3);
@@ -403,7 +429,7 @@ fn version_4_databases_are_migrated_keeping_what_tokens_could_do(db: &TestDb) {
         .unwrap();
     drop(store);
     db.raw(&format!(
-        "{} {UNDO_V7} {UNDO_V6} {UNDO_V5} INSERT INTO api_tokens (name, secret_sha256, created_at_ms) \
+        "{UNDO_V9} {} {UNDO_V7} {UNDO_V6} {UNDO_V5} INSERT INTO api_tokens (name, secret_sha256, created_at_ms) \
          VALUES ('runner-1', 'aa', 1)",
         db.undo_v8()
     ));

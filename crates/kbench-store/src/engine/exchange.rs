@@ -10,7 +10,7 @@ use super::check::{check_factors, check_id, check_name, check_text, check_uid};
 use super::convert::{narrow, to_i64, to_json};
 use super::records::{
     FIND_IDENTIFIER, INSERT_IDENTIFIER, ensure_set, ensure_test, insert_new_run, sample_row,
-    upsert_outcome,
+    store_samples, upsert_outcome,
 };
 use super::{Fail, Res, Sql, args, first_int, live, store_error, transaction, with};
 use crate::{
@@ -127,7 +127,7 @@ fn import_identifier(db: &mut dyn Sql, set: &SetRows, identifier: &IdentifierDat
             rows.push(sample_row(runs[owner], test, sample)?);
         }
     }
-    db.insert_samples(&rows)
+    store_samples(db, &rows)
 }
 
 /// Writes a whole result set; inside a write transaction.

@@ -12,7 +12,7 @@ use super::{Fail, Param, Res, Row, SampleRow, Sql, args, first_int, parse_option
 use crate::validate;
 use crate::{RunId, RunInfo, RunRecord, RunStatus, StoreError, TestOutcome, TestOutcomeKind};
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// A test's key from its `benchmark, options, metric` columns at `first`.
 pub(super) fn read_key(row: &dyn Row, first: usize) -> Res<TestKey> {
@@ -358,7 +358,31 @@ pub(super) fn insert_samples(
         .iter()
         .map(|sample| sample_row(run, test, sample))
         .collect::<Res<Vec<_>>>()?;
-    db.insert_samples(&rows)
+    store_samples(db, &rows)
+}
+
+/// Appends `rows` to the samples table and counts them in their runs'
+/// `sample_count` (schema version 9): every batch of samples is written
+/// through here, so the counts stay exact.
+pub(super) fn store_samples(db: &mut dyn Sql, rows: &[SampleRow]) -> Res<()> {
+    db.insert_samples(rows)?;
+    let mut per_run: BTreeMap<i64, i64> = BTreeMap::new();
+    for row in rows {
+        *per_run.entry(row.run).or_default() += 1;
+    }
+    for (run, added) in per_run {
+        count_samples(db, run, added)?;
+    }
+    Ok(())
+}
+
+/// Adds `added` samples to run `run`'s `sample_count`.
+pub(super) fn count_samples(db: &mut dyn Sql, run: i64, added: i64) -> Res<()> {
+    db.execute(
+        "UPDATE runs SET sample_count = sample_count + ?2 WHERE id = ?1",
+        args![run, added],
+    )?;
+    Ok(())
 }
 
 pub(super) fn upsert_outcome(

@@ -311,7 +311,7 @@ fn list_sets(db: &mut dyn Sql) -> Res<Vec<ResultSetSummary>> {
     db.query(
         "SELECT id, name, created_at_ms, title, \
            (SELECT COUNT(*) FROM tests t WHERE t.set_id = s.id), \
-           (SELECT COUNT(*) FROM samples x JOIN runs r ON r.id = x.run_id \
+           (SELECT CAST(COALESCE(SUM(r.sample_count), 0) AS BIGINT) FROM runs r \
               JOIN identifiers i ON i.id = r.identifier_id WHERE i.set_id = s.id) \
          FROM result_sets s ORDER BY created_at_ms, id",
         args![],

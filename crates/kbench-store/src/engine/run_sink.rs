@@ -4,8 +4,8 @@
 use super::check::{check_name, check_uid, valid};
 use super::convert::narrow;
 use super::records::{
-    add_outcomes, ensure_identifier, ensure_set, ensure_test, insert_new_run, no_run, read_key,
-    read_run, run_columns, sample_row, upsert_outcome,
+    add_outcomes, count_samples, ensure_identifier, ensure_set, ensure_test, insert_new_run,
+    no_run, read_key, read_run, run_columns, sample_row, upsert_outcome,
 };
 use super::{Fail, Res, Sql, args, first_int, identifier_lock_key, rows, transaction, with};
 use crate::validate;
@@ -17,7 +17,8 @@ use kbench_model::{Sample, TestKey, TestSpec, now_ms};
 /// Stores a sample only when its run and test belong to the same result
 /// set, so `load` never meets a sample of a foreign test. The run's row is
 /// locked against removal ([`Sql::key_share`]) until the sample is in:
-/// the samples table has no foreign key to do it (schema version 8).
+/// the samples table has no foreign key to do it (schema version 8). The
+/// run's `sample_count` counts it (schema version 9).
 fn insert_sample(db: &mut dyn Sql, run: RunId, test: i64, sample: &Sample) -> Res<()> {
     let sql = format!(
         "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) \
@@ -37,7 +38,7 @@ fn insert_sample(db: &mut dyn Sql, run: RunId, test: i64, sample: &Sample) -> Re
             db.name()
         ))));
     }
-    Ok(())
+    count_samples(db, run.0, 1)
 }
 
 /// `NotFound` when a statement on a run changed nothing.
@@ -137,7 +138,7 @@ impl<S: Sql> RunSink for S {
 
     fn add_sample(&mut self, run: RunId, test: TestId, sample: &Sample) -> Result<()> {
         with(self, "storing a sample", |db| {
-            insert_sample(db, run, test.0, sample)
+            transaction(db, true, |db| insert_sample(db, run, test.0, sample))
         })
     }
 

@@ -17,7 +17,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
+
+/// What schema version 9 added (each run's sample count), dropped again:
+/// a database as version 8 left it.
+pub const UNDO_V9: &str = "ALTER TABLE runs DROP COLUMN sample_count;";
 
 /// What schema version 7 added (indexes), dropped again: a database as
 /// version 6 left it.
