@@ -6,10 +6,16 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct UploadArgs {
     /// Also send every sample to this kbench server (http://HOST:PORT) while the run goes on
-    #[arg(long, value_name = "URL")]
+    /// (its old name --upload still works, for one release)
+    #[arg(
+        long = "server",
+        alias = "upload",
+        env = "KBENCH_SERVER",
+        value_name = "URL"
+    )]
     pub upload: Option<String>,
 
-    /// API token for --upload (`kbench token create` on the server's database)
+    /// API token for --server (`kbench token create` on the server's database)
     #[arg(long, env = "KBENCH_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
 }
@@ -18,12 +24,17 @@ pub struct UploadArgs {
 #[derive(Debug, Args)]
 pub struct SamplingArgs {
     /// Stop sampling a test when its 95 % CI half-width is within this percent of the mean
-    #[arg(long, value_name = "PERCENT", default_value_t = 1.0)]
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        default_value_t = 1.0,
+        env = "KBENCH_TARGET_CI"
+    )]
     pub target_ci: f64,
 
     /// Time budget per test and round, in seconds (3 rounds x 1 s = 3 s per test) [default: 1;
     /// an external profile's own budget for its tests]
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", env = "KBENCH_MAX_TIME")]
     pub max_time: Option<f64>,
 
     /// Fewest samples per test and round [default: 5; an external profile's own minimum for its

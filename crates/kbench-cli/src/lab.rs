@@ -11,7 +11,7 @@ use std::path::PathBuf;
     after_help = "Dashboard (HTML, no external requests): / (result sets, jobs, workers), /sets/SET, \
 /sets/SET/compare (the live comparison report), /sets/SET/history (change points), /jobs, /workers, /bisects.\n\n\
 API under /api/v1 (described in /api/v1/openapi.json and docs/api.md): result sets, compare, history, \
-export; pushes (kbench push) and live uploads (kbench run --upload); jobs and leases (kbench job, \
+export; pushes (kbench push) and live uploads (kbench run --server); jobs and leases (kbench job, \
 kbench worker); workers; bisections. Reading is open (with --private it needs a token with the \
 read scope); every write needs `Authorization: Bearer TOKEN` with a token whose scopes allow it \
 (kbench token create --scope: push, submit, work, admin).\n\n\
@@ -86,7 +86,7 @@ pub enum TokenCommand {
     /// Create a token; its secret is printed once on stdout and only its SHA-256 is stored
     #[command(
         after_help = "Scopes: read (GET on a --private server), push (kbench push, \
-run --upload), submit (kbench job submit), work (kbench worker: lease, renew and finish its own \
+run --server), submit (kbench job submit), work (kbench worker: lease, renew and finish its own \
 jobs and upload their runs), admin (all of them).\n\n\
 Examples:\n  kbench token create --name runner-1 --scope work\n  \
 kbench token create --name alice --scope read,push,submit"
@@ -133,14 +133,19 @@ fn parse_scopes(text: &str) -> Result<Scopes, String> {
 #[command(
     after_help = "The server stores a push once: a retry (after a lost connection or a server restart) \
 sends the same push id and gets \"already stored\". The server's result set must not already hold \
-the pushed identifiers.\n\nExample:\n  kbench push plu-test --to http://127.0.0.1:8080 --token $T"
+the pushed identifiers.\n\nExample:\n  kbench push plu-test --server http://127.0.0.1:8080 --token $T"
 )]
 pub struct PushArgs {
     /// Local result set to push
     pub set: String,
 
-    /// The server, http://HOST:PORT
-    #[arg(long, value_name = "URL")]
+    /// The server, http://HOST:PORT (its old name --to still works, for one release)
+    #[arg(
+        long = "server",
+        alias = "to",
+        env = "KBENCH_SERVER",
+        value_name = "URL"
+    )]
     pub to: String,
 
     /// API token (kbench token create on the server's database)
@@ -181,7 +186,7 @@ kbench job submit --server http://lab:8080 --suite quick --kernel debian:6.12 --
 #[derive(Debug, Args)]
 pub struct SubmitArgs {
     /// The lab's server, http://HOST:PORT
-    #[arg(long, value_name = "URL")]
+    #[arg(long, env = "KBENCH_SERVER", value_name = "URL")]
     pub server: String,
 
     /// API token (`kbench token create` on the server's database)
@@ -229,7 +234,7 @@ pub struct SubmitArgs {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// The lab's server, http://HOST:PORT
-    #[arg(long, value_name = "URL")]
+    #[arg(long, env = "KBENCH_SERVER", value_name = "URL")]
     pub server: String,
 
     /// Print the server's kbench.jobs/1 document on stdout
@@ -240,7 +245,7 @@ pub struct ListArgs {
 /// Run the lab server's jobs: lease one, measure it, upload its samples, repeat
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Each job runs as a child `kbench run NAMES --as ID --into SET --upload URL` \
+    after_help = "Each job runs as a child `kbench run NAMES --as ID --into SET --server URL` \
 (with a kernel: `kbench kernel fetch` and `kbench vm run`) on a fresh local database in the work \
 directory, seeded with what the server has of the identifier: a job leased again after its worker \
 died resumes that worker's unfinished run. The lease is renewed every third of --lease while the \
@@ -252,7 +257,7 @@ kbench worker --server http://lab:8080 --exit-when-idle   # drain the queue, the
 )]
 pub struct WorkerArgs {
     /// The lab's server, http://HOST:PORT
-    #[arg(long, value_name = "URL")]
+    #[arg(long, env = "KBENCH_SERVER", value_name = "URL")]
     pub server: String,
 
     /// API token (`kbench token create` on the server's database)

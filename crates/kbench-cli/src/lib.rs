@@ -5,6 +5,7 @@
 
 mod bisect;
 mod common;
+pub mod config;
 mod docs;
 mod lab;
 mod measure;
@@ -74,6 +75,14 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `kbench config`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print each setting's value before flags, and its source: environment, config file
+    /// ($XDG_CONFIG_HOME/kbench/config.toml or KBENCH_CONFIG) or built-in default
+    Show(JsonArg),
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure benchmarks or suites and store every sample
@@ -121,6 +130,9 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (kbench.1) on stdout, or write one page per command into --dir
     Man(ManArgs),
+    /// The config file: `kbench config show` prints each setting and where it comes from
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Measuring process used by `run` (internal)
     #[command(hide = true)]
     Agent(AgentArgs),

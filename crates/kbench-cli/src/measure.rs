@@ -10,11 +10,11 @@ use std::path::PathBuf;
     after_help = "Running again under the same identifier adds samples (a new round); \
 a run that was interrupted or killed is resumed where it stopped. Ctrl-C keeps every sample \
 so far and exits with status 130.\n\n\
-With --upload, every sample also goes to a `kbench serve` server while the run goes on (batched \
+With --server, every sample also goes to a `kbench serve` server while the run goes on (batched \
 about once a second; retried while the server is unreachable). The local --db still stores \
 everything first. A server that refuses the upload (bad token, conflict) stops the upload, not \
 the run, which then exits with status 1; `kbench push` can send the samples later.\n\n\
-Example:\n  kbench run quick --as 6.18 --into lab --upload http://lab:8080 --token $T"
+Example:\n  kbench run quick --as 6.18 --into lab --server http://lab:8080 --token $T"
 )]
 pub struct RunArgs {
     /// Suites, benchmark ids or tests with options, e.g. quick, pipe-lat, 'ctxsw[procs=8,size=16]'

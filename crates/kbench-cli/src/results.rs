@@ -68,7 +68,7 @@ pub struct CompareArgs {
 
     /// Practical threshold in percent: smaller changes are NO CHANGE. Per test too, the first
     /// match winning, `*` any text: 2,pipe-lat=3,syscall-*=1 (2 % for the rest)
-    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = "1", value_parser = Thresholds::parse)]
+    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = "1", value_parser = Thresholds::parse, env = "KBENCH_THRESHOLD")]
     pub threshold: Thresholds,
 
     /// Exit with status 1 when any metric is a REGRESSION (a CI gate)

@@ -123,7 +123,7 @@ pub struct VmCompareArgs {
 
     /// Practical threshold in percent for the comparison's verdicts, per test too, as for
     /// `kbench compare`
-    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = "1", value_parser = Thresholds::parse)]
+    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = "1", value_parser = Thresholds::parse, env = "KBENCH_THRESHOLD")]
     pub threshold: Thresholds,
 }
 

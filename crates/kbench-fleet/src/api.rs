@@ -2,7 +2,7 @@
 //! timeouts, retrying what is worth retrying (a connection failure, 503
 //! while the database is away, 502/504 from a proxy) with doubling waits,
 //! and the server's error messages. `kbench push`, the live upload of
-//! `kbench run --upload`, `kbench job` and `kbench worker` all go through
+//! `kbench run --server`, `kbench job` and `kbench worker` all go through
 //! here.
 
 use crate::FleetError;

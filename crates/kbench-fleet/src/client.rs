@@ -56,7 +56,7 @@ pub fn parse_base(url: &str) -> Result<(String, String), FleetError> {
         _ => {
             return Err(FleetError::Setup(format!(
                 "{url}: the lab server's URL is http://HOST[:PORT] or https://HOST[:PORT] \
-                 (push, run --upload, job, worker)"
+                 (push, run --server, job, worker)"
             )));
         }
     };

@@ -1,4 +1,4 @@
-//! `kbench run --upload`: the local store stays the source of truth (every
+//! `kbench run --server`: the local store stays the source of truth (every
 //! sample is committed there first, as without an upload), and a [`Mirror`]
 //! wrapped around it, a [`RunSink`] decorator, queues each change of a run
 //! for the uploader thread ([`crate::upload`]), which sends them to the

@@ -1,4 +1,4 @@
-//! The uploader thread of a live upload (`kbench run --upload`): it takes
+//! The uploader thread of a live upload (`kbench run --server`): it takes
 //! the changes the [`Mirror`](crate::mirror::Mirror) queues, gathers them
 //! into live batches ([`Batcher`]) and sends them to the server while the
 //! run goes on. A slow or unreachable server never holds up a measurement:
@@ -30,7 +30,7 @@ const MAX_BATCH_SAMPLES: usize = 5_000;
 /// How long the end of a run waits for the upload to catch up.
 pub const DRAIN_TIME: Duration = Duration::from_secs(60);
 
-/// Where `--upload` sends the runs, and for which lab job.
+/// Where `--server` sends the runs, and for which lab job.
 #[derive(Debug, Clone)]
 pub struct Upload {
     pub api: Api,
@@ -49,7 +49,7 @@ impl Upload {
         let api = Api::new(url, token)?.with_short_timeouts();
         let name = match &lease {
             Some(_) => api.check_token(Scope::Work, "uploading a job's run")?,
-            None => api.check_token(Scope::Push, "uploading a run (--upload)")?,
+            None => api.check_token(Scope::Push, "uploading a run (--server)")?,
         };
         let job = lease.as_ref().map_or(String::new(), |lease| {
             format!(" for job {} of worker '{}'", lease.job, lease.worker)
@@ -108,7 +108,7 @@ impl Uploaded {
                 };
                 eprintln!(
                     "kbench: error: {missing} sample(s) did not reach {}{}. They are kept in the \
-                     local database; `kbench push {set} --to {}` can send them later (with --into \
+                     local database; `kbench push {set} --server {}` can send them later (with --into \
                      another result set if the server holds this identifier already).",
                     self.url,
                     error.as_ref().map_or(String::new(), |e| format!(": {e}")),

@@ -1,6 +1,6 @@
 //! `kbench worker`: leases jobs from the server and runs each as a child
 //! process of the kbench binary ([`Worker::exe`]), `kbench run ...
-//! --upload` (or `kbench kernel fetch` then `kbench vm run ... --upload`
+//! --server` (or `kbench kernel fetch` then `kbench vm run ... --server`
 //! for a kernel job), on a fresh local store per job.
 //!
 //! That store is first seeded with what the server has of the job's
@@ -495,7 +495,7 @@ fn run_args(spec: &JobSpec, kernel: Option<&str>, db: &Path, server: &str) -> Ve
     let mut db_option = OsString::from("--db=");
     db_option.push(db);
     args.push(db_option);
-    args.push(format!("--upload={server}").into());
+    args.push(format!("--server={server}").into());
     if let Some(max_time) = spec.max_time {
         args.push(format!("--max-time={max_time}").into());
     }
@@ -655,7 +655,7 @@ mod tests {
         assert_eq!(
             message,
             format!(
-                "lease 7:w1 token secret args run --as=6.18 --into=lab --rounds=2 --db={} --upload={} -- quick",
+                "lease 7:w1 token secret args run --as=6.18 --into=lab --rounds=2 --db={} --server={} -- quick",
                 db.display(),
                 server.url
             )
@@ -773,7 +773,7 @@ mod tests {
                 "--into=--help",
                 "--rounds=3",
                 "--db=/w/r.db",
-                "--upload=http://h:1",
+                "--server=http://h:1",
                 "--max-time=0.5",
                 "--",
                 "--wrap=sh -c touch /tmp/pwned",

@@ -40,7 +40,7 @@ pub enum PushOutcome {
 pub enum Scope {
     /// Read result sets, jobs and workers (needed only on a private server).
     Read,
-    /// Push documents and upload runs as they go (`kbench push`, `run --upload`).
+    /// Push documents and upload runs as they go (`kbench push`, `run --server`).
     Push,
     /// Queue jobs (`kbench job submit`).
     Submit,

@@ -63,7 +63,7 @@ pub struct RunInfo {
     pub started_at_ms: i64,
     /// The process writing the run, to tell a live run from a killed one.
     pub pid: u32,
-    /// A run's id across stores (random, given by `kbench run --upload`):
+    /// A run's id across stores (random, given by `kbench run --server`):
     /// the server finds a live-uploaded or resumed run by it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
@@ -256,7 +256,7 @@ pub struct ResultSetSummary {
     pub created_at_ms: i64,
 }
 
-/// Everything stored of one run, to upload it again (`kbench run --upload`
+/// Everything stored of one run, to upload it again (`kbench run --server`
 /// resuming a run re-sends it; the server keeps what it already has).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunContents {

@@ -19,6 +19,15 @@ fn main() -> ExitCode {
     if kbench_vm::guest::is_guest() {
         kbench_vm::guest::main();
     }
+    // The config file's values become the flags' environment variables
+    // (where the user set none), before clap reads them.
+    let settings = match cli::config::load() {
+        Ok(settings) => settings,
+        Err(error) => {
+            eprintln!("kbench: error: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let cli = cli::Cli::parse();
     // `serve`'s access log shows without flags.
     let serving = matches!(cli.command, cli::Command::Serve(_));
@@ -27,7 +36,7 @@ fn main() -> ExitCode {
         cli.verbose,
         if serving { "info" } else { "warn" },
     );
-    match commands::dispatch(cli) {
+    match commands::dispatch(cli, &settings) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("kbench: error: {error:#}");

@@ -67,7 +67,7 @@ pub(super) fn plural(n: usize) -> &'static str {
 fn sets_table(sets: &[SetOverview], now: i64) -> Markup {
     if sets.is_empty() {
         return Markup::raw(
-            "<p class=\"empty\">No result set yet: <code>kbench push</code> or <code>kbench run --upload</code> stores one.</p>\n",
+            "<p class=\"empty\">No result set yet: <code>kbench push</code> or <code>kbench run --server</code> stores one.</p>\n",
         );
     }
     let rows = Markup::concat(sets.iter().map(|s| {
@@ -188,7 +188,7 @@ pub async fn compare(
         Ok(if report.identifiers.len() < 2 {
             let main = markup!(
                 "<p>Result set <b>{{set}}</b> has one identifier, <b>{{id}}</b>: there is nothing to compare it with yet. \
-                 Push a second identifier (<code>kbench push</code>, <code>kbench run --upload</code>), then come back.</p>\n",
+                 Push a second identifier (<code>kbench push</code>, <code>kbench run --server</code>), then come back.</p>\n",
                 set = data.name,
                 id = report.baseline,
             );

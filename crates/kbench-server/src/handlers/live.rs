@@ -1,4 +1,4 @@
-//! Live uploads: parts of a run going on (`kbench run --upload`), stored
+//! Live uploads: parts of a run going on (`kbench run --server`), stored
 //! as they come; a retried or resumed batch stores only what is missing.
 
 use super::extract::{Api, Caller, JsonBody, json};

@@ -56,8 +56,8 @@ pub(crate) fn budget(seconds: f64) -> anyhow::Result<Duration> {
     Ok(kbench_measure::adaptive::budget(seconds)?)
 }
 
-/// The server `--upload` names, its token checked before anything is
-/// measured; `None` without `--upload`.
+/// The server `--server` names, its token checked before anything is
+/// measured; `None` without `--server`.
 pub(crate) fn upload_target(args: &UploadArgs) -> anyhow::Result<Option<Upload>> {
     let connect = |url: &String| Upload::connect(url, args.token.as_deref());
     Ok(args.upload.as_ref().map(connect).transpose()?)

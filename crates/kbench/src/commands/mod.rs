@@ -3,6 +3,7 @@
 mod agent;
 mod bisect;
 mod compare;
+mod config;
 mod context;
 mod docs;
 mod exchange;
@@ -22,11 +23,13 @@ mod variants;
 mod vm;
 mod worker;
 
-use crate::cli::{Cli, Command};
+use crate::cli::config::Settings;
+use crate::cli::{Cli, Command, ConfigCommand};
 use context::Db;
 use std::process::ExitCode;
 
-pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+/// Runs the command; `settings` are the config file's and environment's.
+pub fn dispatch(cli: Cli, settings: &Settings) -> anyhow::Result<ExitCode> {
     let db = Db(cli.db.clone());
     let profiles = cli.profile_dirs.clone();
     match cli.command {
@@ -50,6 +53,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sysinfo(args) => sysinfo::sysinfo(args.json),
         Command::Completions(args) => docs::completions(args.shell),
         Command::Man(args) => docs::man(args.dir.as_deref()),
+        Command::Config(ConfigCommand::Show(args)) => config::show(settings, args.json),
         Command::Agent(args) => agent::agent(&args.job),
     }
 }

@@ -19,6 +19,18 @@ pub const SHORT: [&str; 6] = ["--max-time", "0.2", "--max-samples", "20", "--rou
 pub fn kbench(db: impl AsRef<OsStr>) -> Command {
     let mut command = Command::cargo_bin("kbench").unwrap();
     command.env("KBENCH_DB", db).env_remove("XDG_DATA_HOME");
+    // No config file and none of the settings it could give, whatever
+    // the machine running the tests has (tests/config.rs sets them).
+    command.env("XDG_CONFIG_HOME", "/nonexistent/kbench-tests");
+    for variable in [
+        "KBENCH_CONFIG",
+        "KBENCH_SERVER",
+        "KBENCH_MAX_TIME",
+        "KBENCH_TARGET_CI",
+        "KBENCH_THRESHOLD",
+    ] {
+        command.env_remove(variable);
+    }
     command
 }
 
