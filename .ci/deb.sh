@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds kbench's Debian package into target/debian/: the binary of a cargo
-# profile (release by default; `dist` for the fat-LTO one), the man pages and
-# shell completions that binary generates, then `cargo deb`, which packages
-# those files (crates/kbench/Cargo.toml, [package.metadata.deb]).
+# profile (`dist` by default: fat LTO and stripped, the root Cargo.toml
+# says why; or `release`), the man pages and shell completions that binary
+# generates, then `cargo deb`, which packages those files
+# (crates/kbench/Cargo.toml, [package.metadata.deb]).
 # Needs cargo-deb: cargo install cargo-deb --locked --no-default-features
 # Usage: .ci/deb.sh [--no-build] [PROFILE]
 #   --no-build packages the binary already in the profile's target dir
-#   (CI: the one `cargo test --workspace --release` built).
+#   (CI: `--no-build release`, the one `cargo test --workspace --release`
+#   built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +17,7 @@ if [ "${1:-}" = --no-build ]; then
     build=no
     shift
 fi
-profile=${1:-release}
+profile=${1:-dist}
 out=${CARGO_TARGET_DIR:-target}/$profile
 if [ "$build" = yes ]; then
     cargo build --profile "$profile" -p kbench

@@ -131,6 +131,14 @@ impl Guests {
                     .as_ref()
                     .map(|(release, path)| (*release, path.as_path())),
             )?;
+            // Its size is what each boot copies into guest memory (README,
+            // "Install": the dist build's smaller binary).
+            tracing::debug!(
+                "guest initramfs for {identifier}: {} bytes ({} and {} runtime files)",
+                guest_image.base_len(),
+                exe.display(),
+                guest_image.runtime_files.len()
+            );
             let spec = VmSpec {
                 qemu: qemu.clone(),
                 kernel: kernel.clone(),
