@@ -2,7 +2,7 @@
 //! n, the current test, samples so far and the CI reached), and one line per
 //! finished test, which also reaches logs when stderr is not a terminal;
 //! nothing with `-q`. [`Steps`]: the same for commands that go through
-//! numbered steps (`kernel fetch`).
+//! numbered steps (`kernel fetch`, `install`, bisect's search).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kbench_measure::runner::RunEvent;
@@ -100,6 +100,17 @@ impl Steps {
     pub fn step(&self, position: u64, text: String) {
         self.bar.set_position(position);
         self.bar.set_message(text.clone());
+        line(&self.bar, text);
+    }
+
+    /// Step `position` of a total known only as it goes (bisect's search).
+    pub fn step_of(&self, position: u64, total: u64, text: String) {
+        self.bar.set_length(total);
+        self.step(position, text);
+    }
+
+    /// A line of its own, above the bar.
+    pub fn line(&self, text: String) {
         line(&self.bar, text);
     }
 
