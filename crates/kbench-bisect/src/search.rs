@@ -134,6 +134,11 @@ impl Session<'_> {
                 return Ok((lo, hi));
             };
             let commit = self.plan.commits[mid].clone();
+            observer(Progress::Testing {
+                commit: &commit.identifier(),
+                tested: decided.len(),
+                left: (open.len() + 1).next_power_of_two().trailing_zeros() as usize,
+            });
             let phase = Phase::Search;
             let Some(state) =
                 self.classify_commit(bench, &commit, phase, reference, undecided, observer, stop)?

@@ -215,6 +215,37 @@ fn finds_every_culprit_in_fewer_samples_than_measuring_every_commit() {
 }
 
 #[test]
+fn the_search_reports_each_commit_it_tests() {
+    let (_dir, mut store) = temp_store();
+    let mut bench = fake(32, 10, 3);
+    let plan = Plan {
+        repo: None,
+        commits: bench.commits.clone(),
+    };
+    let session = Session::open(&mut store, request("p"), plan).unwrap();
+    let mut testing = Vec::new();
+    let stop = AtomicBool::new(false);
+    let observe = &mut |p: Progress<'_>| {
+        if let Progress::Testing {
+            commit,
+            tested,
+            left,
+        } = p
+        {
+            testing.push((commit.to_string(), tested, left));
+        }
+    };
+    let report = session.run(&mut bench, observe, &stop).unwrap();
+    // 30 commits between the endpoints: 5 halvings.
+    assert_eq!(testing.len(), 5, "{testing:?}");
+    let tested: Vec<usize> = testing.iter().map(|t| t.1).collect();
+    assert_eq!(tested, [2, 3, 4, 5, 6], "the endpoints first");
+    assert_eq!(testing[0].2, 5);
+    assert_eq!(testing.last().unwrap().2, 1);
+    assert!(testing.iter().any(|t| t.0 == report.first_bad.identifier));
+}
+
+#[test]
 fn commits_that_fail_to_build_are_skipped() {
     let (_dir, mut store) = temp_store();
     let mut bench = fake(16, 9, 3);

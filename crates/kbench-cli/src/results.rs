@@ -115,9 +115,14 @@ pub struct ExportArgs {
     /// Result set to export
     pub set: String,
 
-    /// json: kbench.samples/1, which `kbench import` reads back; pts: a PTS composite.xml
+    /// json: kbench.samples/1, which `kbench import` reads back; pts: a PTS composite.xml;
+    /// csv: one row per raw sample, for pandas or R (docs/formats.md)
     #[arg(long, default_value = "json", value_parser = kbench_formats::EXPORTS)]
     pub format: String,
+
+    /// With --format csv: only this identifier's samples (repeat for more)
+    #[arg(long, value_name = "NAME")]
+    pub identifier: Vec<String>,
 }
 
 /// The values of a `--format` option: the registry's formats of report

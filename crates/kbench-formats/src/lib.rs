@@ -9,24 +9,26 @@
 //! whole, naming the element or key.
 //!
 //! - PTS `composite.xml`: read ([`pts::read`]) and written ([`pts::write`]).
+//! - CSV, one row per raw sample: written ([`csv::export`]).
 //! - hyperfine `--export-json`: read, one round per timed run.
 //! - Google Benchmark `--benchmark_format=json`: read, one round per
 //!   repetition.
 
+pub mod csv;
 mod error;
 mod gbench;
 mod hyperfine;
 pub mod pts;
 mod shared;
 
-pub use error::FormatError;
+pub use error::{ExportError, FormatError};
 
 use kbench_model::results::ResultSetData;
 use kbench_store::exchange::stream::{self, Stored};
 use kbench_store::exchange::{self, SamplesFile};
-use kbench_store::{Exchange, StoreError};
+use kbench_store::{Exchange, Results, StoreError};
 use serde::Deserializer;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 
 /// The `--from` names of `kbench import`: `auto` finds the format from the
@@ -34,7 +36,7 @@ use std::path::Path;
 pub const FROM: [&str; 5] = ["auto", "kbench", "pts", "hyperfine", "gbench"];
 
 /// The `--format` names of `kbench export`.
-pub const EXPORTS: [&str; 2] = ["json", "pts"];
+pub const EXPORTS: [&str; 3] = ["json", "pts", "csv"];
 
 /// The formats `kbench import` reads besides its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,9 +298,46 @@ fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
     Ok(summary(&stored, &imported.notes))
 }
 
-/// `data` written as `format` (one of [`EXPORTS`]) by kbench
-/// `kbench_version`.
+/// What `kbench export` was asked: the set, the format (one of
+/// [`EXPORTS`]), the identifiers to keep (empty: all; CSV only) and the
+/// version of kbench writing it.
+#[derive(Debug, Clone, Copy)]
+pub struct ExportRequest<'a> {
+    pub set: &'a str,
+    pub format: &'a str,
+    pub identifiers: &'a [String],
+    pub kbench_version: &'a str,
+}
+
+/// Writes the export `request` asks for to `out`. CSV streams, one
+/// identifier in memory at a time; JSON and PTS are documents written
+/// from the set read whole.
 pub fn export(
+    store: &mut dyn Results,
+    request: &ExportRequest,
+    out: &mut dyn Write,
+) -> Result<(), ExportError> {
+    if request.format == "csv" {
+        csv::export(store, request.set, request.identifiers, out)?;
+        return Ok(());
+    }
+    if !request.identifiers.is_empty() {
+        return Err(FormatError::new(
+            "--identifier",
+            "only --format csv exports some identifiers; json and pts export the whole set",
+        )
+        .into());
+    }
+    let data = store.load(request.set)?;
+    let text = document(&data, request.format, request.kbench_version)?;
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// `data` written as the document `format` (json or pts) by kbench
+/// `kbench_version`.
+fn document(
     data: &ResultSetData,
     format: &str,
     kbench_version: &str,

@@ -19,6 +19,64 @@ use std::process::Command;
 const FLAVOUR: &str = "cloud-amd64";
 const PREFIX: &str = "linux-image-";
 
+/// A step of [`KernelCache::fetch`], as it starts: the caller shows it (a
+/// bar, a line), the library draws nothing. A fetch goes through
+/// [`FetchStep::TOTAL`] steps, or ends at the first when the kernel is
+/// already cached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchStep {
+    /// The package apt has for the spec was chosen: its kernel release.
+    Chosen {
+        release: String,
+        package: String,
+    },
+    /// It is cached already: nothing to download.
+    Cached {
+        release: String,
+    },
+    Downloading {
+        release: String,
+        package: String,
+    },
+    Unpacking {
+        release: String,
+    },
+    /// Moving it into the cache.
+    Storing {
+        release: String,
+    },
+}
+
+impl FetchStep {
+    /// The steps of a fetch that downloads.
+    pub const TOTAL: u64 = 4;
+
+    /// Its place among the [`FetchStep::TOTAL`] steps, from 1; a cached
+    /// kernel is done at once.
+    pub fn number(&self) -> u64 {
+        match self {
+            FetchStep::Chosen { .. } => 1,
+            FetchStep::Downloading { .. } => 2,
+            FetchStep::Unpacking { .. } => 3,
+            FetchStep::Storing { .. } | FetchStep::Cached { .. } => FetchStep::TOTAL,
+        }
+    }
+}
+
+impl std::fmt::Display for FetchStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchStep::Chosen { release, package } => write!(f, "{release}: {package}"),
+            FetchStep::Cached { release } => write!(f, "{release}: already cached"),
+            FetchStep::Downloading { release, package } => {
+                write!(f, "{release}: downloading {package}")
+            }
+            FetchStep::Unpacking { release } => write!(f, "{release}: unpacking"),
+            FetchStep::Storing { release } => write!(f, "{release}: storing in the cache"),
+        }
+    }
+}
+
 /// A kernel in the cache.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CachedKernel {
@@ -143,9 +201,13 @@ impl KernelCache {
         })
     }
 
-    /// Fetches the kernel `spec` names unless it is cached; `say` hears
-    /// what is being done.
-    pub fn fetch(&self, spec: &KernelSpec, say: &mut dyn FnMut(&str)) -> Result<CachedKernel> {
+    /// Fetches the kernel `spec` names unless it is cached; `observe`
+    /// hears each step as it starts.
+    pub fn fetch(
+        &self,
+        spec: &KernelSpec,
+        observe: &mut dyn FnMut(&FetchStep),
+    ) -> Result<CachedKernel> {
         for tool in ["apt-cache", "apt-get", "dpkg-deb"] {
             if find_program(tool).is_none() {
                 invalid!(
@@ -171,8 +233,23 @@ impl KernelCache {
             );
         };
         let release = format!("{}-{FLAVOUR}", image_abi(package).expect("chosen by ABI"));
+        observe(&FetchStep::Chosen {
+            release: release.clone(),
+            package: package.to_string(),
+        });
+        self.fetch_package(package, &release, observe)
+    }
+
+    /// Fetches `package`, whose kernel is `release`, unless it is cached.
+    fn fetch_package(
+        &self,
+        package: &str,
+        release: &str,
+        observe: &mut dyn FnMut(&FetchStep),
+    ) -> Result<CachedKernel> {
+        let release = release.to_string();
         if let Some(cached) = self.get(&release) {
-            say(&format!("{release}: already cached"));
+            observe(&FetchStep::Cached { release });
             return Ok(cached);
         }
         std::fs::create_dir_all(&self.dir).map_err(VmError::os(format!(
@@ -185,7 +262,7 @@ impl KernelCache {
         let _ = std::fs::remove_dir_all(&work);
         std::fs::create_dir_all(&work)
             .map_err(VmError::os(format!("creating {}", work.display())))?;
-        let result = self.fetch_into(package, &release, &work, say);
+        let result = self.fetch_into(package, &release, &work, observe);
         let _ = std::fs::remove_dir_all(&work);
         result
     }
@@ -195,9 +272,13 @@ impl KernelCache {
         package: &str,
         release: &str,
         work: &Path,
-        say: &mut dyn FnMut(&str),
+        observe: &mut dyn FnMut(&FetchStep),
     ) -> Result<CachedKernel> {
-        say(&format!("{release}: downloading {package}"));
+        let release_text = || release.to_string();
+        observe(&FetchStep::Downloading {
+            release: release_text(),
+            package: package.to_string(),
+        });
         run("apt-get", &["download", "-q", package], Some(work))?;
         let deb = std::fs::read_dir(work)
             .map_err(VmError::os(format!("reading {}", work.display())))?
@@ -206,7 +287,9 @@ impl KernelCache {
             .find(|p| p.extension().is_some_and(|e| e == "deb"))
             .ok_or_else(|| VmError::Command(format!("apt-get download {package} left no .deb")))?;
         let version = run("dpkg-deb", &["-f", &deb.to_string_lossy(), "Version"], None)?;
-        say(&format!("{release}: unpacking {}", deb.display()));
+        observe(&FetchStep::Unpacking {
+            release: release_text(),
+        });
         let root = work.join("root");
         run(
             "dpkg-deb",
@@ -224,6 +307,9 @@ impl KernelCache {
                 image.release
             );
         }
+        observe(&FetchStep::Storing {
+            release: release_text(),
+        });
         let staged = work.join(release);
         let staging = || VmError::os(format!("staging the kernel in {}", staged.display()));
         std::fs::create_dir(&staged).map_err(staging())?;
@@ -374,5 +460,53 @@ mod tests {
                 .ends_with("6.1.0-57-cloud-amd64/vmlinuz-6.1.0-57-cloud-amd64")
         );
         assert_eq!(cache.get("../etc"), None);
+    }
+
+    #[test]
+    fn a_cached_kernel_is_one_step_and_no_download() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = KernelCache::new(dir.path().to_path_buf());
+        let release = "6.1.0-57-cloud-amd64";
+        std::fs::create_dir_all(dir.path().join(release)).unwrap();
+        std::fs::write(
+            dir.path().join(release).join(format!("vmlinuz-{release}")),
+            b"x",
+        )
+        .unwrap();
+        let mut steps = Vec::new();
+        // A package apt could not download: the cache answers first.
+        let kernel = cache
+            .fetch_package("linux-image-no-such-package", release, &mut |s| {
+                steps.push(s.clone())
+            })
+            .unwrap();
+        assert_eq!(kernel.release, release);
+        let cached = FetchStep::Cached {
+            release: release.to_string(),
+        };
+        assert_eq!(cached.number(), FetchStep::TOTAL);
+        assert_eq!(steps, [cached]);
+    }
+
+    #[test]
+    fn steps_count_up_to_the_total() {
+        let (release, package) = ("r".to_string(), "p".to_string());
+        let steps = [
+            FetchStep::Chosen {
+                release: release.clone(),
+                package: package.clone(),
+            },
+            FetchStep::Downloading {
+                release: release.clone(),
+                package,
+            },
+            FetchStep::Unpacking {
+                release: release.clone(),
+            },
+            FetchStep::Storing { release },
+        ];
+        let numbers: Vec<u64> = steps.iter().map(FetchStep::number).collect();
+        assert_eq!(numbers, [1, 2, 3, FetchStep::TOTAL]);
+        assert_eq!(steps[1].to_string(), "r: downloading p");
     }
 }

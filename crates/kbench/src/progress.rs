@@ -1,7 +1,8 @@
 //! The run's progress on stderr: an indicatif bar on a terminal (test k of
 //! n, the current test, samples so far and the CI reached), and one line per
 //! finished test, which also reaches logs when stderr is not a terminal;
-//! nothing with `-q`.
+//! nothing with `-q`. [`Steps`]: the same for commands that go through
+//! numbered steps (`kernel fetch`, `install`, bisect's search).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kbench_measure::runner::RunEvent;
@@ -16,16 +17,7 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(total: usize) -> Progress {
-        let target = if std::io::stderr().is_terminal() && !crate::logs::quiet() {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        };
-        let bar = ProgressBar::with_draw_target(Some(total as u64), target);
-        bar.set_style(
-            ProgressStyle::with_template("[{pos}/{len}] {bar:24} {elapsed_precise} {msg}")
-                .expect("valid template"),
-        );
+        let bar = bar(total as u64);
         Progress {
             bar,
             done: 0,
@@ -86,17 +78,71 @@ impl Progress {
     }
 
     fn line(&self, text: String) {
-        if crate::logs::quiet() {
-            return;
-        }
-        if self.bar.is_hidden() {
-            eprintln!("{text}");
-        } else {
-            self.bar.println(text);
-        }
+        line(&self.bar, text);
     }
 
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+/// A bar of `total` numbered steps, each step's line printed as it starts.
+pub struct Steps {
+    bar: ProgressBar,
+}
+
+impl Steps {
+    pub fn new(total: u64) -> Steps {
+        Steps { bar: bar(total) }
+    }
+
+    /// Step `position` (of the total) starts: `text` says what it does.
+    pub fn step(&self, position: u64, text: String) {
+        self.bar.set_position(position);
+        self.bar.set_message(text.clone());
+        line(&self.bar, text);
+    }
+
+    /// Step `position` of a total known only as it goes (bisect's search).
+    pub fn step_of(&self, position: u64, total: u64, text: String) {
+        self.bar.set_length(total);
+        self.step(position, text);
+    }
+
+    /// A line of its own, above the bar.
+    pub fn line(&self, text: String) {
+        line(&self.bar, text);
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// A bar of `total` on stderr when it is a terminal and not `-q`, else
+/// hidden.
+fn bar(total: u64) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() && !crate::logs::quiet() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total), target);
+    bar.set_style(
+        ProgressStyle::with_template("[{pos}/{len}] {bar:24} {elapsed_precise} {msg}")
+            .expect("valid template"),
+    );
+    bar
+}
+
+/// A line on stderr, above `bar` when it is drawn; nothing with `-q`.
+fn line(bar: &ProgressBar, text: String) {
+    if crate::logs::quiet() {
+        return;
+    }
+    if bar.is_hidden() {
+        eprintln!("{text}");
+    } else {
+        bar.println(text);
     }
 }

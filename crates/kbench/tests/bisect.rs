@@ -181,6 +181,9 @@ fn ok_json(db: &Path, args: &[String], envs: &[(&str, &str)]) -> Value {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
+    // Stderr is a pipe: the search's bar is hidden, its steps plain lines.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains('\u{1b}'), "an escape code: {stderr:?}");
     json(&out.stdout)
 }
 

@@ -484,6 +484,55 @@ fn install_without_root_says_so() {
     );
 }
 
+/// `kbench install` with stderr not a terminal: its steps as plain lines,
+/// no bar or escape code. apt-get is a script on PATH that logs its
+/// arguments, and fio one that is "installed"; as root only (install
+/// refuses otherwise, tested above).
+#[test]
+fn install_steps_are_plain_lines_off_a_terminal() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: kbench install needs root");
+        return;
+    }
+    let (dir, db) = temp_db();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let log = dir.path().join("apt.log");
+    for (tool, script) in [
+        ("apt-get", format!("echo \"$@\" >> {}", log.display())),
+        ("fio", "exit 0".to_string()),
+    ] {
+        let path = bin.join(tool);
+        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = kbench(&db)
+        .args(["install", "fio", "--update"])
+        .env_remove("KBENCH_PROFILES")
+        .env("PATH", &bin)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines[..3],
+        [
+            "updating apt's package lists",
+            "installing fio",
+            "checking the profiles' programs"
+        ],
+        "{stderr:?}"
+    );
+    assert!(!stderr.contains('\u{1b}'), "an escape code: {stderr:?}");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "update -q\ninstall -y --no-install-recommends fio\n"
+    );
+}
+
 /// Runs `tests` into result set `set` (identifier X) in a fresh work
 /// directory with `--profiles dir` when given, checks success, and returns
 /// `kbench show SET --json`.

@@ -515,3 +515,68 @@ fn a_guest_that_panics_is_reported_with_its_serial_log() {
         "{error}"
     );
 }
+
+/// `kernel fetch` with stderr not a terminal: each step a plain line, no
+/// bar and no escape code. apt is stood in for by scripts on PATH (one
+/// cloud kernel package known, apt-get and dpkg-deb failing if run) and
+/// that kernel is already cached, so nothing is downloaded.
+#[test]
+fn kernel_fetch_steps_are_plain_lines_off_a_terminal() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, db) = temp_db();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let release = "6.1.0-99-cloud-amd64";
+    for (tool, script) in [
+        ("apt-cache", format!("echo linux-image-{release}")),
+        ("apt-get", "exit 1".to_string()),
+        ("dpkg-deb", "exit 1".to_string()),
+    ] {
+        let path = bin.join(tool);
+        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let cache = dir.path().join("kernels");
+    std::fs::create_dir_all(cache.join(release)).unwrap();
+    std::fs::write(cache.join(release).join(format!("vmlinuz-{release}")), b"x").unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+
+    let out = kbench(&db)
+        .args(["kernel", "fetch", "debian:6.1"])
+        .env("KBENCH_KERNEL_CACHE", &cache)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [
+            format!("{release}: linux-image-{release}"),
+            format!("{release}: already cached"),
+        ],
+        "{stderr:?}"
+    );
+    assert!(!stderr.contains('\u{1b}'), "an escape code: {stderr:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with(release), "{stdout}");
+
+    let quiet = kbench(&db)
+        .args(["-q", "kernel", "fetch", "debian:6.1"])
+        .env("KBENCH_KERNEL_CACHE", &cache)
+        .env(
+            "PATH",
+            std::env::join_paths([dir.path().join("bin")]).unwrap(),
+        )
+        .output()
+        .unwrap();
+    assert!(quiet.status.success());
+    assert!(
+        quiet.stderr.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+}

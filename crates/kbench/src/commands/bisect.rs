@@ -20,7 +20,22 @@ pub fn bisect(args: BisectArgs, db: &Db) -> anyhow::Result<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     kbench_measure::agent::stop_on_signals(&stop)?;
     let mut store = db.open()?;
-    let report = match bisection.run(store.as_mut(), &stop, &mut say) {
+    let steps = crate::progress::Steps::new(0);
+    let ran = bisection.run(store.as_mut(), &stop, &mut |progress| match progress {
+        Progress::Testing {
+            commit,
+            tested,
+            left,
+        } => steps.step_of(
+            tested as u64 + 1,
+            (tested + left) as u64,
+            format!("testing {commit}"),
+        ),
+        Progress::Step(line) => steps.line(line.to_string()),
+        other => say(other),
+    });
+    steps.finish();
+    let report = match ran {
         Ok(report) => report,
         Err(error) if error.is_interrupted() => {
             eprintln!("kbench: {error}");
@@ -72,12 +87,14 @@ fn setup(args: &BisectArgs, db: &Db) -> anyhow::Result<Setup> {
     })
 }
 
-/// Progress on stderr; with -q only warnings.
+/// Progress on stderr; with -q only warnings. `run` draws the search's
+/// commits as a bar on a terminal.
 fn say(progress: Progress<'_>) {
     match progress {
         Progress::Step(_) | Progress::Note(_) if crate::logs::quiet() => {}
         Progress::Step(line) => eprintln!("{line}"),
         Progress::Note(note) => eprintln!("kbench: {note}"),
         Progress::Warning(warning) => eprintln!("kbench: WARNING: {warning}"),
+        Progress::Testing { commit, .. } => say(Progress::Step(&format!("testing {commit}"))),
     }
 }

@@ -19,10 +19,13 @@ pub fn import(args: ImportArgs, store: &mut dyn Exchange) -> anyhow::Result<Exit
 }
 
 pub fn export(args: ExportArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode> {
-    let data = store.load(&args.set)?;
-    print!(
-        "{}",
-        kbench_formats::export(&data, &args.format, crate::cli::VERSION)?
-    );
+    let request = kbench_formats::ExportRequest {
+        set: &args.set,
+        format: &args.format,
+        identifiers: &args.identifier,
+        kbench_version: crate::cli::VERSION,
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    kbench_formats::export(store, &request, &mut out)?;
     Ok(ExitCode::SUCCESS)
 }

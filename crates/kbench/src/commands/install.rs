@@ -15,7 +15,11 @@ pub fn install(args: InstallArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<Ex
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let packages = install::install(&profiles, &args.names, args.update)?;
+    let steps = crate::progress::Steps::new(install::InstallStep::TOTAL);
+    let packages = install::install(&profiles, &args.names, args.update, &mut |step| {
+        steps.step(step.number(), step.to_string())
+    })?;
+    steps.finish();
     eprintln!(
         "Installed {}: {} can run (`kbench run {}`).",
         packages.join(" "),

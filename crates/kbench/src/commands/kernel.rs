@@ -3,7 +3,7 @@
 
 use super::context::print_json;
 use crate::cli::{FetchArgs, KernelCommand, KernelListArgs};
-use kbench_vm::kernel_fetch::{CachedKernel, KernelSpec};
+use kbench_vm::kernel_fetch::{CachedKernel, FetchStep, KernelSpec};
 use std::process::ExitCode;
 
 pub fn kernel(command: KernelCommand) -> anyhow::Result<ExitCode> {
@@ -22,14 +22,14 @@ fn fetch(args: FetchArgs) -> anyhow::Result<ExitCode> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let cache = args.cache.cache();
     let mut fetched = Vec::new();
-    for spec in &specs {
-        let kernel = cache.fetch(spec, &mut |message| {
-            if !crate::logs::quiet() {
-                eprintln!("{message}");
-            }
+    let steps = crate::progress::Steps::new(specs.len() as u64 * FetchStep::TOTAL);
+    for (done, spec) in (0u64..).zip(&specs) {
+        let kernel = cache.fetch(spec, &mut |step| {
+            steps.step(done * FetchStep::TOTAL + step.number(), step.to_string())
         })?;
         fetched.push(kernel);
     }
+    steps.finish();
     print_kernels(&fetched);
     Ok(ExitCode::SUCCESS)
 }
