@@ -113,8 +113,13 @@ pub struct CommandArgs {
     pub commands: Vec<String>,
 
     /// The test name of each --command, in order [default: cmd, or cmd-1, cmd-2, ... for several]
-    #[arg(long = "name", value_name = "NAME", requires = "commands")]
-    pub names: Vec<String>,
+    #[arg(
+        long = "name",
+        id = "test_names",
+        value_name = "NAME",
+        requires = "commands"
+    )]
+    pub test_names: Vec<String>,
 
     /// Runs of each command before the timed ones, not recorded (hyperfine's default, 0)
     #[arg(long, value_name = "N", default_value_t = 0, requires = "commands",
@@ -142,7 +147,7 @@ impl CommandArgs {
     pub fn adhoc(&self, work_dir: PathBuf) -> Option<AdHoc> {
         (!self.commands.is_empty()).then(|| AdHoc {
             commands: self.commands.clone(),
-            names: self.names.clone(),
+            names: self.test_names.clone(),
             warmup: self.warmup as usize,
             prepare: self.prepare.clone(),
             cleanup: self.cleanup.clone(),

@@ -77,7 +77,8 @@ struct ProfileFile {
     reject: Option<Spanned<String>>,
     timeout: Option<Spanned<f64>>,
     expected_time: Option<Spanned<f64>>,
-    warmup: Option<Spanned<usize>>,
+    /// Any TOML value, checked by [`build_test`] so that a bad one is named.
+    warmup: Option<Spanned<toml::Value>>,
     min_samples: Option<Spanned<usize>>,
     max_time: Option<Spanned<f64>>,
     #[serde(default)]
@@ -131,7 +132,8 @@ struct TestFile {
     reject: Option<Spanned<String>>,
     timeout: Option<Spanned<f64>>,
     expected_time: Option<Spanned<f64>>,
-    warmup: Option<Spanned<usize>>,
+    /// Any TOML value, checked by [`build_test`] so that a bad one is named.
+    warmup: Option<Spanned<toml::Value>>,
     min_samples: Option<Spanned<usize>>,
     max_time: Option<Spanned<f64>>,
     #[serde(default)]
@@ -432,20 +434,28 @@ fn build_test(
     {
         return Err(ctx.at(m, format!("{}: must be at least 1", what("min_samples"))));
     }
-    let warmup = test.warmup.as_ref().or(profile.warmup.as_ref());
-    if let Some(w) = warmup
-        && *w.get_ref() > MAX_WARMUP
-    {
-        return Err(ctx.at(
-            w,
-            format!(
-                "{}: {} warm-up runs is more than {MAX_WARMUP}; warm-up runs are not recorded, \
-                 so a few are enough",
-                what("warmup"),
-                w.get_ref()
-            ),
-        ));
-    }
+    let warmup = match test.warmup.as_ref().or(profile.warmup.as_ref()) {
+        None => 0,
+        Some(w) => match w.get_ref().as_integer() {
+            Some(n) if (0..=MAX_WARMUP as i64).contains(&n) => n as usize,
+            _ => {
+                let given = match w.get_ref() {
+                    toml::Value::String(text) => format!("{text:?}"),
+                    toml::Value::Integer(n) => n.to_string(),
+                    toml::Value::Float(f) => f.to_string(),
+                    other => format!("a {}", other.type_str()),
+                };
+                return Err(ctx.at(
+                    w,
+                    format!(
+                        "{}: {given} is not a number of warm-up runs from 0 to {MAX_WARMUP} (runs \
+                         before the timed ones, not recorded)",
+                        what("warmup")
+                    ),
+                ));
+            }
+        },
+    };
     let metric_files = if test.metrics.is_empty() {
         &profile.metrics
     } else {
@@ -495,7 +505,7 @@ fn build_test(
         // Default: ten expected runs, at least a minute.
         timeout: timeout.unwrap_or_else(|| (expected_time * 10).max(Duration::from_secs(60))),
         expected_time,
-        warmup: warmup.map_or(0, |w| *w.get_ref()),
+        warmup,
         min_samples: min_samples.map(|m| *m.get_ref()),
         max_time,
         options,

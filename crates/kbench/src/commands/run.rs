@@ -97,7 +97,14 @@ pub fn run(
         store.set_factors(&request.set, &request.identifier, &levels, &[])?;
     }
     eprint!("{}", redone_text(&redone));
-    let ended = summary.and_then(|summary| report(store, &request, &summary, args.json));
+    let ended = summary.and_then(|summary| {
+        let code = report(store, &request, &summary, args.json)?;
+        // A --command that fails is an error, as in hyperfine.
+        match adhoc.is_some() && !summary.interrupted && summary.any_failed() {
+            true => Ok(ExitCode::FAILURE),
+            false => Ok(code),
+        }
+    });
     with_upload(ended, uploaded.as_ref())
 }
 
