@@ -106,14 +106,14 @@ pub fn own_exe() -> Result<PathBuf> {
 
 /// The variables every agent of this kbench gets: the user's profile
 /// directories (`--profiles`), which the agent reads from [`PROFILES_ENV`],
-/// and [`SHOW_OUTPUT_ENV`] with `--show-output`.
+/// and [`crate::shown::SHOW_OUTPUT_ENV`] with `--show-output`.
 pub fn agent_env(
     profile_dirs: &[PathBuf],
     show_output: bool,
 ) -> Result<Vec<(&'static str, OsString)>> {
     let mut env = Vec::new();
     if show_output {
-        env.push((SHOW_OUTPUT_ENV, OsString::from("1")));
+        env.push((crate::shown::SHOW_OUTPUT_ENV, OsString::from("1")));
     }
     if profile_dirs.is_empty() {
         return Ok(env);
@@ -352,35 +352,13 @@ pub fn kill_unless_ended(child: &mut Child) {
     }
 }
 
-/// Set for the agent by `kbench run --show-output`: the agent passes each
-/// profile command's output on (see [`show_output`]).
-pub const SHOW_OUTPUT_ENV: &str = "KBENCH_SHOW_OUTPUT";
-/// Marks a line of a command's output in the agent's stderr, which the
-/// launcher prints on kbench's stderr instead of keeping it.
-const OUTPUT_MARK: &str = "kbench-output| ";
-
-/// In the agent: the output of a profile command, marked line by line on
-/// stderr for the launcher to show, when `kbench run --show-output` asked.
-pub fn show_output(stdout: &str, stderr: &str) {
-    if std::env::var_os(SHOW_OUTPUT_ENV).is_none() {
-        return;
-    }
-    let mut shown = String::new();
-    for line in stdout.lines().chain(stderr.lines()) {
-        shown.push_str(OUTPUT_MARK);
-        shown.push_str(line);
-        shown.push('\n');
-    }
-    eprint!("{shown}");
-}
-
 fn collect_tail(
     stderr: impl Read + Send + 'static,
     tail: Arc<Mutex<VecDeque<String>>>,
 ) -> JoinHandle<()> {
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(shown) = line.strip_prefix(OUTPUT_MARK) {
+            if let Some(shown) = crate::shown::unmark(&line) {
                 eprintln!("{shown}");
             } else if !relay_log(&line) {
                 push_tail(&tail, &line);

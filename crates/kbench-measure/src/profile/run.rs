@@ -551,7 +551,7 @@ impl<'a> Session<'a> {
         parser: &Parser,
     ) -> Result<Vec<(String, f64)>, Halt> {
         let (output, elapsed) = self.run_script(shell, command, "run")?;
-        crate::launcher::show_output(&output.stdout, &output.stderr);
+        crate::shown::show_output(&output.stdout, &output.stderr);
         parser
             .read(&RunOutput {
                 stdout: output.stdout,
