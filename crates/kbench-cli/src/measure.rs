@@ -3,6 +3,7 @@
 
 use super::common::{SamplingArgs, UploadArgs};
 use clap::Args;
+use kbench_catalog::profile::adhoc::{self, AdHoc, AdHocMetric};
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -83,14 +84,77 @@ pub struct RunArgs {
     pub redo_disturbed: bool,
 
     #[command(flatten)]
+    pub command: CommandArgs,
+
+    #[command(flatten)]
     pub sampling: SamplingArgs,
 
     #[command(flatten)]
     pub upload: UploadArgs,
 
+    /// Show the output of profile tools and --command runs on stderr (after each run) instead of
+    /// only keeping it for error messages
+    #[arg(long)]
+    pub show_output: bool,
+
     /// Print the run's result as JSON on stdout (schema kbench.run/1)
     #[arg(long)]
     pub json: bool,
+}
+
+/// Ad-hoc commands, timed as hyperfine times them (docs/profiles.md, "Ad-hoc
+/// commands").
+#[derive(Debug, Args)]
+pub struct CommandArgs {
+    /// Time this shell command (run with `sh -c` in the current directory) as a test instead of
+    /// NAMEs: the wall-clock time of the whole process, in seconds. Repeat it for several tests
+    #[arg(long = "command", value_name = "CMD",
+          conflicts_with_all = ["names", "variant", "variants", "duet"])]
+    pub commands: Vec<String>,
+
+    /// The test name of each --command, in order [default: cmd, or cmd-1, cmd-2, ... for several]
+    #[arg(
+        long = "name",
+        id = "test_names",
+        value_name = "NAME",
+        requires = "commands"
+    )]
+    pub test_names: Vec<String>,
+
+    /// Runs of each command before the timed ones, not recorded (hyperfine's default, 0)
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "commands",
+          value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub warmup: u32,
+
+    /// A shell command run before each run of a --command (warm-ups too), not timed
+    #[arg(long, value_name = "CMD", requires = "commands")]
+    pub prepare: Option<String>,
+
+    /// A shell command run once after the runs of each --command (in each round)
+    #[arg(long, value_name = "CMD", requires = "commands")]
+    pub cleanup: Option<String>,
+
+    /// Also read the number of a `NAME: VALUE` line the command prints, as metric NAME (lower is
+    /// better unless NAME=higher)
+    #[arg(long = "metric", value_name = "NAME[=higher|lower]", requires = "commands",
+          value_parser = adhoc::parse_metric)]
+    pub metrics: Vec<AdHocMetric>,
+}
+
+impl CommandArgs {
+    /// The ad-hoc commands asked for, run in `work_dir`; `None` without
+    /// --command.
+    pub fn adhoc(&self, work_dir: PathBuf) -> Option<AdHoc> {
+        (!self.commands.is_empty()).then(|| AdHoc {
+            commands: self.commands.clone(),
+            names: self.test_names.clone(),
+            warmup: self.warmup as usize,
+            prepare: self.prepare.clone(),
+            cleanup: self.cleanup.clone(),
+            metrics: self.metrics.clone(),
+            work_dir,
+        })
+    }
 }
 
 #[derive(Debug, Args)]

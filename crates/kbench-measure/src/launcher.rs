@@ -105,15 +105,23 @@ pub fn own_exe() -> Result<PathBuf> {
 }
 
 /// The variables every agent of this kbench gets: the user's profile
-/// directories (`--profiles`), which the agent reads from [`PROFILES_ENV`];
-/// none without any.
-pub fn agent_env(profile_dirs: &[PathBuf]) -> Result<Vec<(&'static str, OsString)>> {
+/// directories (`--profiles`), which the agent reads from [`PROFILES_ENV`],
+/// and [`crate::shown::SHOW_OUTPUT_ENV`] with `--show-output`.
+pub fn agent_env(
+    profile_dirs: &[PathBuf],
+    show_output: bool,
+) -> Result<Vec<(&'static str, OsString)>> {
+    let mut env = Vec::new();
+    if show_output {
+        env.push((crate::shown::SHOW_OUTPUT_ENV, OsString::from("1")));
+    }
     if profile_dirs.is_empty() {
-        return Ok(vec![]);
+        return Ok(env);
     }
     let joined = std::env::join_paths(profile_dirs)
         .map_err(|e| MeasureError::Invalid(format!("--profiles cannot reach the agent: {e}")))?;
-    Ok(vec![(PROFILES_ENV, joined)])
+    env.push((PROFILES_ENV, joined));
+    Ok(env)
 }
 
 /// Runs `kbench agent --job JSON` as a child process, optionally under a
@@ -350,7 +358,9 @@ fn collect_tail(
 ) -> JoinHandle<()> {
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if !relay_log(&line) {
+            if let Some(shown) = crate::shown::unmark(&line) {
+                eprintln!("{shown}");
+            } else if !relay_log(&line) {
                 push_tail(&tail, &line);
             }
         }

@@ -19,6 +19,7 @@ pub mod profile;
 pub mod redo;
 pub mod runner;
 pub mod sampler;
+pub mod shown;
 pub mod sysinfo;
 pub mod sysmon;
 pub mod turns;

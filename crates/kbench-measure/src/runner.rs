@@ -93,6 +93,13 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
+    /// Whether a test of the run failed (not skipped: failed).
+    pub fn any_failed(&self) -> bool {
+        self.outcomes
+            .iter()
+            .any(|o| o.kind == TestOutcomeKind::Failed)
+    }
+
     /// This run of `request` as its `kbench.run/1` document, from the set
     /// as stored now (`data`): what it did, and its identifier's summary of
     /// the tests it ran.

@@ -13,7 +13,8 @@
 //! [files]                        # written into {dir} first (templates)
 //! [service]                      # command, setup, ready, run_as, port, ready_timeout, stop_signal
 //! # test defaults, each [[tests]] may override: description, command, setup,
-//! # before_run, reject, timeout, expected_time, min_samples, max_time,
+//! # before_run, cleanup, reject, timeout, expected_time, warmup,
+//! # min_samples, max_time,
 //! # vars, [options.NAME], [[metrics]]
 //! [[tests]]
 //! id = "redis"
@@ -36,6 +37,9 @@ use toml::Spanned;
 pub const BUILTIN_PLACEHOLDERS: &[&str] = &["dir", "cpus", "user"];
 /// The placeholder of a profile with a service: the port it listens on.
 pub const PORT: &str = "port";
+/// The most warm-up runs a test may ask for: more is a mistake (a warm-up
+/// that long belongs in `setup`).
+pub const MAX_WARMUP: usize = 100;
 
 /// Reads one profile from `text`; `file` names it in errors.
 pub fn parse(text: &str, file: &str, origin: Origin) -> Result<Profile, FormatError> {
@@ -69,9 +73,12 @@ struct ProfileFile {
     command: Option<Spanned<String>>,
     setup: Option<Spanned<String>>,
     before_run: Option<Spanned<String>>,
+    cleanup: Option<Spanned<String>>,
     reject: Option<Spanned<String>>,
     timeout: Option<Spanned<f64>>,
     expected_time: Option<Spanned<f64>>,
+    /// Any TOML value, checked by [`build_test`] so that a bad one is named.
+    warmup: Option<Spanned<toml::Value>>,
     min_samples: Option<Spanned<usize>>,
     max_time: Option<Spanned<f64>>,
     #[serde(default)]
@@ -121,9 +128,12 @@ struct TestFile {
     command: Option<Spanned<String>>,
     setup: Option<Spanned<String>>,
     before_run: Option<Spanned<String>>,
+    cleanup: Option<Spanned<String>>,
     reject: Option<Spanned<String>>,
     timeout: Option<Spanned<f64>>,
     expected_time: Option<Spanned<f64>>,
+    /// Any TOML value, checked by [`build_test`] so that a bad one is named.
+    warmup: Option<Spanned<toml::Value>>,
     min_samples: Option<Spanned<usize>>,
     max_time: Option<Spanned<f64>>,
     #[serde(default)]
@@ -384,7 +394,12 @@ fn build_test(
     check_template(ctx, &command, &known, &what("command"))?;
     let setup = pick(&test.setup, &profile.setup);
     let before_run = pick(&test.before_run, &profile.before_run);
-    for (key, text) in [("setup", &setup), ("before_run", &before_run)] {
+    let cleanup = pick(&test.cleanup, &profile.cleanup);
+    for (key, text) in [
+        ("setup", &setup),
+        ("before_run", &before_run),
+        ("cleanup", &cleanup),
+    ] {
         if let Some(text) = text {
             check_template(ctx, text, &known, &what(key))?;
         }
@@ -419,6 +434,28 @@ fn build_test(
     {
         return Err(ctx.at(m, format!("{}: must be at least 1", what("min_samples"))));
     }
+    let warmup = match test.warmup.as_ref().or(profile.warmup.as_ref()) {
+        None => 0,
+        Some(w) => match w.get_ref().as_integer() {
+            Some(n) if (0..=MAX_WARMUP as i64).contains(&n) => n as usize,
+            _ => {
+                let given = match w.get_ref() {
+                    toml::Value::String(text) => format!("{text:?}"),
+                    toml::Value::Integer(n) => n.to_string(),
+                    toml::Value::Float(f) => f.to_string(),
+                    other => format!("a {}", other.type_str()),
+                };
+                return Err(ctx.at(
+                    w,
+                    format!(
+                        "{}: {given} is not a number of warm-up runs from 0 to {MAX_WARMUP} (runs \
+                         before the timed ones, not recorded)",
+                        what("warmup")
+                    ),
+                ));
+            }
+        },
+    };
     let metric_files = if test.metrics.is_empty() {
         &profile.metrics
     } else {
@@ -463,10 +500,12 @@ fn build_test(
         command: command.into_inner(),
         setup: setup.map(Spanned::into_inner),
         before_run: before_run.map(Spanned::into_inner),
+        cleanup: cleanup.map(Spanned::into_inner),
         reject: reject.map(Spanned::into_inner),
         // Default: ten expected runs, at least a minute.
         timeout: timeout.unwrap_or_else(|| (expected_time * 10).max(Duration::from_secs(60))),
         expected_time,
+        warmup,
         min_samples: min_samples.map(|m| *m.get_ref()),
         max_time,
         options,

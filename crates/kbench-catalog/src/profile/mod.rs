@@ -20,6 +20,7 @@
 //! Running a profile's tests (processes, services, scratch files) is
 //! kbench-measure's `profile`.
 
+pub mod adhoc;
 pub mod format;
 pub mod matrix;
 pub mod parse;

@@ -125,12 +125,17 @@ pub struct ProfileTest {
     pub setup: Option<String>,
     /// Before each run, untimed (drop a database file).
     pub before_run: Option<String>,
+    /// Once per test, after its runs (the counterpart of `setup`).
+    pub cleanup: Option<String>,
     /// Output that makes a run fail even with exit status 0 (regex).
     pub reject: Option<String>,
     /// A run still going after this long is killed and counted as failed.
     pub timeout: Duration,
     /// How long one run is expected to take (setup of the run included).
     pub expected_time: Duration,
+    /// Runs before the timed ones whose results are not recorded (caches,
+    /// page cache, lazy binding warm up).
+    pub warmup: usize,
     /// The fewest runs per round when the user did not say (`--min-samples`).
     pub min_samples: Option<usize>,
     /// The time budget per round when the user did not say (`--max-time`).

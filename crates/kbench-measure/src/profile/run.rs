@@ -258,11 +258,35 @@ impl<'a> Session<'a> {
         plan: &SamplingPlan,
         emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
     ) -> io::Result<End> {
-        match self.prepare() {
-            Ok(shell) => self.sample(&shell, plan, emit),
-            Err(Halt::Failed(reason)) => Ok(End::Failed(reason)),
-            Err(Halt::Interrupted) => Ok(End::Interrupted),
+        let shell = match self.prepare() {
+            Ok(shell) => shell,
+            Err(Halt::Failed(reason)) => return Ok(End::Failed(reason)),
+            Err(Halt::Interrupted) => return Ok(End::Interrupted),
+        };
+        let end = self.sample(&shell, plan, emit)?;
+        if matches!(end, End::Interrupted) {
+            return Ok(end);
         }
+        Ok(match self.cleanup(&shell) {
+            Ok(()) => end,
+            Err(Halt::Interrupted) => End::Interrupted,
+            Err(Halt::Failed(reason)) => match end {
+                End::Failed(first) => End::Failed(format!("{first}; then {reason}")),
+                _ => End::Failed(reason),
+            },
+        })
+    }
+
+    /// The test's `cleanup`, once after its runs (even failed ones, as
+    /// `setup` ran).
+    fn cleanup(&self, shell: &Shell) -> Result<(), Halt> {
+        let Some(cleanup) = &self.test.cleanup else {
+            return Ok(());
+        };
+        let script = self.shell_text(cleanup).map_err(Halt::Failed)?;
+        self.run_script(shell, &script, "cleanup")
+            .map(drop)
+            .map_err(|halt| halt.within("the test's cleanup"))
     }
 
     /// Scratch directory, files, service, setup: everything before the runs.
@@ -407,7 +431,6 @@ impl<'a> Session<'a> {
         plan: &SamplingPlan,
         emit: &mut dyn FnMut(AgentEvent) -> io::Result<()>,
     ) -> io::Result<End> {
-        let started = Instant::now();
         let parser = match Parser::new(&self.test.metrics, self.test.reject.as_deref(), &|name| {
             self.lookup(name)
         }) {
@@ -428,6 +451,19 @@ impl<'a> Session<'a> {
             Ok(before) => before,
             Err(reason) => return Ok(End::Failed(reason)),
         };
+        // Warm-up runs are not recorded, and not counted in the budget; one
+        // that fails fails the test (a command that cannot run once will
+        // not be measured).
+        for warmup in 1..=self.test.warmup {
+            match self.timed_run(shell, before_run.as_deref(), &command, &parser) {
+                Ok(_) => {}
+                Err(Halt::Interrupted) => return Ok(End::Interrupted),
+                Err(Halt::Failed(reason)) => {
+                    return Ok(End::Failed(format!("warm-up run {warmup}: {reason}")));
+                }
+            }
+        }
+        let started = Instant::now();
         let mut main_values: Vec<f64> = Vec::new();
         let mut run_times: Vec<Duration> = Vec::new();
         let mut failures: Vec<String> = Vec::new();
@@ -436,14 +472,7 @@ impl<'a> Session<'a> {
         loop {
             let run_started = Instant::now();
             runs += 1;
-            let result = match &before_run {
-                Some(script) => self
-                    .run_script(shell, script, "before-run")
-                    .map(drop)
-                    .map_err(|halt| halt.within("before_run")),
-                None => Ok(()),
-            }
-            .and_then(|()| self.one_run(shell, &command, &parser));
+            let result = self.timed_run(shell, before_run.as_deref(), &command, &parser);
             run_times.push(run_started.elapsed());
             match result {
                 Ok(values) => {
@@ -498,6 +527,22 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// `before_run` (untimed), then one timed run of the tool and its
+    /// metrics.
+    fn timed_run(
+        &self,
+        shell: &Shell,
+        before_run: Option<&str>,
+        command: &str,
+        parser: &Parser,
+    ) -> Result<Vec<(String, f64)>, Halt> {
+        if let Some(script) = before_run {
+            self.run_script(shell, script, "before-run")
+                .map_err(|halt| halt.within("before_run"))?;
+        }
+        self.one_run(shell, command, parser)
+    }
+
     /// One timed run of the tool and its metrics.
     fn one_run(
         &self,
@@ -506,6 +551,7 @@ impl<'a> Session<'a> {
         parser: &Parser,
     ) -> Result<Vec<(String, f64)>, Halt> {
         let (output, elapsed) = self.run_script(shell, command, "run")?;
+        crate::shown::show_output(&output.stdout, &output.stderr);
         parser
             .read(&RunOutput {
                 stdout: output.stdout,

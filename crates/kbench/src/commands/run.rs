@@ -5,6 +5,7 @@ use super::context::{ended, print_json, sampling_plan, upload_target, with_uploa
 use crate::cli::RunArgs;
 use crate::progress::Progress;
 use kbench_catalog::profile::Profiles;
+use kbench_catalog::profile::adhoc::AdHocProfile;
 use kbench_fleet::mirror::mirrored;
 use kbench_measure::adaptive::AdaptiveRounds;
 use kbench_measure::launcher::{ProcessLauncher, agent_env, own_exe};
@@ -32,15 +33,24 @@ pub fn run(
         Some(_) => None,
         None => Some(AdaptiveRounds::for_plan(&mut plan, args.budget)?),
     };
+    // An ad-hoc --command is a test of a profile generated for this run.
+    let adhoc = match args.command.adhoc(std::env::current_dir()?) {
+        Some(adhoc) => Some(AdHocProfile::write(&adhoc)?),
+        None => None,
+    };
+    let profile_dirs = &adhoc
+        .as_ref()
+        .map_or_else(|| profile_dirs.to_vec(), |a| a.with_dirs(profile_dirs));
+    let names = adhoc.as_ref().map_or(&args.names, |a| &a.tests);
     let profiles = Profiles::load(profile_dirs)?;
-    let tests = kbench_catalog::expand_with(&args.names, &profiles)?;
+    let tests = kbench_catalog::expand_with(names, &profiles)?;
     // Missing tools are reported before anything is stored.
     profiles.check_installed(&tests)?;
     let identifier = args.identifier.clone().unwrap_or_else(kernel_release);
     kbench_model::validate_name("identifier", &identifier).map_err(anyhow::Error::msg)?;
     kbench_model::validate_name("result set", &args.into).map_err(anyhow::Error::msg)?;
     let launcher = ProcessLauncher::new(own_exe()?, args.wrap.as_deref())?
-        .with_envs(&agent_env(profile_dirs)?);
+        .with_envs(&agent_env(profile_dirs, args.show_output)?);
     let stop = Arc::new(AtomicBool::new(false));
     kbench_measure::agent::stop_on_signals(&stop)?;
     let request = RunRequest {
@@ -87,7 +97,14 @@ pub fn run(
         store.set_factors(&request.set, &request.identifier, &levels, &[])?;
     }
     eprint!("{}", redone_text(&redone));
-    let ended = summary.and_then(|summary| report(store, &request, &summary, args.json));
+    let ended = summary.and_then(|summary| {
+        let code = report(store, &request, &summary, args.json)?;
+        // A --command that fails is an error, as in hyperfine.
+        match adhoc.is_some() && !summary.interrupted && summary.any_failed() {
+            true => Ok(ExitCode::FAILURE),
+            false => Ok(code),
+        }
+    });
     with_upload(ended, uploaded.as_ref())
 }
 

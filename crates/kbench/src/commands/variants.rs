@@ -40,7 +40,7 @@ pub fn run(
         duet: args.duet,
         seed: args.seed,
         exe: &own_exe()?,
-        env: &agent_env(profile_dirs)?,
+        env: &agent_env(profile_dirs, args.show_output)?,
     };
     let prepared = VariantRun::prepare(variants, choice)?;
     let stop = Arc::new(AtomicBool::new(false));
