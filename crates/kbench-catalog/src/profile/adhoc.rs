@@ -61,14 +61,7 @@ pub fn parse_metric(text: &str) -> std::result::Result<AdHocMetric, String> {
             ));
         }
     };
-    let fine = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !fine || name == "time" {
+    if !super::format::is_metric_name(name) || name == "time" {
         return Err(format!(
             "metric '{name}' must be lowercase letters, digits or '_' (and not 'time', the \
              wall-clock time's name)"

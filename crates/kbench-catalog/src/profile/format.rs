@@ -590,6 +590,17 @@ fn build_option(
     Ok(spec)
 }
 
+/// A metric's name: a lowercase letter or '_', then lowercase letters,
+/// digits or '_'.
+pub fn is_metric_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
 /// What a test key's option value may hold.
 pub fn valid_value(value: &str) -> bool {
     !value.trim().is_empty() && !value.contains([',', '=', '[', ']', ':'])
@@ -741,14 +752,7 @@ fn check_placeholder_name(
     key: &str,
     name: &str,
 ) -> Result<(), FormatError> {
-    let ok = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if ok {
+    if is_metric_name(name) {
         Ok(())
     } else {
         Err(ctx.error(

@@ -8,7 +8,7 @@
 //! read or counted.
 
 use super::convert::narrow;
-use super::records::{add_outcomes, missing_set, read_run, read_tests, run_columns};
+use super::records::{add_outcomes, read_run, read_tests, run_columns, set_header};
 use super::{Fail, Res, Sql, args, first_int, rows};
 use crate::RunStatus;
 use crate::outline::{IdentifierOutline, LatestRun, OutlinePages, SetOutline, SetOverview, Window};
@@ -21,18 +21,7 @@ fn bounds(window: Window) -> (i64, i64) {
 
 /// Reads the outline of `set`; inside a read transaction.
 pub(super) fn read_outline(db: &mut dyn Sql, set: &str, pages: OutlinePages) -> Res<SetOutline> {
-    let mut found = None;
-    db.query(
-        "SELECT id, title, description FROM result_sets WHERE name = ?1",
-        args![set],
-        &mut |row| {
-            found = Some((row.req_int(0)?, row.text(1)?, row.text(2)?));
-            Ok(())
-        },
-    )?;
-    let Some((set_id, title, description)) = found else {
-        return Err(missing_set(db, set)?);
-    };
+    let (set_id, title, description) = set_header(db, set)?;
     let count = |db: &mut dyn Sql, table: &str| -> Res<usize> {
         let sql = format!("SELECT COUNT(*) FROM {table} WHERE set_id = ?1");
         narrow("count", first_int(db, &sql, args![set_id])?.unwrap_or(0))

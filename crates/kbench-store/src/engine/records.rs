@@ -409,6 +409,27 @@ pub(super) fn no_run(db: &dyn Sql, run: RunId) -> Fail {
 }
 
 /// `NotFound` for a missing result set, naming those that exist.
+/// Set `set`'s id, title and description; the missing-set error (naming
+/// the sets there are) when there is none.
+pub(super) fn set_header(
+    db: &mut dyn Sql,
+    set: &str,
+) -> Res<(i64, Option<String>, Option<String>)> {
+    let mut found = None;
+    db.query(
+        "SELECT id, title, description FROM result_sets WHERE name = ?1",
+        args![set],
+        &mut |row| {
+            found = Some((row.req_int(0)?, row.text(1)?, row.text(2)?));
+            Ok(())
+        },
+    )?;
+    match found {
+        Some(header) => Ok(header),
+        None => Err(missing_set(db, set)?),
+    }
+}
+
 pub(super) fn missing_set(db: &mut dyn Sql, set: &str) -> Res<Fail> {
     let names = texts(
         db,

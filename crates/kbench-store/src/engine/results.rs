@@ -3,7 +3,7 @@
 use super::convert::{from_json, narrow};
 use super::outline::{read_outline, read_overviews};
 use super::records::{
-    RUN_COLUMN_COUNT, add_outcomes, missing_set, no_run, read_run, read_tests, run_columns,
+    RUN_COLUMN_COUNT, add_outcomes, no_run, read_run, read_tests, run_columns, set_header,
 };
 use super::{Fail, Res, Row, Sql, args, rows, transaction, with};
 use crate::outline::{OutlinePages, SetOutline, SetOverview};
@@ -42,18 +42,7 @@ const SAMPLES_OF_TEST: &str = "SELECT r.identifier_id, s.run_id, s.test_id, s.va
 /// (`runs_by_identifier` and `samples_by_run_round`; `samples_by_test_run`),
 /// so what is not asked for is not read.
 fn load_set(db: &mut dyn Sql, set: &str, part: &SetPart) -> Res<ResultSetData> {
-    let mut found = None;
-    db.query(
-        "SELECT id, title, description FROM result_sets WHERE name = ?1",
-        args![set],
-        &mut |row| {
-            found = Some((row.req_int(0)?, row.text(1)?, row.text(2)?));
-            Ok(())
-        },
-    )?;
-    let Some((set_id, title, description)) = found else {
-        return Err(missing_set(db, set)?);
-    };
+    let (set_id, title, description) = set_header(db, set)?;
 
     let (mut tests, mut keys) = read_tests(
         db,
