@@ -129,7 +129,7 @@ pub fn settings(
                 let parsed = parse(&path, &text)?;
                 (Some(path), parsed)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => (None, File::default()),
+            Err(e) if !named && not_ours(&path, &e) => (None, File::default()),
             Err(e) => {
                 return Err(ConfigError::Unreadable {
                     why: format!("{e} (set {CONFIG_ENV} to a readable file, or unset it)"),
@@ -180,6 +180,18 @@ pub fn settings(
         file: path,
         settings,
     })
+}
+
+/// Whether a default config path that cannot be read is no config at
+/// all: it does not exist, or its directory is not this user's to enter
+/// (another user's HOME, as under `runuser` or `setpriv`). A file in the
+/// user's own directory that cannot be read is an error.
+fn not_ours(path: &Path, error: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{NotFound, PermissionDenied};
+    let directory = path.parent().unwrap_or(Path::new("/"));
+    error.kind() == NotFound
+        || (error.kind() == PermissionDenied
+            && std::fs::metadata(directory).is_err_and(|e| e.kind() == PermissionDenied))
 }
 
 fn parse(path: &Path, text: &str) -> Result<File, ConfigError> {
