@@ -8,7 +8,7 @@
 //! read or counted.
 
 use super::convert::narrow;
-use super::records::{add_outcomes, read_run, read_tests, run_columns, set_header};
+use super::records::{identifier_runs, read_tests, set_header};
 use super::{Fail, Res, Sql, args, first_int, rows};
 use crate::RunStatus;
 use crate::outline::{IdentifierOutline, LatestRun, OutlinePages, SetOutline, SetOverview, Window};
@@ -47,17 +47,7 @@ pub(super) fn read_outline(db: &mut dyn Sql, set: &str, pages: OutlinePages) -> 
     )?;
     let mut identifiers = Vec::with_capacity(named.len());
     for (id, name) in named {
-        let mut runs = rows(
-            db,
-            concat!(
-                "SELECT ",
-                run_columns!(),
-                " FROM runs r WHERE r.identifier_id = ?1 ORDER BY r.id"
-            ),
-            args![id],
-            read_run,
-        )?;
-        add_outcomes(db, &mut runs)?;
+        let runs = identifier_runs(db, id)?;
         identifiers.push(IdentifierOutline { name, runs });
     }
     Ok(SetOutline {

@@ -8,7 +8,7 @@
 
 use super::check::valid;
 use super::convert::{from_json, narrow, to_i64, to_json};
-use super::{Fail, Param, Res, Row, SampleRow, Sql, args, first_int, parse_options, texts};
+use super::{Fail, Param, Res, Row, SampleRow, Sql, args, first_int, parse_options, rows, texts};
 use crate::validate;
 use crate::{RunId, RunInfo, RunRecord, RunStatus, StoreError, TestOutcome, TestOutcomeKind};
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms};
@@ -409,6 +409,23 @@ pub(super) fn no_run(db: &dyn Sql, run: RunId) -> Fail {
 }
 
 /// `NotFound` for a missing result set, naming those that exist.
+/// Identifier `id`'s runs in the order they were made, with their
+/// outcomes.
+pub(super) fn identifier_runs(db: &mut dyn Sql, id: i64) -> Res<Vec<RunRecord>> {
+    let mut runs = rows(
+        db,
+        concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs r WHERE r.identifier_id = ?1 ORDER BY r.id"
+        ),
+        args![id],
+        read_run,
+    )?;
+    add_outcomes(db, &mut runs)?;
+    Ok(runs)
+}
+
 /// Set `set`'s id, title and description; the missing-set error (naming
 /// the sets there are) when there is none.
 pub(super) fn set_header(

@@ -3,9 +3,10 @@
 use super::convert::{from_json, narrow};
 use super::outline::{read_outline, read_overviews};
 use super::records::{
-    RUN_COLUMN_COUNT, add_outcomes, no_run, read_run, read_tests, run_columns, set_header,
+    RUN_COLUMN_COUNT, add_outcomes, identifier_runs, no_run, read_run, read_tests, run_columns,
+    set_header,
 };
-use super::{Fail, Res, Row, Sql, args, rows, transaction, with};
+use super::{Fail, Res, Row, Sql, args, transaction, with};
 use crate::outline::{OutlinePages, SetOutline, SetOverview};
 use crate::{
     IdentifierData, Result, ResultSetData, ResultSetSummary, Results, RunContents, RunId, SetPart,
@@ -82,17 +83,7 @@ fn load_set(db: &mut dyn Sql, set: &str, part: &SetPart) -> Res<ResultSetData> {
     // Each run's position among its identifier's runs.
     let mut run_position = HashMap::new();
     for &(id, at) in &read {
-        let mut runs = rows(
-            db,
-            concat!(
-                "SELECT ",
-                run_columns!(),
-                " FROM runs r WHERE r.identifier_id = ?1 ORDER BY r.id"
-            ),
-            args![id],
-            read_run,
-        )?;
-        add_outcomes(db, &mut runs)?;
+        let runs = identifier_runs(db, id)?;
         for (position, run) in runs.iter().enumerate() {
             run_position.insert(run.id.0, position);
         }
