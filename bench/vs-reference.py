@@ -13,9 +13,16 @@ a statement with a CI:
 - no: the whole CI lies outside it;
 - undecided: anything else.
 
-Called by bench/vs-reference.sh, which installs Debian's tools first. With
-LMBENCH=DIR (a directory holding lmbench3's lat_syscall and lat_sig, built
-by you), the lmbench pairs are measured too.
+Called by bench/vs-reference.sh, which installs Debian's tools first. Two
+reference suites are not packaged by Debian; build them yourself and name
+their directories:
+- LMBENCH=DIR: lmbench3's lat_syscall, lat_sig and lat_proc. They run with
+  ENOUGH=50000 (microseconds per timed interval) unless ENOUGH is set:
+  without it, lmbench's calibration on a busy machine can settle on 1 s
+  intervals and one invocation then takes most of a minute.
+- WILL_IT_SCALE=DIR: will-it-scale's getppid1, signal1, futex1 and pipe1
+  `_processes` binaries, each run with one task (`-t 1 -s 3`: six warm-up
+  seconds, then the mean of three).
 """
 
 import json
@@ -32,6 +39,9 @@ REPEATS = int(os.environ.get("REPEATS", "5"))
 MAX_TIME = os.environ.get("MAX_TIME", "1")
 KBENCH = os.environ.get("KBENCH", "target/release/kbench")
 LMBENCH = os.environ.get("LMBENCH")
+WILL_IT_SCALE = os.environ.get("WILL_IT_SCALE")
+# A file for every measured value, per pair and tool in measurement order.
+RAW = os.environ.get("RAW")
 
 
 def run(cmd):
@@ -61,8 +71,18 @@ def stressng(stressor, extra=""):
 def lmbench(tool, args, label):
     """Microseconds from an lmbench3 tool's "label: X microseconds" line, in ns."""
     def measure():
-        text = run(f"{LMBENCH}/{tool} {args}")
+        enough = os.environ.get("ENOUGH", "50000")
+        text = run(f"ENOUGH={enough} {LMBENCH}/{tool} {args}")
         return number(rf"{re.escape(label)}: ([\d.]+) microseconds", text) * 1000
+    return measure
+
+
+def will_it_scale(test):
+    """ops/s of one will-it-scale task: its "average:" line after three
+    measured seconds."""
+    def measure():
+        text = run(f"{WILL_IT_SCALE}/{test}_processes -t 1 -s 3")
+        return number(r"^average:(\d+)", text)
     return measure
 
 
@@ -148,7 +168,29 @@ if LMBENCH:
          "lat_sig catch", lmbench("lat_sig", "catch", "Signal handler overhead"),
          "lmbench subtracts its send loop (kill(getpid(), 0)) from its send-and-catch loop: "
          "kbench's value here is sig-catch minus sig-send"),
+        ("lmbench fork + exit, us", one("fork-exit"), "lat_proc fork",
+         lambda: lmbench("lat_proc", "fork", "Process fork+exit")() / 1000,
+         "both fork a child that exits at once and wait for it"),
     ]
+
+if WILL_IT_SCALE:
+    CASES += [
+        (f"will-it-scale {test}, 1 task, ops/s", one(f"{test}[mode=process,tasks=1]"),
+         f"{test}_processes -t 1", will_it_scale(test), difference)
+        for test, difference in [
+            ("getppid1", "both syscall(SYS_getppid) in a loop"),
+            ("signal1", "both raise(SIGUSR1) caught by an empty handler"),
+            ("futex1", "both FUTEX_WAKE with no waiter on the task's own word"),
+            ("pipe1", "both write 1 byte to the task's own pipe and read it back"),
+        ]
+    ]
+
+
+ONLY = os.environ.get("ONLY")
+if ONLY:
+    CASES = [case for case in CASES if re.search(ONLY, case[0])]
+    if not CASES:
+        sys.exit(f"ONLY={ONLY!r} matches no pair's label")
 
 
 def kbench_once(tests, db, case, repeat):
@@ -223,6 +265,10 @@ def main():
                 ours, theirs = [], []
             results.append((theirs, ours))
         cis = ratio_cis(results, os.path.join(tmp, "vs.db"))
+    if RAW:
+        with open(RAW, "w") as f:
+            json.dump([{"pair": label, "reference": theirs, "kbench": ours}
+                       for (label, *_), (theirs, ours) in zip(CASES, results)], f, indent=1)
     print(f"# kbench vs reference tools, {time.strftime('%Y-%m-%d')}, {REPEATS} alternating "
           f"repeats each, kbench --max-time {MAX_TIME}")
     print(f"# machine: {os.uname().release}, {os.cpu_count()} CPUs, "

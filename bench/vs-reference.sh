@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# kbench against the reference tools (perf bench, hackbench, stress-ng; and
-# lmbench3 with LMBENCH=DIR), side by side on this machine: REPEATS
-# alternating invocations of each (default 5), and the ratio kbench /
-# reference with its 95 % CI (bench/vs-reference.py says how). Installs the
+# kbench against the reference tools (perf bench, hackbench, stress-ng;
+# lmbench3 with LMBENCH=DIR and will-it-scale with WILL_IT_SCALE=DIR), side
+# by side on this machine: REPEATS alternating invocations of each (default
+# 5), and the ratio kbench / reference with its 95 % CI (bench/vs-reference.py
+# says how). ONLY=REGEX keeps the pairs whose label matches; RAW=FILE writes
+# every measured value there as JSON. Installs the
 # tools from Debian's packages when run as root.
 #
-# Usage: bench/vs-reference.sh            REPEATS=10 MAX_TIME=3 LMBENCH=~/lmbench/bin bench/vs-reference.sh
+# Usage: bench/vs-reference.sh
+#        REPEATS=10 MAX_TIME=3 LMBENCH=~/lmbench/bin WILL_IT_SCALE=~/will-it-scale bench/vs-reference.sh
+#        ONLY='lmbench|will-it-scale' LMBENCH=... WILL_IT_SCALE=... bench/vs-reference.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
