@@ -26,6 +26,10 @@ const PINNED: &[(&str, &[&str])] = &[
         "signal1[mode=process,tasks=1]",
         &["gettid", "getpid", "tgkill", "rt_sigreturn"],
     ),
+    // The other will-it-scale pairs of bench/vs-reference.sh.
+    ("getppid1[mode=process,tasks=1]", &["getppid"]),
+    ("futex1[mode=process,tasks=1]", &["futex"]),
+    ("pipe1[mode=process,tasks=1]", &["write", "read"]),
 ];
 
 /// The calls of `strace -c`'s summary, most frequent first.
