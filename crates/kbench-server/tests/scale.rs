@@ -1,6 +1,7 @@
 //! Pages and endpoints of a many-identifier set read only what they show
 //! (issue 17): a comparison of two identifiers reads those two, the set
-//! page one page of identifiers at a time, with links to the others.
+//! page one page of identifiers at a time, with links to the others, and
+//! the comparison page 200 metrics at a time.
 
 mod common;
 
@@ -117,5 +118,104 @@ fn the_set_page_is_paged_with_links() {
             "{}",
             zero.body
         );
+    });
+}
+
+/// A set of two identifiers, base and new, and `metrics` tests m0, m1, ...:
+/// new is 20 % slower on m0..m9 and m300 (regressions), the same elsewhere.
+fn wide_document(metrics: usize) -> Vec<u8> {
+    let tests: Vec<serde_json::Value> = (0..metrics)
+        .map(|m| serde_json::json!({"test": format!("m{m}"), "unit": "ops/s", "direction": "higher"}))
+        .collect();
+    let side = |slower: bool| -> serde_json::Value {
+        (0..metrics)
+            .map(|m| {
+                let factor = if slower && (m < 10 || m == 300) {
+                    0.8
+                } else {
+                    1.0
+                };
+                let samples: Vec<serde_json::Value> = (0..8)
+                    .map(|i| serde_json::json!({"value": (100.0 + i as f64) * factor, "round": i}))
+                    .collect();
+                (format!("m{m}"), serde_json::Value::Array(samples))
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    serde_json::to_vec(&serde_json::json!({
+        "schema": "kbench.samples/1",
+        "tests": tests,
+        "identifiers": [
+            {"name": "base", "samples": side(false)},
+            {"name": "new", "samples": side(true)},
+        ],
+    }))
+    .unwrap()
+}
+
+/// The comparison page shows 200 metrics a page, with links to the others
+/// that keep the comparison asked for; its summary counts every metric on
+/// every page; `show=changed` lists only the regressions and improvements;
+/// a page past the end is a 404 that links to the last; a bad `show` or
+/// page 0 is a 400.
+#[test]
+fn the_comparison_page_is_paged_and_can_list_only_changes() {
+    on_both(|location| {
+        let lab = Lab::start(location, kbench_server::DEFAULT_MAX_BODY);
+        assert_eq!(lab.push("wide", "p1", &wide_document(450)).status, 201);
+        let charts = |body: &str| body.matches("<section class=\"metric\"").count();
+
+        let first = lab.get("/sets/wide/compare?baseline=base");
+        assert_eq!(first.status, 200, "{}", first.body);
+        let body = &first.body;
+        assert!(body.contains("450 metrics; baseline base"), "{body}");
+        assert!(body.contains("metrics 1–200 of 450, page 1 of 3"), "{body}");
+        assert!(body.contains("<code>m0</code>") && body.contains("<code>m199</code>"));
+        assert!(!body.contains("<code>m200</code>"), "{body}");
+        assert_eq!(charts(body), 200);
+        assert!(
+            body.contains("href=\"/sets/wide/compare?baseline=base&amp;page=2\">Next</a>"),
+            "{body}"
+        );
+        assert!(body.contains("<b>11</b> regressions"), "{body}");
+
+        let last = lab.get("/sets/wide/compare?baseline=base&page=3").body;
+        assert!(
+            last.contains("metrics 401–450 of 450, page 3 of 3"),
+            "{last}"
+        );
+        assert!(last.contains("<code>m449</code>") && !last.contains("<code>m399</code>"));
+        assert_eq!(charts(&last), 50);
+        assert!(!last.contains("rel=\"next\""), "{last}");
+        // The summary is the whole comparison's on every page.
+        assert!(last.contains("<b>11</b> regressions"), "{last}");
+
+        let changed = lab.get("/sets/wide/compare?baseline=base&show=changed");
+        assert_eq!(changed.status, 200, "{}", changed.body);
+        let body = &changed.body;
+        assert!(body.contains("<code>m9</code>") && body.contains("<code>m300</code>"));
+        assert!(!body.contains("<code>m10</code>"), "{body}");
+        assert_eq!(charts(body), 11);
+        assert!(body.contains("<option selected>changed</option>"), "{body}");
+
+        let past = lab.get("/sets/wide/compare?baseline=base&page=4");
+        assert_eq!(past.status, 404, "{}", past.body);
+        assert!(past.body.contains("there is no page 4"), "{}", past.body);
+        assert!(
+            past.body
+                .contains("href=\"/sets/wide/compare?baseline=base&amp;page=3\""),
+            "{}",
+            past.body
+        );
+
+        for (query, says) in [
+            ("show=some", "choose all or changed"),
+            ("page=0", "numbered from 1"),
+        ] {
+            let bad = lab.get(&format!("/sets/wide/compare?{query}"));
+            assert_eq!(bad.status, 400, "{query}: {}", bad.body);
+            assert!(bad.body.contains(says), "{query}: {}", bad.body);
+        }
     });
 }

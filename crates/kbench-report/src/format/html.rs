@@ -22,7 +22,7 @@ mod fragments;
 mod history;
 mod page;
 
-pub use compare::compare_page;
+pub use compare::{MetricPart, changed, compare_page, compare_page_part};
 pub use history::history_page;
 pub use page::{PAGE_SCRIPT, PAGE_STYLE, page, page_policy, policy_meta, systems_section};
 

@@ -7,7 +7,8 @@
 //! to their neighbours.
 
 use super::layout::{
-    self, Failure, Page, Place, SetView, document, query_value, respond, set_path,
+    self, Failure, Page, Place, SetView, document, page_count, pager, query_value, respond,
+    set_path,
 };
 use super::sets::{bad_query, plural, unknown_set};
 use crate::AppState;
@@ -116,11 +117,6 @@ impl Pages<'_> {
     }
 }
 
-/// How many pages `count` items fill (at least one).
-fn page_count(count: usize, per_page: usize) -> usize {
-    count.div_ceil(per_page).max(1)
-}
-
 /// A page number beyond the set's last, as a 404 page linking to the last.
 fn past_the_end(at: &Pages, identifiers: usize) -> Failure {
     let last = page_count(identifiers, IDENTIFIERS_PER_PAGE);
@@ -139,44 +135,6 @@ fn past_the_end(at: &Pages, identifiers: usize) -> Failure {
             href = at.path(last, at.tests),
         ),
     }
-}
-
-/// "Previous · page N of M · Next" for a list of `count` items, `per_page`
-/// a page, shown at page `number`; `link(n)` is the path of page n. None
-/// when it all fits on one page.
-fn pager(
-    what: &str,
-    number: usize,
-    count: usize,
-    per_page: usize,
-    link: impl Fn(usize) -> String,
-) -> Markup {
-    let last = page_count(count, per_page);
-    if last == 1 {
-        return Markup::new();
-    }
-    let first_item = ((number - 1) * per_page + 1).min(count);
-    let last_item = (number * per_page).min(count);
-    let step = |label: &str, rel: &str, to: Option<usize>| match to {
-        Some(n) => markup!(
-            "<a rel=\"{{rel}}\" href=\"{{href}}\">{{label}}</a>",
-            rel = rel,
-            href = link(n),
-            label = label,
-        ),
-        None => markup!("<span>{{label}}</span>", label = label),
-    };
-    markup!(
-        "<p class=\"pager\">{{prev}} · {{what}} {{a}}–{{b}} of {{count}}, page {{number}} of {{last}} · {{next}}</p>\n",
-        prev = step("Previous", "prev", (number > 1).then(|| number - 1)),
-        what = what,
-        a = first_item,
-        b = last_item,
-        count = count,
-        number = number,
-        last = last,
-        next = step("Next", "next", (number < last).then(|| number + 1)),
-    )
 }
 
 fn set_document(outline: &SetOutline, at: &Pages) -> String {

@@ -6,8 +6,8 @@
 
 use super::lab;
 use super::layout::{
-    self, Failure, Page, Place, SetView, document, dress, field, query_form, respond, select,
-    set_path, utc,
+    self, Failure, Page, Place, SetView, document, dress, field, page_count, pager, query_form,
+    query_value, respond, select, set_path, utc,
 };
 use crate::AppState;
 use crate::error::ApiError;
@@ -17,14 +17,15 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use kbench_report::comparison;
-use kbench_report::format::html::compare_page;
 use kbench_report::format::html::history_page;
+use kbench_report::format::html::{MetricPart, changed, compare_page_part};
 use kbench_report::history;
 use kbench_report::markup;
 use kbench_report::markup::Markup;
 use kbench_report::printed;
 use kbench_store::outline::{LatestRun, SetOverview};
 use kbench_store::{ResultSetData, SetPart};
+use serde::Deserialize;
 
 /// `/`: the result sets with their counts and newest runs (no sample is
 /// counted: [`kbench_store::Results::set_overviews`]), the jobs' states
@@ -155,15 +156,55 @@ pub(super) async fn unknown_set(state: &AppState, set: &str) -> Failure {
     }
 }
 
+/// Metrics on one page of a comparison: a comparison of thousands of
+/// metrics is read and decided whole (the q-values need every metric), but
+/// shown a page at a time.
+pub const METRICS_PER_PAGE: usize = 200;
+
+/// The comparison page's own query, beside the comparison's
+/// ([`CompareQuery`]): which page of metrics, and whether only the changed
+/// ones (`show=changed`: a regression or an improvement against the
+/// baseline).
+#[derive(Debug, Deserialize)]
+pub struct MetricsQuery {
+    page: Option<usize>,
+    show: Option<String>,
+}
+
+impl MetricsQuery {
+    /// The page number (from 1) and whether only changed metrics are
+    /// shown; 400 for page 0 or an unknown `show`.
+    fn choice(&self) -> Result<(usize, bool), ApiError> {
+        let page = match self.page.unwrap_or(1) {
+            0 => return Err(ApiError::bad_request("page=0: pages are numbered from 1")),
+            n => n,
+        };
+        let changed = match self.show.as_deref().unwrap_or("all") {
+            "all" | "" => false,
+            "changed" => true,
+            other => {
+                return Err(ApiError::bad_request(format!(
+                    "show={other}: choose all or changed"
+                )));
+            }
+        };
+        Ok((page, changed))
+    }
+}
+
 /// `/sets/{set}/compare`: the live HTML comparison, with a form for the
-/// baseline, the compared identifiers, the threshold and a metric filter.
-/// A set of one identifier gets a page that says so.
+/// baseline, the compared identifiers, the threshold, a metric filter and
+/// whether only changed metrics are listed; [`METRICS_PER_PAGE`] metrics a
+/// page. A set of one identifier gets a page that says so.
 pub async fn compare(
     State(state): State<AppState>,
     Path(set): Path<String>,
     query: Result<Query<CompareQuery>, QueryRejection>,
+    metrics: Result<Query<MetricsQuery>, QueryRejection>,
 ) -> Page {
     let Query(query) = query.map_err(bad_query)?;
+    let Query(metrics) = metrics.map_err(bad_query)?;
+    let (page, only_changed) = metrics.choice()?;
     let request = query.request()?;
     let part = printed::part(&request, None);
     let html = from_set(&state, &set, part, move |data| {
@@ -181,30 +222,96 @@ pub async fn compare(
                 ),
                 threshold_field(report.threshold_pct),
                 metric_field(query.metric.as_deref()),
+                select(
+                    "Metrics",
+                    "show",
+                    &["all".to_string(), "changed".to_string()],
+                    if only_changed { "changed" } else { "all" },
+                ),
             ],
             "Compare",
         );
         let place = Place::Set(&data.name, SetView::Compare);
-        Ok(if report.identifiers.len() < 2 {
+        if report.identifiers.len() < 2 {
             let main = markup!(
                 "<p>Result set <b>{{set}}</b> has one identifier, <b>{{id}}</b>: there is nothing to compare it with yet. \
                  Push a second identifier (<code>kbench push</code>, <code>kbench run --server</code>), then come back.</p>\n",
                 set = data.name,
                 id = report.baseline,
             );
-            document(
+            return Ok(Ok(document(
                 &format!("kbench compare: {}", data.name),
                 "One identifier",
                 &main,
                 place,
                 &form,
-            )
-        } else {
-            dress(compare_page(&report), place, &form)
-        })
+            )));
+        }
+        let listed: Vec<usize> = (0..report.metrics.len())
+            .filter(|&i| !only_changed || changed(&report.metrics[i]))
+            .collect();
+        let last = page_count(listed.len(), METRICS_PER_PAGE);
+        if page > last {
+            let href = compare_path(&data.name, &query, only_changed, last);
+            return Ok(Err(past_the_last_metrics(&data.name, page, last, &href)));
+        }
+        let what = if only_changed { "changed metrics" } else { "metrics" };
+        let link = |n: usize| compare_path(&data.name, &query, only_changed, n);
+        let part = MetricPart {
+            pager: pager(what, page, listed.len(), METRICS_PER_PAGE, link),
+            shown: listed
+                .into_iter()
+                .skip((page - 1) * METRICS_PER_PAGE)
+                .take(METRICS_PER_PAGE)
+                .collect(),
+        };
+        Ok(Ok(dress(compare_page_part(&report, &part), place, &form)))
     })
-    .await?;
+    .await??;
     Ok(respond(StatusCode::OK, html))
+}
+
+/// The comparison page `page` of `set` with the same comparison as `query`.
+fn compare_path(set: &str, query: &CompareQuery, only_changed: bool, page: usize) -> String {
+    let mut pairs: Vec<String> = [
+        ("baseline", query.baseline.clone()),
+        ("identifiers", query.identifiers.clone()),
+        ("threshold", query.threshold.map(|t| t.to_string())),
+        ("metric", query.metric.clone()),
+    ]
+    .into_iter()
+    .filter_map(|(name, value)| value.map(|v| format!("{name}={}", query_value(&v))))
+    .collect();
+    if only_changed {
+        pairs.push("show=changed".into());
+    }
+    if page > 1 {
+        pairs.push(format!("page={page}"));
+    }
+    let rest = if pairs.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", pairs.join("&"))
+    };
+    set_path(set, &format!("/compare{rest}"))
+}
+
+/// A page of metrics beyond the comparison's last, as a 404 page.
+/// `href` links to the last.
+fn past_the_last_metrics(set: &str, page: usize, last: usize, href: &str) -> Failure {
+    Failure {
+        status: StatusCode::NOT_FOUND,
+        title: "404 No such page".into(),
+        main: markup!(
+            "<p>This comparison of result set <b>{{set}}</b> fills {{last}} page{{s}} of metrics: there is no page {{page}}. \
+             <a href=\"{{href}}\">The last page</a>.</p>\n",
+            href = href,
+            set = set,
+            last = last,
+            s = plural(last),
+            page = page,
+        ),
+    }
 }
 
 /// A query that does not parse (`threshold=abc`), as a 400 page.

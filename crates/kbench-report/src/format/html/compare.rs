@@ -21,8 +21,38 @@ const VERDICTS: &str = include_str!("verdicts.html");
 /// The table's verdict filter (pages that compare).
 const VERDICT_FILTER: &str = include_str!("verdict-filter.html");
 
-/// The compare page.
+/// The compare page, every metric on it.
 pub fn compare_page(report: &ComparisonReport) -> String {
+    let all = MetricPart {
+        shown: (0..report.metrics.len()).collect(),
+        pager: Markup::new(),
+    };
+    compare_page_part(report, &all)
+}
+
+/// The metrics one page of a comparison shows: the dashboard pages a
+/// comparison of thousands of metrics (one page of ten thousand metrics
+/// and their charts is tens of megabytes).
+pub struct MetricPart {
+    /// Indices into the report's metrics, in the order shown.
+    pub shown: Vec<usize>,
+    /// Above the table: where this part lies among the others ("metrics
+    /// 201-400 of 10,000") with links to them; empty for a whole report.
+    pub pager: Markup,
+}
+
+/// Whether a metric changed for some compared identifier: a regression or
+/// an improvement.
+pub fn changed(metric: &MetricReport) -> bool {
+    matches!(
+        worst(metric),
+        Some(Verdict::Regression | Verdict::Improvement)
+    )
+}
+
+/// The compare page with the metrics of `part` only. The lead, the summary
+/// cards and the systems still describe the whole report.
+pub fn compare_page_part(report: &ComparisonReport, part: &MetricPart) -> String {
     let compared = &report.identifiers[report.identifiers.len().min(1)..];
     let lead = format!(
         "{} metric{}; baseline {}; compared: {}; threshold {:.2} %",
@@ -62,21 +92,14 @@ pub fn compare_page(report: &ComparisonReport) -> String {
         baseline = report.baseline,
         summary = summary(report),
         head = table_head(report),
-        rows = Markup::concat(
-            report
-                .metrics
-                .iter()
-                .enumerate()
-                .map(|(i, m)| table_row(i, m))
-        ),
+        pager = part.pager.clone(),
+        rows = Markup::concat(part.shown.iter().map(|&i| table_row(i, &report.metrics[i]))),
         max_points = MAX_POINTS,
-        charts = Markup::concat(
+        charts = Markup::concat(part.shown.iter().map(|&i| chart_section(
+            i,
+            &report.metrics[i],
             report
-                .metrics
-                .iter()
-                .enumerate()
-                .map(|(i, m)| chart_section(i, m, report))
-        ),
+        ))),
     );
     let footer = markup!(
         "<p>Result set {{set}}, compared with <code>kbench compare</code>. The table's and the charts&#39; numbers are those of the other formats (<code>--format json</code> has them all).</p>",
