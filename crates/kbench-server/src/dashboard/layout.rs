@@ -62,6 +62,15 @@ pub fn set_path(set: &str, rest: &str) -> String {
     format!("/sets/{}{rest}", encode_segment(set))
 }
 
+/// `?a=1&b=2` of query pairs already encoded, or nothing for none.
+pub fn query_string(pairs: &[String]) -> String {
+    if pairs.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", pairs.join("&"))
+    }
+}
+
 /// A value for a query string (`?baseline=...`), percent-encoded.
 pub fn query_value(value: &str) -> String {
     encode_segment(value)

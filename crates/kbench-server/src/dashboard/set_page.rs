@@ -7,8 +7,8 @@
 //! to their neighbours.
 
 use super::layout::{
-    self, Failure, Page, Place, SetView, document, page_count, pager, query_value, respond,
-    set_path,
+    self, Failure, Page, Place, SetView, document, page_count, pager, query_string, query_value,
+    respond, set_path,
 };
 use super::sets::{bad_query, plural, unknown_set};
 use crate::AppState;
@@ -108,12 +108,7 @@ impl Pages<'_> {
         if tests > 1 {
             query.push(format!("tests={tests}"));
         }
-        let rest = if query.is_empty() {
-            String::new()
-        } else {
-            format!("?{}", query.join("&"))
-        };
-        set_path(self.set, &rest)
+        set_path(self.set, &query_string(&query))
     }
 }
 

@@ -7,7 +7,7 @@
 use super::lab;
 use super::layout::{
     self, Failure, Page, Place, SetView, document, dress, field, page_count, pager, query_form,
-    query_value, respond, select, set_path, utc,
+    query_string, query_value, respond, select, set_path, utc,
 };
 use crate::AppState;
 use crate::error::ApiError;
@@ -288,12 +288,7 @@ fn compare_path(set: &str, query: &CompareQuery, only_changed: bool, page: usize
     if page > 1 {
         pairs.push(format!("page={page}"));
     }
-    let rest = if pairs.is_empty() {
-        String::new()
-    } else {
-        format!("?{}", pairs.join("&"))
-    };
-    set_path(set, &format!("/compare{rest}"))
+    set_path(set, &format!("/compare{}", query_string(&pairs)))
 }
 
 /// A page of metrics beyond the comparison's last, as a 404 page.
