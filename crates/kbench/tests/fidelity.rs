@@ -32,6 +32,11 @@ const PINNED: &[(&str, &[&str])] = &[
     ("pipe1[mode=process,tasks=1]", &["write", "read"]),
 ];
 
+/// The store's own calls (SQLite writing each sample as it is measured):
+/// no pinned loop issues them, and under strace a slow loop (a signal per
+/// iteration) makes few enough iterations that they come close in number.
+const STORE_CALLS: &[&str] = &["pwrite64", "pread64", "fcntl", "fsync"];
+
 /// The calls of `strace -c`'s summary, most frequent first.
 fn calls_by_count(summary: &str) -> Vec<(String, u64)> {
     let mut calls: Vec<(String, u64)> = summary
@@ -64,7 +69,7 @@ fn each_syscall_benchmark_issues_its_own_call() {
             .args(["-f", "-c", "-o"])
             .arg(&summary)
             .arg(kbench)
-            .args(["run", test, "--rounds", "1", "--max-time", "1"])
+            .args(["run", test, "--rounds", "1", "--max-time", "2"])
             .args(["--no-counters", "--monitor", "none", "--into", test])
             .env("KBENCH_DB", &db)
             .output()
@@ -74,7 +79,8 @@ fn each_syscall_benchmark_issues_its_own_call() {
             "{test}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let calls = calls_by_count(&std::fs::read_to_string(&summary).unwrap());
+        let mut calls = calls_by_count(&std::fs::read_to_string(&summary).unwrap());
+        calls.retain(|(name, _)| !STORE_CALLS.contains(&name.as_str()));
         let top: Vec<&str> = calls
             .iter()
             .take(expected.len())
