@@ -297,6 +297,17 @@ pub fn ago(now_ms: i64, ms: i64) -> String {
     }
 }
 
+/// The page number of query parameter `name` (1 when not given); 400 for
+/// page 0.
+pub fn page_number(name: &str, value: Option<usize>) -> Result<usize, ApiError> {
+    match value.unwrap_or(1) {
+        0 => Err(ApiError::bad_request(format!(
+            "{name}=0: pages are numbered from 1"
+        ))),
+        n => Ok(n),
+    }
+}
+
 /// How many pages `count` items fill (at least one).
 pub fn page_count(count: usize, per_page: usize) -> usize {
     count.div_ceil(per_page).max(1)

@@ -7,8 +7,8 @@
 //! to their neighbours.
 
 use super::layout::{
-    self, Failure, Page, Place, SetView, document, page_count, pager, query_string, query_value,
-    respond, set_path,
+    self, Failure, Page, Place, SetView, document, page_count, page_number, pager, query_string,
+    query_value, respond, set_path,
 };
 use super::sets::{bad_query, plural, unknown_set};
 use crate::AppState;
@@ -37,13 +37,10 @@ pub struct SetQuery {
 impl SetQuery {
     /// The page numbers (1 when not given); 400 for page 0.
     fn pages(&self) -> Result<(usize, usize), ApiError> {
-        let number = |name: &str, value: Option<usize>| match value.unwrap_or(1) {
-            0 => Err(ApiError::bad_request(format!(
-                "{name}=0: pages are numbered from 1"
-            ))),
-            n => Ok(n),
-        };
-        Ok((number("page", self.page)?, number("tests", self.tests)?))
+        Ok((
+            page_number("page", self.page)?,
+            page_number("tests", self.tests)?,
+        ))
     }
 }
 

@@ -6,8 +6,8 @@
 
 use super::lab;
 use super::layout::{
-    self, Failure, Page, Place, SetView, document, dress, field, page_count, pager, query_form,
-    query_string, query_value, respond, select, set_path, utc,
+    self, Failure, Page, Place, SetView, document, dress, field, page_count, page_number, pager,
+    query_form, query_string, query_value, respond, select, set_path, utc,
 };
 use crate::AppState;
 use crate::error::ApiError;
@@ -175,10 +175,7 @@ impl MetricsQuery {
     /// The page number (from 1) and whether only changed metrics are
     /// shown; 400 for page 0 or an unknown `show`.
     fn choice(&self) -> Result<(usize, bool), ApiError> {
-        let page = match self.page.unwrap_or(1) {
-            0 => return Err(ApiError::bad_request("page=0: pages are numbered from 1")),
-            n => n,
-        };
+        let page = page_number("page", self.page)?;
         let changed = match self.show.as_deref().unwrap_or("all") {
             "all" | "" => false,
             "changed" => true,
