@@ -686,22 +686,29 @@ mod tests {
         assert!(found(&levels, Direction::Lower).is_empty());
     }
 
-    #[test]
-    fn best_split_is_the_largest_energy() {
-        // Uneven sample counts, a level change and some structure.
+    /// `versions` versions of 1 to 4 samples (uneven counts), at 100 and
+    /// from version `step_at` on at `high`, each sample up to 2 % above
+    /// its level (a deterministic wobble).
+    fn stepped_series(versions: usize, step_at: usize, high: f64) -> Series {
         let mut x = 0.3f64;
-        let versions: Vec<Side> = (0..9)
+        let versions: Vec<Side> = (0..versions)
             .map(|v| {
                 let values = (0..1 + v % 4)
                     .map(|_| {
                         x = (x * 7.77).fract();
-                        (if v >= 5 { 110.0 } else { 100.0 }) * (1.0 + 0.02 * x)
+                        (if v >= step_at { high } else { 100.0 }) * (1.0 + 0.02 * x)
                     })
                     .collect();
                 Side::new(Samples::new(values).unwrap()).unwrap()
             })
             .collect();
-        let series = Series::new(&versions).unwrap();
+        Series::new(&versions).unwrap()
+    }
+
+    #[test]
+    fn best_split_is_the_largest_energy() {
+        // Uneven sample counts, a level change and some structure.
+        let series = stepped_series(9, 5, 110.0);
         for (s, e) in [(0, 9), (2, 7), (0, 2), (4, 9)] {
             let mut best = (f64::NEG_INFINITY, 0, 0);
             for tau in s + 1..e {
@@ -726,19 +733,7 @@ mod tests {
             eprintln!("this CPU has no AVX2: nothing to compare");
             return;
         }
-        let mut x = 0.41f64;
-        let versions: Vec<Side> = (0..203)
-            .map(|v| {
-                let values = (0..1 + v % 3)
-                    .map(|_| {
-                        x = (x * 9.31).fract();
-                        (if v >= 120 { 103.0 } else { 100.0 }) * (1.0 + 0.01 * x)
-                    })
-                    .collect();
-                Side::new(Samples::new(values).unwrap()).unwrap()
-            })
-            .collect();
-        let series = Series::new(&versions).unwrap();
+        let series = stepped_series(203, 120, 103.0);
         for (s, e) in [(0, 203), (0, 120), (57, 203), (100, 109)] {
             // SAFETY: this CPU runs AVX2 instructions (checked above).
             let avx2 = unsafe { series.best_split_avx2(s, e) };
