@@ -385,14 +385,19 @@ fn run_contents_round_trip(db: &TestDb) {
     ));
 }
 
-fn uids_ride_along_export_and_import(db: &TestDb) {
-    let mut store = db.open();
+/// Run "u1" of identifier 6.18 in set "lab": 3 samples of `lat`, complete.
+fn complete_run_u1(store: &mut dyn Database) {
     let run = store.begin_run("lab", "6.18", &run_info("u1")).unwrap();
     let test = store.test_id("lab", &lat()).unwrap();
     for s in samples(0, 3) {
         store.add_sample(run, test, &s).unwrap();
     }
     store.end_run(run, RunStatus::Complete, None).unwrap();
+}
+
+fn uids_ride_along_export_and_import(db: &TestDb) {
+    let mut store = db.open();
+    complete_run_u1(store.as_mut());
     let text = serde_json::to_string(&kbench_store::exchange::export(&store.load("lab").unwrap()))
         .unwrap();
     assert!(text.contains("\"uid\":\"u1\""), "{text}");
@@ -463,12 +468,7 @@ fn listed_samples(db: &TestDb, store: &mut dyn Database, set: &str) -> u64 {
 /// samples, live batches (with a retry), import, push and removal.
 fn sample_counts_stay_exact_through_every_write(db: &TestDb) {
     let mut store = db.open();
-    let run = store.begin_run("lab", "6.18", &run_info("u1")).unwrap();
-    let test = store.test_id("lab", &lat()).unwrap();
-    for s in samples(0, 3) {
-        store.add_sample(run, test, &s).unwrap();
-    }
-    store.end_run(run, RunStatus::Complete, None).unwrap();
+    complete_run_u1(store.as_mut());
     assert_eq!(listed_samples(db, store.as_mut(), "lab"), 3);
 
     let mut live_run = batch("u2", vec![part(&lat(), 0, 5), part(&thr(), 0, 3)]);
