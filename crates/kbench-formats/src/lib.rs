@@ -74,7 +74,8 @@ impl Format {
     }
 
     /// [`Format::detect`] of what `reader` gives, read once in memory that
-    /// does not grow with it (the top-level keys, their values skipped).
+    /// does not grow with it (the top-level keys, their values skipped,
+    /// up to kbench's own "schema").
     pub fn sniff(reader: impl Read) -> Option<Format> {
         let mut reader = BufReader::with_capacity(1 << 16, reader);
         loop {
@@ -89,9 +90,14 @@ impl Format {
             }
             reader.consume(blank + if bom { 3 } else { 0 });
         }
-        let keys = serde_json::Deserializer::from_reader(reader)
-            .deserialize_map(TopKeys)
-            .ok()?;
+        let mut keys = Vec::new();
+        let read =
+            serde_json::Deserializer::from_reader(reader).deserialize_map(TopKeys(&mut keys));
+        // Reading stopped at "schema" fails serde_json's check of the map's
+        // end; that is fine, the keys so far decide.
+        if read.is_err() && keys.last().is_none_or(|key| key != OWN_FIRST_KEY) {
+            return None;
+        }
         let has = |key: &str| keys.iter().any(|k| k == key);
         if has("results") {
             Some(Format::Hyperfine)
@@ -103,23 +109,32 @@ impl Format {
     }
 }
 
-/// The keys of a JSON object, its values skipped as they are read.
-struct TopKeys;
+/// The key kbench.samples/1 documents begin with and no foreign format
+/// has: reading a file's keys stops there, so kbench's own file (of any
+/// size) is not read twice.
+const OWN_FIRST_KEY: &str = "schema";
 
-impl<'de> serde::de::Visitor<'de> for TopKeys {
-    type Value = Vec<String>;
+/// The keys of a JSON object, its values skipped as they are read, up to
+/// [`OWN_FIRST_KEY`].
+struct TopKeys<'a>(&'a mut Vec<String>);
+
+impl<'de> serde::de::Visitor<'de> for TopKeys<'_> {
+    type Value = ();
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("an object")
     }
 
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Vec<String>, A::Error> {
-        let mut keys = Vec::new();
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(key) = map.next_key::<String>()? {
+            let own = key == OWN_FIRST_KEY;
+            self.0.push(key);
+            if own {
+                return Ok(());
+            }
             map.next_value::<serde::de::IgnoredAny>()?;
-            keys.push(key);
         }
-        Ok(keys)
+        Ok(())
     }
 }
 

@@ -34,6 +34,25 @@ fn test(data: &ResultSetData, name: &str) -> Vec<(f64, u64, u32)> {
         .collect()
 }
 
+/// Telling kbench's own document apart stops at its "schema", the key it
+/// begins with: what follows is not read (here, a "results" that would
+/// make it hyperfine's, then a cut-off end).
+#[test]
+fn detection_stops_at_kbench_s_own_schema() {
+    assert_eq!(
+        Format::detect(r#"{"schema": "kbench.samples/1", "results": []}"#),
+        None
+    );
+    assert_eq!(
+        Format::detect(r#"{"schema": "kbench.samples/1", "results": [], "#),
+        None
+    );
+    assert_eq!(
+        Format::detect(r#"{"results": [], "schema": "x"}"#),
+        Some(Format::Hyperfine)
+    );
+}
+
 #[test]
 fn hyperfine_runs_are_rounds_in_seconds() {
     assert_eq!(Format::detect(HYPERFINE), Some(Format::Hyperfine));

@@ -21,7 +21,7 @@ fn lab_of_many(location: Location) -> Lab {
 }
 
 /// Damages the runs and samples of every identifier but v0 and v44 so that
-/// reading any of them fails: a sample with a negative iteration count,
+/// reading any of them fails: a block of samples cut mid-sample,
 /// a run whose notes are not JSON.
 fn damage_all_but_the_ends(location: &Location) {
     let others = "(SELECT r.id FROM runs r JOIN identifiers i ON i.id = r.identifier_id \
@@ -29,7 +29,7 @@ fn damage_all_but_the_ends(location: &Location) {
     execute(
         location,
         &format!(
-            "UPDATE samples SET iterations = -1 WHERE run_id IN {others}; \
+            "UPDATE sample_blocks SET samples = substr(samples, 1, 31) WHERE run_id IN {others}; \
              UPDATE runs SET notes_json = 'not json' WHERE id IN {others}"
         ),
     );

@@ -3,7 +3,8 @@
 //! and `postgres.rs` implement. Each role trait has its file
 //! (`run_sink.rs`, `results.rs` with `outline.rs`, `exchange.rs` with `live.rs`, `editing.rs`, `jobs.rs`,
 //! `tokens.rs`, `bisects.rs`: `impl<S: Sql> Role for S`), over the leaf
-//! modules they share: the rows of the schema (`records.rs`), the checks
+//! modules they share: the rows of the schema (`records.rs`), the packed
+//! samples (`blocks.rs`), the checks
 //! of what is written (`check.rs`) and the conversions of stored values
 //! (`convert.rs`).
 //!
@@ -19,6 +20,7 @@
 //! but not from outside the crate, so [`Sql`] is sealed.
 
 mod bisects;
+pub mod blocks;
 mod check;
 mod convert;
 mod editing;
@@ -36,13 +38,13 @@ mod tokens;
 use crate::{Result, StoreError};
 use std::collections::BTreeMap;
 
-/// Tables every kbench schema version has, in both databases.
+/// Tables every kbench schema version has, in both databases (samples
+/// were rows of `samples` up to version 9, blocks of `sample_blocks` since).
 pub const TABLES: &[&str] = &[
     "result_sets",
     "identifiers",
     "runs",
     "tests",
-    "samples",
     "test_outcomes",
 ];
 
@@ -53,6 +55,7 @@ pub enum Param<'a> {
     Int(i64),
     Real(f64),
     Text(&'a str),
+    Blob(&'a [u8]),
 }
 
 impl From<i64> for Param<'_> {
@@ -85,13 +88,20 @@ impl<'a> From<&'a String> for Param<'a> {
     }
 }
 
+impl<'a> From<&'a [u8]> for Param<'a> {
+    fn from(value: &'a [u8]) -> Self {
+        Param::Blob(value)
+    }
+}
+
 impl<'a, T: Into<Param<'a>>> From<Option<T>> for Param<'a> {
     fn from(value: Option<T>) -> Self {
         value.map_or(Param::Null, Into::into)
     }
 }
 
-/// A sample's row in `samples`, checked (`records::sample_row`).
+/// A sample as stored, checked (`records::sample_row`); packed into its
+/// run and test's block ([`blocks`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SampleRow {
     pub run: i64,
@@ -102,18 +112,14 @@ pub struct SampleRow {
     pub at_ms: i64,
 }
 
-impl SampleRow {
-    /// Its columns as statement parameters, in the order of `samples`.
-    pub fn params(&self) -> [Param<'static>; 6] {
-        [
-            self.run.into(),
-            self.test.into(),
-            self.round.into(),
-            self.value.into(),
-            self.iterations.into(),
-            self.at_ms.into(),
-        ]
-    }
+/// Samples of one test in one run, packed ([`blocks`]): a row of
+/// `sample_blocks`, part `part` (from 0) of that run and test's samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleBlock {
+    pub run: i64,
+    pub test: i64,
+    pub part: i64,
+    pub samples: Vec<u8>,
 }
 
 /// `args![a, b]`: the parameters of a statement.
@@ -129,6 +135,7 @@ pub trait Row {
     fn int(&self, column: usize) -> Res<Option<i64>>;
     fn real(&self, column: usize) -> Res<Option<f64>>;
     fn text(&self, column: usize) -> Res<Option<String>>;
+    fn blob(&self, column: usize) -> Res<Option<Vec<u8>>>;
 }
 
 impl dyn Row + '_ {
@@ -139,6 +146,10 @@ impl dyn Row + '_ {
 
     pub fn req_text(&self, column: usize) -> Res<String> {
         self.text(column)?.ok_or_else(|| null_column(column))
+    }
+
+    pub fn req_blob(&self, column: usize) -> Res<Vec<u8>> {
+        self.blob(column)?.ok_or_else(|| null_column(column))
     }
 }
 
@@ -172,10 +183,10 @@ pub trait Sql {
         each: &mut dyn FnMut(&dyn Row) -> Res<()>,
     ) -> Res<()>;
 
-    /// Appends checked sample rows to `samples` in order, inside the
-    /// caller's transaction: SQLite in multi-row INSERTs,
+    /// Inserts blocks of samples of (run, test) pairs that have none yet,
+    /// inside the caller's transaction: SQLite in multi-row INSERTs,
     /// PostgreSQL in one binary COPY.
-    fn insert_samples(&mut self, rows: &[SampleRow]) -> Res<()>;
+    fn insert_blocks(&mut self, blocks: &[SampleBlock]) -> Res<()>;
 
     /// Starts a transaction that writes (SQLite takes its write lock now).
     fn begin_write(&mut self) -> Res<()>;

@@ -22,7 +22,7 @@
 
 use crate::StoreError;
 use crate::engine::{
-    DbError, Fail, Param, Res, Row, SampleRow, Sql, TABLES, args, first_int, migration_failed,
+    DbError, Fail, Param, Res, Row, SampleBlock, Sql, TABLES, args, first_int, migration_failed,
     pending,
 };
 use crate::location::PostgresUrl;
@@ -47,6 +47,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("postgres/schema_v7.sql"),
     include_str!("postgres/schema_v8.sql"),
     include_str!("postgres/schema_v9.sql"),
+    include_str!("postgres/schema_v10.sql"),
 ];
 
 const _: () = assert!(
@@ -170,6 +171,7 @@ enum Typed<'a> {
     I32(Option<i32>),
     F64(Option<f64>),
     Text(Option<&'a str>),
+    Bytes(Option<&'a [u8]>),
 }
 
 impl Typed<'_> {
@@ -179,6 +181,7 @@ impl Typed<'_> {
             Typed::I32(value) => value,
             Typed::F64(value) => value,
             Typed::Text(value) => value,
+            Typed::Bytes(value) => value,
         }
     }
 }
@@ -203,7 +206,13 @@ fn typed<'a>(param: Param<'a>, ty: &Type) -> Res<Typed<'a>> {
             Param::Null => None,
             Param::Real(value) => Some(value),
             Param::Int(value) => Some(value as f64),
-            Param::Text(_) => return Err(wrong()),
+            Param::Text(_) | Param::Blob(_) => return Err(wrong()),
+        })
+    } else if *ty == Type::BYTEA {
+        Typed::Bytes(match param {
+            Param::Null => None,
+            Param::Blob(bytes) => Some(bytes),
+            _ => return Err(wrong()),
         })
     } else {
         Typed::Text(match param {
@@ -240,6 +249,10 @@ impl Row for postgres::Row {
     }
 
     fn text(&self, column: usize) -> Res<Option<String>> {
+        Ok(self.try_get(column)?)
+    }
+
+    fn blob(&self, column: usize) -> Res<Option<Vec<u8>>> {
         Ok(self.try_get(column)?)
     }
 }
@@ -305,37 +318,19 @@ impl Sql for PostgresStore {
     /// One `COPY ... FROM STDIN (FORMAT binary)`: the rows stream to the
     /// server without a statement per batch (a multi-row INSERT of 256
     /// rows binds 1,536 parameters).
-    fn insert_samples(&mut self, rows: &[SampleRow]) -> Res<()> {
-        if rows.is_empty() {
+    fn insert_blocks(&mut self, blocks: &[SampleBlock]) -> Res<()> {
+        if blocks.is_empty() {
             return Ok(());
         }
         let copy = (|| {
             let sink = self.client.copy_in(
-                "COPY samples (run_id, test_id, round, value, iterations, at_ms) \
-                 FROM STDIN (FORMAT binary)",
+                "COPY sample_blocks (run_id, test_id, part, samples) FROM STDIN (FORMAT binary)",
             )?;
             let int = Type::INT8;
-            let mut writer = BinaryCopyInWriter::new(
-                sink,
-                &[
-                    int.clone(),
-                    int.clone(),
-                    int.clone(),
-                    Type::FLOAT8,
-                    int.clone(),
-                    int,
-                ],
-            );
-            for row in rows {
-                let round = i64::from(row.round);
-                writer.write(&[
-                    &row.run,
-                    &row.test,
-                    &round,
-                    &row.value,
-                    &row.iterations,
-                    &row.at_ms,
-                ])?;
+            let mut writer =
+                BinaryCopyInWriter::new(sink, &[int.clone(), int.clone(), int, Type::BYTEA]);
+            for block in blocks {
+                writer.write(&[&block.run, &block.test, &block.part, &block.samples])?;
             }
             writer.finish()
         })();
@@ -511,7 +506,15 @@ fn migrate(client: &mut Client, db: &str) -> crate::Result<()> {
     } else {
         let ours: Vec<String> = TABLES
             .iter()
-            .chain(&["bisects", "api_tokens", "pushes", "jobs", "workers"])
+            .chain(&[
+                "samples",
+                "sample_blocks",
+                "bisects",
+                "api_tokens",
+                "pushes",
+                "jobs",
+                "workers",
+            ])
             .map(|t| format!("'{t}'"))
             .collect();
         let clash: Vec<String> = tx

@@ -10,7 +10,7 @@
 
 mod open;
 
-use crate::engine::{DbError, Fail, Param, Res, Row, SampleRow, Sql};
+use crate::engine::{DbError, Fail, Param, Res, Row, SampleBlock, Sql, args};
 use crate::{Opening, StoreError};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, params_from_iter};
@@ -66,6 +66,7 @@ impl rusqlite::ToSql for Param<'_> {
             Param::Int(value) => ValueRef::Integer(value),
             Param::Real(value) => ValueRef::Real(value),
             Param::Text(text) => ValueRef::Text(text.as_bytes()),
+            Param::Blob(bytes) => ValueRef::Blob(bytes),
         }))
     }
 }
@@ -80,6 +81,10 @@ impl Row for rusqlite::Row<'_> {
     }
 
     fn text(&self, column: usize) -> Res<Option<String>> {
+        Ok(self.get(column)?)
+    }
+
+    fn blob(&self, column: usize) -> Res<Option<Vec<u8>>> {
         Ok(self.get(column)?)
     }
 }
@@ -111,8 +116,8 @@ impl Sql for SqliteStore {
         Ok(())
     }
 
-    fn insert_samples(&mut self, rows: &[SampleRow]) -> Res<()> {
-        insert_rows(self, rows)
+    fn insert_blocks(&mut self, blocks: &[SampleBlock]) -> Res<()> {
+        insert_rows(self, blocks)
     }
 
     fn begin_write(&mut self) -> Res<()> {
@@ -181,7 +186,7 @@ impl Sql for SqliteStore {
     }
 }
 
-/// The most samples one multi-row INSERT holds (6 parameters each, well
+/// The most blocks one multi-row INSERT holds (4 parameters each, well
 /// under SQLite's 32766).
 const BATCH: usize = 256;
 
@@ -190,8 +195,8 @@ const _: () = assert!(
     "insert_rows splits by powers of two"
 );
 
-/// `INSERT INTO samples ... VALUES (..), (..)` for `rows` rows, a power of
-/// two up to [`BATCH`].
+/// `INSERT INTO sample_blocks ... VALUES (..), (..)` for `rows` rows, a
+/// power of two up to [`BATCH`].
 fn batch_insert_sql(rows: usize) -> &'static str {
     static SQL: OnceLock<Vec<String>> = OnceLock::new();
     let all = SQL.get_or_init(|| {
@@ -199,20 +204,12 @@ fn batch_insert_sql(rows: usize) -> &'static str {
             .map(|log| {
                 let rows: Vec<String> = (0..1usize << log)
                     .map(|i| {
-                        let n = 6 * i;
-                        format!(
-                            "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
-                            n + 1,
-                            n + 2,
-                            n + 3,
-                            n + 4,
-                            n + 5,
-                            n + 6
-                        )
+                        let n = 4 * i;
+                        format!("(?{}, ?{}, ?{}, ?{})", n + 1, n + 2, n + 3, n + 4)
                     })
                     .collect();
                 format!(
-                    "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) VALUES {}",
+                    "INSERT INTO sample_blocks (run_id, test_id, part, samples) VALUES {}",
                     rows.join(", ")
                 )
             })
@@ -221,19 +218,26 @@ fn batch_insert_sql(rows: usize) -> &'static str {
     &all[rows.ilog2() as usize]
 }
 
-/// Appends rows to `samples` in order, in multi-row INSERTs: [`BATCH`]
-/// rows at a time, then the rest in the powers of two it adds up to (13
-/// rows: 8, 4 and 1), so that a few prepared statements serve every count
-/// in a few statements.
-fn insert_rows(db: &mut dyn Sql, rows: &[SampleRow]) -> Res<()> {
-    let mut params = Vec::with_capacity(6 * BATCH);
-    let mut rest = rows;
+/// Inserts blocks in order, in multi-row INSERTs: [`BATCH`] rows at a
+/// time, then the rest in the powers of two it adds up to (13 rows: 8, 4
+/// and 1), so that a few prepared statements serve every count in a few
+/// statements.
+fn insert_rows(db: &mut dyn Sql, blocks: &[SampleBlock]) -> Res<()> {
+    let mut params = Vec::with_capacity(4 * BATCH);
+    let mut rest = blocks;
     while !rest.is_empty() {
         let count = BATCH.min(1 << rest.len().ilog2());
         let (chunk, after) = rest.split_at(count);
         rest = after;
         params.clear();
-        params.extend(chunk.iter().flat_map(SampleRow::params));
+        for block in chunk {
+            params.extend_from_slice(args![
+                block.run,
+                block.test,
+                block.part,
+                block.samples.as_slice()
+            ]);
+        }
         db.execute(batch_insert_sql(count), &params)?;
     }
     Ok(())

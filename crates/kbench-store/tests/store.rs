@@ -24,6 +24,7 @@ on_both_backends!(
     version_4_databases_are_migrated_keeping_what_tokens_could_do,
     version_7_databases_are_migrated_keeping_their_data,
     version_8_databases_are_migrated_counting_samples,
+    version_9_databases_are_migrated_packing_samples_exactly,
     names_are_validated,
     names_holding_sql_or_html_are_kept_as_text,
     unit_or_direction_mismatch_is_a_conflict,
@@ -299,6 +300,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
 /// data intact.
 fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     drop(db.open());
+    db.undo_v10();
     db.raw(&format!(
         "{UNDO_V9} {} {UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4} DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; \
          INSERT INTO result_sets (name, created_at_ms) VALUES ('old', 1)",
@@ -330,6 +332,7 @@ fn version_7_databases_are_migrated_keeping_their_data(db: &TestDb) {
     }
     let before = store.load("old").unwrap();
     drop(store);
+    db.undo_v10();
     db.raw(&format!("{UNDO_V9} {}", db.undo_v8()));
     db.set_schema_version(7);
     assert_eq!(db.sample_foreign_keys(), 2, "undo_v8 did not restore them");
@@ -340,7 +343,68 @@ fn version_7_databases_are_migrated_keeping_their_data(db: &TestDb) {
     assert_eq!(db.sample_foreign_keys(), 0);
     store.remove_identifier("old", "stock").unwrap();
     assert_eq!(db.orphan_samples(), 0);
-    assert_eq!(db.count("SELECT COUNT(*) FROM samples"), 4);
+    assert_eq!(db.stored_samples(), 4);
+}
+
+/// A version-9 database's sample rows are packed into blocks (SQLite by
+/// kbench, PostgreSQL in SQL): every value bit for bit, each test's samples
+/// in measurement order across an identifier's runs, with two tests
+/// measured in turn, and a long run's in parts of 128 as storing them one
+/// by one made them.
+fn version_9_databases_are_migrated_packing_samples_exactly(db: &TestDb) {
+    let mut store = db.open();
+    let tests = [
+        spec("a", "ns", Direction::Lower),
+        spec("b", "ops/s", Direction::Higher),
+    ];
+    let values = [0.1, 1e300, f64::MIN_POSITIVE / 4.0, 3.0, 1.0 / 3.0, 7e-9];
+    for (round, name) in [(0, "stock"), (1, "stock"), (0, "patched")] {
+        let run = store.begin_run("old", name, &info(name, 1)).unwrap();
+        for (i, value) in values.iter().enumerate() {
+            let test = store.test_id("old", &tests[i % 2]).unwrap();
+            let sample = sample(value * (1.0 + f64::from(round)), i as i64 + 5, round);
+            store.add_sample(run, test, &sample).unwrap();
+        }
+        store.end_run(run, RunStatus::Complete, None).unwrap();
+    }
+    // A long run: its samples, stored one by one, fill parts of 128.
+    let run = store.begin_run("old", "long", &info("long", 1)).unwrap();
+    let test = store.test_id("old", &tests[0]).unwrap();
+    for i in 0..300 {
+        store
+            .add_sample(run, test, &sample(1.0 + f64::from(i) / 7.0, 10, 0))
+            .unwrap();
+    }
+    store.end_run(run, RunStatus::Complete, None).unwrap();
+    let parts = "SELECT COUNT(*) FROM sample_blocks";
+    assert_eq!(db.count(parts), 3 * 2 + 3);
+    let before = store.load("old").unwrap();
+    let long: Vec<f64> = before.identifiers[2].samples[&tests[0].key]
+        .iter()
+        .map(|s| s.value)
+        .collect();
+    assert_eq!(
+        long,
+        (0..300)
+            .map(|i| 1.0 + f64::from(i) / 7.0)
+            .collect::<Vec<_>>()
+    );
+    drop(store);
+    db.undo_v10();
+    db.set_schema_version(9);
+    assert_eq!(db.count("SELECT COUNT(*) FROM samples"), 18 + 300);
+
+    let mut store = db.open();
+    assert_eq!(db.schema_version(), SCHEMA_VERSION);
+    assert_eq!(store.load("old").unwrap(), before);
+    assert_eq!(db.count(parts), 3 * 2 + 3);
+    assert_eq!(db.stored_samples(), 18 + 300);
+    let stock = &before.identifiers[0];
+    let a: Vec<u32> = stock.samples[&tests[0].key]
+        .iter()
+        .map(|s| s.round)
+        .collect();
+    assert_eq!(a, [0, 0, 0, 1, 1, 1], "runs in order");
 }
 
 /// A version-8 database gets each run's sample count, counted from the
@@ -357,6 +421,7 @@ fn version_8_databases_are_migrated_counting_samples(db: &TestDb) {
         store.end_run(run, RunStatus::Complete, None).unwrap();
     }
     drop(store);
+    db.undo_v10();
     db.raw(UNDO_V9);
     db.set_schema_version(8);
 
@@ -392,6 +457,7 @@ fn version_3_databases_are_migrated_keeping_their_data(db: &TestDb) {
     }
     store.end_run(run, RunStatus::Complete, None).unwrap();
     drop(store);
+    db.undo_v10();
     db.raw(&format!(
         "{UNDO_V9} {} {UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4}",
         db.undo_v8()
@@ -428,6 +494,7 @@ fn version_4_databases_are_migrated_keeping_what_tokens_could_do(db: &TestDb) {
         .unwrap()
         .unwrap();
     drop(store);
+    db.undo_v10();
     db.raw(&format!(
         "{UNDO_V9} {} {UNDO_V7} {UNDO_V6} {UNDO_V5} INSERT INTO api_tokens (name, secret_sha256, created_at_ms) \
          VALUES ('runner-1', 'aa', 1)",

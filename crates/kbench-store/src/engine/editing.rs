@@ -3,9 +3,11 @@
 //! changed. Samples are only ever removed with their identifier.
 
 use super::check::{check_factors, check_name, check_text};
-use super::convert::{from_json, to_json};
+use super::convert::{from_json, narrow, to_json};
 use super::records::{FIND_IDENTIFIER, missing_set};
-use super::{Fail, Res, Sql, args, first_int, identifier_lock_key, rows, texts, transaction, with};
+use super::{
+    Fail, Res, Sql, args, blocks, first_int, identifier_lock_key, rows, texts, transaction, with,
+};
 use crate::{Editing, Removed, Result, StoreError};
 use std::collections::BTreeMap;
 
@@ -129,7 +131,7 @@ fn order(db: &mut dyn Sql, set: &str, first: &[String]) -> Res<Vec<String>> {
 /// runs go before their samples: deleting a run waits for a transaction
 /// storing samples under it (it locks the run's row), so the samples
 /// deleted after are all the run has, with no foreign key to check it
-/// (the samples table has none since schema version 8).
+/// (samples have none since schema version 8).
 fn remove(db: &mut dyn Sql, set: &str, name: &str) -> Res<Removed> {
     let set_id = set_id(db, set)?;
     let id = identifier_id(db, set_id, set, name)?;
@@ -147,7 +149,13 @@ fn remove(db: &mut dyn Sql, set: &str, name: &str) -> Res<Removed> {
     )?;
     let mut samples = 0;
     for run in &runs {
-        samples += db.execute("DELETE FROM samples WHERE run_id = ?1", args![*run])?;
+        let bytes = rows(
+            db,
+            "DELETE FROM sample_blocks WHERE run_id = ?1 RETURNING LENGTH(samples)",
+            args![*run],
+            |row| narrow("a block's length", row.req_int(0)?),
+        )?;
+        samples += bytes.into_iter().map(blocks::count).sum::<u64>();
     }
     db.execute("DELETE FROM identifiers WHERE id = ?1", args![id])?;
     Ok(Removed {

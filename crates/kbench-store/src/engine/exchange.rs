@@ -6,11 +6,12 @@
 //!
 //! [`live`]: super::live
 
+use super::blocks::{pack, parts};
 use super::check::{check_factors, check_id, check_name, check_text, check_uid};
 use super::convert::{narrow, to_i64, to_json};
 use super::records::{
     FIND_IDENTIFIER, INSERT_IDENTIFIER, ensure_set, ensure_test, insert_new_run, sample_row,
-    store_samples, upsert_outcome,
+    store_new_samples, upsert_outcome,
 };
 use super::{Fail, Res, Sql, args, first_int, live, store_error, transaction, with};
 use crate::{
@@ -118,16 +119,23 @@ fn import_identifier(db: &mut dyn Sql, set: &SetRows, identifier: &IdentifierDat
         }
         runs.push(id);
     }
-    // Every sample of the identifier goes in at once, test by test.
-    let mut rows = Vec::with_capacity(identifier.sample_count());
+    // Every sample of the identifier goes in at once: the parts of each
+    // test's samples in each run.
+    let mut blocks = Vec::new();
     for (key, samples) in &identifier.samples {
         let test = test_of(key)?;
         let owners = identifier.runs_of_samples(key);
+        let mut of_run = vec![Vec::new(); runs.len()];
         for (sample, owner) in samples.iter().zip(owners) {
-            rows.push(sample_row(runs[owner], test, sample)?);
+            pack(&sample_row(runs[owner], test, sample)?, &mut of_run[owner]);
+        }
+        for (run, samples) in runs.iter().zip(of_run) {
+            if !samples.is_empty() {
+                blocks.extend(parts(run.0, test, samples));
+            }
         }
     }
-    store_samples(db, &rows)
+    store_new_samples(db, &blocks)
 }
 
 /// Writes a whole result set; inside a write transaction.

@@ -9,12 +9,11 @@
 //! [`Exchange::append_live`]: crate::Exchange::append_live
 
 use super::check::{check_id, check_name, valid};
-use super::convert::narrow;
 use super::records::{
     ensure_identifier, ensure_set, ensure_test, find_test, insert_run, insert_samples, run_by_uid,
     upsert_outcome,
 };
-use super::{Fail, Res, Sql, args, first_int, jobs};
+use super::{Fail, Res, Sql, args, blocks, jobs};
 use crate::{LiveBatch, LiveOutcome, RunId, StoreError, validate};
 use kbench_model::TestKey;
 use std::collections::HashMap;
@@ -86,15 +85,7 @@ pub(super) fn append(
     };
     for part in &batch.samples {
         let test = tests[&part.test];
-        let stored: u64 = narrow(
-            "sample count",
-            first_int(
-                db,
-                "SELECT COUNT(*) FROM samples WHERE run_id = ?1 AND test_id = ?2",
-                args![run.0, test],
-            )?
-            .unwrap_or(0),
-        )?;
+        let stored = blocks::stored_count(db, run.0, test)?;
         if part.first > stored {
             return Err(Fail::Store(StoreError::Conflict(format!(
                 "{} has {stored} samples of test {} in run {}, and this batch starts at sample \

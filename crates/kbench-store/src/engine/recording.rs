@@ -2,7 +2,7 @@
 //! on is recorded with its integer parameters and the number of rows it
 //! returned, so a test can say what a call read.
 
-use super::{DbError, Param, Res, Row, SampleRow, Sql};
+use super::{DbError, Param, Res, Row, SampleBlock, Sql};
 use crate::StoreError;
 
 /// One query as it went to the database.
@@ -59,8 +59,8 @@ impl<S: Sql> Sql for Recording<S> {
         done
     }
 
-    fn insert_samples(&mut self, rows: &[SampleRow]) -> Res<()> {
-        self.inner.insert_samples(rows)
+    fn insert_blocks(&mut self, blocks: &[SampleBlock]) -> Res<()> {
+        self.inner.insert_blocks(blocks)
     }
 
     fn begin_write(&mut self) -> Res<()> {

@@ -8,7 +8,10 @@
 
 use super::check::valid;
 use super::convert::{from_json, narrow, to_i64, to_json};
-use super::{Fail, Param, Res, Row, SampleRow, Sql, args, first_int, parse_options, rows, texts};
+use super::{
+    Fail, Param, Res, Row, SampleBlock, SampleRow, Sql, args, blocks, first_int, parse_options,
+    rows, texts,
+};
 use crate::validate;
 use crate::{RunId, RunInfo, RunRecord, RunStatus, StoreError, TestOutcome, TestOutcomeKind};
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms};
@@ -345,9 +348,9 @@ pub(super) fn sample_row(run: RunId, test: i64, sample: &Sample) -> Res<SampleRo
     })
 }
 
-/// Stores the samples of one test in one run, in order. The caller knows
-/// that the run and the test belong to one result set (it made or checked
-/// both in the same transaction).
+/// Appends samples of one test to its block in one run, in order. The
+/// caller knows that the run and the test belong to one result set (it
+/// made or checked both in the same transaction).
 pub(super) fn insert_samples(
     db: &mut dyn Sql,
     run: RunId,
@@ -358,20 +361,22 @@ pub(super) fn insert_samples(
         .iter()
         .map(|sample| sample_row(run, test, sample))
         .collect::<Res<Vec<_>>>()?;
-    store_samples(db, &rows)
+    blocks::append(db, run.0, test, &rows)?;
+    count_samples(db, run.0, rows.len() as i64)
 }
 
-/// Appends `rows` to the samples table and counts them in their runs'
-/// `sample_count` (schema version 9): every batch of samples is written
-/// through here, so the counts stay exact.
-pub(super) fn store_samples(db: &mut dyn Sql, rows: &[SampleRow]) -> Res<()> {
-    db.insert_samples(rows)?;
-    let mut per_run: BTreeMap<i64, i64> = BTreeMap::new();
-    for row in rows {
-        *per_run.entry(row.run).or_default() += 1;
+/// Stores blocks of samples of runs made in this transaction, which have
+/// none yet, and counts them in their runs' `sample_count` (schema version
+/// 9). Every write of samples counts them, here or in [`insert_samples`],
+/// so the counts stay exact.
+pub(super) fn store_new_samples(db: &mut dyn Sql, new: &[SampleBlock]) -> Res<()> {
+    db.insert_blocks(new)?;
+    let mut per_run: BTreeMap<i64, u64> = BTreeMap::new();
+    for block in new {
+        *per_run.entry(block.run).or_default() += blocks::count(block.samples.len());
     }
     for (run, added) in per_run {
-        count_samples(db, run, added)?;
+        count_samples(db, run, to_i64("sample count", added)?)?;
     }
     Ok(())
 }

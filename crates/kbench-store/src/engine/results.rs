@@ -1,5 +1,6 @@
 //! [`Results`]: what was stored, read back in one read transaction each.
 
+use super::blocks::unpack;
 use super::convert::{from_json, narrow};
 use super::outline::{read_outline, read_overviews};
 use super::records::{
@@ -15,32 +16,18 @@ use kbench_model::results::test_matches;
 use kbench_model::{Sample, TestKey};
 use std::collections::{BTreeMap, HashMap};
 
-/// A sample from its `value, iterations, at_ms, round` columns at `first`.
-fn read_sample(row: &dyn Row, first: usize) -> Res<Sample> {
-    Ok(Sample {
-        value: row
-            .real(first)?
-            .ok_or_else(|| Fail::Damaged("a sample has no value".into()))?,
-        iterations: narrow("iteration count", row.req_int(first + 1)?)?,
-        at_ms: row.req_int(first + 2)?,
-        round: narrow("round", row.req_int(first + 3)?)?,
-    })
-}
-
-/// The samples of one identifier, then of one test, each row as
-/// [`Grouper::add`] reads it. Unordered: the database need not sort them,
-/// each group is put in measurement order (`s.id`) afterwards.
-const SAMPLES_OF_IDENTIFIER: &str = "SELECT r.identifier_id, s.run_id, s.test_id, s.value, \
-     s.iterations, s.at_ms, s.round, s.id FROM samples s JOIN runs r ON r.id = s.run_id \
-     WHERE r.identifier_id = ?1";
-const SAMPLES_OF_TEST: &str = "SELECT r.identifier_id, s.run_id, s.test_id, s.value, \
-     s.iterations, s.at_ms, s.round, s.id FROM samples s JOIN runs r ON r.id = s.run_id \
-     WHERE s.test_id = ?1";
+/// The blocks of samples of one identifier, then of one test, each row as
+/// [`Grouper::add`] reads it. Unordered: each group is put in measurement
+/// order (run by run) afterwards.
+const SAMPLES_OF_IDENTIFIER: &str = "SELECT r.identifier_id, b.run_id, b.test_id, b.part, \
+     b.samples FROM sample_blocks b JOIN runs r ON r.id = b.run_id WHERE r.identifier_id = ?1";
+const SAMPLES_OF_TEST: &str = "SELECT r.identifier_id, b.run_id, b.test_id, b.part, \
+     b.samples FROM sample_blocks b JOIN runs r ON r.id = b.run_id WHERE b.test_id = ?1";
 
 /// Reads the `part` of a result set ([`SetPart`]); inside a read
 /// transaction. Samples are read one statement per identifier read, or,
 /// with a metric filter, one per matching test: each goes through an index
-/// (`runs_by_identifier` and `samples_by_run_round`; `samples_by_test_run`),
+/// (`runs_by_identifier` and `sample_blocks`' key; `sample_blocks_by_test`),
 /// so what is not asked for is not read.
 fn load_set(db: &mut dyn Sql, set: &str, part: &SetPart) -> Res<ResultSetData> {
     let (set_id, title, description) = set_header(db, set)?;
@@ -96,7 +83,6 @@ fn load_set(db: &mut dyn Sql, set: &str, part: &SetPart) -> Res<ResultSetData> {
         run_position: &run_position,
         groups: Vec::new(),
         group_of: HashMap::new(),
-        last: None,
     };
     if filter.is_some() {
         let mut wanted: Vec<i64> = keys.keys().copied().collect();
@@ -133,10 +119,9 @@ fn load_set(db: &mut dyn Sql, set: &str, part: &SetPart) -> Res<ResultSetData> {
     })
 }
 
-/// Samples grouped by (identifier, test) as the rows of the sample queries
-/// come, each with the position of its run among its identifier's runs.
-/// Rows of one group mostly come in a row, so the last group is looked up
-/// first; rows of identifiers not read are passed over.
+/// Blocks of samples grouped by (identifier, test) as the rows of the
+/// sample queries come, each with the position of its run among its
+/// identifier's runs; blocks of identifiers not read are passed over.
 struct Grouper<'a> {
     set: &'a str,
     /// Identifier row id -> index in the set's identifiers.
@@ -145,72 +130,57 @@ struct Grouper<'a> {
     run_position: &'a HashMap<i64, usize>,
     groups: Vec<Group>,
     group_of: HashMap<(usize, i64), usize>,
-    /// The (identifier row id, test id, run id) of the last row and its
-    /// group and run position.
-    last: Option<((i64, i64, i64), usize, usize)>,
 }
 
-/// One identifier's samples of one test with their runs and row ids.
+/// One identifier's samples of one test: its blocks, each with its run's
+/// position and its part.
 struct Group {
     /// Index in the set's identifiers.
     owner: usize,
     test: i64,
-    ids: Vec<i64>,
-    samples: Vec<Sample>,
-    runs: Vec<usize>,
+    blocks: Vec<((usize, i64), Vec<Sample>)>,
 }
 
 impl Group {
-    /// The samples and their runs in measurement order (row id order).
-    /// They mostly come in that order already: sorted only when not.
-    fn in_order(self) -> (Vec<Sample>, Vec<usize>) {
-        if self.ids.is_sorted() {
-            return (self.samples, self.runs);
+    /// The samples and their runs in measurement order: run by run, part
+    /// by part, each block in its order.
+    fn in_order(mut self) -> (Vec<Sample>, Vec<usize>) {
+        self.blocks.sort_by_key(|&(at, _)| at);
+        let mut samples = Vec::new();
+        let mut runs = Vec::new();
+        for ((position, _), block) in self.blocks {
+            runs.extend(std::iter::repeat_n(position, block.len()));
+            samples.extend(block);
         }
-        let mut order: Vec<usize> = (0..self.ids.len()).collect();
-        order.sort_unstable_by_key(|&i| self.ids[i]);
-        (
-            order.iter().map(|&i| self.samples[i]).collect(),
-            order.iter().map(|&i| self.runs[i]).collect(),
-        )
+        (samples, runs)
     }
 }
 
 impl Grouper<'_> {
     fn add(&mut self, row: &dyn Row) -> Res<()> {
-        let ids = (row.req_int(0)?, row.req_int(2)?, row.req_int(1)?);
-        let (group, position) = match self.last {
-            Some((last, group, position)) if last == ids => (group, position),
-            _ => {
-                let (identifier, test, run) = ids;
-                let Some(&owner) = self.index.get(&identifier) else {
-                    return Ok(());
-                };
-                let position = *self.run_position.get(&run).ok_or_else(|| {
-                    Fail::Damaged(format!(
-                        "a sample's run {run} is not in result set \"{}\"",
-                        self.set
-                    ))
-                })?;
-                let groups = &mut self.groups;
-                let group = *self.group_of.entry((owner, test)).or_insert_with(|| {
-                    groups.push(Group {
-                        owner,
-                        test,
-                        ids: Vec::new(),
-                        samples: Vec::new(),
-                        runs: Vec::new(),
-                    });
-                    groups.len() - 1
-                });
-                self.last = Some((ids, group, position));
-                (group, position)
-            }
+        let (identifier, run, test) = (row.req_int(0)?, row.req_int(1)?, row.req_int(2)?);
+        let Some(&owner) = self.index.get(&identifier) else {
+            return Ok(());
         };
-        let group = &mut self.groups[group];
-        group.samples.push(read_sample(row, 3)?);
-        group.runs.push(position);
-        group.ids.push(row.req_int(7)?);
+        let position = *self.run_position.get(&run).ok_or_else(|| {
+            Fail::Damaged(format!(
+                "a sample's run {run} is not in result set \"{}\"",
+                self.set
+            ))
+        })?;
+        let groups = &mut self.groups;
+        let group = *self.group_of.entry((owner, test)).or_insert_with(|| {
+            groups.push(Group {
+                owner,
+                test,
+                blocks: Vec::new(),
+            });
+            groups.len() - 1
+        });
+        let block = unpack(&row.req_blob(4)?)?;
+        self.groups[group]
+            .blocks
+            .push(((position, row.req_int(3)?), block));
         Ok(())
     }
 
@@ -250,27 +220,25 @@ fn read_run_contents(db: &mut dyn Sql, run: RunId) -> Res<RunContents> {
     let (tests, keys) = read_tests(
         db,
         "SELECT id, benchmark, options, metric, unit, direction FROM tests \
-         WHERE id IN (SELECT test_id FROM samples WHERE run_id = ?1) \
+         WHERE id IN (SELECT test_id FROM sample_blocks WHERE run_id = ?1) \
             OR id IN (SELECT test_id FROM test_outcomes WHERE run_id = ?1) \
          ORDER BY position, id",
         args![run.0],
     )?;
     let mut samples: BTreeMap<TestKey, Vec<Sample>> = BTreeMap::new();
     db.query(
-        "SELECT test_id, value, iterations, at_ms, round FROM samples \
-         WHERE run_id = ?1 ORDER BY id",
+        "SELECT test_id, samples FROM sample_blocks WHERE run_id = ?1 ORDER BY test_id, part",
         args![run.0],
         &mut |row| {
             let test = row.req_int(0)?;
             let key = keys.get(&test).ok_or_else(|| {
                 Fail::Damaged(format!("a sample of run {} has no test {test}", run.0))
             })?;
-            // The samples of a test mostly come in a row: clone its key
-            // only when it is new.
+            let block = unpack(&row.req_blob(1)?)?;
             match samples.get_mut(key) {
-                Some(list) => list.push(read_sample(row, 1)?),
+                Some(list) => list.extend(block),
                 None => {
-                    samples.insert(key.clone(), vec![read_sample(row, 1)?]);
+                    samples.insert(key.clone(), block);
                 }
             }
             Ok(())
@@ -445,12 +413,19 @@ mod tests {
         let of = |table: &str| -> Vec<&Query> {
             queries.iter().filter(|q| q.sql.contains(table)).collect()
         };
-        for table in ["FROM samples", "FROM runs r WHERE"] {
+        for table in ["FROM sample_blocks", "FROM runs r WHERE"] {
             let reads = of(table);
             let named: Vec<i64> = reads.iter().flat_map(|q| q.ints.clone()).collect();
             assert_eq!(named, wanted, "{reads:#?}");
         }
-        assert_eq!(of("FROM samples").iter().map(|q| q.rows).sum::<usize>(), 8);
+        // A block per identifier and test: 2 x 2.
+        assert_eq!(
+            of("FROM sample_blocks")
+                .iter()
+                .map(|q| q.rows)
+                .sum::<usize>(),
+            4
+        );
 
         let shape = |queries: &[Query]| -> Vec<(String, usize)> {
             queries
@@ -463,7 +438,7 @@ mod tests {
         assert_eq!(shape(&queries), shape(&small));
     }
 
-    /// Rows that come out of measurement order are put back in it.
+    /// Blocks that come out of run and part order are put back in it.
     #[test]
     fn groups_are_put_in_measurement_order() {
         let sample = |value| Sample {
@@ -475,14 +450,17 @@ mod tests {
         let group = Group {
             owner: 0,
             test: 1,
-            ids: vec![7, 3, 5],
-            samples: vec![sample(7.0), sample(3.0), sample(5.0)],
-            runs: vec![1, 0, 0],
+            blocks: vec![
+                ((2, 0), vec![sample(7.0)]),
+                ((1, 1), vec![sample(6.5)]),
+                ((0, 0), vec![sample(3.0), sample(5.0)]),
+                ((1, 0), vec![sample(6.0)]),
+            ],
         };
         let (samples, runs) = group.in_order();
         let values: Vec<f64> = samples.iter().map(|s| s.value).collect();
-        assert_eq!(values, [3.0, 5.0, 7.0]);
-        assert_eq!(runs, [0, 0, 1]);
+        assert_eq!(values, [3.0, 5.0, 6.0, 6.5, 7.0]);
+        assert_eq!(runs, [0, 0, 1, 1, 2]);
     }
 
     /// With a metric filter the samples are read test by test: only the
@@ -505,9 +483,10 @@ mod tests {
         let samples: Vec<_> = recording
             .queries
             .iter()
-            .filter(|q| q.sql.contains("FROM samples"))
+            .filter(|q| q.sql.contains("FROM sample_blocks"))
             .collect();
         assert_eq!(samples.len(), 1, "{samples:#?}");
-        assert_eq!(samples[0].rows, 3 * 2);
+        // A block of test "b" per identifier.
+        assert_eq!(samples[0].rows, 3);
     }
 }

@@ -2,12 +2,13 @@
 //! identifier to resume.
 
 use super::check::{check_name, check_uid, valid};
-use super::convert::narrow;
 use super::records::{
     add_outcomes, count_samples, ensure_identifier, ensure_set, ensure_test, insert_new_run,
     no_run, read_key, read_run, run_columns, sample_row, upsert_outcome,
 };
-use super::{Fail, Res, Sql, args, first_int, identifier_lock_key, rows, transaction, with};
+use super::{
+    Fail, Res, Sql, args, blocks, first_int, identifier_lock_key, rows, transaction, with,
+};
 use crate::validate;
 use crate::{
     Result, RunId, RunInfo, RunRecord, RunSink, RunStatus, StoreError, TestId, TestOutcome,
@@ -17,27 +18,25 @@ use kbench_model::{Sample, TestKey, TestSpec, now_ms};
 /// Stores a sample only when its run and test belong to the same result
 /// set, so `load` never meets a sample of a foreign test. The run's row is
 /// locked against removal ([`Sql::key_share`]) until the sample is in:
-/// the samples table has no foreign key to do it (schema version 8). The
-/// run's `sample_count` counts it (schema version 9).
+/// the samples have no foreign key to do it (schema version 8). The run's
+/// `sample_count` counts it (schema version 9). Inside a write transaction.
 fn insert_sample(db: &mut dyn Sql, run: RunId, test: i64, sample: &Sample) -> Res<()> {
     let sql = format!(
-        "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) \
-         SELECT r.id, t.id, CAST(?3 AS BIGINT), CAST(?4 AS DOUBLE PRECISION), \
-                CAST(?5 AS BIGINT), CAST(?6 AS BIGINT) \
-         FROM (SELECT id, identifier_id FROM runs WHERE id = ?1{}) r \
+        "SELECT t.id FROM (SELECT id, identifier_id FROM runs WHERE id = ?1{}) r \
          JOIN identifiers i ON i.id = r.identifier_id \
          JOIN tests t ON t.set_id = i.set_id \
          WHERE t.id = ?2",
         db.key_share()
     );
-    let stored = db.execute(&sql, &sample_row(run, test, sample)?.params())?;
-    if stored == 0 {
+    let row = sample_row(run, test, sample)?;
+    if first_int(db, &sql, args![run.0, test])?.is_none() {
         return Err(Fail::Store(StoreError::NotFound(format!(
             "run {} and test {test} are not both in {} within one result set; the sample was not stored",
             run.0,
             db.name()
         ))));
     }
+    blocks::append(db, run.0, test, &[row])?;
     count_samples(db, run.0, 1)
 }
 
@@ -164,16 +163,23 @@ impl<S: Sql> RunSink for S {
 
     fn last_round(&mut self, set: &str, identifier: &str) -> Result<Option<u32>> {
         with(self, "finding the last round", |db| {
-            let round = first_int(
-                db,
-                "SELECT MAX(x.round) FROM samples x \
-                 JOIN runs r ON r.id = x.run_id \
+            let mut last = None;
+            db.query(
+                "SELECT b.samples FROM sample_blocks b \
+                 JOIN runs r ON r.id = b.run_id \
                  JOIN identifiers i ON i.id = r.identifier_id \
                  JOIN result_sets s ON s.id = i.set_id \
                  WHERE s.name = ?1 AND i.name = ?2",
                 args![set, identifier],
+                &mut |row| {
+                    let rounds = blocks::unpack(&row.req_blob(0)?)?
+                        .into_iter()
+                        .map(|s| s.round);
+                    last = last.max(rounds.max());
+                    Ok(())
+                },
             )?;
-            round.map(|round| narrow("round", round)).transpose()
+            Ok(last)
         })
     }
 

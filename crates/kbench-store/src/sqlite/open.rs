@@ -8,7 +8,8 @@
 //! database or a kbench database is then opened for writing, switched to WAL
 //! and migrated.
 
-use crate::engine::{TABLES, migration_failed, pending, too_new};
+use crate::engine::blocks::{pack, parts};
+use crate::engine::{SampleRow, TABLES, migration_failed, pending, too_new};
 use crate::{Opening, Result, StoreError};
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 use std::fmt::Write as _;
@@ -29,7 +30,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     include_str!("schema_v7.sql"),
     include_str!("schema_v8.sql"),
     include_str!("schema_v9.sql"),
+    include_str!("schema_v10.sql"),
 ];
+
+/// The version whose script makes `sample_blocks`: the old rows are packed
+/// into it after that script ([`pack_sample_rows`]).
+const BLOCKS_VERSION: i64 = 10;
 
 /// The schema version this build writes (`PRAGMA user_version`).
 const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -350,14 +356,71 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let found = version(&tx)?;
     let db = path.display().to_string();
     let migrating = |e| migration_failed(&db, found, SCHEMA_VERSION, e);
-    for script in pending(&db, found, MIGRATIONS)? {
+    for (version, script) in (found + 1..).zip(pending(&db, found, MIGRATIONS)?) {
         tx.execute_batch(script).map_err(migrating)?;
+        if version == BLOCKS_VERSION {
+            pack_sample_rows(&tx).map_err(migrating)?;
+        }
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)
         .map_err(migrating)?;
     tx.pragma_update(None, "application_id", APPLICATION_ID)
         .map_err(migrating)?;
     tx.commit().map_err(migrating)
+}
+
+/// Packs the rows of version 9's `samples` into `sample_blocks`, in parts
+/// per run and test in row id (measurement) order, then drops `samples`.
+fn pack_sample_rows(conn: &Connection) -> rusqlite::Result<()> {
+    let mut insert = conn.prepare(
+        "INSERT INTO sample_blocks (run_id, test_id, part, samples) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    let mut store = |run: i64, test: i64, bytes: Vec<u8>| -> rusqlite::Result<()> {
+        for block in parts(run, test, bytes) {
+            insert.execute(rusqlite::params![
+                block.run,
+                block.test,
+                block.part,
+                block.samples
+            ])?;
+        }
+        Ok(())
+    };
+    let mut read = conn.prepare(
+        "SELECT run_id, test_id, round, value, iterations, at_ms FROM samples \
+         ORDER BY run_id, test_id, id",
+    )?;
+    let mut rows = read.query([])?;
+    let mut block: Option<(i64, i64, Vec<u8>)> = None;
+    while let Some(row) = rows.next()? {
+        let sample = SampleRow {
+            run: row.get(0)?,
+            test: row.get(1)?,
+            round: row.get(2)?,
+            value: row.get(3)?,
+            iterations: row.get(4)?,
+            at_ms: row.get(5)?,
+        };
+        match &mut block {
+            Some((run, test, bytes)) if (*run, *test) == (sample.run, sample.test) => {
+                pack(&sample, bytes);
+            }
+            _ => {
+                if let Some((run, test, bytes)) = block.take() {
+                    store(run, test, bytes)?;
+                }
+                let mut bytes = Vec::new();
+                pack(&sample, &mut bytes);
+                block = Some((sample.run, sample.test, bytes));
+            }
+        }
+    }
+    if let Some((run, test, bytes)) = block {
+        store(run, test, bytes)?;
+    }
+    drop(rows);
+    drop(read);
+    conn.execute_batch("DROP TABLE samples")
 }
 
 #[cfg(test)]

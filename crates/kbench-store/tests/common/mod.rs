@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// What schema version 9 added (each run's sample count), dropped again:
 /// a database as version 8 left it.
@@ -32,6 +32,10 @@ pub const UNDO_V7: &str = "DROP INDEX identifiers_by_set; DROP INDEX tests_by_se
 pub const UNDO_V6: &str = "ALTER TABLE result_sets DROP COLUMN title; \
                            ALTER TABLE result_sets DROP COLUMN description; \
                            ALTER TABLE identifiers DROP COLUMN factors_json;";
+
+/// The number of samples in a row of `sample_blocks` (32 bytes each), as
+/// SQL both databases read (an integer, whose SUM is a BIGINT).
+pub const SAMPLES_IN_BLOCK: &str = "LENGTH(samples) / 32";
 
 pub const POSTGRES_ENV: &str = "KBENCH_TEST_POSTGRES_URL";
 
@@ -153,6 +157,75 @@ impl TestDb {
         }
     }
 
+    /// What schema version 10 changed, undone: every block of
+    /// `sample_blocks` unpacked into a row of version 9's `samples` (in
+    /// run, test and block order), and `sample_blocks` dropped.
+    pub fn undo_v10(&self) {
+        let id = match self.kind {
+            Kind::Sqlite { .. } => "id INTEGER PRIMARY KEY",
+            Kind::Postgres { .. } => "id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+        };
+        let blocks: Vec<(i64, i64, Vec<u8>)> = {
+            let sql =
+                "SELECT run_id, test_id, samples FROM sample_blocks ORDER BY run_id, test_id, part";
+            match &self.kind {
+                Kind::Sqlite { path, .. } => rusqlite::Connection::open(path)
+                    .unwrap()
+                    .prepare(sql)
+                    .unwrap()
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect(),
+                Kind::Postgres { .. } => client(&self.location)
+                    .query(sql, &[])
+                    .unwrap()
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2)))
+                    .collect(),
+            }
+        };
+        self.raw(&format!(
+            "CREATE TABLE samples ({id}, run_id BIGINT NOT NULL, test_id BIGINT NOT NULL, \
+             round BIGINT NOT NULL, value DOUBLE PRECISION NOT NULL, \
+             iterations BIGINT NOT NULL, at_ms BIGINT NOT NULL); \
+             CREATE INDEX samples_by_test_run ON samples (test_id, run_id); \
+             CREATE INDEX samples_by_run_round ON samples (run_id, round); \
+             DROP TABLE sample_blocks;"
+        ));
+        let insert = "INSERT INTO samples (run_id, test_id, round, value, iterations, at_ms) \
+                      VALUES ($1, $2, $3, $4, $5, $6)";
+        let mut sqlite = match &self.kind {
+            Kind::Sqlite { path, .. } => Some(rusqlite::Connection::open(path).unwrap()),
+            Kind::Postgres { .. } => None,
+        };
+        let mut pg = sqlite.is_none().then(|| client(&self.location));
+        for (run, test, bytes) in blocks {
+            for sample in bytes.chunks_exact(32) {
+                let field =
+                    |i: usize| i64::from_be_bytes(sample[8 * i..8 * i + 8].try_into().unwrap());
+                let (round, value, iterations, at_ms) = (
+                    field(0),
+                    f64::from_bits(field(1) as u64),
+                    field(2),
+                    field(3),
+                );
+                if let Some(conn) = &mut sqlite {
+                    conn.execute(
+                        insert,
+                        rusqlite::params![run, test, round, value, iterations, at_ms],
+                    )
+                    .unwrap();
+                }
+                if let Some(client) = &mut pg {
+                    client
+                        .execute(insert, &[&run, &test, &round, &value, &iterations, &at_ms])
+                        .unwrap();
+                }
+            }
+        }
+    }
+
     /// What schema version 8 changed, undone: a database as version 7
     /// left it, its samples with their foreign keys (SQLite: the table made
     /// again, as version 8 does).
@@ -179,15 +252,23 @@ impl TestDb {
         }
     }
 
-    /// The foreign keys of the samples table (none since version 8).
+    /// The foreign keys of the samples' table (none since version 8):
+    /// `samples` up to version 9, `sample_blocks` since.
     pub fn sample_foreign_keys(&self) -> i64 {
-        self.count(match self.kind {
-            Kind::Sqlite { .. } => "SELECT COUNT(*) FROM pragma_foreign_key_list('samples')",
-            Kind::Postgres { .. } => {
-                "SELECT COUNT(*) FROM pg_constraint \
-                 WHERE conrelid = 'samples'::regclass AND contype = 'f'"
-            }
-        })
+        ["samples", "sample_blocks"]
+            .iter()
+            .map(|table| {
+                self.count(&match self.kind {
+                    Kind::Sqlite { .. } => {
+                        format!("SELECT COUNT(*) FROM pragma_foreign_key_list('{table}')")
+                    }
+                    Kind::Postgres { .. } => format!(
+                        "SELECT COUNT(*) FROM pg_constraint \
+                         WHERE conrelid = to_regclass('{table}') AND contype = 'f'"
+                    ),
+                })
+            })
+            .sum()
     }
 
     /// The one integer `sql` returns, read behind the store's back.
@@ -201,13 +282,21 @@ impl TestDb {
         }
     }
 
-    /// Samples whose run or test is gone (none, ever).
+    /// Blocks of samples whose run or test is gone (none, ever).
     pub fn orphan_samples(&self) -> i64 {
         self.count(
-            "SELECT COUNT(*) FROM samples s WHERE NOT EXISTS \
+            "SELECT COUNT(*) FROM sample_blocks s WHERE NOT EXISTS \
              (SELECT 1 FROM runs r WHERE r.id = s.run_id) OR NOT EXISTS \
              (SELECT 1 FROM tests t WHERE t.id = s.test_id)",
         )
+    }
+
+    /// How many samples are stored, read from their blocks behind the
+    /// store's back.
+    pub fn stored_samples(&self) -> i64 {
+        self.count(&format!(
+            "SELECT COALESCE(SUM({SAMPLES_IN_BLOCK}), 0) FROM sample_blocks"
+        ))
     }
 
     /// The schema version the database records.
