@@ -10,6 +10,7 @@ use kbench_model::{Direction, Sample, TestKey};
 use kbench_store::{
     Location, Recorder, ResultSetData, RunId, RunStatus, Scope, StoreError, TestOutcomeKind,
 };
+use kbench_store::exchange::stream;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
@@ -32,6 +33,7 @@ on_both_backends!(
     import_round_trips_and_is_all_or_nothing,
     streamed_import_is_all_or_nothing,
     large_import_keeps_order_and_runs,
+    many_tests_import_in_order_after_the_stored_ones,
     samples_stay_in_their_run_whatever_their_clock,
     sample_of_another_sets_test_is_refused,
     bisect_state_is_saved_replaced_and_forgotten,
@@ -838,6 +840,57 @@ fn large_import_keeps_order_and_runs(db: &TestDb) {
         in_run(1),
         (0..1000).filter(|i| 1000 + 100 * i >= 50_000).count()
     );
+}
+
+/// An import of more tests than one INSERT of them holds keeps the
+/// file's order; a second import into the set adds its new tests after
+/// the stored ones, and refuses one stored in another unit.
+fn many_tests_import_in_order_after_the_stored_ones(db: &TestDb) {
+    let mut store = db.open();
+    let document = |identifier: &str, tests: &[String], unit: &str| {
+        let specs: Vec<String> = tests
+            .iter()
+            .map(|t| format!(r#"{{"test": "{t}", "unit": "{unit}", "direction": "lower"}}"#))
+            .collect();
+        let samples: Vec<String> = tests
+            .iter()
+            .map(|t| format!(r#""{t}": [{{"value": 1.5}}]"#))
+            .collect();
+        format!(
+            r#"{{"schema": "kbench.samples/1", "result_set": "wide", "tests": [{}],
+                "identifiers": [{{"name": "{identifier}", "samples": {{{}}}}}]}}"#,
+            specs.join(", "),
+            samples.join(", ")
+        )
+    };
+    let first: Vec<String> = (0..600).rev().map(|i| format!("t{i:03}")).collect();
+    stream::import(document("a", &first, "ns").as_bytes(), None, store.as_mut()).unwrap();
+    let names = |store: &mut dyn kbench_store::Database| -> Vec<String> {
+        let data = store.load("wide").unwrap();
+        data.tests.iter().map(|t| t.key.to_string()).collect()
+    };
+    assert_eq!(names(store.as_mut()), first);
+
+    let second: Vec<String> = ["new-1", "t005", "new-0"].map(String::from).to_vec();
+    stream::import(
+        document("b", &second, "ns").as_bytes(),
+        None,
+        store.as_mut(),
+    )
+    .unwrap();
+    let mut expected = first.clone();
+    expected.extend(["new-1", "new-0"].map(String::from));
+    assert_eq!(names(store.as_mut()), expected);
+    let data = store.load("wide").unwrap();
+    assert_eq!(data.identifiers[1].samples.len(), 3);
+
+    let err = stream::import(
+        document("c", &second, "ms").as_bytes(),
+        None,
+        store.as_mut(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("is stored in result set"), "{err}");
 }
 
 /// A VM guest's clock may be behind the host's: samples timed before their

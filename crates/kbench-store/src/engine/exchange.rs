@@ -10,7 +10,7 @@ use super::blocks::{pack, parts};
 use super::check::{check_factors, check_id, check_name, check_text, check_uid};
 use super::convert::{narrow, to_i64, to_json};
 use super::records::{
-    FIND_IDENTIFIER, INSERT_IDENTIFIER, ensure_set, ensure_test, insert_new_run, sample_row,
+    FIND_IDENTIFIER, INSERT_IDENTIFIER, ensure_set, ensure_tests, insert_new_run, sample_row,
     store_new_samples, upsert_outcome,
 };
 use super::{Fail, Res, Sql, args, first_int, live, store_error, transaction, with};
@@ -32,10 +32,7 @@ struct SetRows {
 fn start_set(db: &mut dyn Sql, head: &SetHead) -> Res<SetRows> {
     check_name("result set", head.name)?;
     let id = ensure_set(db, head.name)?;
-    let mut tests = HashMap::new();
-    for spec in head.tests {
-        tests.insert(spec.key.clone(), ensure_test(db, id, head.name, spec)?);
-    }
+    let tests = ensure_tests(db, id, head.name, head.tests)?;
     Ok(SetRows {
         name: head.name.to_string(),
         id,

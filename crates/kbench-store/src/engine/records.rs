@@ -15,7 +15,7 @@ use super::{
 use crate::validate;
 use crate::{RunId, RunInfo, RunRecord, RunStatus, StoreError, TestOutcome, TestOutcomeKind};
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec, now_ms};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A test's key from its `benchmark, options, metric` columns at `first`.
 pub(super) fn read_key(row: &dyn Row, first: usize) -> Res<TestKey> {
@@ -179,6 +179,122 @@ pub(super) fn find_test(db: &mut dyn Sql, set_id: i64, key: &TestKey) -> Res<Opt
         .transpose()
 }
 
+/// `Conflict` when a test stored in `unit` and `direction` is now reported
+/// as `spec` says otherwise.
+fn same_unit(unit: &str, direction: Direction, spec: &TestSpec, set: &str) -> Res<()> {
+    if unit == spec.unit && direction == spec.direction {
+        return Ok(());
+    }
+    Err(Fail::Store(StoreError::Conflict(format!(
+        "test {} is stored in result set \"{set}\" in {unit} ({}), but is now reported in {} ({}); \
+         a test keeps its unit and direction: fix the benchmark or use a new result set",
+        spec.key,
+        direction.phrase(),
+        spec.unit,
+        spec.direction.phrase()
+    ))))
+}
+
+/// The most tests one multi-row INSERT of [`ensure_tests`] holds (7
+/// parameters each).
+const TESTS_PER_INSERT: usize = 256;
+
+/// The ids of a set's tests `specs`, as [`ensure_test`] gives each, in a
+/// few statements however many there are (an import's thousands): the
+/// set's stored tests are read at once, and the new ones inserted after
+/// them, in the order given, by multi-row INSERTs.
+pub(super) fn ensure_tests(
+    db: &mut dyn Sql,
+    set_id: i64,
+    set: &str,
+    specs: &[TestSpec],
+) -> Res<HashMap<TestKey, i64>> {
+    let mut stored = HashMap::new();
+    db.query(
+        "SELECT id, benchmark, options, metric, unit, direction FROM tests WHERE set_id = ?1",
+        args![set_id],
+        &mut |row| {
+            let key = read_key(row, 1)?;
+            let direction = read_direction(&row.req_text(5)?, format_args!("test {key}"))?;
+            stored.insert(key, (row.req_int(0)?, row.req_text(4)?, direction));
+            Ok(())
+        },
+    )?;
+    let mut ids = HashMap::new();
+    let mut new = Vec::new();
+    let mut listed = HashSet::new();
+    for spec in specs {
+        valid(validate::test_spec(spec), || {
+            format!("test {} of result set \"{set}\"", spec.key)
+        })?;
+        match stored.get(&spec.key) {
+            Some((id, unit, direction)) => {
+                same_unit(unit, *direction, spec, set)?;
+                ids.insert(spec.key.clone(), *id);
+            }
+            None if listed.insert(&spec.key) => new.push(spec),
+            None => {}
+        }
+    }
+    let mut position = first_int(
+        db,
+        "SELECT COALESCE(MAX(position) + 1, 0) FROM tests WHERE set_id = ?1",
+        args![set_id],
+    )?
+    .unwrap_or(0);
+    for chunk in new.chunks(TESTS_PER_INSERT) {
+        let options: Vec<String> = chunk.iter().map(|spec| spec.key.options_text()).collect();
+        let mut params = Vec::with_capacity(7 * chunk.len());
+        for (spec, options) in chunk.iter().zip(&options) {
+            params.extend_from_slice(args![
+                set_id,
+                &spec.key.benchmark,
+                options,
+                &spec.key.metric,
+                &spec.unit,
+                spec.direction.as_str(),
+                position
+            ]);
+            position += 1;
+        }
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let n = 7 * i;
+                format!(
+                    "(CAST(?{} AS BIGINT), ?{}, ?{}, ?{}, ?{}, ?{}, CAST(?{} AS BIGINT))",
+                    n + 1,
+                    n + 2,
+                    n + 3,
+                    n + 4,
+                    n + 5,
+                    n + 6,
+                    n + 7
+                )
+            })
+            .collect();
+        db.query(
+            &format!(
+                "INSERT INTO tests (set_id, benchmark, options, metric, unit, direction, position) \
+                 VALUES {} ON CONFLICT (set_id, benchmark, options, metric) DO NOTHING \
+                 RETURNING id, benchmark, options, metric",
+                rows.join(", ")
+            ),
+            &params,
+            &mut |row| {
+                ids.insert(read_key(row, 1)?, row.req_int(0)?);
+                Ok(())
+            },
+        )?;
+    }
+    // Those another writer inserted in between are found one by one.
+    for spec in new {
+        if !ids.contains_key(&spec.key) {
+            ids.insert(spec.key.clone(), ensure_test(db, set_id, set, spec)?);
+        }
+    }
+    Ok(ids)
+}
+
 /// The id of a test of the set, created after the set's last test when new;
 /// `Conflict` when it exists with another unit or direction.
 pub(super) fn ensure_test(db: &mut dyn Sql, set_id: i64, set: &str, spec: &TestSpec) -> Res<i64> {
@@ -195,16 +311,7 @@ pub(super) fn ensure_test(db: &mut dyn Sql, set_id: i64, set: &str, spec: &TestS
             direction: stored,
         }) = find_test(db, set_id, key)?
         {
-            if unit != spec.unit || stored != spec.direction {
-                return Err(Fail::Store(StoreError::Conflict(format!(
-                    "test {key} is stored in result set \"{set}\" in {unit} ({}), but is now reported in {} ({}); \
-                     a test keeps its unit and direction: fix the benchmark or use a new result set",
-                    stored.phrase(),
-                    spec.unit,
-                    spec.direction.phrase()
-                ))));
-            }
-            return Ok(id);
+            return same_unit(&unit, stored, spec, set).map(|()| id);
         }
         let inserted = first_int(
             db,
