@@ -7,10 +7,10 @@ mod common;
 
 use common::{SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, UNDO_V9, info, job, outcome, sample, spec};
 use kbench_model::{Direction, Sample, TestKey};
+use kbench_store::exchange::stream;
 use kbench_store::{
     Location, Recorder, ResultSetData, RunId, RunStatus, Scope, StoreError, TestOutcomeKind,
 };
-use kbench_store::exchange::stream;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 

@@ -13,7 +13,7 @@
 //! at most 4 KB, however many samples the test has.
 
 use super::convert::narrow;
-use super::{Fail, Res, SampleBlock, SampleRow, Sql, args, first_int};
+use super::{Fail, Res, Row, SampleBlock, SampleRow, Sql, args, first_int};
 use kbench_model::Sample;
 
 /// Bytes of one packed sample.
@@ -100,6 +100,17 @@ pub fn stored_count(db: &mut dyn Sql, run: i64, test: i64) -> Res<u64> {
     )?))
 }
 
+/// The last part of `test`'s samples in `run` (an empty part 0 when there
+/// is none yet), read from a row of `part, samples` (both NULL for none).
+pub fn read_last_part(row: &dyn Row, run: i64, test: i64) -> Res<SampleBlock> {
+    Ok(SampleBlock {
+        run,
+        test,
+        part: row.int(0)?.unwrap_or(0),
+        samples: row.blob(1)?.unwrap_or_default(),
+    })
+}
+
 /// Appends rows of one run and test to their last part, and to new parts
 /// as each fills; inside the caller's transaction.
 pub fn append(db: &mut dyn Sql, run: i64, test: i64, rows: &[SampleRow]) -> Res<()> {
@@ -114,11 +125,16 @@ pub fn append(db: &mut dyn Sql, run: i64, test: i64, rows: &[SampleRow]) -> Res<
          ORDER BY part DESC LIMIT 1",
         args![run, test],
         &mut |row| {
-            last.part = row.req_int(0)?;
-            last.samples = row.req_blob(1)?;
+            last = read_last_part(row, run, test)?;
             Ok(())
         },
     )?;
+    extend(db, last, rows)
+}
+
+/// Appends rows to `last`, the last part of their run and test, and to new
+/// parts as each fills, writing what changed.
+pub fn extend(db: &mut dyn Sql, mut last: SampleBlock, rows: &[SampleRow]) -> Res<()> {
     let mut changed = false;
     for row in rows {
         if last.samples.len() >= PART_BYTES {

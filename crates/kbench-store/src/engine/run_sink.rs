@@ -6,9 +6,7 @@ use super::records::{
     add_outcomes, count_samples, ensure_identifier, ensure_set, ensure_test, insert_new_run,
     no_run, read_key, read_run, run_columns, sample_row, upsert_outcome,
 };
-use super::{
-    Fail, Res, Sql, args, blocks, first_int, identifier_lock_key, rows, transaction, with,
-};
+use super::{Fail, Res, Sql, args, blocks, identifier_lock_key, rows, transaction, with};
 use crate::validate;
 use crate::{
     Result, RunId, RunInfo, RunRecord, RunSink, RunStatus, StoreError, TestId, TestOutcome,
@@ -21,22 +19,29 @@ use kbench_model::{Sample, TestKey, TestSpec, now_ms};
 /// the samples have no foreign key to do it (schema version 8). The run's
 /// `sample_count` counts it (schema version 9). Inside a write transaction.
 fn insert_sample(db: &mut dyn Sql, run: RunId, test: i64, sample: &Sample) -> Res<()> {
+    // One statement checks the pair and reads the test's last part.
     let sql = format!(
-        "SELECT t.id FROM (SELECT id, identifier_id FROM runs WHERE id = ?1{}) r \
+        "SELECT b.part, b.samples FROM (SELECT id, identifier_id FROM runs WHERE id = ?1{}) r \
          JOIN identifiers i ON i.id = r.identifier_id \
-         JOIN tests t ON t.set_id = i.set_id \
-         WHERE t.id = ?2",
+         JOIN tests t ON t.set_id = i.set_id AND t.id = ?2 \
+         LEFT JOIN sample_blocks b ON b.run_id = r.id AND b.test_id = t.id \
+         ORDER BY b.part DESC LIMIT 1",
         db.key_share()
     );
     let row = sample_row(run, test, sample)?;
-    if first_int(db, &sql, args![run.0, test])?.is_none() {
+    let mut last = None;
+    db.query(&sql, args![run.0, test], &mut |found| {
+        last = Some(blocks::read_last_part(found, run.0, test)?);
+        Ok(())
+    })?;
+    let Some(last) = last else {
         return Err(Fail::Store(StoreError::NotFound(format!(
             "run {} and test {test} are not both in {} within one result set; the sample was not stored",
             run.0,
             db.name()
         ))));
-    }
-    blocks::append(db, run.0, test, &[row])?;
+    };
+    blocks::extend(db, last, &[row])?;
     count_samples(db, run.0, 1)
 }
 
