@@ -222,8 +222,15 @@ fn check_existing(path: &Path, deep: bool) -> Result<()> {
             format!("SQLite's integrity check failed: {}", problems.join("; ")),
         ));
     }
+    // Samples were rows of `samples` before version 10.
+    let samples = if version >= BLOCKS_VERSION {
+        "sample_blocks"
+    } else {
+        "samples"
+    };
     let missing = TABLES
         .iter()
+        .chain([&samples])
         .find(|t| !tables.iter().any(|have| have == *t));
     match missing {
         Some(table) if version >= 1 => Err(corrupt(
@@ -472,6 +479,23 @@ mod tests {
         // The reading commands do not read the whole file to answer a
         // narrow question: what they read is checked as SQLite reads it.
         open(&path, Opening::EXISTING).unwrap();
+    }
+
+    /// The samples' table is looked for under the name of the file's
+    /// version: a version-10 file without `sample_blocks` is damaged.
+    #[test]
+    fn a_store_without_its_samples_table_is_damaged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.db");
+        open(&path, Opening::LOCAL)
+            .unwrap()
+            .execute_batch("DROP TABLE sample_blocks")
+            .unwrap();
+        let err = open(&path, Opening::LOCAL).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Corrupt { reason, .. } if reason.contains("sample_blocks")),
+            "{err:?}"
+        );
     }
 
     #[test]
