@@ -11,8 +11,20 @@ mod common;
 use common::{have_programs, json_of, kbench, temp_db};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 const TCG_NOTE: &str = "emulated (TCG)";
+
+/// The tests that boot guests take turns. Two TCG guests at once on a
+/// 2-CPU host starve each other's vCPUs: in one CI run both guests' kernels
+/// hung spinning for a cross-CPU call (`smp_call_function_many_cond`) and
+/// never reached the agent.
+fn one_guest_at_a_time() -> MutexGuard<'static, ()> {
+    static GUESTS: Mutex<()> = Mutex::new(());
+    GUESTS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 fn kernel_cache() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels")
@@ -61,6 +73,7 @@ fn kernels_in(stdout: &str) -> Vec<(String, String)> {
 
 #[test]
 fn debian_kernels_side_by_side_under_tcg() {
+    let _turn = one_guest_at_a_time();
     if !have_programs(
         &["qemu-system-x86_64", "apt-get", "dpkg-deb"],
         "apt-get install qemu-system-x86; kernels are fetched with apt-get and dpkg-deb",
@@ -307,6 +320,7 @@ fn duet(db: &Path, old: &str, new: &str) {
 /// say why. Either way the stored run says what it was.
 #[test]
 fn auto_acceleration_says_what_it_used() {
+    let _turn = one_guest_at_a_time();
     if !have_programs(&["qemu-system-x86_64"], "apt-get install qemu-system-x86") {
         return;
     }
@@ -480,6 +494,7 @@ fn bad_input_is_explained() {
 /// panics) is reported with its serial log; nothing is stored.
 #[test]
 fn a_guest_that_panics_is_reported_with_its_serial_log() {
+    let _turn = one_guest_at_a_time();
     if !have_programs(&["qemu-system-x86_64"], "apt-get install qemu-system-x86") {
         return;
     }
