@@ -209,17 +209,14 @@ pub(super) fn ensure_tests(
     set: &str,
     specs: &[TestSpec],
 ) -> Res<HashMap<TestKey, i64>> {
-    let mut stored = HashMap::new();
-    db.query(
+    let (stored, stored_ids) = read_tests(
+        db,
         "SELECT id, benchmark, options, metric, unit, direction FROM tests WHERE set_id = ?1",
         args![set_id],
-        &mut |row| {
-            let key = read_key(row, 1)?;
-            let direction = read_direction(&row.req_text(5)?, format_args!("test {key}"))?;
-            stored.insert(key, (row.req_int(0)?, row.req_text(4)?, direction));
-            Ok(())
-        },
     )?;
+    let id_of: HashMap<&TestKey, i64> = stored_ids.iter().map(|(&id, key)| (key, id)).collect();
+    let stored: HashMap<&TestKey, &TestSpec> =
+        stored.iter().map(|spec| (&spec.key, spec)).collect();
     let mut ids = HashMap::new();
     let mut new = Vec::new();
     let mut listed = HashSet::new();
@@ -228,9 +225,9 @@ pub(super) fn ensure_tests(
             format!("test {} of result set \"{set}\"", spec.key)
         })?;
         match stored.get(&spec.key) {
-            Some((id, unit, direction)) => {
-                same_unit(unit, *direction, spec, set)?;
-                ids.insert(spec.key.clone(), *id);
+            Some(old) => {
+                same_unit(&old.unit, old.direction, spec, set)?;
+                ids.insert(spec.key.clone(), id_of[&spec.key]);
             }
             None if listed.insert(&spec.key) => new.push(spec),
             None => {}
