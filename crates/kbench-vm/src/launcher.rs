@@ -6,9 +6,10 @@
 //! A guest that panics, never reaches the agent or hangs is killed once it
 //! has sent nothing for the timeout; its serial log (the guest's console) is
 //! then kept and its last lines are part of the error. A guest whose kernel
-//! dies before the agent starts is booted once more: under multi-threaded
-//! TCG a boot can crash transiently (seen on CI: a Debian 6.12 kernel
-//! executing half-patched text in `__schedule`).
+//! dies before the agent starts is booted once more, and the run says so
+//! with the first boot's serial log: a boot can die transiently (seen on CI
+//! under multi-threaded TCG, which kbench no longer uses: a Debian 6.12
+//! kernel executing half-patched text in `__schedule`).
 
 use super::guest::{EXIT_MARKER, READY_MARKER};
 use super::image::GuestImage;
