@@ -221,7 +221,11 @@ impl From<FormatError> for ImportError {
 pub fn import(request: &ImportRequest, store: &mut dyn Exchange) -> Result<String, ImportError> {
     store_file(request, store).map_err(|e| match e {
         ImportError::Format(mut e) => {
-            e.at = format!("{}: {}", request.path.display(), e.at);
+            let path = request.path.display();
+            e.at = match e.at.as_str() {
+                "" => path.to_string(),
+                at => format!("{path}: {at}"),
+            };
             ImportError::Format(e)
         }
         e => e,
@@ -230,7 +234,8 @@ pub fn import(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
 
 fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<String, ImportError> {
     let source = request.path.display().to_string();
-    let io = |e: std::io::Error| FormatError::new(&source, format!("cannot read it: {e}"));
+    // `import` puts the file's path before the message.
+    let io = |e: std::io::Error| FormatError::new("", format!("cannot read it: {e}"));
     let stdin = source == "-";
     let named = |format| matches!(format, Some(Format::Hyperfine | Format::GoogleBenchmark));
     let format = match request.from {

@@ -200,8 +200,8 @@ fn export_identifier(identifier: &IdentifierData) -> IdentifierEntry {
 
 /// Parses and checks a file's text; `into` overrides its result set name.
 pub fn parse(text: &str, into: Option<&str>) -> Result<ResultSetData, ExchangeError> {
-    let file: SamplesFile = serde_json::from_str(text)
-        .map_err(|e| ExchangeError(format!("line {}, column {}: {e}", e.line(), e.column())))?;
+    // serde_json's message ends with the line and column.
+    let file: SamplesFile = serde_json::from_str(text).map_err(|e| ExchangeError(e.to_string()))?;
     to_result_set(&file, into)
 }
 

@@ -786,6 +786,7 @@ fn streamed_import_is_all_or_nothing(db: &TestDb) {
     for cut in [text.len() / 2, text.len() - 1] {
         let why = refused(store.as_mut(), &text[..cut], "cut");
         assert!(why.contains("EOF while parsing"), "{why}");
+        assert_eq!(why.matches("line").count(), 1, "the position once: {why}");
     }
     let why = refused(store.as_mut(), &format!("{text} x"), "trailing");
     assert!(why.contains("trailing characters"), "{why}");

@@ -180,3 +180,18 @@ fn a_hyperfine_run_imports_with_its_per_run_times() {
     assert_eq!(values.len(), 4);
     assert!(values.iter().all(|v| *v > 0.0 && *v < 1.0), "{values:?}");
 }
+
+#[test]
+fn a_file_that_cannot_be_read_is_named_once() {
+    let (dir, db) = temp_db();
+    let missing = dir.path().join("missing.json");
+    let out = output(&db, &["import", missing.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let path = missing.display().to_string();
+    assert!(
+        err.contains(&format!("{path}: cannot read it: No such file")),
+        "{err}"
+    );
+    assert_eq!(err.matches(&path).count(), 1, "{err}");
+}

@@ -155,9 +155,11 @@ fn read(
     let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, reader));
     let read = (&mut document).deserialize(&mut de).and_then(|()| de.end());
     read.map_err(|e| {
-        document.failed.take().unwrap_or_else(|| {
-            ExchangeError(format!("line {}, column {}: {e}", e.line(), e.column())).into()
-        })
+        // serde_json's message ends with the line and column.
+        document
+            .failed
+            .take()
+            .unwrap_or_else(|| ExchangeError(e.to_string()).into())
     })?;
     document.finish()
 }
