@@ -42,10 +42,10 @@ mod vm;
 use bench::{MeasureError, Workbench};
 use error::invalid;
 use git::{Commit, Repo};
-use kbench_model::{Direction, Sample, TestKey, TestSpec};
-use kbench_report::bisect::{
+use kbench_analysis::bisect::{
     BisectReport, CommitRef, LogEntry, Phase, SCHEMA, SkippedCommit, change_text,
 };
+use kbench_model::{Direction, Sample, TestKey, TestSpec};
 use kbench_stats::bisection::{BisectionOptions, EndpointCheck, check_endpoints};
 use kbench_store::{Database, Results, RunId, RunInfo, RunStatus, StoreError, TestId};
 use state::{Fingerprint, STATE_SCHEMA, SavedState};

@@ -17,7 +17,7 @@ use super::bench::Workbench;
 use super::error::{Result, invalid};
 use super::git::Commit;
 use super::progress::Progress;
-use kbench_report::bisect::{CommitRef, Phase, change_text};
+use kbench_analysis::bisect::{CommitRef, Phase, change_text};
 use kbench_stats::bisection::{BlockedChange, Confirmation, DecidedBy, State, classify, confirm};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;

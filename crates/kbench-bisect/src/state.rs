@@ -11,8 +11,8 @@
 //! the seed of the blocks' orders, the commits skipped (and why), the
 //! worktrees a killed run may have left, and the log.
 
+use kbench_analysis::bisect::LogEntry;
 use kbench_model::Direction;
-use kbench_report::bisect::LogEntry;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! Flags of `kbench bisect`.
 
 use clap::Args;
-use kbench_report::thresholds::threshold_percent;
+use kbench_analysis::thresholds::threshold_percent;
 use std::path::PathBuf;
 
 /// Find the commit that changed a metric: automatic bisection with statistics

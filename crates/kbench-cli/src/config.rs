@@ -6,7 +6,7 @@
 //! that variable is not set, so clap applies the order and every command
 //! sees one source of values.
 
-use kbench_report::thresholds::Thresholds;
+use kbench_analysis::thresholds::Thresholds;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

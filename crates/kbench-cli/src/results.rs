@@ -4,10 +4,10 @@
 
 use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser};
-use kbench_report::comparison::ComparisonReport;
+use kbench_analysis::comparison::ComparisonReport;
+use kbench_analysis::history::HistoryReport;
+use kbench_analysis::thresholds::{Thresholds, threshold_percent};
 use kbench_report::format::{self, Report};
-use kbench_report::history::HistoryReport;
-use kbench_report::thresholds::{Thresholds, threshold_percent};
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]

@@ -2,7 +2,7 @@
 
 use super::common::{SamplingArgs, UploadArgs};
 use clap::{Args, Subcommand};
-use kbench_report::thresholds::Thresholds;
+use kbench_analysis::thresholds::Thresholds;
 use kbench_vm::kernel_fetch::KernelCache;
 use std::path::PathBuf;
 

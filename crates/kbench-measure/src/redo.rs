@@ -10,9 +10,9 @@
 use crate::error::Result;
 use crate::launcher::Launcher;
 use crate::runner::{self, RunEvent, RunRequest, RunSummary};
+use kbench_analysis::interference::{DisturbedRound, disturbed_rounds};
 use kbench_model::results::ResultSetData;
 use kbench_model::{REDO_NOTE, TestKey};
-use kbench_report::interference::{DisturbedRound, disturbed_rounds};
 use kbench_store::RunSink;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -25,9 +25,9 @@ use crate::error::{MeasureError, Result};
 use crate::launcher::{AgentStream, Launcher};
 use crate::plan::{Recording, SamplingPlan};
 use crate::sampler::relative_ci;
+use kbench_analysis::show::{self, RunDocument};
 use kbench_model::results::ResultSetData;
 use kbench_model::{AgentEvent, MAIN_METRIC, Sample, SystemSnapshot, TestKey, TestSpec};
-use kbench_report::show::{self, RunDocument};
 use kbench_store::{
     RunId, RunInfo, RunRecord, RunSink, RunStatus, TestId, TestOutcome, TestOutcomeKind,
 };

@@ -1,13 +1,13 @@
 //! What `kbench compare` prints, built and laid out in one call: the
 //! comparison of a request, or with a factor the comparison by factor
-//! ([`crate::factors`]), in a format of the registry; and whether it holds
+//! ([`kbench_analysis::factors`]), in a format of the registry; and whether it holds
 //! a regression (the `--fail-on-regression` gate).
 
 use crate::Error;
-use crate::comparison::{self, CompareRequest};
-use crate::factors::{self, FactorRequest};
 use crate::format::{self, Style};
-use crate::thresholds::Thresholds;
+use kbench_analysis::comparison::{self, CompareRequest};
+use kbench_analysis::factors::{self, FactorReport, FactorRequest};
+use kbench_analysis::thresholds::Thresholds;
 
 use kbench_model::results::{ResultSetData, SetPart};
 
@@ -92,8 +92,15 @@ pub fn compare(
                 metric_filter: request.metric_filter.clone(),
             },
         )?;
+        let renderer = format::find::<FactorReport>(name).ok_or_else(|| Error::FormatWithBy {
+            format: name.to_string(),
+            known: format::formats::<FactorReport>()
+                .iter()
+                .map(|f| f.name())
+                .collect(),
+        })?;
         return Ok(Printed {
-            text: factors::render(&report, name, style)?,
+            text: renderer.render(&report, style),
             regression: report.has_regression(),
         });
     }
@@ -122,8 +129,8 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{identifier, quiet, set};
-    use crate::thresholds::Thresholds;
+    use kbench_analysis::fixtures::{identifier, quiet, set};
+    use kbench_analysis::thresholds::Thresholds;
 
     #[test]
     fn a_whole_comparison_prints_what_compare_would_refuse() {

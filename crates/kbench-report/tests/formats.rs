@@ -3,11 +3,11 @@
 //! elsewhere) and "PLU <b>1|x" (5 % faster mem-bw, a noisy 4-sample futex1,
 //! no pipe-lat at all).
 
+use kbench_analysis::comparison::{self, CompareRequest, ComparisonReport};
+use kbench_analysis::thresholds::Thresholds;
 use kbench_model::results::{IdentifierData, ResultSetData, RunId, RunInfo, RunRecord, RunStatus};
 use kbench_model::{Direction, Sample, SystemSnapshot, TestKey, TestSpec};
-use kbench_report::comparison::{self, CompareRequest, ComparisonReport};
 use kbench_report::format::{self, Style};
-use kbench_report::thresholds::Thresholds;
 use std::collections::BTreeMap;
 
 const SLOW: &str = "PLU 0";
@@ -866,4 +866,36 @@ fn undecidable_metrics_are_cannot_decide_in_every_format() {
         "",
         "nothing explains an undecided metric"
     );
+}
+
+/// A 20 % slower result with one more context switch per operation
+/// (kbench-analysis' fixture): every format that shows verdicts says why.
+#[test]
+fn a_regression_is_explained_in_every_format() {
+    let request = CompareRequest {
+        baseline: None,
+        identifiers: vec![],
+        threshold: Thresholds::uniform(0.01),
+        metric_filter: None,
+    };
+    let report =
+        comparison::build(&kbench_analysis::fixtures::explained_regression(), &request).unwrap();
+    let render = |name: &str| {
+        format::by_name(name)
+            .unwrap()
+            .render(&report, Style::default())
+    };
+    for name in ["bars", "regressions"] {
+        let text = render(name);
+        assert!(
+            text.contains("why: context switches/op +1.000 [+"),
+            "{name}:\n{text}"
+        );
+    }
+    assert!(render("html").contains("<table class=\"why\">"));
+    assert!(render("csv").contains(",regression,perf.context_switches_per_op=1"));
+    let json: serde_json::Value = serde_json::from_str(&render("json")).unwrap();
+    let changes = &json["metrics"][0]["results"][1]["explanation"]["changes"];
+    assert_eq!(changes[0]["metric"], "perf.context_switches_per_op");
+    assert_eq!(changes[0]["significant"], true);
 }

@@ -9,11 +9,11 @@
 //!
 //! `cargo run --release -p kbench-server --example compare_page [-- METRICS [RUNS]]`
 
+use kbench_analysis::comparison::{self, CompareRequest};
+use kbench_analysis::thresholds::Thresholds;
 use kbench_fleet::client;
 use kbench_model::{Direction, Sample, TestKey, TestSpec};
-use kbench_report::comparison::{self, CompareRequest};
 use kbench_report::format::html::compare_page;
-use kbench_report::thresholds::Thresholds;
 use kbench_server::Config;
 use kbench_store::{IdentifierData, Location, ResultSetData, RunId, RunInfo, RunRecord, RunStatus};
 use std::time::{Duration, Instant};

@@ -13,7 +13,12 @@ use std::path::{Path, PathBuf};
 const BINARY_LINE_BUDGET: usize = 1600;
 
 /// Crates that never see a database, even through their dependencies.
-const DATABASE_FREE: &[&str] = &["kbench-model", "kbench-stats", "kbench-report"];
+const DATABASE_FREE: &[&str] = &[
+    "kbench-model",
+    "kbench-stats",
+    "kbench-analysis",
+    "kbench-report",
+];
 const DATABASE_CRATES: &[&str] = &["rusqlite", "postgres"];
 
 fn workspace() -> PathBuf {
@@ -99,32 +104,58 @@ fn every_crate_depends_only_on_lower_layers() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// Crates that use the analysis but never its presentation (issue 32:
+/// measuring and bisecting need models, not renderers).
+const PRESENTATION_FREE: &[&str] = &["kbench-measure", "kbench-bisect"];
+
+/// Every crate `start` builds with (dependencies of its dependencies
+/// included; dev-dependencies left out: tests may open stores), each with
+/// the workspace crate that brings it in.
+fn reached(start: &str) -> Vec<(String, String)> {
+    let crates = crates();
+    let mut seen = BTreeSet::new();
+    let mut reached = Vec::new();
+    let mut todo = vec![start.to_string()];
+    while let Some(name) = todo.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let Some(dir) = crates.get(&name) else {
+            continue;
+        };
+        let manifest = read(&dir.join("Cargo.toml"));
+        let normal = manifest
+            .split("[dev-dependencies]")
+            .next()
+            .unwrap_or_default();
+        for dependency in dependencies(normal) {
+            reached.push((dependency.clone(), name.clone()));
+            todo.push(dependency);
+        }
+    }
+    reached
+}
+
 #[test]
 fn database_free_crates_reach_no_database_crate() {
-    let crates = crates();
     for start in DATABASE_FREE {
-        let mut seen = BTreeSet::new();
-        let mut todo = vec![start.to_string()];
-        while let Some(name) = todo.pop() {
-            if !seen.insert(name.clone()) {
-                continue;
-            }
-            let Some(dir) = crates.get(&name) else {
-                continue;
-            };
-            let manifest = read(&dir.join("Cargo.toml"));
-            // Only what the crate builds with: its tests may open stores.
-            let normal = manifest
-                .split("[dev-dependencies]")
-                .next()
-                .unwrap_or_default();
-            for dependency in dependencies(normal) {
-                assert!(
-                    !DATABASE_CRATES.contains(&dependency.as_str()),
-                    "{start} reaches {dependency} through {name}"
-                );
-                todo.push(dependency);
-            }
+        for (dependency, through) in reached(start) {
+            assert!(
+                !DATABASE_CRATES.contains(&dependency.as_str()),
+                "{start} reaches {dependency} through {through}"
+            );
+        }
+    }
+}
+
+#[test]
+fn measuring_and_bisecting_reach_no_renderer() {
+    for start in PRESENTATION_FREE {
+        for (dependency, through) in reached(start) {
+            assert_ne!(
+                dependency, "kbench-report",
+                "{start} reaches kbench-report through {through}: use kbench-analysis' models"
+            );
         }
     }
 }

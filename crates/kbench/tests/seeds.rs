@@ -10,7 +10,7 @@
 mod common;
 
 use common::{kbench, temp_db};
-use kbench_report::number;
+use kbench_analysis::number;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {

@@ -149,7 +149,7 @@ fn a_disturbed_round_is_run_again_and_replaced_in_compare() {
     assert_eq!(redo_runs, [3]);
     // Every round stays stored; compare leaves out the replaced one.
     assert_eq!(id.samples[&TestKey::new("b")].len(), 12);
-    let kept = kbench_report::interference::without_replaced_rounds(&data);
+    let kept = kbench_analysis::interference::without_replaced_rounds(&data);
     let rounds: std::collections::BTreeSet<u32> = kept.identifiers[0].samples[&TestKey::new("b")]
         .iter()
         .map(|s| s.round)
@@ -169,7 +169,7 @@ fn redo_rounds_are_bounded_per_test_and_not_redone_themselves() {
     // No replacement was quiet: every disturbed round stays in compare.
     let data = store.load("s").unwrap();
     assert_eq!(
-        kbench_report::interference::replaced_rounds(&data.identifiers[0]),
+        kbench_analysis::interference::replaced_rounds(&data.identifiers[0]),
         vec![]
     );
 }

@@ -9,7 +9,7 @@
 //! ```
 //!
 //! A profile test's block starts with its title as PTS writes it ("Redis
-//! 7.0.15 - Test: GET - Parallel Connections: 50", [`crate::title`]).
+//! 7.0.15 - Test: GET - Parallel Connections: 50", [`kbench_analysis::title`]).
 //! kbench adds each mean's 95 % CI half-width relative to it (`+-x.x%`), and
 //! after the bar of every identifier but the baseline the change of its
 //! mean against the baseline's and the verdict (`REGRESSION`,
@@ -19,8 +19,8 @@
 
 use super::common::{self, paint};
 use super::render::{Render, Style};
-use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
-use crate::number::{self, Unbounded};
+use kbench_analysis::comparison::{ComparisonReport, IdentifierResult, MetricReport};
+use kbench_analysis::number::{self, Unbounded};
 use kbench_stats::Verdict;
 use std::fmt::Write;
 

@@ -2,9 +2,11 @@
 //! and their colours, readable test names, numbers and padding.
 
 use super::render::Style;
-use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, IdentifierSystem};
-use crate::header::{Difference, HEADLINE_FACTS};
-use crate::number;
+use kbench_analysis::comparison::{
+    ComparisonReport, IdentifierResult, IdentifierSummary, IdentifierSystem,
+};
+use kbench_analysis::header::{Difference, HEADLINE_FACTS};
+use kbench_analysis::number;
 use kbench_model::{Direction, MAIN_METRIC, TestKey};
 use kbench_stats::{Comparison, Verdict, Warning};
 

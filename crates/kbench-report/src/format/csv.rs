@@ -23,7 +23,7 @@
 //! cells stay numbers: a change of `-3.2` is written `-3.2`.
 
 use super::render::{Render, Style};
-use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
+use kbench_analysis::comparison::{ComparisonReport, IdentifierResult, MetricReport};
 use kbench_stats::Verdict;
 
 pub struct Csv;

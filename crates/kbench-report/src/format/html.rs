@@ -27,8 +27,8 @@ pub use history::history_page;
 pub use page::{PAGE_SCRIPT, PAGE_STYLE, page, page_policy, policy_meta, systems_section};
 
 use super::render::{Render, Style};
-use crate::comparison::ComparisonReport;
-use crate::history::HistoryReport;
+use kbench_analysis::comparison::ComparisonReport;
+use kbench_analysis::history::HistoryReport;
 
 pub struct Html;
 

@@ -1,43 +1,22 @@
 //! `json`: a report as its JSON document, pretty-printed: the serialized
-//! model, `kbench.show/1` ([`crate::show::SCHEMA`]), `kbench.compare/1`
-//! ([`crate::comparison::SCHEMA`]), `kbench.history/1`
-//! ([`crate::history::SCHEMA`]) or `kbench.counters/1`
-//! ([`crate::counters::SCHEMA`]) of docs/json.md; fields are only ever added
+//! model, `kbench.show/1` ([`kbench_analysis::show::SCHEMA`]), `kbench.compare/1`
+//! ([`kbench_analysis::comparison::SCHEMA`]), `kbench.history/1`
+//! ([`kbench_analysis::history::SCHEMA`]) or `kbench.counters/1`
+//! ([`kbench_analysis::counters::SCHEMA`]) of docs/json.md; fields are only ever added
 //! within a version. JSON has no infinity: an unbounded confidence limit (a
 //! side with one observation) is `null` (kbench-stats' `Estimate`), and any
 //! other non-finite number serde_json writes as `null` too, so the output
 //! always parses. Never coloured.
 
 use super::render::{Render, Style};
-use crate::comparison::ComparisonReport;
-use crate::counters::CounterDocument;
-use crate::history::HistoryReport;
-use crate::show::ShowDocument;
 use serde::Serialize;
 
 pub struct Json;
 
-impl Render<ShowDocument> for Json {
-    fn render(&self, doc: &ShowDocument, _style: Style) -> String {
-        document(doc)
-    }
-}
-
-impl Render<ComparisonReport> for Json {
-    fn render(&self, report: &ComparisonReport, _style: Style) -> String {
-        document(report)
-    }
-}
-
-impl Render<CounterDocument> for Json {
-    fn render(&self, doc: &CounterDocument, _style: Style) -> String {
-        document(doc)
-    }
-}
-
-impl Render<HistoryReport> for Json {
-    fn render(&self, report: &HistoryReport, _style: Style) -> String {
-        document(report)
+/// Every report's model serializes, so every report has this format.
+impl<R: Serialize> Render<R> for Json {
+    fn render(&self, model: &R, _style: Style) -> String {
+        document(model)
     }
 }
 
@@ -52,11 +31,12 @@ fn document(model: &impl Serialize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{build, tests};
+    use kbench_analysis::fixtures::{history_data, history_request};
+    use kbench_analysis::history::build;
 
     #[test]
     fn a_history_is_its_report() {
-        let report = build(&tests::data(), &tests::request()).unwrap();
+        let report = build(&history_data(), &history_request()).unwrap();
         let text = Json.render(&report, Style::default());
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["schema"], "kbench.history/1");

@@ -10,8 +10,8 @@ mod escape;
 mod history;
 
 use super::render::{Render, Style};
-use crate::comparison::ComparisonReport;
-use crate::history::HistoryReport;
+use kbench_analysis::comparison::ComparisonReport;
+use kbench_analysis::history::HistoryReport;
 
 pub struct Markdown;
 

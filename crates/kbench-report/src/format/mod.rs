@@ -1,25 +1,26 @@
-//! The report formats: renderers of the three report models (a
-//! [`ShowDocument`](crate::show::ShowDocument), a
-//! [`ComparisonReport`](crate::comparison::ComparisonReport), a
-//! [`HistoryReport`](crate::history::HistoryReport)) behind one trait,
-//! [`Render`] (`render`), and one registry (`registry`), which names every
-//! format, gives its line of help, and says which reports it lays out and
-//! what it needs. The `--format` lists of `kbench show`, `compare` and
-//! `history` (and of `kbench serve`'s API) come from the registry.
+//! The report formats: renderers of every report model of kbench-analysis
+//! (show, counters, comparison, comparison by factor, history, bisection)
+//! and of the lab's job list and the list of result sets, behind one
+//! trait, [`Render`] (`render`), and one registry (`registry`), which names
+//! every format, gives its line of help, and says which reports it lays
+//! out and what it needs. The `--format` lists of `kbench show`, `compare`
+//! and `history` (and of `kbench serve`'s API) come from the registry.
 //!
-//! One file per format (docs/reports.md): `text` (show and history), `bars`
-//! (Phoronix), `table` (lmbench), `regressions` (Linaro),
-//! `markdown`, `json` (every report), `csv`, and the pictures: `html` (a
-//! self-contained page with charts, of a comparison or a history) and `svg`
-//! (one metric's charts). The text formats of a comparison open with the
-//! system header (`common::header_lines`); only bars, table and
-//! regressions use colour, and only when [`Style::color`] asks for it.
+//! One file per format (docs/reports.md): `text` (show, counters, history,
+//! bisection, jobs, sets), `bars` (Phoronix), `table` (lmbench),
+//! `regressions` (Linaro), `markdown`, `json` (every report's model),
+//! `csv`, and the pictures: `html` (a self-contained page with charts, of
+//! a comparison or a history) and `svg` (one metric's charts); `factors`
+//! lays out a comparison by factor in any of the text formats of a
+//! comparison. The text formats of a comparison open with the system
+//! header (`common::header_lines`); only bars, table and regressions use
+//! colour, and only when [`Style::color`] asks for it.
 
 mod bars;
-mod bisect;
 mod common;
 pub mod csp;
 mod csv;
+mod factors;
 pub mod html;
 mod json;
 mod markdown;
@@ -35,7 +36,7 @@ pub use csv::Csv;
 pub use html::Html;
 pub use json::Json;
 pub use markdown::Markdown;
-pub use registry::{Format, Renderer, Report, all, by_name, find, formats};
+pub use registry::{Format, Renderer, Report, all, by_name, find, formats, text_or_json};
 pub use regressions::Regressions;
 pub use render::{Render, Style};
 pub use svg::Svg;

@@ -1,10 +1,13 @@
 //! The registry of formats: each format's name, its line of help, its
 //! renderer of each report it lays out, and what it needs of a
-//! comparison. The `--format` lists of `kbench show`, `compare` and
-//! `history` (and of `kbench serve`'s API) come from here.
+//! comparison. The `--format` lists of `kbench show`, `compare` (by
+//! factor too) and `history` (and of `kbench serve`'s API) come from here,
+//! and so do the text and JSON of a bisection, the lab's job list and the
+//! list of result sets.
 
 use super::bars::Bars;
 use super::csv::Csv;
+use super::factors::{Grouped, Heading};
 use super::html::Html;
 use super::json::Json;
 use super::markdown::Markdown;
@@ -14,73 +17,64 @@ use super::svg::Svg;
 use super::table::Table;
 use super::text::Text;
 use crate::Error;
-use crate::comparison::ComparisonReport;
-use crate::history::HistoryReport;
-use crate::show::ShowDocument;
+use kbench_analysis::bisect::BisectReport;
+use kbench_analysis::comparison::ComparisonReport;
+use kbench_analysis::counters::CounterDocument;
+use kbench_analysis::factors::FactorReport;
+use kbench_analysis::history::HistoryReport;
+use kbench_analysis::show::{SetList, ShowDocument};
+use kbench_model::lab::Job;
 
 /// A report model, and which of a format's renderers lays it out.
 pub trait Report: Sized + 'static {
     fn renderer(format: &Format) -> Option<&'static dyn Render<Self>>;
 }
 
-impl Report for ShowDocument {
-    fn renderer(format: &Format) -> Option<&'static dyn Render<Self>> {
-        format.show
-    }
+/// Each report model and the slot of [`Format`] that holds its renderer.
+macro_rules! reports {
+    ($($model:ty => $slot:ident),* $(,)?) => {
+        $(impl Report for $model {
+            fn renderer(format: &Format) -> Option<&'static dyn Render<Self>> {
+                format.$slot
+            }
+        })*
+
+        /// One format of the registry: the name users type after
+        /// `--format`, its line of help, its renderer of each report it
+        /// lays out, and what it needs of a comparison.
+        pub struct Format {
+            name: &'static str,
+            help: &'static str,
+            $($slot: Option<&'static dyn Render<$model>>,)*
+            /// Draws one metric of a comparison, which `--metric` chooses.
+            one_metric: bool,
+        }
+
+        impl Format {
+            const fn new(name: &'static str, help: &'static str) -> Format {
+                Format { name, help, $($slot: None,)* one_metric: false }
+            }
+
+            $(const fn $slot(mut self, renderer: &'static dyn Render<$model>) -> Format {
+                self.$slot = Some(renderer);
+                self
+            })*
+        }
+    };
 }
 
-impl Report for ComparisonReport {
-    fn renderer(format: &Format) -> Option<&'static dyn Render<Self>> {
-        format.compare
-    }
-}
-
-impl Report for HistoryReport {
-    fn renderer(format: &Format) -> Option<&'static dyn Render<Self>> {
-        format.history
-    }
-}
-
-/// One format of the registry: the name users type after `--format`, its
-/// line of help, its renderer of each report it lays out, and what it
-/// needs of a comparison.
-pub struct Format {
-    name: &'static str,
-    help: &'static str,
-    show: Option<&'static dyn Render<ShowDocument>>,
-    compare: Option<&'static dyn Render<ComparisonReport>>,
-    history: Option<&'static dyn Render<HistoryReport>>,
-    /// Draws one metric of a comparison, which `--metric` chooses.
-    one_metric: bool,
+reports! {
+    ShowDocument => show,
+    CounterDocument => counters,
+    ComparisonReport => compare,
+    FactorReport => factors,
+    HistoryReport => history,
+    BisectReport => bisect,
+    Vec<Job> => jobs,
+    SetList => sets,
 }
 
 impl Format {
-    const fn new(name: &'static str, help: &'static str) -> Format {
-        Format {
-            name,
-            help,
-            show: None,
-            compare: None,
-            history: None,
-            one_metric: false,
-        }
-    }
-
-    const fn show(mut self, renderer: &'static dyn Render<ShowDocument>) -> Format {
-        self.show = Some(renderer);
-        self
-    }
-
-    const fn compare(mut self, renderer: &'static dyn Render<ComparisonReport>) -> Format {
-        self.compare = Some(renderer);
-        self
-    }
-
-    const fn history(mut self, renderer: &'static dyn Render<HistoryReport>) -> Format {
-        self.history = Some(renderer);
-        self
-    }
-
     const fn one_metric(mut self) -> Format {
         self.one_metric = true;
         self
@@ -91,29 +85,41 @@ impl Format {
 static FORMATS: &[Format] = &[
     Format::new("text", "plain text for a terminal")
         .show(&Text)
-        .history(&Text),
+        .counters(&Text)
+        .history(&Text)
+        .bisect(&Text)
+        .jobs(&Text)
+        .sets(&Text),
     Format::new(
         "bars",
         "a bar per identifier and metric, with the change and verdict (OpenBenchmarking's text)",
     )
-    .compare(&Bars),
+    .compare(&Bars)
+    .factors(&Grouped::new(&Bars, Heading::Underlined)),
     Format::new(
         "table",
         "the lmbench matrix of LKML reports: a row per identifier, a column per metric",
     )
-    .compare(&Table),
+    .compare(&Table)
+    .factors(&Grouped::new(&Table, Heading::Underlined)),
     Format::new(
         "regressions",
         "Linaro's regression report: per identifier, its metrics by verdict",
     )
-    .compare(&Regressions),
+    .compare(&Regressions)
+    .factors(&Grouped::new(&Regressions, Heading::Underlined)),
     Format::new("markdown", "a markdown document for an issue or a mail")
         .compare(&Markdown)
+        .factors(&Grouped::new(&Markdown, Heading::Hashes))
         .history(&Markdown),
     Format::new("json", "the report's JSON document (docs/json.md)")
         .show(&Json)
+        .counters(&Json)
         .compare(&Json)
-        .history(&Json),
+        .factors(&Json)
+        .history(&Json)
+        .bisect(&Json)
+        .sets(&Json),
     Format::new("csv", "a row per metric and identifier (RFC 4180)").compare(&Csv),
     Format::new("html", "a self-contained page with a chart per metric")
         .compare(&Html)
@@ -193,6 +199,14 @@ pub fn find<R: Report>(name: &str) -> Option<Renderer<R>> {
     formats().into_iter().find(|f| f.name() == name)
 }
 
+/// What a command without `--format` prints: report `R` in `text`, or in
+/// `json` with `--json`. Every report this is asked of has both (the
+/// registry's test checks).
+pub fn text_or_json<R: Report>(json: bool) -> Renderer<R> {
+    let name = if json { "json" } else { "text" };
+    find(name).unwrap_or_else(|| panic!("the registry has no {name} format of this report"))
+}
+
 /// The formats of a comparison (`kbench compare --format`), in `--help`
 /// order.
 pub fn all() -> Vec<Renderer<ComparisonReport>> {
@@ -214,12 +228,20 @@ mod tests {
 
     /// The comparison's formats are `tests/formats.rs`'s to check.
     #[test]
-    fn show_and_history_have_their_formats_in_help_order() {
+    fn every_report_has_its_formats_in_help_order() {
         assert_eq!(names::<ShowDocument>(), ["text", "json"]);
+        assert_eq!(names::<CounterDocument>(), ["text", "json"]);
         assert_eq!(
             names::<HistoryReport>(),
             ["text", "markdown", "json", "html"]
         );
+        assert_eq!(
+            names::<FactorReport>(),
+            ["bars", "table", "regressions", "markdown", "json"]
+        );
+        assert_eq!(names::<BisectReport>(), ["text", "json"]);
+        assert_eq!(names::<Vec<Job>>(), ["text"]);
+        assert_eq!(names::<SetList>(), ["text", "json"]);
         assert!(find::<ComparisonReport>("text").is_none());
         let mut all: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
         all.sort_unstable();

@@ -36,8 +36,10 @@
 
 use super::common::{self, paint};
 use super::render::{Render, Style};
-use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, MetricReport};
-use crate::number::{self, Unbounded};
+use kbench_analysis::comparison::{
+    ComparisonReport, IdentifierResult, IdentifierSummary, MetricReport,
+};
+use kbench_analysis::number::{self, Unbounded};
 use kbench_model::{Direction, TestKey};
 use kbench_stats::{Comparison, Verdict, Warning};
 use std::fmt::Write;
@@ -426,9 +428,9 @@ fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, sty
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::comparison::{CompareRequest, build};
-    use crate::fixtures::{Round, identifier, quiet, set};
-    use crate::thresholds::Thresholds;
+    use kbench_analysis::comparison::{CompareRequest, build};
+    use kbench_analysis::fixtures::{Round, identifier, quiet, set};
+    use kbench_analysis::thresholds::Thresholds;
 
     /// One metric, syscall-null, measured in 5 rounds a side, the
     /// current's values `factor` times the baseline's.

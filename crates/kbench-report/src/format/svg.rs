@@ -28,8 +28,8 @@ pub(super) use metric::{bound, mean_text, metric_bars, metric_samples};
 
 use super::common;
 use super::render::{Render, Style};
-use crate::comparison::{ComparisonReport, MetricReport};
 use crate::markup::{Markup, Px, markup};
+use kbench_analysis::comparison::{ComparisonReport, MetricReport};
 
 /// Colours (light, and dark with `prefers-color-scheme`) as CSS variables.
 pub const THEME_CSS: &str = include_str!("svg/theme.css");

@@ -24,8 +24,8 @@
 
 use super::common::{self, paint};
 use super::render::{Render, Style};
-use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
-use crate::number;
+use kbench_analysis::comparison::{ComparisonReport, IdentifierResult, MetricReport};
+use kbench_analysis::number;
 use kbench_model::MAIN_METRIC;
 use kbench_stats::Verdict;
 use std::fmt::Write;

@@ -1,16 +1,22 @@
 //! `text`: for a terminal. The show report as a table per test, one
-//! identifier's counters the way `perf stat` prints them, and the history
-//! as each metric's series with its change points (see the submodules).
-//! Never coloured.
+//! identifier's counters the way `perf stat` prints them, the history as
+//! each metric's series with its change points, a bisection's culprit and
+//! log, the lab's jobs as a table, and a line per result set (see the
+//! submodules). Never coloured.
 
+mod bisect;
 mod counters;
 mod history;
+mod jobs;
+mod sets;
 mod show;
 
 use super::render::{Render, Style};
-use crate::counters::CounterDocument;
-use crate::history::HistoryReport;
-use crate::show::ShowDocument;
+use kbench_analysis::bisect::BisectReport;
+use kbench_analysis::counters::CounterDocument;
+use kbench_analysis::history::HistoryReport;
+use kbench_analysis::show::{SetList, ShowDocument};
+use kbench_model::lab::Job;
 
 pub struct Text;
 
@@ -29,5 +35,23 @@ impl Render<CounterDocument> for Text {
 impl Render<HistoryReport> for Text {
     fn render(&self, report: &HistoryReport, _style: Style) -> String {
         history::text(report)
+    }
+}
+
+impl Render<BisectReport> for Text {
+    fn render(&self, report: &BisectReport, _style: Style) -> String {
+        bisect::text(report)
+    }
+}
+
+impl Render<Vec<Job>> for Text {
+    fn render(&self, jobs: &Vec<Job>, _style: Style) -> String {
+        jobs::table(jobs)
+    }
+}
+
+impl Render<SetList> for Text {
+    fn render(&self, list: &SetList, _style: Style) -> String {
+        sets::text(list)
     }
 }

@@ -8,11 +8,11 @@ use crate::error::ApiError;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use kbench_report::comparison::{self, CompareRequest, ComparisonReport};
+use kbench_analysis::comparison::{self, CompareRequest, ComparisonReport};
+use kbench_analysis::history::{self, HistoryReport, HistoryRequest};
+use kbench_analysis::thresholds::Thresholds;
 use kbench_report::format::{self, Renderer, Report, Style};
-use kbench_report::history::{self, HistoryReport, HistoryRequest};
 use kbench_report::printed;
-use kbench_report::thresholds::Thresholds;
 use kbench_store::exchange::{self, SamplesFile};
 use kbench_store::{Push, PushOutcome, ResultSetData, Scope, SetPart};
 use serde::Deserialize;
@@ -246,7 +246,7 @@ pub async fn compare(
     let request = query.request()?;
     let part = printed::part(&request, None);
     let report = from_set(&state, set, part, move |data| {
-        comparison::build(&data, &request)
+        Ok(comparison::build(&data, &request)?)
     })
     .await?;
     if report.identifiers.len() < 2 {

@@ -3,11 +3,12 @@
 //! measurements. Progress on stderr; the result as text, or `--json`
 //! (kbench.bisect/2), on stdout.
 
-use super::context::{Db, EXIT_INTERRUPTED, print_json};
+use super::context::{Db, EXIT_INTERRUPTED};
 use crate::cli::BisectArgs;
 use anyhow::Context;
+use kbench_analysis::bisect::BisectReport;
 use kbench_bisect::{Bisection, KernelMeasure, Measure, Progress, Setup};
-use kbench_report::format::{Render, Style, Text};
+use kbench_report::format::{Style, text_or_json};
 use kbench_stats::bisection::BisectionOptions;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -43,11 +44,10 @@ pub fn bisect(args: BisectArgs, db: &Db) -> anyhow::Result<ExitCode> {
         }
         Err(error) => return Err(error.into()),
     };
-    if args.json {
-        print_json(&report)?;
-    } else {
-        print!("{}", Text.render(&report, Style::default()));
-    }
+    print!(
+        "{}",
+        text_or_json::<BisectReport>(args.json).render(&report, Style::default())
+    );
     Ok(ExitCode::SUCCESS)
 }
 

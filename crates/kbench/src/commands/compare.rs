@@ -4,7 +4,7 @@
 use super::context::Db;
 use crate::cli::CompareArgs;
 use anyhow::Context;
-use kbench_report::comparison::CompareRequest;
+use kbench_analysis::comparison::CompareRequest;
 use kbench_report::format::Style;
 use kbench_report::printed::{self, By};
 use std::io::IsTerminal;

@@ -4,8 +4,8 @@
 use super::context::Db;
 use crate::cli::HistoryArgs;
 use anyhow::{Context, bail};
+use kbench_analysis::history::{self, HistoryReport, HistoryRequest};
 use kbench_report::format::{self, Style};
-use kbench_report::history::{self, HistoryReport, HistoryRequest};
 use std::process::ExitCode;
 
 pub fn history(args: HistoryArgs, db: &Db) -> anyhow::Result<ExitCode> {

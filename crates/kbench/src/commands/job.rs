@@ -6,6 +6,8 @@ use crate::cli::{JobCommand, JobListArgs, SubmitArgs};
 use kbench_catalog::profile::Profiles;
 use kbench_fleet::api::Api;
 use kbench_fleet::jobs;
+use kbench_model::lab::Job;
+use kbench_report::format::{Style, text_or_json};
 use kbench_store::JobSpec;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,7 +67,10 @@ fn list(args: JobListArgs) -> anyhow::Result<ExitCode> {
     if jobs.is_empty() {
         eprintln!("No jobs on {}; `kbench job submit` queues one.", api.url);
     } else {
-        print!("{}", kbench_report::lab::jobs_table(&jobs));
+        print!(
+            "{}",
+            text_or_json::<Vec<Job>>(false).render(&jobs, Style::default())
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@
 use super::context::{ended, print_json, sampling_plan, upload_target, with_upload};
 use crate::cli::RunArgs;
 use crate::progress::Progress;
+use kbench_analysis::interference::redone_text;
 use kbench_catalog::profile::Profiles;
 use kbench_catalog::profile::adhoc::AdHocProfile;
 use kbench_fleet::mirror::mirrored;
@@ -13,7 +14,6 @@ use kbench_measure::redo;
 use kbench_measure::runner::{self, RunRequest, RunSummary};
 use kbench_measure::sysinfo::kernel_release;
 use kbench_report::format::{Render, Style, Text};
-use kbench_report::interference::redone_text;
 use kbench_store::{Database, Results};
 use std::path::PathBuf;
 use std::process::ExitCode;

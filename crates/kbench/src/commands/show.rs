@@ -1,21 +1,20 @@
 //! `kbench show`: a result set, or the list of result sets.
 
-use super::context::print_json;
 use crate::cli::ShowArgs;
-use kbench_report::counters;
-use kbench_report::format::{self, Json, Render, Style, Text};
+use kbench_analysis::counters::{self, CounterDocument};
+use kbench_analysis::show::{self, SetList, ShowDocument};
+use kbench_report::format::{Style, text_or_json};
 use kbench_report::printed;
-use kbench_report::show::{self, SetList, ShowDocument};
 use kbench_store::Results;
 use std::process::ExitCode;
 
 pub fn show(args: ShowArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode> {
     let Some(set) = args.set else {
         let list = SetList::new(store.result_sets()?);
-        match args.json {
-            true => print_json(&list)?,
-            false => print!("{}", list.text()),
-        }
+        print!(
+            "{}",
+            text_or_json::<SetList>(args.json).render(&list, Style::default())
+        );
         return Ok(ExitCode::SUCCESS);
     };
     let data = store.load_part(&set, &show::part(&args.counters))?;
@@ -27,12 +26,13 @@ pub fn show(args: ShowArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode>
     }
     if let Some(identifier) = &args.counters {
         let doc = counters::document(&data, identifier.as_deref())?;
-        let renderer: &dyn Render<_> = if args.json { &Json } else { &Text };
-        print!("{}", renderer.render(&doc, Style::default()));
+        print!(
+            "{}",
+            text_or_json::<CounterDocument>(args.json).render(&doc, Style::default())
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    let name = if args.json { "json" } else { "text" };
-    let renderer = format::find::<ShowDocument>(name).expect("a format of show");
+    let renderer = text_or_json::<ShowDocument>(args.json);
     print!(
         "{}",
         renderer.render(&show::document(&data), Style::default())

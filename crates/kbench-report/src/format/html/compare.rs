@@ -8,11 +8,13 @@
 
 use super::fragments::{count_item, number_attr};
 use super::page::{page, systems_section};
-use crate::comparison::{ComparisonReport, IdentifierResult, IdentifierSummary, MetricReport};
 use crate::format::common;
 use crate::format::svg::{self, MAX_POINTS, verdict_class};
 use crate::markup::{Markup, markup};
-use crate::number;
+use kbench_analysis::comparison::{
+    ComparisonReport, IdentifierResult, IdentifierSummary, MetricReport,
+};
+use kbench_analysis::number;
 use kbench_stats::Verdict;
 
 const COMPARE: &str = include_str!("compare.html");
@@ -367,9 +369,9 @@ fn warnings(metric: &MetricReport) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::comparison::{self, CompareRequest};
     use crate::format::{Html, Render, Style, Svg};
-    use crate::thresholds::Thresholds;
+    use kbench_analysis::comparison::{self, CompareRequest};
+    use kbench_analysis::thresholds::Thresholds;
     use kbench_model::results::{IdentifierData, ResultSetData};
     use kbench_model::{Direction, Sample, TestKey, TestSpec};
 

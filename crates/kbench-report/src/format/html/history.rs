@@ -10,9 +10,9 @@ use super::fragments::{count_item, number_attr};
 use super::page::{notes_list, page};
 use crate::format::common;
 use crate::format::svg::{self, ChangeMarker, LineChart, LinePoint, line_chart, verdict_class};
-use crate::history::{ChangeReport, HistoryReport, MetricHistory};
 use crate::markup::{Markup, markup};
-use crate::number;
+use kbench_analysis::history::{ChangeReport, HistoryReport, MetricHistory};
+use kbench_analysis::number;
 use kbench_stats::Verdict;
 
 const HISTORY: &str = include_str!("history.html");
@@ -250,16 +250,17 @@ fn chart_section(i: usize, metric: &MetricHistory, versions: &[String]) -> Marku
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{self, tests};
+    use kbench_analysis::fixtures::{history_data, history_request};
+    use kbench_analysis::history;
 
     const EVIL: &str = "<script>alert(1)</script>";
 
     #[test]
     fn a_row_and_a_line_per_metric_with_the_change_marked() {
-        let mut data = tests::data();
+        let mut data = history_data();
         data.identifiers[4].name = EVIL.into();
         data.name = "set <&>".into();
-        let report = history::build(&data, &tests::request()).unwrap();
+        let report = history::build(&data, &history_request()).unwrap();
         let page = history_page(&report);
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert_eq!(page.matches("<script").count(), 1, "only the page's script");

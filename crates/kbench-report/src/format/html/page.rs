@@ -5,11 +5,11 @@
 //! (`super::compare::compare_page`) and the history page are each one function that
 //! builds a body from its model and calls [`page`].
 
-use crate::comparison::IdentifierSystem;
 use crate::format::common;
 use crate::format::csp;
-use crate::header::Difference;
 use crate::markup::{Markup, markup};
+use kbench_analysis::comparison::IdentifierSystem;
+use kbench_analysis::header::Difference;
 use std::sync::OnceLock;
 
 const PAGE: &str = include_str!("page.html");

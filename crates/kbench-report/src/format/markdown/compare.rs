@@ -5,9 +5,9 @@
 //! mean, change [95 % CI] and verdict; warnings last.
 
 use super::escape::escape;
-use crate::comparison::{ComparisonReport, IdentifierResult, MetricReport};
 use crate::format::common;
-use crate::number::{self, Unbounded};
+use kbench_analysis::comparison::{ComparisonReport, IdentifierResult, MetricReport};
+use kbench_analysis::number::{self, Unbounded};
 use kbench_stats::Verdict;
 use std::fmt::Write;
 

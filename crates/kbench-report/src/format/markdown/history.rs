@@ -5,8 +5,8 @@
 //! text.
 
 use super::escape::escape;
-use crate::history::HistoryReport;
-use crate::number;
+use kbench_analysis::history::HistoryReport;
+use kbench_analysis::number;
 use std::fmt::Write;
 
 pub(super) fn markdown(report: &HistoryReport) -> String {
@@ -107,11 +107,12 @@ pub(super) fn markdown(report: &HistoryReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{build, tests};
+    use kbench_analysis::fixtures::{history_data, history_request};
+    use kbench_analysis::history::build;
 
     #[test]
     fn tables_of_changes_and_series() {
-        let text = markdown(&build(&tests::data(), &tests::request()).unwrap());
+        let text = markdown(&build(&history_data(), &history_request()).unwrap());
         assert!(
             text.contains("| pipe-lat | us | lower | v2 | v3 | +10.00 % \\[+"),
             "{text}"

@@ -168,9 +168,9 @@ pub fn line_chart(chart: &LineChart<'_>) -> Chart {
             y = Px(py),
             t = format!(
                 "{version}: {} [{}, {}]",
-                crate::number::value(p.value),
-                crate::number::value(p.ci_low),
-                crate::number::value(p.ci_high)
+                kbench_analysis::number::value(p.value),
+                kbench_analysis::number::value(p.ci_low),
+                kbench_analysis::number::value(p.ci_high)
             ),
         ));
     }

@@ -5,8 +5,8 @@
 use super::bars::{Bar, bar_chart};
 use super::chart::{Chart, verdict_class};
 use super::strip::{Distribution, strip_chart};
-use crate::comparison::MetricReport;
-use crate::number::{self, Unbounded};
+use kbench_analysis::comparison::MetricReport;
+use kbench_analysis::number::{self, Unbounded};
 use kbench_stats::{Comparison, Summary};
 
 /// "+10.0 % [+9.8, +10.2]".

@@ -175,11 +175,11 @@ pub fn strip_chart(rows: &[Distribution<'_>], unit: &str, label: &str) -> Chart 
                     t = format!(
                         "{}: median {}, quartiles {} to {}, whiskers {} to {}",
                         row.label,
-                        crate::number::value(b.median),
-                        crate::number::value(b.q1),
-                        crate::number::value(b.q3),
-                        crate::number::value(b.low),
-                        crate::number::value(b.high),
+                        kbench_analysis::number::value(b.median),
+                        kbench_analysis::number::value(b.q1),
+                        kbench_analysis::number::value(b.q3),
+                        kbench_analysis::number::value(b.low),
+                        kbench_analysis::number::value(b.high),
                     ),
                 ));
             }

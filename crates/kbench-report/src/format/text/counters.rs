@@ -1,9 +1,9 @@
 //! One identifier's counters and monitors, test by test, like `perf stat`:
 //! the mean per operation, the unit and name, and the CI over rounds.
 
-use crate::counters::CounterDocument;
 use crate::format::common;
-use crate::number;
+use kbench_analysis::counters::CounterDocument;
+use kbench_analysis::number;
 use std::fmt::Write;
 
 pub(super) fn text(doc: &CounterDocument) -> String {

@@ -11,8 +11,8 @@
 //!   2.6.6 -> 2.6.7: REGRESSION +16.44 % [95 % CI +15.8, +17.1], p = 3.1e-12
 //! ```
 
-use crate::history::{HistoryReport, MetricHistory, VersionPoint};
-use crate::number::{self, Unbounded};
+use kbench_analysis::history::{HistoryReport, MetricHistory, VersionPoint};
+use kbench_analysis::number::{self, Unbounded};
 use std::fmt::Write;
 
 /// Widest line before a series wraps.
@@ -122,11 +122,12 @@ fn cells(point: &VersionPoint) -> [String; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{build, tests};
+    use kbench_analysis::fixtures::{history_data, history_request};
+    use kbench_analysis::history::build;
 
     #[test]
     fn marks_the_change_in_the_series() {
-        let text = text(&build(&tests::data(), &tests::request()).unwrap());
+        let text = text(&build(&history_data(), &history_request()).unwrap());
         assert!(
             text.contains("pipe-lat (us, lower is better): 1 change"),
             "{text}"
@@ -152,14 +153,14 @@ mod tests {
 
     #[test]
     fn long_series_wrap() {
-        let mut data = tests::data();
+        let mut data = history_data();
         let template = data.identifiers[0].clone();
         for v in 6..40 {
             let mut id = template.clone();
             id.name = format!("version-{v}");
             data.identifiers.push(id);
         }
-        let text = text(&build(&data, &tests::request()).unwrap());
+        let text = text(&build(&data, &history_request()).unwrap());
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
         assert!(text.matches("  version ").count() >= 6, "{text}");
     }

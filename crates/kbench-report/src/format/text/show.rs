@@ -4,9 +4,9 @@
 //! identifier (n, mean, median, SD, 95 % CI, how sampling ended).
 
 use crate::format::common;
-use crate::header::{self, HEADLINE_FACTS};
-use crate::number;
-use crate::show::{IdentifierEntry, ResultEntry, ShowDocument};
+use kbench_analysis::header::{self, HEADLINE_FACTS};
+use kbench_analysis::number;
+use kbench_analysis::show::{IdentifierEntry, ResultEntry, ShowDocument};
 use kbench_model::SystemSnapshot;
 use kbench_model::results::{RunRecord, RunStatus, TestOutcomeKind};
 use std::fmt::Write;
@@ -162,8 +162,8 @@ fn result_line(result: &ResultEntry, name_width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{identifier, quiet, set};
-    use crate::show;
+    use kbench_analysis::fixtures::{identifier, quiet, set};
+    use kbench_analysis::show;
 
     /// `show` lists the measured metric as a test and the monitors as lines
     /// of their own.

@@ -219,72 +219,9 @@ fn identifier_order(data: &ResultSetData, order: &[String]) -> Result<Vec<String
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use kbench_model::results::IdentifierData;
-    use kbench_model::{Sample, TestSpec};
-
-    /// A result set with `pipe-lat` (lower is better) stepping +10 % at
-    /// version 3 of 6, and `bw` (higher is better) flat; 8 samples per
-    /// version with a fixed +-0.5 % pattern; `bw` missing in v5.
-    pub(crate) fn data() -> ResultSetData {
-        let pattern = [0.0, 0.5, -0.5, 0.3, -0.3, 0.1, -0.1, 0.2];
-        let samples = |level: f64| -> Vec<Sample> {
-            pattern
-                .iter()
-                .enumerate()
-                .map(|(i, p)| Sample {
-                    value: level * (1.0 + p / 100.0),
-                    iterations: 1,
-                    at_ms: i as i64,
-                    round: 0,
-                })
-                .collect()
-        };
-        let lat = TestKey::new("pipe-lat");
-        let bw = TestKey::new("bw");
-        ResultSetData {
-            name: "series".into(),
-            title: None,
-            description: None,
-            tests: vec![
-                TestSpec {
-                    key: lat.clone(),
-                    unit: "us".into(),
-                    direction: Direction::Lower,
-                },
-                TestSpec {
-                    key: bw.clone(),
-                    unit: "MB/s".into(),
-                    direction: Direction::Higher,
-                },
-            ],
-            identifiers: (0..6)
-                .map(|v| {
-                    let mut map = std::collections::BTreeMap::new();
-                    map.insert(lat.clone(), samples(if v >= 3 { 4.4 } else { 4.0 }));
-                    if v != 5 {
-                        map.insert(bw.clone(), samples(1000.0));
-                    }
-                    IdentifierData {
-                        sample_runs: Default::default(),
-                        name: format!("v{v}"),
-                        factors: Default::default(),
-                        runs: vec![],
-                        samples: map,
-                    }
-                })
-                .collect(),
-        }
-    }
-
-    pub(crate) fn request() -> HistoryRequest {
-        HistoryRequest {
-            order: vec![],
-            metric_filter: None,
-            threshold: 0.01,
-        }
-    }
+    use crate::fixtures::{history_data as data, history_request as request};
 
     #[test]
     fn finds_the_step_where_it_happened() {

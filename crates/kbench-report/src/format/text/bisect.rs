@@ -2,93 +2,89 @@
 //! `--json`): the culprit (or its candidates), the change measured afresh,
 //! the endpoints, the cost, the skips and notes, and the log.
 //!
-//! Laid out by [`Text`], and not in the registry: the registry makes the
-//! `--format` lists, and `kbench bisect` has none (this text, or `--json`
-//! for the serialized model). Never coloured.
+//! Never coloured.
 
-use super::{Render, Style, Text};
-use crate::bisect::{BisectReport, change_text};
+use kbench_analysis::bisect::{BisectReport, change_text};
 use kbench_model::Direction;
 
-impl Render<BisectReport> for Text {
-    fn render(&self, report: &BisectReport, _style: Style) -> String {
-        let mut out = String::new();
-        let first = &report.first_bad;
-        if report.candidates.len() > 1 {
-            out.push_str(&format!(
-                "The first bad commit is one of {} (commits between were skipped):\n",
-                report.candidates.len()
-            ));
-            for c in &report.candidates {
-                out.push_str(&format!("  {} {}\n", c.hash, c.subject));
-            }
-        } else {
-            out.push_str(&format!(
-                "First bad commit: {} {}\n",
-                first.hash, first.subject
-            ));
+pub(super) fn text(report: &BisectReport) -> String {
+    let mut out = String::new();
+    let first = &report.first_bad;
+    if report.candidates.len() > 1 {
+        out.push_str(&format!(
+            "The first bad commit is one of {} (commits between were skipped):\n",
+            report.candidates.len()
+        ));
+        for c in &report.candidates {
+            out.push_str(&format!("  {} {}\n", c.hash, c.subject));
         }
+    } else {
         out.push_str(&format!(
-            "Parent (last like good): {} {}\n",
-            report.parent.hash, report.parent.subject
+            "First bad commit: {} {}\n",
+            first.hash, first.subject
         ));
-        out.push_str(&format!(
-            "Change of '{}' ({}, {} is better) at the culprit, measured afresh: {}{}\n",
-            report.metric,
-            report.unit,
-            match report.better {
-                Direction::Lower => "lower",
-                Direction::Higher => "higher",
-            },
-            change_text(&report.change, "against the parent"),
-            if report.confirmed {
-                " (confirmed)"
-            } else {
-                " (NOT confirmed)"
-            }
-        ));
-        out.push_str(&format!(
-            "Endpoints: {}\n",
-            change_text(&report.reference, "bad against good")
-        ));
-        out.push_str(&format!("Analysis: {}\n", report.reference.analysis));
-        out.push_str(&format!(
-            "Cost: {} blocks (orders seeded {}), {} measurements ({} samples) on {} of {} commits \
-             ({} taken now, {} builds now); measuring every commit in blocks at the starting count \
-             would take {}\n",
-            report.blocks,
-            report.seed,
-            report.measurements,
-            report.samples,
-            report.commits_measured,
-            report.commits + 1,
-            report.measurements_now,
-            report.builds_now,
-            report.every_commit_measurements
-        ));
-        for s in &report.skipped {
-            let reason = s.reason.lines().next().unwrap_or("");
-            out.push_str(&format!("Skipped {}: {reason}\n", s.commit.identifier));
-        }
-        for note in &report.notes {
-            out.push_str(&format!("Note: {note}\n"));
-        }
-        out.push_str("Log:\n");
-        for entry in &report.log {
-            out.push_str(&format!("  {}\n", entry.line()));
-        }
-        out.push_str(&format!(
-            "Samples are in result set '{}': kbench compare '{}' --baseline '{}' '{}'\n",
-            report.result_set, report.result_set, report.parent.identifier, first.identifier
-        ));
-        out
     }
+    out.push_str(&format!(
+        "Parent (last like good): {} {}\n",
+        report.parent.hash, report.parent.subject
+    ));
+    out.push_str(&format!(
+        "Change of '{}' ({}, {} is better) at the culprit, measured afresh: {}{}\n",
+        report.metric,
+        report.unit,
+        match report.better {
+            Direction::Lower => "lower",
+            Direction::Higher => "higher",
+        },
+        change_text(&report.change, "against the parent"),
+        if report.confirmed {
+            " (confirmed)"
+        } else {
+            " (NOT confirmed)"
+        }
+    ));
+    out.push_str(&format!(
+        "Endpoints: {}\n",
+        change_text(&report.reference, "bad against good")
+    ));
+    out.push_str(&format!("Analysis: {}\n", report.reference.analysis));
+    out.push_str(&format!(
+        "Cost: {} blocks (orders seeded {}), {} measurements ({} samples) on {} of {} commits \
+         ({} taken now, {} builds now); measuring every commit in blocks at the starting count \
+         would take {}\n",
+        report.blocks,
+        report.seed,
+        report.measurements,
+        report.samples,
+        report.commits_measured,
+        report.commits + 1,
+        report.measurements_now,
+        report.builds_now,
+        report.every_commit_measurements
+    ));
+    for s in &report.skipped {
+        let reason = s.reason.lines().next().unwrap_or("");
+        out.push_str(&format!("Skipped {}: {reason}\n", s.commit.identifier));
+    }
+    for note in &report.notes {
+        out.push_str(&format!("Note: {note}\n"));
+    }
+    out.push_str("Log:\n");
+    for entry in &report.log {
+        out.push_str(&format!("  {}\n", entry.line()));
+    }
+    out.push_str(&format!(
+        "Samples are in result set '{}': kbench compare '{}' --baseline '{}' '{}'\n",
+        report.result_set, report.result_set, report.parent.identifier, first.identifier
+    ));
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bisect::{CommitRef, LogEntry, Phase, SCHEMA, SkippedCommit};
+    use crate::format::{Render, Style, Text};
+    use kbench_analysis::bisect::{CommitRef, LogEntry, Phase, SCHEMA, SkippedCommit};
     use kbench_stats::bisection::{ANALYSIS, BlockedChange};
     use kbench_stats::{Estimate, Verdict};
 

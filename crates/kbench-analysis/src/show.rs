@@ -181,25 +181,6 @@ impl SetList {
             result_sets,
         }
     }
-
-    /// A line per set (its identifiers, tests and samples), or how to
-    /// make one when there is none.
-    pub fn text(&self) -> String {
-        if self.result_sets.is_empty() {
-            return "No result sets yet; `kbench run` makes one.\n".to_string();
-        }
-        let line = |s: &ResultSetSummary| {
-            format!(
-                "{:<24} {} identifier(s): {}; {} test(s), {} sample(s)\n",
-                s.name,
-                s.identifiers.len(),
-                s.identifiers.join(", "),
-                s.tests,
-                s.samples
-            )
-        };
-        self.result_sets.iter().map(line).collect()
-    }
 }
 
 impl RunDocument {
@@ -227,35 +208,4 @@ pub fn of_run(mut data: ResultSetData, identifier: &str, tests: &[TestKey]) -> R
     data.tests
         .retain(|spec| tests.iter().any(|t| t.same_test(&spec.key)));
     data
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_set_list_has_a_line_per_set_or_says_how_to_make_one() {
-        assert_eq!(
-            SetList::new(vec![]).text(),
-            "No result sets yet; `kbench run` makes one.\n"
-        );
-        let set = ResultSetSummary {
-            name: "plu".into(),
-            title: None,
-            identifiers: vec!["stock".into(), "patched".into()],
-            tests: 3,
-            samples: 120,
-            created_at_ms: 0,
-        };
-        let list = SetList::new(vec![set]);
-        assert_eq!(
-            list.text(),
-            format!(
-                "{:<24} 2 identifier(s): stock, patched; 3 test(s), 120 sample(s)\n",
-                "plu"
-            )
-        );
-        let json = serde_json::to_value(&list).unwrap();
-        assert_eq!(json["schema"], "kbench.sets/1");
-    }
 }

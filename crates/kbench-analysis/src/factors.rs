@@ -9,17 +9,12 @@
 
 use crate::Error;
 use crate::comparison::{self, CompareRequest, ComparisonReport};
-use crate::format::{self, Style};
 use crate::thresholds::Thresholds;
 use kbench_model::results::ResultSetData;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub const SCHEMA: &str = "kbench.factors/1";
-
-/// The formats that lay out a factor comparison: `json` as one document,
-/// the others as one comparison per group under its heading.
-pub const FORMATS: &[&str] = &["bars", "table", "regressions", "markdown", "json"];
 
 /// What `compare --by` asks.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +59,14 @@ pub struct FactorGroup {
     /// The baseline-level identifier against the others, as `compare`
     /// makes it (without the set's title, which the report has once).
     pub comparison: ComparisonReport,
+}
+
+impl FactorGroup {
+    /// Where the group stands: "cgroup=no, numa=off", or "all identifiers"
+    /// for the only group.
+    pub fn place(&self) -> String {
+        place(&self.within)
+    }
 }
 
 impl FactorReport {
@@ -223,103 +226,10 @@ fn names(members: &Members) -> String {
     quoted.join(", ")
 }
 
-/// The report in format `name` (one of [`FORMATS`]): `json` as the
-/// `kbench.factors/1` document; the others as a header, then per group a
-/// heading and the group's comparison in that format.
-pub fn render(report: &FactorReport, name: &str, style: Style) -> Result<String, Error> {
-    if name == "json" {
-        let mut text = serde_json::to_string_pretty(report).expect("a report serializes");
-        text.push('\n');
-        return Ok(text);
-    }
-    let renderer = format::by_name(name)
-        .filter(|_| FORMATS.contains(&name))
-        .ok_or_else(|| Error::FormatWithBy {
-            format: name.to_string(),
-        })?;
-    let markdown = name == "markdown";
-    let heading = |text: &str, level: &str| {
-        if markdown {
-            format!("{level} {text}\n\n")
-        } else {
-            format!("{text}\n{}\n\n", "=".repeat(text.chars().count()))
-        }
-    };
-    let mut out = String::new();
-    let top = report.title.clone().unwrap_or_else(|| {
-        format!(
-            "kbench compare --by {}: result set '{}'",
-            report.factor, report.result_set
-        )
-    });
-    out.push_str(&heading(&top, "#"));
-    for line in report.description.iter().flat_map(|d| d.lines()) {
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.push_str(&format!(
-        "Effect of {} against {}={}, within each level of the other factors: {} group(s).\n",
-        report.factor,
-        report.factor,
-        report.baseline_level,
-        report.groups.len()
-    ));
-    for note in &report.notes {
-        out.push_str(&format!("NOTE: {note}\n"));
-    }
-    for group in &report.groups {
-        let compared: Vec<String> = group.comparison.identifiers[1..]
-            .iter()
-            .zip(&group.levels[1..])
-            .map(|(name, level)| format!("{level} ('{name}')"))
-            .collect();
-        let title = format!(
-            "{}: {} {} ('{}') -> {}",
-            place(&group.within),
-            report.factor,
-            group.levels[0],
-            group.comparison.baseline,
-            compared.join(", ")
-        );
-        out.push('\n');
-        out.push_str(&heading(&title, "##"));
-        out.push_str(&renderer.render(&group.comparison, style));
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{Round, identifier, quiet, set};
-
-    /// A 2 x 2 design: patched is 10 % slower (a lower-is-better ns time)
-    /// at both cgroup levels, plus an identifier without factors.
-    fn design() -> ResultSetData {
-        let rounds = |base: f64| -> Vec<Round> {
-            (0..5)
-                .map(|i| Round {
-                    value: base + f64::from(i) * 0.1,
-                    ..quiet(1.0)
-                })
-                .collect()
-        };
-        let cell = |name: &str, kernel: &str, cgroup: &str, base: f64| {
-            let mut id = identifier(name, 2, &rounds(base));
-            id.factors = [("kernel", kernel), ("cgroup", cgroup)]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            id
-        };
-        set(vec![
-            cell("stock", "stock", "no", 100.0),
-            cell("patched", "patched", "no", 110.0),
-            cell("stock-cg", "stock", "yes", 200.0),
-            cell("patched-cg", "patched", "yes", 220.0),
-            identifier("loose", 2, &rounds(100.0)),
-        ])
-    }
+    use crate::fixtures;
 
     fn request(baseline_level: Option<&str>) -> FactorRequest {
         FactorRequest {
@@ -333,7 +243,7 @@ mod tests {
 
     #[test]
     fn the_effect_is_compared_within_each_other_level() {
-        let report = build(&design(), &request(None)).unwrap();
+        let report = build(&fixtures::factor_design(), &request(None)).unwrap();
         assert_eq!(report.baseline_level, "stock");
         let within: Vec<&str> = report
             .groups
@@ -347,7 +257,7 @@ mod tests {
         }
         assert!(report.notes[0].contains("loose"), "{:?}", report.notes);
         // From the other side, the change is an improvement.
-        let report = build(&design(), &request(Some("patched"))).unwrap();
+        let report = build(&fixtures::factor_design(), &request(Some("patched"))).unwrap();
         assert!(!report.has_regression());
         assert_eq!(report.groups[1].comparison.baseline, "patched-cg");
     }
@@ -356,31 +266,19 @@ mod tests {
     fn bad_requests_are_refused_with_what_there_is() {
         let mut bad = request(None);
         bad.factor = "kernal".into();
-        let err = build(&design(), &bad).unwrap_err().to_string();
+        let err = build(&fixtures::factor_design(), &bad)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("cgroup, kernel"), "{err}");
-        let err = build(&design(), &request(Some("old")))
+        let err = build(&fixtures::factor_design(), &request(Some("old")))
             .unwrap_err()
             .to_string();
         assert!(err.contains("patched, stock"), "{err}");
-        let mut twice = design();
+        let mut twice = fixtures::factor_design();
         twice.identifiers[1]
             .factors
             .insert("kernel".into(), "stock".into());
         let err = build(&twice, &request(None)).unwrap_err().to_string();
         assert!(err.contains("'stock', 'patched'"), "{err}");
-        let report = build(&design(), &request(None)).unwrap();
-        assert!(render(&report, "html", Style::default()).is_err());
-    }
-
-    #[test]
-    fn text_formats_give_each_group_its_heading() {
-        let report = build(&design(), &request(None)).unwrap();
-        let text = render(&report, "bars", Style::default()).unwrap();
-        assert!(text.contains("cgroup=no: kernel stock ('stock') -> patched ('patched')"));
-        assert!(text.contains("cgroup=yes: kernel stock ('stock-cg') -> patched ('patched-cg')"));
-        let json: serde_json::Value =
-            serde_json::from_str(&render(&report, "json", Style::default()).unwrap()).unwrap();
-        assert_eq!(json["schema"], SCHEMA);
-        assert_eq!(json["groups"][1]["within"]["cgroup"], "yes");
     }
 }

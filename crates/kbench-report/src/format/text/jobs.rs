@@ -1,10 +1,9 @@
-//! The lab's records as text: the job queue as `kbench job list` prints
-//! it.
+//! The lab's job queue as `kbench job list` prints it: an aligned table,
+//! the message last, on one line.
 
 use kbench_model::lab::Job;
 
-/// The jobs as an aligned table (the message last, on one line).
-pub fn jobs_table(jobs: &[Job]) -> String {
+pub(super) fn table(jobs: &[Job]) -> String {
     let header = [
         "ID",
         "STATE",
@@ -63,8 +62,8 @@ pub fn jobs_table(jobs: &[Job]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use kbench_model::lab::{JobSpec, JobState};
+    use crate::format::{Render, Style, Text};
+    use kbench_model::lab::{Job, JobSpec, JobState};
 
     #[test]
     fn the_table_aligns_columns_and_keeps_messages_on_one_line() {
@@ -89,7 +88,7 @@ mod tests {
             finished_at_ms: None,
             message: Some("exit status: 1\nno such test".into()),
         };
-        let text = jobs_table(&[job]);
+        let text = Text.render(&vec![job], Style::default());
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2);
         assert!(
