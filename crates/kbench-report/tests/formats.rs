@@ -224,7 +224,8 @@ fn every_format_is_registered_in_help_order() {
             "json",
             "csv",
             "html",
-            "svg"
+            "svg",
+            "tap"
         ]
     );
     assert!(format::by_name("pie").is_none());
@@ -898,4 +899,27 @@ fn a_regression_is_explained_in_every_format() {
     let changes = &json["metrics"][0]["results"][1]["explanation"]["changes"];
     assert_eq!(changes[0]["metric"], "perf.context_switches_per_op");
     assert_eq!(changes[0]["significant"], true);
+}
+
+#[test]
+fn tap_has_a_plan_and_fails_only_the_regression() {
+    let text = render("tap", &report(), false);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "TAP version 13");
+    let points = &lines[2..];
+    assert_eq!(lines[1], format!("1..{}", points.len()));
+    let failed: Vec<&&str> = points.iter().filter(|l| l.starts_with("not ok")).collect();
+    assert_eq!(failed.len(), 1, "{text}");
+    assert!(
+        failed[0].contains(&format!("{SYSCALL} {SLOW} against v5.8: +10."))
+            && failed[0].ends_with("REGRESSION"),
+        "{text}"
+    );
+    // ODD has no pipe-lat: that point is skipped, not failed.
+    let skipped: Vec<&&str> = points.iter().filter(|l| l.contains("# SKIP")).collect();
+    assert_eq!(skipped.len(), 1, "{text}");
+    assert!(
+        skipped[0].starts_with("ok ") && skipped[0].contains(ODD),
+        "{text}"
+    );
 }

@@ -29,6 +29,7 @@ mod regressions;
 mod render;
 pub mod svg;
 mod table;
+mod tap;
 mod text;
 
 pub use bars::Bars;

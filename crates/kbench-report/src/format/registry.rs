@@ -15,6 +15,7 @@ use super::regressions::Regressions;
 use super::render::{Render, Style};
 use super::svg::Svg;
 use super::table::Table;
+use super::tap::Tap;
 use super::text::Text;
 use crate::Error;
 use kbench_analysis::bisect::BisectReport;
@@ -130,6 +131,11 @@ static FORMATS: &[Format] = &[
     )
     .compare(&Svg)
     .one_metric(),
+    Format::new(
+        "tap",
+        "TAP for CI: a test point per metric and identifier, not ok for a regression",
+    )
+    .compare(&Tap),
 ];
 
 /// A format's renderer of report `R`.
