@@ -30,6 +30,7 @@ use kbench_store::{Exchange, Results, StoreError};
 use serde::Deserializer;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
+use std::time::SystemTime;
 
 /// The `--from` names of `kbench import`: `auto` finds the format from the
 /// file's content, `kbench` is kbench.samples/1.
@@ -106,6 +107,35 @@ impl Format {
         } else {
             None
         }
+    }
+
+    /// [`Format::sniff`] of `reader`, and a reader of everything `reader`
+    /// gives from its start: what sniffing read is kept and given again,
+    /// so that a pipe is read once. What is kept is what sniffing read: a
+    /// buffer of 64 KiB, or more for a JSON file whose keys before
+    /// "schema" are long (a foreign format, read whole anyway).
+    fn sniff_keeping(reader: Box<dyn Read + Send>) -> (Option<Format>, Box<dyn Read + Send>) {
+        let mut kept = Keeping {
+            reader,
+            read: Vec::new(),
+        };
+        let format = Format::sniff(&mut kept);
+        let again = std::io::Cursor::new(kept.read).chain(kept.reader);
+        (format, Box::new(again))
+    }
+}
+
+/// A reader that keeps a copy of every byte read through it.
+struct Keeping<R> {
+    reader: R,
+    read: Vec<u8>,
+}
+
+impl<R: Read> Read for Keeping<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.reader.read(buf)?;
+        self.read.extend_from_slice(&buf[..n]);
+        Ok(n)
     }
 }
 
@@ -233,30 +263,23 @@ pub fn import(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
 }
 
 fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<String, ImportError> {
-    let source = request.path.display().to_string();
     // `import` puts the file's path before the message.
     let io = |e: std::io::Error| FormatError::new("", format!("cannot read it: {e}"));
-    let stdin = source == "-";
+    let stdin = request.path == Path::new("-");
     let named = |format| matches!(format, Some(Format::Hyperfine | Format::GoogleBenchmark));
-    let format = match request.from {
-        "auto" if stdin => None,
-        "auto" => Format::sniff(std::fs::File::open(request.path).map_err(io)?),
-        "kbench" => None,
-        name => Some(Format::parse(name).ok_or_else(|| {
-            FormatError::new("--from", format!("{name:?} is none of {}", FROM.join(", ")))
-        })?),
-    };
-    // Stdin cannot be read twice: it is read whole, and sniffed from memory.
-    let text = if stdin {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(io)?;
-        Some(text)
-    } else {
-        None
-    };
-    let format = match (&text, request.from) {
-        (Some(text), "auto") => Format::detect(text),
-        _ => format,
+    let (format, sniffed) = match request.from {
+        "auto" => {
+            let (file, modified) = open(request.path).map_err(io)?;
+            let (format, file) = Format::sniff_keeping(file);
+            (format, Some((file, modified)))
+        }
+        "kbench" => (None, None),
+        name => (
+            Some(Format::parse(name).ok_or_else(|| {
+                FormatError::new("--from", format!("{name:?} is none of {}", FROM.join(", ")))
+            })?),
+            None,
+        ),
     };
     if request.identifier.is_some() && !named(format) {
         return Err(FormatError::new(
@@ -266,36 +289,22 @@ fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
         )
         .into());
     }
+    let (mut file, modified) = match sniffed {
+        Some(opened) => opened,
+        None => open(request.path).map_err(io)?,
+    };
     let Some(format) = format else {
-        let stream = |e| match e {
+        let stored = stream::import(file, request.into, store).map_err(|e| match e {
             stream::ImportError::File(e) => FormatError::new("kbench.samples/1", e.0).into(),
             stream::ImportError::Store(e) => ImportError::Store(e),
-        };
-        let stored = match &text {
-            Some(text) => stream::import(text.as_bytes(), request.into, store),
-            None => stream::import(
-                std::fs::File::open(request.path).map_err(io)?,
-                request.into,
-                store,
-            ),
-        }
-        .map_err(stream)?;
+        })?;
         return Ok(summary(&stored, &[]));
     };
-    let (text, at_ms) = match text {
-        Some(text) => (text, kbench_model::now_ms()),
-        None => {
-            let text = std::fs::read_to_string(request.path).map_err(io)?;
-            let modified = std::fs::metadata(request.path).and_then(|m| m.modified());
-            let at_ms = modified
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-            (
-                text,
-                at_ms.map_or_else(kbench_model::now_ms, |d| d.as_millis() as i64),
-            )
-        }
-    };
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(io)?;
+    let at_ms = modified
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or_else(kbench_model::now_ms, |d| d.as_millis() as i64);
     let stem = request.path.file_stem().filter(|_| !stdin);
     let options = ReadOptions {
         identifier: request
@@ -316,6 +325,18 @@ fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
         read_whole: false,
     };
     Ok(summary(&stored, &imported.notes))
+}
+
+/// The file at `path` (stdin for `-`) and its modification time (none for
+/// stdin), opened once: a pipe (`-`, or a path such as `<(...)`'s
+/// /dev/fd/63) cannot be read again.
+fn open(path: &Path) -> std::io::Result<(Box<dyn Read + Send>, Option<SystemTime>)> {
+    if path == Path::new("-") {
+        return Ok((Box::new(std::io::stdin()), None));
+    }
+    let file = std::fs::File::open(path)?;
+    let modified = file.metadata().and_then(|m| m.modified()).ok();
+    Ok((Box::new(file), modified))
 }
 
 /// What `kbench export` was asked: the set, the format (one of
