@@ -13,15 +13,21 @@
 //! - hyperfine `--export-json`: read, one round per timed run.
 //! - Google Benchmark `--benchmark_format=json`: read, one round per
 //!   repetition.
+//!
+//! [`registry`] names them all for `kbench import --from` and `kbench
+//! export --format`.
 
 pub mod csv;
 mod error;
 mod gbench;
 mod hyperfine;
 pub mod pts;
+pub mod registry;
 mod shared;
 
 pub use error::{ExportError, FormatError};
+
+use registry::{AUTO, Reading, Writing};
 
 use kbench_model::results::ResultSetData;
 use kbench_store::exchange::stream::{self, Stored};
@@ -31,13 +37,6 @@ use serde::Deserializer;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::time::SystemTime;
-
-/// The `--from` names of `kbench import`: `auto` finds the format from the
-/// file's content, `kbench` is kbench.samples/1.
-pub const FROM: [&str; 5] = ["auto", "kbench", "pts", "hyperfine", "gbench"];
-
-/// The `--format` names of `kbench export`.
-pub const EXPORTS: [&str; 3] = ["json", "pts", "csv"];
 
 /// The formats `kbench import` reads besides its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,23 +50,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// Every format, in the order `--from` lists them.
-    pub const ALL: [Format; 3] = [Format::Pts, Format::Hyperfine, Format::GoogleBenchmark];
-
-    /// Its `--from` name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Pts => "pts",
-            Format::Hyperfine => "hyperfine",
-            Format::GoogleBenchmark => "gbench",
-        }
-    }
-
-    /// The format named `name` (see [`Format::name`]).
-    pub fn parse(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name() == name)
-    }
-
     /// The foreign format `text` is in, by its first element or keys; None
     /// for anything else (kbench's own JSON, or a file no reader knows).
     pub fn detect(text: &str) -> Option<Format> {
@@ -197,7 +179,7 @@ pub fn read(format: Format, text: &str, options: &ReadOptions) -> Result<Importe
 }
 
 /// What `kbench import` was asked: the file (`-` for stdin), its format
-/// (one of [`FROM`]), the result set to import into and, for formats that
+/// ([`registry::AUTO`] or the name of a format [`registry::imports`]), the result set to import into and, for formats that
 /// name none, the identifier (default: the file's name without extension).
 #[derive(Debug, Clone, Copy)]
 pub struct ImportRequest<'a> {
@@ -267,19 +249,16 @@ fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
     let io = |e: std::io::Error| FormatError::new("", format!("cannot read it: {e}"));
     let stdin = request.path == Path::new("-");
     let named = |format| matches!(format, Some(Format::Hyperfine | Format::GoogleBenchmark));
-    let (format, sniffed) = match request.from {
-        "auto" => {
-            let (file, modified) = open(request.path).map_err(io)?;
-            let (format, file) = Format::sniff_keeping(file);
-            (format, Some((file, modified)))
+    let (format, sniffed) = if request.from == AUTO {
+        let (file, modified) = open(request.path).map_err(io)?;
+        let (format, file) = Format::sniff_keeping(file);
+        (format, Some((file, modified)))
+    } else {
+        let reading = registry::reading(request.from)?;
+        match reading {
+            Reading::Own => (None, None),
+            Reading::Foreign(format) => (Some(format), None),
         }
-        "kbench" => (None, None),
-        name => (
-            Some(Format::parse(name).ok_or_else(|| {
-                FormatError::new("--from", format!("{name:?} is none of {}", FROM.join(", ")))
-            })?),
-            None,
-        ),
     };
     if request.identifier.is_some() && !named(format) {
         return Err(FormatError::new(
@@ -339,8 +318,8 @@ fn open(path: &Path) -> std::io::Result<(Box<dyn Read + Send>, Option<SystemTime
     Ok((Box::new(file), modified))
 }
 
-/// What `kbench export` was asked: the set, the format (one of
-/// [`EXPORTS`]), the identifiers to keep (empty: all; CSV only) and the
+/// What `kbench export` was asked: the set, the format (the name of one
+/// of [`registry::exports`]), the identifiers to keep (empty: all; CSV only) and the
 /// version of kbench writing it.
 #[derive(Debug, Clone, Copy)]
 pub struct ExportRequest<'a> {
@@ -358,10 +337,36 @@ pub fn export(
     request: &ExportRequest,
     out: &mut dyn Write,
 ) -> Result<(), ExportError> {
-    if request.format == "csv" {
-        csv::export(store, request.set, request.identifiers, out)?;
-        return Ok(());
-    }
+    let writing = registry::writing(request.format)?;
+    let text = match writing {
+        Writing::Csv => {
+            csv::export(store, request.set, request.identifiers, out)?;
+            return Ok(());
+        }
+        Writing::Samples => {
+            serde_json::to_string_pretty(&exchange::export(&whole_set(store, request)?))
+                .map(|text| text + "\n")
+                .map_err(|e| FormatError::new("the export", e.to_string()))?
+        }
+        Writing::Pts => pts::write(
+            &whole_set(store, request)?,
+            &pts::Export {
+                kbench_version: request.kbench_version.to_string(),
+                now_ms: kbench_model::now_ms(),
+            },
+        )?,
+    };
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The set `request` exports as one document (JSON or PTS), read whole:
+/// such a document holds every identifier.
+fn whole_set(
+    store: &mut dyn Results,
+    request: &ExportRequest,
+) -> Result<ResultSetData, ExportError> {
     if !request.identifiers.is_empty() {
         return Err(FormatError::new(
             "--identifier",
@@ -369,34 +374,5 @@ pub fn export(
         )
         .into());
     }
-    let data = store.load(request.set)?;
-    let text = document(&data, request.format, request.kbench_version)?;
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
-}
-
-/// `data` written as the document `format` (json or pts) by kbench
-/// `kbench_version`.
-fn document(
-    data: &ResultSetData,
-    format: &str,
-    kbench_version: &str,
-) -> Result<String, FormatError> {
-    match format {
-        "json" => serde_json::to_string_pretty(&exchange::export(data))
-            .map(|text| text + "\n")
-            .map_err(|e| FormatError::new("the export", e.to_string())),
-        "pts" => pts::write(
-            data,
-            &pts::Export {
-                kbench_version: kbench_version.to_string(),
-                now_ms: kbench_model::now_ms(),
-            },
-        ),
-        other => Err(FormatError::new(
-            "--format",
-            format!("{other:?} is none of {}", EXPORTS.join(", ")),
-        )),
-    }
+    Ok(store.load(request.set)?)
 }
