@@ -7,6 +7,7 @@ mod bisect;
 mod common;
 pub mod config;
 mod docs;
+mod job_run;
 mod lab;
 mod measure;
 mod results;
@@ -16,6 +17,7 @@ mod vm;
 pub use bisect::BisectArgs;
 pub use common::{JsonArg, SamplingArgs, UploadArgs};
 pub use docs::{CompletionsArgs, ManArgs};
+pub use job_run::job_run_args;
 pub use lab::{
     JobCommand, ListArgs as JobListArgs, PushArgs, ServeArgs, SubmitArgs, TokenCommand, WorkerArgs,
 };
