@@ -76,6 +76,8 @@ pub const BENCHES: &[BenchInfo] = &[
         summary: "creat + write K KiB + close of a new file, 100 files per fresh directory \
                   (the files of the last interval are removed untimed first)",
         options: &[FILE_KIB],
+        one_task: true,
+        in_measuring_task: true,
         prepare: |o| Ok(Box::new(FsCreate::new(o)?)),
     },
     BenchInfo {
@@ -84,6 +86,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "unlink of a K KiB file created (untimed) just before the interval, 100 files per directory",
         options: &[FILE_KIB],
+        one_task: true,
+        in_measuring_task: true,
         prepare: |o| Ok(Box::new(FsDelete::new(o)?)),
     },
     BenchInfo {
@@ -92,6 +96,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "mmap of a cached M MiB file (shared, read-only), read one byte per 16 KiB, munmap",
         options: &[MAP_MIB],
+        one_task: true,
+        in_measuring_task: true,
         prepare: |o| Ok(Box::new(MmapLat::new(o)?)),
     },
     BenchInfo {
@@ -101,6 +107,8 @@ pub const BENCHES: &[BenchInfo] = &[
         summary: "read fault on a cached file page, 8192 pages in fixed random order, one cached page per \
                   64 KiB so fault-around maps no other (map and unmap untimed)",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: |_| Ok(Box::new(PageFault::new()?)),
     },
     BenchInfo {
@@ -109,6 +117,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "pread of the next 64 KiB block of a cached 64 MiB file, wrapping around",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: |_| Ok(Box::new(FileRead::new()?)),
     },
     BenchInfo {
@@ -118,6 +128,8 @@ pub const BENCHES: &[BenchInfo] = &[
         summary: "sum of the u64 words of the next 64 KiB block of a cached 64 MiB file mapped (and \
                   populated) once, wrapping around",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: |_| Ok(Box::new(MapRead::new()?)),
     },
 ];

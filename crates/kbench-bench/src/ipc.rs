@@ -44,6 +44,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "1-byte round trip through two pipes to an echoing partner process",
         options: &[PLACEMENT],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |o| Ok(Box::new(RoundTrip::new("pipe-lat", Channel::Pipes, o)?)),
     },
     BenchInfo {
@@ -52,6 +54,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "1-byte round trip over an AF_UNIX stream socketpair to an echoing partner process",
         options: &[PLACEMENT],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |o| Ok(Box::new(RoundTrip::new("unix-lat", Channel::Socket, o)?)),
     },
     BenchInfo {
@@ -61,6 +65,8 @@ pub const BENCHES: &[BenchInfo] = &[
         summary: "one hop of a 1-byte token around a pipe ring of N processes (default: all pinned to one CPU), \
                   each summing K KiB; includes the pipe read+write (nothing subtracted)",
         options: &[RING_PLACEMENT, PROCS, SIZE_KIB],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |o| Ok(Box::new(Ring::new(o)?)),
     },
     BenchInfo {
@@ -69,6 +75,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "64 KiB blocks read from a pipe fed by a writer process",
         options: &[PLACEMENT],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |o| Ok(Box::new(Stream::new("pipe-bw", Channel::Pipes, o)?)),
     },
     BenchInfo {
@@ -77,6 +85,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "64 KiB blocks read from an AF_UNIX stream socketpair fed by a writer process",
         options: &[PLACEMENT],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |o| Ok(Box::new(Stream::new("unix-bw", Channel::Socket, o)?)),
     },
 ];

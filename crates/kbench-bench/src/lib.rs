@@ -103,6 +103,18 @@ pub struct BenchInfo {
     /// What the loop body does, in one line.
     pub summary: &'static str,
     pub options: &'static [OptionSpec],
+    /// Whether the timed loop runs in one task on one CPU (the syscall,
+    /// file and memory families): what a duet run, two tests at once on
+    /// CPUs of their own, can measure, and what an interleaved run pins to
+    /// one CPU (kbench-measure's `duet` and `interleave`). Partners, forks
+    /// and scaling tasks would share or cross those CPUs.
+    pub one_task: bool,
+    /// Whether the timed loop runs in the measuring task itself (with its
+    /// own forks), so that the task's perf counters describe it: the agent
+    /// counts only then (kbench-measure's `agent`). Not for will-it-scale's
+    /// tasks, started before timing, nor for loops whose work runs in other
+    /// tasks (hackbench's groups, contending threads, a break-moving helper).
+    pub in_measuring_task: bool,
     pub prepare: fn(&Options) -> Result<Box<dyn Workload>, BenchError>,
 }
 
@@ -132,24 +144,10 @@ pub fn find(id: &str) -> Option<&'static BenchInfo> {
     all().into_iter().find(|b| b.id == id)
 }
 
-/// Whether the built-in `id` runs in one task on one CPU (the syscall,
-/// file and memory families): what a duet run, two tests at once on CPUs
-/// of their own, can measure. Partners, forks and scaling tasks would
-/// share or cross the duet's CPUs.
+/// Whether the built-in `id` runs in one task on one CPU
+/// ([`BenchInfo::one_task`]); false for an unknown or external test.
 pub fn runs_in_one_task(id: &str) -> bool {
-    [syscalls::BENCHES, files::BENCHES, memory::BENCHES]
-        .iter()
-        .any(|family| family.iter().any(|b| b.id == id))
-}
-
-/// Whether the built-in `id`'s timed loop runs in the measuring task
-/// itself (with its own forks), so that the task's perf counters describe
-/// it. Not for the will-it-scale family, whose tasks start before timing,
-/// nor for the stress-style tests whose work runs in other tasks
-/// (hackbench's groups, contending threads, the break-moving helper).
-pub fn loop_runs_in_measuring_task(id: &str) -> bool {
-    const ELSEWHERE: [&str; 4] = ["messaging", "mutex-contend", "brk-test", "page-test"];
-    !scale::BENCHES.iter().any(|b| b.id == id) && !ELSEWHERE.contains(&id) && find(id).is_some()
+    find(id).is_some_and(|b| b.one_task)
 }
 
 impl BenchInfo {
@@ -172,24 +170,74 @@ impl BenchInfo {
 }
 
 #[cfg(test)]
-mod counted_tests {
+mod task_tests {
     use super::*;
 
-    /// Counters describe a loop only where the measuring task runs it.
+    /// The built-ins whose loop runs in one task on one CPU: the syscall,
+    /// file and memory families, as when duet runs decided by family.
+    const ONE_TASK: [&str; 17] = [
+        "syscall-null",
+        "syscall-read",
+        "syscall-write",
+        "syscall-stat",
+        "syscall-fstat",
+        "open-close",
+        "sig-install",
+        "sig-catch",
+        "sig-send",
+        "select",
+        "fs-create",
+        "fs-delete",
+        "mmap-lat",
+        "pagefault",
+        "file-rd-bw",
+        "mmap-rd-bw",
+        "mem-bw",
+    ];
+
+    /// The built-ins whose loop runs elsewhere than in the measuring task:
+    /// the will-it-scale family and four stress-style tests, as when the
+    /// counters decided by a list of ids.
+    const ELSEWHERE: [&str; 15] = [
+        "futex1",
+        "futex3",
+        "pipe1",
+        "pthread_mutex1",
+        "sched_yield",
+        "signal1",
+        "getppid1",
+        "page_fault1",
+        "brk1",
+        "mmap1",
+        "context_switch1",
+        "brk-test",
+        "page-test",
+        "messaging",
+        "mutex-contend",
+    ];
+
+    /// Every benchmark says what it said before its entry held it.
     #[test]
-    fn counters_are_for_loops_in_the_measuring_task() {
-        for id in ["syscall-null", "pipe-lat", "fork-exit", "mem-bw", "madvise"] {
-            assert!(loop_runs_in_measuring_task(id), "{id}");
+    fn every_benchmark_keeps_its_tasks() {
+        for b in all() {
+            assert_eq!(b.one_task, ONE_TASK.contains(&b.id), "{} one_task", b.id);
+            assert_eq!(runs_in_one_task(b.id), b.one_task, "{}", b.id);
+            assert_eq!(
+                b.in_measuring_task,
+                !ELSEWHERE.contains(&b.id),
+                "{} in_measuring_task",
+                b.id
+            );
+            assert!(
+                b.in_measuring_task || !b.one_task,
+                "{}: one task is the measuring task",
+                b.id
+            );
         }
-        for id in [
-            "signal1",
-            "getppid1",
-            "messaging",
-            "mutex-contend",
-            "brk-test",
-            "nosuch",
-        ] {
-            assert!(!loop_runs_in_measuring_task(id), "{id}");
+        for id in ONE_TASK.iter().chain(&ELSEWHERE) {
+            assert!(find(id).is_some(), "{id} is a benchmark");
         }
+        assert!(!runs_in_one_task("nosuch"));
+        assert!(!runs_in_one_task("fio-randread"));
     }
 }

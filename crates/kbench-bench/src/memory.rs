@@ -32,6 +32,8 @@ pub const BENCHES: &[BenchInfo] = &[BenchInfo {
             help: "buffer size in MiB (each of the two for cp); default 64, above common LLC sizes",
         },
     ],
+    one_task: true,
+    in_measuring_task: true,
     prepare: |o| Ok(Box::new(MemBw::new(o)?)),
 }];
 

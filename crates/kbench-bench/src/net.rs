@@ -44,6 +44,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "4-byte round trip over connected loopback UDP sockets to an echoing partner process",
         options: &[PLACEMENT],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |o| Ok(Box::new(UdpLat::new(o, std::process::id(), PARTNER_POLL)?)),
     },
     BenchInfo {
@@ -52,6 +54,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "1-byte round trip over a loopback TCP connection (TCP_NODELAY) to an echoing partner process",
         options: &[PLACEMENT],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |o| Ok(Box::new(tcp_lat(o)?)),
     },
     BenchInfo {
@@ -61,6 +65,8 @@ pub const BENCHES: &[BenchInfo] = &[
         summary: "socket + connect + abortive close (SO_LINGER 0: RST, no TIME_WAIT) to a loopback listener \
                   whose partner process accepts and closes",
         options: &[],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |_| Ok(Box::new(Connect::new(std::process::id(), PARTNER_POLL)?)),
     },
     BenchInfo {
@@ -69,6 +75,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "64 KiB blocks read from a loopback TCP connection fed by a writer process",
         options: &[PLACEMENT],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |o| Ok(Box::new(tcp_bw(o)?)),
     },
 ];

@@ -17,6 +17,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "fork(); the child calls _exit(0); the parent waitpid()s it",
         options: &[],
+        one_task: false,
+        in_measuring_task: true,
         prepare: prepare_fork_exit,
     },
     BenchInfo {
@@ -25,6 +27,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "fork(); the child execve()s a 129-byte static ELF that calls exit_group(0); waitpid()",
         options: &[],
+        one_task: false,
+        in_measuring_task: true,
         prepare: prepare_fork_exec,
     },
     BenchInfo {
@@ -33,6 +37,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "fork(); the child execve()s /bin/sh -c true (env PATH=/usr/bin:/bin only); waitpid()",
         options: &[],
+        one_task: false,
+        in_measuring_task: true,
         prepare: prepare_fork_sh,
     },
 ];

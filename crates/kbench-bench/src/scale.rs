@@ -153,6 +153,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "FUTEX_WAKE (shared, non-private op) with no waiter on the task's own word",
         options: OPTIONS,
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| boxed(start(&FUTEX1, o)),
     },
     BenchInfo {
@@ -161,6 +163,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "FUTEX_WAKE_PRIVATE with no waiter on the task's own word",
         options: OPTIONS,
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| boxed(start(&FUTEX3, o)),
     },
     BenchInfo {
@@ -169,6 +173,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "write 1 byte to the task's own pipe, read it back",
         options: OPTIONS,
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| boxed(start(&PIPE1, o)),
     },
     BenchInfo {
@@ -177,6 +183,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "pthread_mutex_lock + unlock of the task's own (uncontended) mutex",
         options: OPTIONS,
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| boxed(start(&PTHREAD_MUTEX1, o)),
     },
     BenchInfo {
@@ -185,6 +193,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "syscall(SYS_sched_yield)",
         options: OPTIONS,
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| boxed(start(&SCHED_YIELD, o)),
     },
     BenchInfo {
@@ -193,6 +203,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "raise(SIGUSR1), as will-it-scale: the calling thread signalled and caught by an empty handler",
         options: OPTIONS,
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| boxed(start(&SIGNAL1, o)),
     },
     BenchInfo {
@@ -201,6 +213,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "syscall(SYS_getppid)",
         options: OPTIONS,
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| boxed(start(&GETPPID1, o)),
     },
     BenchInfo {
@@ -209,6 +223,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "mmap 128 MiB anonymous, write a byte per page, munmap; one op per page",
         options: OPTIONS,
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| boxed(start(&PAGE_FAULT1, o)),
     },
     BenchInfo {
@@ -218,6 +234,8 @@ pub const BENCHES: &[BenchInfo] = &[
         summary: "brk up one page and back down (raw SYS_brk); one op per brk call; \
                   thread mode: the threads share one helper process's break",
         options: OPTIONS,
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| boxed(start(&BRK1, o)),
     },
     BenchInfo {
@@ -226,6 +244,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "mmap + munmap of 128 MiB anonymous, untouched",
         options: OPTIONS,
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| boxed(start(&MMAP1, o)),
     },
     BenchInfo {
@@ -235,6 +255,8 @@ pub const BENCHES: &[BenchInfo] = &[
         summary: "pairs ping-pong 1 byte over two pipes; a task is a pair; \
                   one op per one-way hop (2 per round trip)",
         options: OPTIONS,
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| boxed(start(&CONTEXT_SWITCH1, o)),
     },
 ];

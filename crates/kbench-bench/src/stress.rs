@@ -32,6 +32,8 @@ pub const BENCHES: &[BenchInfo] = &[
         summary: "one madvise(2) of a random page of a 4 MiB MAP_SHARED read-only file mapping, \
                   random advice of NORMAL/RANDOM/SEQUENTIAL/WILLNEED/DONTNEED (fixed seed)",
         options: &[],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |_| Ok(Box::new(vm::Madvise::new()?)),
     },
     BenchInfo {
@@ -40,6 +42,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "vmsplice 64 KiB of a page-aligned user buffer into a 64 KiB pipe, splice it to /dev/null",
         options: &[],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |_| Ok(Box::new(vm::VmSplice::new()?)),
     },
     BenchInfo {
@@ -48,6 +52,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "memfd_create + ftruncate 64 KiB + mmap MAP_SHARED + write a byte per page + munmap + close",
         options: &[],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |_| Ok(Box::new(vm::Memfd::new()?)),
     },
     BenchInfo {
@@ -56,6 +62,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "zero-timeout poll, ppoll and select (one op each) over the read ends of 5 pipes, 3 of them readable",
         options: &[],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |_| Ok(Box::new(calls::Poll::new()?)),
     },
     BenchInfo {
@@ -64,6 +72,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "a fixed mix of 16 get* system calls (getpid .. getrusage(RUSAGE_THREAD), uname), one op each",
         options: &[],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |_| Ok(Box::new(calls::Get::new())),
     },
     BenchInfo {
@@ -72,6 +82,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "aim9 brk_test in a child process: brk shrinks 16 pages (64 KiB), then 16 brk grows of one page",
         options: &[],
+        one_task: false,
+        in_measuring_task: false,
         prepare: |_| Ok(Box::new(aim9::Brk::new(false)?)),
     },
     BenchInfo {
@@ -80,6 +92,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "aim9 page_test in a child process: as brk-test, writing a byte to each new page (THP off)",
         options: &[],
+        one_task: false,
+        in_measuring_task: false,
         prepare: |_| Ok(Box::new(aim9::Brk::new(true)?)),
     },
     BenchInfo {
@@ -88,6 +102,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Higher,
         summary: "aim9 exec_test: fork(); the child execve()s a 129-byte static ELF calling exit_group(0); waitpid()",
         options: &[],
+        one_task: false,
+        in_measuring_task: true,
         prepare: |_| prepare_exit0("exec-test"),
     },
     BenchInfo {
@@ -113,6 +129,8 @@ pub const BENCHES: &[BenchInfo] = &[
                 help: "process: every sender and receiver is a forked process; thread: a thread",
             },
         ],
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| Ok(Box::new(hackbench::Messaging::new(o)?)),
     },
     BenchInfo {
@@ -126,6 +144,8 @@ pub const BENCHES: &[BenchInfo] = &[
             default: || "2".to_string(),
             help: "threads contending for the one mutex, 1..=1024 (the measuring thread is one of them)",
         }],
+        one_task: false,
+        in_measuring_task: false,
         prepare: |o| Ok(Box::new(mutex::MutexContend::new(o)?)),
     },
 ];

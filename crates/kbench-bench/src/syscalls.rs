@@ -47,6 +47,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "syscall(SYS_getppid)",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: prepare_null,
     },
     BenchInfo {
@@ -55,6 +57,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "read(2) of 1 byte from /dev/zero",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: prepare_read,
     },
     BenchInfo {
@@ -63,6 +67,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "write(2) of 1 byte to /dev/null",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: prepare_write,
     },
     BenchInfo {
@@ -71,6 +77,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "stat of the path /dev/null (newfstatat with AT_FDCWD)",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: prepare_stat,
     },
     BenchInfo {
@@ -79,6 +87,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "fstat(2) of an fd open on /dev/null",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: prepare_fstat,
     },
     BenchInfo {
@@ -87,6 +97,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "openat(O_RDONLY) + close(2) of a cached empty file in a temp dir",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: prepare_open_close,
     },
     BenchInfo {
@@ -95,6 +107,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "sigaction(SIGUSR1) installing an empty handler",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: prepare_sig_install,
     },
     BenchInfo {
@@ -103,6 +117,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "SIGUSR1 sent to the calling thread (tgkill) and caught by an empty handler",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: prepare_sig_catch,
     },
     BenchInfo {
@@ -111,6 +127,8 @@ pub const BENCHES: &[BenchInfo] = &[
         direction: Direction::Lower,
         summary: "the null signal (0) sent to the calling thread (tgkill): the send path of sig-catch, nothing delivered",
         options: &[],
+        one_task: true,
+        in_measuring_task: true,
         prepare: prepare_sig_send,
     },
     BenchInfo {
@@ -123,6 +141,8 @@ pub const BENCHES: &[BenchInfo] = &[
             default: || "10".to_string(),
             help: "how many fds to watch, 1..=1000 (fd numbers must stay below FD_SETSIZE)",
         }],
+        one_task: true,
+        in_measuring_task: true,
         prepare: prepare_select,
     },
 ];

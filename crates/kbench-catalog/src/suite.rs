@@ -22,14 +22,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The built-in suites, as shipped in `suites/`.
-const BUILTIN: &[&str] = &[
-    include_str!("../../../suites/quick.toml"),
-    include_str!("../../../suites/lmbench.toml"),
-    include_str!("../../../suites/scale.toml"),
-    include_str!("../../../suites/stress.toml"),
-    include_str!("../../../suites/full.toml"),
-];
+/// The built-in suites, as shipped in `suites/`: each file's name
+/// (without `.toml`) and text, by name (build.rs lists them).
+const BUILTIN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/suites.rs"));
 
 /// A suite as written in its file.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -46,11 +41,15 @@ pub struct Suite {
     pub sweep: BTreeMap<String, Vec<String>>,
 }
 
-/// The built-in suites, in listing order.
+/// The built-in suites, in listing order (by name).
 pub fn builtin_suites() -> Vec<Suite> {
     BUILTIN
         .iter()
-        .map(|text| toml::from_str(text).expect("built-in suites parse (tested)"))
+        .map(|(name, text)| {
+            toml::from_str(text).unwrap_or_else(|e| {
+                panic!("built-in suites parse (tested): suites/{name}.toml: {e}")
+            })
+        })
         .collect()
 }
 

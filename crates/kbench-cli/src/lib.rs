@@ -7,6 +7,7 @@ mod bisect;
 mod common;
 pub mod config;
 mod docs;
+mod job_run;
 mod lab;
 mod measure;
 mod results;
@@ -16,6 +17,7 @@ mod vm;
 pub use bisect::BisectArgs;
 pub use common::{JsonArg, SamplingArgs, UploadArgs};
 pub use docs::{CompletionsArgs, ManArgs};
+pub use job_run::job_run_args;
 pub use lab::{
     JobCommand, ListArgs as JobListArgs, PushArgs, ServeArgs, SubmitArgs, TokenCommand, WorkerArgs,
 };
@@ -91,9 +93,9 @@ pub enum Command {
     Show(ShowArgs),
     /// Compare identifiers: change with confidence interval, p/q values and a verdict per metric
     Compare(CompareArgs),
-    /// Import raw samples (kbench.samples/1, PTS composite.xml, hyperfine, Google Benchmark), all or nothing
+    #[command(about = results::import_summary())]
     Import(ImportArgs),
-    /// Export a result set's raw samples on stdout: kbench.samples/1 JSON or a PTS composite.xml
+    #[command(about = results::export_summary())]
     Export(ExportArgs),
     /// Arrange a result set: title, description, identifiers' names, order, factors
     #[command(subcommand)]

@@ -7,6 +7,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use kbench_analysis::comparison::ComparisonReport;
 use kbench_analysis::history::HistoryReport;
 use kbench_analysis::thresholds::{Thresholds, threshold_percent};
+use kbench_formats::registry::{self, FileFormat};
 use kbench_report::format::{self, Report};
 use std::path::PathBuf;
 
@@ -94,15 +95,15 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// A kbench.samples/1 JSON file, a PTS composite.xml, a hyperfine or Google Benchmark JSON file (docs/formats.md), or - for stdin
+    /// The file, in a format of --from (docs/formats.md), or - for stdin
     pub file: PathBuf,
 
     /// Result set to import into (default: the one named in the file)
     #[arg(long, value_name = "SET")]
     pub into: Option<String>,
 
-    /// The file's format (auto: from its content)
-    #[arg(long, default_value = "auto", value_parser = kbench_formats::FROM)]
+    /// The file's format
+    #[arg(long, default_value = registry::AUTO, value_parser = import_formats())]
     pub from: String,
 
     /// Identifier of a hyperfine or Google Benchmark file's samples (default: the file name)
@@ -115,9 +116,8 @@ pub struct ExportArgs {
     /// Result set to export
     pub set: String,
 
-    /// json: kbench.samples/1, which `kbench import` reads back; pts: a PTS composite.xml;
-    /// csv: one row per raw sample, for pandas or R (docs/formats.md)
-    #[arg(long, default_value = "json", value_parser = kbench_formats::EXPORTS)]
+    /// The format written (docs/formats.md)
+    #[arg(long, default_value = "json", value_parser = export_formats())]
     pub format: String,
 
     /// With --format csv: only this identifier's samples (repeat for more)
@@ -132,6 +132,38 @@ pub fn formats<R: Report>() -> PossibleValuesParser {
         format::formats::<R>()
             .into_iter()
             .map(|f| PossibleValue::new(f.name()).help(f.help())),
+    )
+}
+
+/// `kbench import --from`'s values: auto, then every format the registry
+/// reads, each with its line of help.
+fn import_formats() -> PossibleValuesParser {
+    let auto = PossibleValue::new(registry::AUTO).help(registry::AUTO_HELP);
+    PossibleValuesParser::new(std::iter::once(auto).chain(registry::imports().map(value)))
+}
+
+/// `kbench export --format`'s values: every format the registry writes.
+fn export_formats() -> PossibleValuesParser {
+    PossibleValuesParser::new(registry::exports().map(value))
+}
+
+fn value(format: &FileFormat) -> PossibleValue {
+    PossibleValue::new(format.name).help(format.help)
+}
+
+/// `kbench import`'s line in `kbench --help`, naming the formats it reads.
+pub fn import_summary() -> String {
+    format!(
+        "Import raw samples, all or nothing (--from {})",
+        registry::names(registry::imports())
+    )
+}
+
+/// `kbench export`'s line in `kbench --help`, naming the formats it writes.
+pub fn export_summary() -> String {
+    format!(
+        "Export a result set's raw samples on stdout (--format {})",
+        registry::names(registry::exports())
     )
 }
 

@@ -43,6 +43,13 @@ const TAIL_LINES: usize = 12;
 /// the error says what is wrong.
 pub type JobCheck = Box<dyn Fn(&JobSpec) -> Result<(), String>>;
 
+/// The command line of the child that measures a job: `kbench run` (or
+/// `kbench vm run` on a kernel) of the job, on the kernel release it runs
+/// on if any, into the job's store, uploading to the server. The binary
+/// passes kbench-cli's `job_run_args`, which spells each flag from its
+/// definition.
+pub type RunArgs = fn(&JobSpec, Option<&str>, &Path, &str) -> Vec<OsString>;
+
 /// What a worker needs.
 pub struct Worker {
     pub api: Api,
@@ -60,6 +67,8 @@ pub struct Worker {
     pub exe: PathBuf,
     /// Options given to every child before its command (`--profiles`).
     pub child_options: Vec<OsString>,
+    /// The command line of a job's measuring child.
+    pub run_args: RunArgs,
     /// The check of a job against what this machine's children can run
     /// (its suites, benchmarks and profiles).
     pub check_job: JobCheck,
@@ -264,7 +273,7 @@ impl Worker {
             }
             other => other.map(str::to_string),
         };
-        let command = run_args(spec, kernel.as_deref(), &db, &self.api.url);
+        let command = (self.run_args)(spec, kernel.as_deref(), &db, &self.api.url);
         self.supervise(job, &command, false)
     }
 
@@ -474,36 +483,6 @@ fn fetch_args(kernel: &str) -> Vec<OsString> {
         .collect()
 }
 
-/// The child's `kbench run` (or `vm run --kernel=RELEASE`) of a job into
-/// `db`, uploading to `server`. No field of the job can become an option:
-/// every value is joined to its option (`--as=ID`), and the names come
-/// after `--`, as operands only.
-fn run_args(spec: &JobSpec, kernel: Option<&str>, db: &Path, server: &str) -> Vec<OsString> {
-    let mut args: Vec<OsString> = match kernel {
-        Some(release) => vec![
-            "vm".into(),
-            "run".into(),
-            format!("--kernel={release}").into(),
-        ],
-        None => vec!["run".into()],
-    };
-    args.extend([
-        format!("--as={}", spec.identifier).into(),
-        format!("--into={}", spec.set).into(),
-        format!("--rounds={}", spec.rounds).into(),
-    ]);
-    let mut db_option = OsString::from("--db=");
-    db_option.push(db);
-    args.push(db_option);
-    args.push(format!("--server={server}").into());
-    if let Some(max_time) = spec.max_time {
-        args.push(format!("--max-time={max_time}").into());
-    }
-    args.push("--".into());
-    args.extend(spec.names.iter().map(OsString::from));
-    args
-}
-
 /// What a lease renewal said.
 enum Renewal {
     Renewed,
@@ -610,9 +589,25 @@ mod tests {
             keep_failed: false,
             exe: "/bin/sh".into(),
             child_options: vec!["-c".into(), script.into(), "sh".into()],
+            run_args: job_words,
             check_job,
             stop: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// The job, its kernel, store and server as words (the binary gives
+    /// kbench-cli's command line instead).
+    fn job_words(spec: &JobSpec, kernel: Option<&str>, db: &Path, server: &str) -> Vec<OsString> {
+        let mut words: Vec<OsString> = vec![
+            spec.identifier.clone().into(),
+            spec.set.clone().into(),
+            spec.rounds.to_string().into(),
+            kernel.unwrap_or("host").into(),
+            db.into(),
+            server.into(),
+        ];
+        words.extend(spec.names.iter().map(OsString::from));
+        words
     }
 
     fn accept_all() -> JobCheck {
@@ -655,7 +650,7 @@ mod tests {
         assert_eq!(
             message,
             format!(
-                "lease 7:w1 token secret args run --as=6.18 --into=lab --rounds=2 --db={} --server={} -- quick",
+                "lease 7:w1 token secret args 6.18 lab 2 host {} {} quick",
                 db.display(),
                 server.url
             )
@@ -750,36 +745,10 @@ mod tests {
         );
     }
 
+    /// The job's kernel is an operand of `kernel fetch`; its measuring
+    /// child's command line is kbench-cli's to test (tests/job_run.rs).
     #[test]
-    fn job_fields_are_never_options_of_the_child() {
-        let spec = JobSpec {
-            set: "--help".into(),
-            identifier: "-x".into(),
-            names: vec!["--wrap=sh -c touch /tmp/pwned".into(), "quick".into()],
-            kernel: None,
-            rounds: 3,
-            max_time: Some(0.5),
-            tags: vec![],
-        };
-        let args = run_args(&spec, Some("--help"), Path::new("/w/r.db"), "http://h:1");
-        let args: Vec<&str> = args.iter().map(|a| a.to_str().unwrap()).collect();
-        assert_eq!(
-            args,
-            [
-                "vm",
-                "run",
-                "--kernel=--help",
-                "--as=-x",
-                "--into=--help",
-                "--rounds=3",
-                "--db=/w/r.db",
-                "--server=http://h:1",
-                "--max-time=0.5",
-                "--",
-                "--wrap=sh -c touch /tmp/pwned",
-                "quick"
-            ]
-        );
-        assert_eq!(fetch_args("--help")[2], "--");
+    fn the_kernel_to_fetch_is_never_an_option() {
+        assert_eq!(fetch_args("--help"), ["kernel", "fetch", "--", "--help"]);
     }
 }

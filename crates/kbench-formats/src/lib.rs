@@ -13,15 +13,21 @@
 //! - hyperfine `--export-json`: read, one round per timed run.
 //! - Google Benchmark `--benchmark_format=json`: read, one round per
 //!   repetition.
+//!
+//! [`registry`] names them all for `kbench import --from` and `kbench
+//! export --format`.
 
 pub mod csv;
 mod error;
 mod gbench;
 mod hyperfine;
 pub mod pts;
+pub mod registry;
 mod shared;
 
 pub use error::{ExportError, FormatError};
+
+use registry::{AUTO, Reading, Writing};
 
 use kbench_model::results::ResultSetData;
 use kbench_store::exchange::stream::{self, Stored};
@@ -30,13 +36,7 @@ use kbench_store::{Exchange, Results, StoreError};
 use serde::Deserializer;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-
-/// The `--from` names of `kbench import`: `auto` finds the format from the
-/// file's content, `kbench` is kbench.samples/1.
-pub const FROM: [&str; 5] = ["auto", "kbench", "pts", "hyperfine", "gbench"];
-
-/// The `--format` names of `kbench export`.
-pub const EXPORTS: [&str; 3] = ["json", "pts", "csv"];
+use std::time::SystemTime;
 
 /// The formats `kbench import` reads besides its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,23 +50,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// Every format, in the order `--from` lists them.
-    pub const ALL: [Format; 3] = [Format::Pts, Format::Hyperfine, Format::GoogleBenchmark];
-
-    /// Its `--from` name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Pts => "pts",
-            Format::Hyperfine => "hyperfine",
-            Format::GoogleBenchmark => "gbench",
-        }
-    }
-
-    /// The format named `name` (see [`Format::name`]).
-    pub fn parse(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name() == name)
-    }
-
     /// The foreign format `text` is in, by its first element or keys; None
     /// for anything else (kbench's own JSON, or a file no reader knows).
     pub fn detect(text: &str) -> Option<Format> {
@@ -106,6 +89,35 @@ impl Format {
         } else {
             None
         }
+    }
+
+    /// [`Format::sniff`] of `reader`, and a reader of everything `reader`
+    /// gives from its start: what sniffing read is kept and given again,
+    /// so that a pipe is read once. What is kept is what sniffing read: a
+    /// buffer of 64 KiB, or more for a JSON file whose keys before
+    /// "schema" are long (a foreign format, read whole anyway).
+    fn sniff_keeping(reader: Box<dyn Read + Send>) -> (Option<Format>, Box<dyn Read + Send>) {
+        let mut kept = Keeping {
+            reader,
+            read: Vec::new(),
+        };
+        let format = Format::sniff(&mut kept);
+        let again = std::io::Cursor::new(kept.read).chain(kept.reader);
+        (format, Box::new(again))
+    }
+}
+
+/// A reader that keeps a copy of every byte read through it.
+struct Keeping<R> {
+    reader: R,
+    read: Vec<u8>,
+}
+
+impl<R: Read> Read for Keeping<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.reader.read(buf)?;
+        self.read.extend_from_slice(&buf[..n]);
+        Ok(n)
     }
 }
 
@@ -167,7 +179,7 @@ pub fn read(format: Format, text: &str, options: &ReadOptions) -> Result<Importe
 }
 
 /// What `kbench import` was asked: the file (`-` for stdin), its format
-/// (one of [`FROM`]), the result set to import into and, for formats that
+/// ([`registry::AUTO`] or the name of a format [`registry::imports`]), the result set to import into and, for formats that
 /// name none, the identifier (default: the file's name without extension).
 #[derive(Debug, Clone, Copy)]
 pub struct ImportRequest<'a> {
@@ -233,30 +245,20 @@ pub fn import(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
 }
 
 fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<String, ImportError> {
-    let source = request.path.display().to_string();
     // `import` puts the file's path before the message.
     let io = |e: std::io::Error| FormatError::new("", format!("cannot read it: {e}"));
-    let stdin = source == "-";
+    let stdin = request.path == Path::new("-");
     let named = |format| matches!(format, Some(Format::Hyperfine | Format::GoogleBenchmark));
-    let format = match request.from {
-        "auto" if stdin => None,
-        "auto" => Format::sniff(std::fs::File::open(request.path).map_err(io)?),
-        "kbench" => None,
-        name => Some(Format::parse(name).ok_or_else(|| {
-            FormatError::new("--from", format!("{name:?} is none of {}", FROM.join(", ")))
-        })?),
-    };
-    // Stdin cannot be read twice: it is read whole, and sniffed from memory.
-    let text = if stdin {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(io)?;
-        Some(text)
+    let (format, sniffed) = if request.from == AUTO {
+        let (file, modified) = open(request.path).map_err(io)?;
+        let (format, file) = Format::sniff_keeping(file);
+        (format, Some((file, modified)))
     } else {
-        None
-    };
-    let format = match (&text, request.from) {
-        (Some(text), "auto") => Format::detect(text),
-        _ => format,
+        let reading = registry::reading(request.from)?;
+        match reading {
+            Reading::Own => (None, None),
+            Reading::Foreign(format) => (Some(format), None),
+        }
     };
     if request.identifier.is_some() && !named(format) {
         return Err(FormatError::new(
@@ -266,36 +268,22 @@ fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
         )
         .into());
     }
+    let (mut file, modified) = match sniffed {
+        Some(opened) => opened,
+        None => open(request.path).map_err(io)?,
+    };
     let Some(format) = format else {
-        let stream = |e| match e {
+        let stored = stream::import(file, request.into, store).map_err(|e| match e {
             stream::ImportError::File(e) => FormatError::new("kbench.samples/1", e.0).into(),
             stream::ImportError::Store(e) => ImportError::Store(e),
-        };
-        let stored = match &text {
-            Some(text) => stream::import(text.as_bytes(), request.into, store),
-            None => stream::import(
-                std::fs::File::open(request.path).map_err(io)?,
-                request.into,
-                store,
-            ),
-        }
-        .map_err(stream)?;
+        })?;
         return Ok(summary(&stored, &[]));
     };
-    let (text, at_ms) = match text {
-        Some(text) => (text, kbench_model::now_ms()),
-        None => {
-            let text = std::fs::read_to_string(request.path).map_err(io)?;
-            let modified = std::fs::metadata(request.path).and_then(|m| m.modified());
-            let at_ms = modified
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-            (
-                text,
-                at_ms.map_or_else(kbench_model::now_ms, |d| d.as_millis() as i64),
-            )
-        }
-    };
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(io)?;
+    let at_ms = modified
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or_else(kbench_model::now_ms, |d| d.as_millis() as i64);
     let stem = request.path.file_stem().filter(|_| !stdin);
     let options = ReadOptions {
         identifier: request
@@ -318,8 +306,20 @@ fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
     Ok(summary(&stored, &imported.notes))
 }
 
-/// What `kbench export` was asked: the set, the format (one of
-/// [`EXPORTS`]), the identifiers to keep (empty: all; CSV only) and the
+/// The file at `path` (stdin for `-`) and its modification time (none for
+/// stdin), opened once: a pipe (`-`, or a path such as `<(...)`'s
+/// /dev/fd/63) cannot be read again.
+fn open(path: &Path) -> std::io::Result<(Box<dyn Read + Send>, Option<SystemTime>)> {
+    if path == Path::new("-") {
+        return Ok((Box::new(std::io::stdin()), None));
+    }
+    let file = std::fs::File::open(path)?;
+    let modified = file.metadata().and_then(|m| m.modified()).ok();
+    Ok((Box::new(file), modified))
+}
+
+/// What `kbench export` was asked: the set, the format (the name of one
+/// of [`registry::exports`]), the identifiers to keep (empty: all; CSV only) and the
 /// version of kbench writing it.
 #[derive(Debug, Clone, Copy)]
 pub struct ExportRequest<'a> {
@@ -337,10 +337,36 @@ pub fn export(
     request: &ExportRequest,
     out: &mut dyn Write,
 ) -> Result<(), ExportError> {
-    if request.format == "csv" {
-        csv::export(store, request.set, request.identifiers, out)?;
-        return Ok(());
-    }
+    let writing = registry::writing(request.format)?;
+    let text = match writing {
+        Writing::Csv => {
+            csv::export(store, request.set, request.identifiers, out)?;
+            return Ok(());
+        }
+        Writing::Samples => {
+            serde_json::to_string_pretty(&exchange::export(&whole_set(store, request)?))
+                .map(|text| text + "\n")
+                .map_err(|e| FormatError::new("the export", e.to_string()))?
+        }
+        Writing::Pts => pts::write(
+            &whole_set(store, request)?,
+            &pts::Export {
+                kbench_version: request.kbench_version.to_string(),
+                now_ms: kbench_model::now_ms(),
+            },
+        )?,
+    };
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The set `request` exports as one document (JSON or PTS), read whole:
+/// such a document holds every identifier.
+fn whole_set(
+    store: &mut dyn Results,
+    request: &ExportRequest,
+) -> Result<ResultSetData, ExportError> {
     if !request.identifiers.is_empty() {
         return Err(FormatError::new(
             "--identifier",
@@ -348,34 +374,5 @@ pub fn export(
         )
         .into());
     }
-    let data = store.load(request.set)?;
-    let text = document(&data, request.format, request.kbench_version)?;
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
-}
-
-/// `data` written as the document `format` (json or pts) by kbench
-/// `kbench_version`.
-fn document(
-    data: &ResultSetData,
-    format: &str,
-    kbench_version: &str,
-) -> Result<String, FormatError> {
-    match format {
-        "json" => serde_json::to_string_pretty(&exchange::export(data))
-            .map(|text| text + "\n")
-            .map_err(|e| FormatError::new("the export", e.to_string())),
-        "pts" => pts::write(
-            data,
-            &pts::Export {
-                kbench_version: kbench_version.to_string(),
-                now_ms: kbench_model::now_ms(),
-            },
-        ),
-        other => Err(FormatError::new(
-            "--format",
-            format!("{other:?} is none of {}", EXPORTS.join(", ")),
-        )),
-    }
+    Ok(store.load(request.set)?)
 }

@@ -245,7 +245,7 @@ fn run_builtin(
         Ok(end)
             if counting.is_some()
                 && end.samples > 0
-                && kbench_bench::loop_runs_in_measuring_task(info.id)
+                && info.in_measuring_task
                 && !stop.load(Ordering::SeqCst) =>
         {
             counting.into_iter().for_each(|close| close());

@@ -195,3 +195,59 @@ fn a_file_that_cannot_be_read_is_named_once() {
     );
     assert_eq!(err.matches(&path).count(), 1, "{err}");
 }
+
+/// `kbench import <(...)`: a file that is a pipe can be read only once,
+/// so the import must open it once, in every format, named by `--from`
+/// or found from its content. `/dev/fd/0` is such a file: the test's pipe
+/// to kbench's stdin, which `-` reads too. Each import must say what the
+/// import of the same file from disk says.
+#[test]
+fn every_format_imports_from_a_pipe_named_or_detected() {
+    let (dir, db) = temp_db();
+    succeeds(
+        &db,
+        &[
+            "import",
+            fixture("pts-3ids-hib-lib.composite.xml").to_str().unwrap(),
+        ],
+    );
+    let own = dir.path().join("own.json");
+    let exported = kbench(&db)
+        .args(["export", "redis-and-syscalls"])
+        .output()
+        .unwrap();
+    std::fs::write(&own, &exported.stdout).unwrap();
+    let files = [
+        ("kbench", own),
+        ("pts", fixture("pts-3ids-hib-lib.composite.xml")),
+        ("hyperfine", fixture("hyperfine-1.15.json")),
+        ("gbench", fixture("gbench-1.7.1.json")),
+    ];
+    for (format, file) in &files {
+        // Stdin has no file name to take the identifier from.
+        let identifier: &[&str] = match *format {
+            "hyperfine" | "gbench" => &["--identifier", "piped"],
+            _ => &[],
+        };
+        for from in ["auto", format] {
+            let imported = |path: &str, stdin: Vec<u8>| {
+                let (_dir, db) = temp_db();
+                let out = kbench(&db)
+                    .args(["import", path, "--from", from, "--into", "piped"])
+                    .args(identifier)
+                    .write_stdin(stdin)
+                    .output()
+                    .unwrap();
+                let said = String::from_utf8_lossy(&out.stderr).into_owned();
+                assert!(out.status.success(), "{format} --from {from}: {said}");
+                said
+            };
+            let from_disk = imported(file.to_str().unwrap(), vec![]);
+            assert!(from_disk.starts_with("Imported "), "{from_disk}");
+            for pipe in ["/dev/fd/0", "-"] {
+                let from_pipe = imported(pipe, std::fs::read(file).unwrap());
+                assert_eq!(from_pipe, from_disk, "{format} --from {from} of {pipe}");
+            }
+        }
+    }
+}

@@ -36,47 +36,9 @@ use kbench_model::{MAIN_METRIC, TestKey};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The built-in profiles, as shipped in `profiles/`.
-const BUILTIN: &[(&str, &str)] = &[
-    ("fio", include_str!("../../../../profiles/fio.toml")),
-    ("redis", include_str!("../../../../profiles/redis.toml")),
-    ("nginx", include_str!("../../../../profiles/nginx.toml")),
-    (
-        "stress-ng",
-        include_str!("../../../../profiles/stress-ng.toml"),
-    ),
-    (
-        "sysbench",
-        include_str!("../../../../profiles/sysbench.toml"),
-    ),
-    (
-        "hackbench",
-        include_str!("../../../../profiles/hackbench.toml"),
-    ),
-    (
-        "perf-bench",
-        include_str!("../../../../profiles/perf-bench.toml"),
-    ),
-    ("iperf3", include_str!("../../../../profiles/iperf3.toml")),
-    ("sqlite", include_str!("../../../../profiles/sqlite.toml")),
-    ("pgbench", include_str!("../../../../profiles/pgbench.toml")),
-    (
-        "build-linux",
-        include_str!("../../../../profiles/build-linux.toml"),
-    ),
-    (
-        "memcached",
-        include_str!("../../../../profiles/memcached.toml"),
-    ),
-    ("siege", include_str!("../../../../profiles/siege.toml")),
-    ("7zip", include_str!("../../../../profiles/7zip.toml")),
-    ("openssl", include_str!("../../../../profiles/openssl.toml")),
-    ("iperf", include_str!("../../../../profiles/iperf.toml")),
-    (
-        "build-binutils",
-        include_str!("../../../../profiles/build-binutils.toml"),
-    ),
-];
+/// The built-in profiles, as shipped in `profiles/`: each file's name
+/// (without `.toml`) and text, by name (build.rs lists them).
+const BUILTIN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/profiles.rs"));
 
 /// The profiles kbench knows: the built-in ones and the user's.
 #[derive(Debug, Clone)]

@@ -37,6 +37,7 @@ pub fn worker(args: WorkerArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<Exit
         keep_failed: !work_dir.temporary,
         exe: std::env::current_exe().context("finding the kbench binary to run jobs with")?,
         child_options: child_options(profile_dirs),
+        run_args: crate::cli::job_run_args,
         check_job: Box::new(kbench_catalog::job::checker(Profiles::load(profile_dirs)?)),
         stop: stop.clone(),
     };
