@@ -343,7 +343,7 @@ impl<'a> Session<'a> {
         if let Some(run) = self.runs.get(&commit.hash) {
             return Ok(*run);
         }
-        let snapshot = kbench_measure::sysinfo::snapshot(Path::new("."));
+        let snapshot = kbench_measure::snapshot(Path::new("."));
         let info = RunInfo {
             tool_version: snapshot.kbench_version.clone(),
             snapshot,

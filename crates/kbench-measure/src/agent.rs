@@ -99,7 +99,7 @@ fn run_tests(
     // Read once, when the first test that is not built-in needs them.
     let mut profiles: Option<Result<Profiles, String>> = None;
     if job.snapshot {
-        let mut snapshot = Box::new(crate::sysinfo::snapshot(Path::new(".")));
+        let mut snapshot = Box::new(crate::snapshot(Path::new(".")));
         if job
             .tools
             .iter()

@@ -1,8 +1,8 @@
 //! kbench's measuring side: the sampler and the agent that measures, the
 //! launchers that start agents, the runner that writes what they stream to
 //! a store, interleaved blocks of variants taking turns or running as a duet,
-//! adaptive rounds,
-//! the interference monitors and the system snapshot.
+//! adaptive rounds, the interference monitors, and the snapshot a run
+//! records (kbench-sysinfo's, with what the measuring process can record).
 
 mod error;
 
@@ -20,10 +20,11 @@ pub mod redo;
 pub mod runner;
 pub mod sampler;
 pub mod shown;
-pub mod sysinfo;
+mod snapshot;
 pub mod sysmon;
 pub mod turns;
 pub mod variant;
 pub mod variant_run;
 
 pub use error::{MeasureError, Result};
+pub use snapshot::snapshot;

@@ -187,7 +187,7 @@ pub fn execute(
                 .for_each(|note| observer(RunEvent::Note(note)));
         }
         summary.runs.push(run);
-        let cpu_before = crate::sysinfo::cpu_times();
+        let cpu_before = kbench_sysinfo::cpu_times();
         let mut round_run = RoundRun {
             store: &mut *store,
             request,
@@ -261,8 +261,8 @@ pub fn execute(
             }
         }
         let steal = cpu_before
-            .zip(crate::sysinfo::cpu_times())
-            .and_then(|(before, after)| crate::sysinfo::steal_percent(&before, &after));
+            .zip(kbench_sysinfo::cpu_times())
+            .and_then(|(before, after)| kbench_sysinfo::steal_percent(&before, &after));
         if let Some(error) = failure {
             store.end_run(run, RunStatus::Failed, steal)?;
             return Err(error.at(format!(
