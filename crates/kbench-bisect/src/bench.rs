@@ -17,7 +17,7 @@
 use super::error::{BisectError, Result};
 use super::git::{Commit, Repo, Worktree};
 use super::progress::Progress;
-use kbench_measure::launcher::{last_output, push_bounded};
+use kbench_measure::process::{last_output, push_bounded};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

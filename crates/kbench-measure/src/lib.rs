@@ -15,6 +15,7 @@ pub mod launcher;
 pub mod monitor;
 pub mod placement;
 pub mod plan;
+pub mod process;
 pub mod profile;
 pub mod redo;
 pub mod runner;
