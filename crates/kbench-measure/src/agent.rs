@@ -169,7 +169,7 @@ fn run_tests(
                 // Scratch files go to the work directory (its filesystem is
                 // the one the snapshot records).
                 let work_dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-                crate::profile::run::run_test(
+                crate::profile::run_test(
                     profiles,
                     test,
                     &job.plan,

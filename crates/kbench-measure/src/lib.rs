@@ -4,28 +4,29 @@
 //! adaptive rounds, the interference monitors, and the snapshot a run
 //! records (kbench-sysinfo's, with what the measuring process can record).
 
+mod counters;
 mod error;
+mod monitor;
+mod sampler;
+mod shown;
+mod snapshot;
+mod sysmon;
 
 pub mod adaptive;
 pub mod agent;
-pub mod counters;
 pub mod duet;
 pub mod interleave;
 pub mod launcher;
-pub mod monitor;
 pub mod placement;
 pub mod plan;
 pub mod process;
 pub mod profile;
 pub mod redo;
 pub mod runner;
-pub mod sampler;
-pub mod shown;
-mod snapshot;
-pub mod sysmon;
 pub mod turns;
 pub mod variant;
 pub mod variant_run;
 
 pub use error::{MeasureError, Result};
 pub use snapshot::snapshot;
+pub use sysmon::DEFAULT_MONITORS;
