@@ -15,6 +15,7 @@ mod sysmon;
 pub mod adaptive;
 pub mod agent;
 pub mod duet;
+pub mod events;
 pub mod interleave;
 pub mod launcher;
 pub mod placement;
