@@ -18,6 +18,7 @@ use super::error::{BisectError, Result};
 use super::git::{Commit, Repo, Worktree};
 use super::progress::Progress;
 use kbench_measure::process::{last_output, push_bounded};
+use kbench_model::Sample;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -64,9 +65,9 @@ pub trait Workbench {
         progress: &mut dyn FnMut(Progress<'_>),
     ) -> Result<Result<(), String>>;
 
-    /// One fresh run at the commit selected: its samples of the metric
-    /// (one for a `--run` command).
-    fn measure(&mut self) -> Result<Result<Vec<f64>, MeasureError>>;
+    /// One fresh run at the commit selected, the measurement `round` of its
+    /// commit: its samples of the metric (one for a `--run` command).
+    fn measure(&mut self, round: u32) -> Result<Result<Vec<Sample>, MeasureError>>;
 
     /// Whether a build of `commit` is kept, so that selecting it is free.
     fn has_build(&self, commit: &Commit) -> bool;
@@ -178,13 +179,21 @@ impl Workbench for CommandBench {
         Ok(Ok(()))
     }
 
-    fn measure(&mut self) -> Result<Result<Vec<f64>, MeasureError>> {
+    fn measure(&mut self, round: u32) -> Result<Result<Vec<Sample>, MeasureError>> {
         let slot = &self.slots[self.current.expect("a commit built before measuring")];
         let commit = slot.built.clone().unwrap_or_default();
         let result = shell(&self.run, slot.worktree.path(), &commit)?;
         self.interrupted()?;
         Ok(match result {
-            Ok(stdout) => parse_metric(&stdout, &self.metric).map(|v| vec![v]),
+            // One run of the command is one iteration, measured now.
+            Ok(stdout) => parse_metric(&stdout, &self.metric).map(|value| {
+                vec![Sample {
+                    value,
+                    iterations: 1,
+                    at_ms: kbench_model::now_ms(),
+                    round,
+                }]
+            }),
             Err(tail) => Err(MeasureError::Failed(tail)),
         })
     }

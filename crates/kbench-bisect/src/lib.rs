@@ -42,7 +42,7 @@ mod vm;
 use bench::{MeasureError, Workbench};
 use error::invalid;
 use git::{Commit, Repo};
-use kbench_model::{Direction, Sample, TestKey, TestSpec};
+use kbench_model::{Direction, TestKey, TestSpec};
 use kbench_report::bisect::{
     BisectReport, CommitRef, LogEntry, Phase, SCHEMA, SkippedCommit, change_text,
 };
@@ -389,18 +389,13 @@ impl<'a> Session<'a> {
                 .test
                 .insert(self.store.test_id(&self.request.set, &self.spec)?),
         };
-        let failure = match bench.measure()? {
-            Ok(values) if !values.is_empty() => {
-                let round = self.count(commit) as u32;
-                for &value in &values {
-                    let sample = Sample {
-                        value,
-                        iterations: 1,
-                        at_ms: kbench_model::now_ms(),
-                        round,
-                    };
-                    self.store.add_sample(run, test, &sample)?;
+        let round = self.count(commit) as u32;
+        let failure = match bench.measure(round)? {
+            Ok(samples) if !samples.is_empty() => {
+                for sample in &samples {
+                    self.store.add_sample(run, test, sample)?;
                 }
+                let values: Vec<f64> = samples.iter().map(|s| s.value).collect();
                 self.samples_now += values.len();
                 self.samples
                     .entry(commit.hash.clone())
