@@ -363,6 +363,46 @@ fn auto_acceleration_says_what_it_used() {
     assert!(stderr.contains("first sample after"), "{stderr}");
 }
 
+#[test]
+fn vm_run_quiet_leaves_stderr_empty() {
+    let _turn = one_guest_at_a_time();
+    if !have_programs(
+        &["qemu-system-x86_64", "apt-get", "dpkg-deb"],
+        "apt-get install qemu-system-x86; kernels are fetched with apt-get and dpkg-deb",
+    ) {
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let (fetched, _) = ok(&db, &["kernel", "fetch", "debian:6.1"]);
+    let release = kernels_in(&fetched)[0].0.clone();
+    let vm_run = |flags: &[&str], set: &str| {
+        let run = [
+            "vm",
+            "run",
+            "--kernel",
+            &release,
+            "syscall-null",
+            "--rounds",
+            "1",
+            "--max-time",
+            "0.2",
+            "--into",
+            set,
+            "--accel",
+            "tcg",
+            "--timeout",
+            "60",
+        ];
+        ok(&db, &[flags, &run[..]].concat()).1
+    };
+    let loud = vm_run(&[], "loud");
+    assert!(
+        loud.contains(TCG_NOTE) && loud.contains("Stored "),
+        "{loud}"
+    );
+    assert_eq!(vm_run(&["-q"], "quiet"), "");
+}
+
 /// A file with an x86 boot header and a version string, which is all the
 /// checks before qemu read.
 fn fake_bzimage(dir: &Path) -> PathBuf {

@@ -96,7 +96,9 @@ pub fn run(
         let levels = args.factors.into_iter().collect();
         store.set_factors(&request.set, &request.identifier, &levels, &[])?;
     }
-    eprint!("{}", redone_text(&redone));
+    if !crate::logs::quiet() {
+        eprint!("{}", redone_text(&redone));
+    }
     let ended = summary.and_then(|summary| {
         let code = report(store, &request, &summary, args.json)?;
         // A --command that fails is an error, as in hyperfine.
@@ -121,7 +123,7 @@ pub(crate) fn report(
         print_json(&document)?;
     } else {
         print!("{}", Text.render(&document.show, Style::default()));
-        eprintln!("{}", document.ending());
+        crate::logs::closing(&document.ending(), summary.interrupted);
     }
     Ok(ended(summary.interrupted))
 }
