@@ -663,32 +663,24 @@ fn build_source(
             check_regex(ctx, regex, known, what, true)?;
             SourceKind::Regex(regex.get_ref().clone())
         }
-        (None, Some(path), None, false) => {
-            if path.get_ref().split('.').any(str::is_empty) {
-                return Err(ctx.at(
-                    path,
-                    format!(
-                        "{what}: json path '{}' has an empty step (write a.b.0.c)",
-                        path.get_ref()
-                    ),
-                ));
-            }
-            check_template(ctx, path, known, what)?;
-            SourceKind::Json(path.get_ref().clone())
-        }
-        (None, None, Some(name), false) => {
-            if name.get_ref().trim().is_empty() || name.get_ref().contains([':', '\n']) {
-                return Err(ctx.at(
-                    name,
-                    format!(
-                        "{what}: line '{}' must name a `NAME: VALUE` line (not empty, no ':')",
-                        name.get_ref()
-                    ),
-                ));
-            }
-            check_template(ctx, name, known, what)?;
-            SourceKind::Line(name.get_ref().clone())
-        }
+        (None, Some(path), None, false) => SourceKind::Json(template_unless(
+            ctx,
+            path,
+            path.get_ref().split('.').any(str::is_empty),
+            "json path",
+            "has an empty step (write a.b.0.c)",
+            known,
+            what,
+        )?),
+        (None, None, Some(name), false) => SourceKind::Line(template_unless(
+            ctx,
+            name,
+            name.get_ref().trim().is_empty() || name.get_ref().contains([':', '\n']),
+            "line",
+            "must name a `NAME: VALUE` line (not empty, no ':')",
+            known,
+            what,
+        )?),
         (None, None, None, true) => SourceKind::Elapsed,
         _ => {
             return Err(ctx.at(
@@ -698,6 +690,27 @@ fn build_source(
         }
     };
     Ok(SourceSpec { kind, scale })
+}
+
+/// `text`, a template of `known` placeholders, unless `wrong`: then the
+/// error "WHAT: KEY 'TEXT' PROBLEM".
+fn template_unless(
+    ctx: &Ctx,
+    text: &Spanned<String>,
+    wrong: bool,
+    key: &str,
+    problem: &str,
+    known: &dyn Fn(&str) -> bool,
+    what: &str,
+) -> Result<String, FormatError> {
+    if wrong {
+        return Err(ctx.at(
+            text,
+            format!("{what}: {key} '{}' {problem}", text.get_ref()),
+        ));
+    }
+    check_template(ctx, text, known, what)?;
+    Ok(text.get_ref().clone())
 }
 
 fn check_regex(
