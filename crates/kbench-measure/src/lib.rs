@@ -1,8 +1,10 @@
 //! kbench's measuring side: the sampler and the agent that measures, the
-//! launchers that start agents, the runner that writes what they stream to
-//! a store, interleaved blocks of variants taking turns or running as a duet,
-//! adaptive rounds, the interference monitors, and the snapshot a run
-//! records (kbench-sysinfo's, with what the measuring process can record).
+//! launchers that start agents (and what is kept of their processes'
+//! output), the one reader of their events, the runner that writes what
+//! they stream to a store, interleaved blocks of variants taking turns or
+//! running as a duet, adaptive rounds, the interference monitors, and the
+//! snapshot a run records (kbench-sysinfo's, with what the measuring
+//! process can record).
 
 mod counters;
 mod error;
