@@ -17,7 +17,9 @@
 use super::error::{BisectError, Result};
 use super::git::{Commit, Repo, Worktree};
 use super::progress::Progress;
-use kbench_measure::launcher::{last_output, push_bounded};
+use kbench_catalog::profile::name_value;
+use kbench_measure::process::{last_output, push_bounded};
+use kbench_model::Sample;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -64,9 +66,9 @@ pub trait Workbench {
         progress: &mut dyn FnMut(Progress<'_>),
     ) -> Result<Result<(), String>>;
 
-    /// One fresh run at the commit selected: its samples of the metric
-    /// (one for a `--run` command).
-    fn measure(&mut self) -> Result<Result<Vec<f64>, MeasureError>>;
+    /// One fresh run at the commit selected, the measurement `round` of its
+    /// commit: its samples of the metric (one for a `--run` command).
+    fn measure(&mut self, round: u32) -> Result<Result<Vec<Sample>, MeasureError>>;
 
     /// Whether a build of `commit` is kept, so that selecting it is free.
     fn has_build(&self, commit: &Commit) -> bool;
@@ -178,13 +180,21 @@ impl Workbench for CommandBench {
         Ok(Ok(()))
     }
 
-    fn measure(&mut self) -> Result<Result<Vec<f64>, MeasureError>> {
+    fn measure(&mut self, round: u32) -> Result<Result<Vec<Sample>, MeasureError>> {
         let slot = &self.slots[self.current.expect("a commit built before measuring")];
         let commit = slot.built.clone().unwrap_or_default();
         let result = shell(&self.run, slot.worktree.path(), &commit)?;
         self.interrupted()?;
         Ok(match result {
-            Ok(stdout) => parse_metric(&stdout, &self.metric).map(|v| vec![v]),
+            // One run of the command is one iteration, measured now.
+            Ok(stdout) => parse_metric(&stdout, &self.metric).map(|value| {
+                vec![Sample {
+                    value,
+                    iterations: 1,
+                    at_ms: kbench_model::now_ms(),
+                    round,
+                }]
+            }),
             Err(tail) => Err(MeasureError::Failed(tail)),
         })
     }
@@ -245,25 +255,17 @@ pub(super) fn shell(command: &str, dir: &Path, commit: &str) -> Result<Result<St
 }
 
 /// The value of `metric` in a run's output: one JSON object, or
-/// `NAME: VALUE [unit]` lines (the last line naming it counts).
+/// `NAME: VALUE [unit]` lines ([`name_value`]: the last line naming it
+/// counts).
 pub fn parse_metric(output: &str, metric: &str) -> Result<f64, MeasureError> {
     let mut found: Vec<(String, String)> = Vec::new();
     let trimmed = output.trim();
     if let Ok(serde_json::Value::Object(map)) = serde_json::from_str(trimmed) {
         flatten("", &serde_json::Value::Object(map), &mut found);
     } else {
-        for line in output.lines() {
-            let Some((name, rest)) = line.split_once(':') else {
-                continue;
-            };
-            let name = name.trim();
-            let Some(value) = rest.split_whitespace().next() else {
-                continue;
-            };
-            if !name.is_empty() && value.parse::<f64>().is_ok() {
-                found.push((name.to_string(), value.to_string()));
-            }
-        }
+        found.extend(
+            name_value::lines(output).map(|(name, value)| (name.to_string(), value.to_string())),
+        );
     }
     let Some((_, text)) = found.iter().rev().find(|(name, _)| name == metric) else {
         let mut names: Vec<String> = Vec::new();
@@ -312,10 +314,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn name_value_lines() {
+    fn a_missing_metric_names_those_printed() {
         let out = "warming up\nops_per_sec: 1234.5 ops/s\nlatency: 3.5\nops_per_sec: 1300\n";
         assert_eq!(parse_metric(out, "ops_per_sec"), Ok(1300.0));
-        assert_eq!(parse_metric(out, "latency"), Ok(3.5));
         let missing = parse_metric(out, "throughput").unwrap_err();
         assert_eq!(
             missing.to_string(),

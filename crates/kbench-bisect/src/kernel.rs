@@ -1,8 +1,9 @@
 //! The `--kernel` workbench: the build command makes a kernel image in the
 //! tree; each measurement boots it in a VM (`kbench vm`'s launcher, or any
 //! [`Launcher`]) with kbench as init, runs one built-in test there and
-//! returns that boot's samples of its metric: one round, so the boot is the
-//! unit of replication. A kernel that does not boot, or a test that fails
+//! returns that boot's samples of its metric as the guest measured them
+//! (their iterations, and their times on arrival): one round, so the boot
+//! is the unit of replication. A kernel that does not boot, or a test that fails
 //! in it, skips the commit.
 
 use super::bench::{MeasureError, Workbench, shell};
@@ -10,9 +11,11 @@ use super::error::{BisectError, Result};
 use super::git::{Commit, Worktree};
 use super::progress::Progress;
 use kbench_measure::agent::AgentJob;
+use kbench_measure::events::{self, TestEvents};
 use kbench_measure::launcher::Launcher;
 use kbench_measure::plan::SamplingPlan;
-use kbench_model::{AgentEvent, MAIN_METRIC, TestKey};
+use kbench_model::{MAIN_METRIC, Sample, TestKey};
+use kbench_store::TestOutcomeKind;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -105,41 +108,33 @@ impl Workbench for KernelBench {
         }
     }
 
-    fn measure(&mut self) -> Result<Result<Vec<f64>, MeasureError>> {
+    fn measure(&mut self, round: u32) -> Result<Result<Vec<Sample>, MeasureError>> {
         let launcher = self
             .current
             .as_ref()
             .and_then(|hash| self.launchers.get(hash))
             .ok_or_else(|| BisectError::Invalid("no kernel built to boot".to_string()))?;
+        let test = self.test.with_metric(MAIN_METRIC);
         let job = AgentJob {
             snapshot: false,
-            tests: vec![self.test.with_metric(MAIN_METRIC)],
+            tests: vec![test.clone()],
             plan: self.plan.clone(),
             tools: vec![],
         };
         let mut stream = launcher.launch(&job)?;
-        let mut values = Vec::new();
-        let mut failed: Option<String> = None;
+        let mut samples = Vec::new();
         let mut metrics: Vec<String> = Vec::new();
-        while let Some(event) = stream.next_event() {
-            match event {
-                Ok(AgentEvent::Sample { metric, value, .. }) => {
-                    if metric == self.test.metric {
-                        values.push(value);
-                    } else if !metrics.contains(&metric) {
-                        metrics.push(metric);
-                    }
-                }
-                Ok(AgentEvent::Skip { reason, .. }) => {
-                    failed = Some(format!("{} was skipped in the guest: {reason}", self.test))
-                }
-                Ok(AgentEvent::Failed { reason, .. }) => {
-                    failed = Some(format!("{} failed in the guest: {reason}", self.test))
-                }
-                Ok(_) => {}
-                Err(error) => failed = Some(format!("{error:#}")),
+        let read = events::read_test(stream.as_mut(), &test, round, &self.stop, &mut |arrived| {
+            let metric = arrived.metric.key.metric;
+            if metric == self.test.metric {
+                samples.push(arrived.sample);
+            } else if !metrics.contains(&metric) {
+                metrics.push(metric);
             }
-        }
+            Ok(())
+        });
+        // Nothing follows the test's end; whatever might is not this test's.
+        while stream.next_event().is_some() {}
         let finished = stream.finish();
         self.interrupted()?;
         if let Err(error) = finished {
@@ -147,16 +142,34 @@ impl Workbench for KernelBench {
                 "the kernel did not boot or the guest failed: {error:#}"
             ))));
         }
+        let failed = match read {
+            Err(error) => Some(format!("{error:#}")),
+            Ok(TestEvents {
+                ended: Some(outcome),
+                ..
+            }) => match outcome.kind {
+                TestOutcomeKind::Skipped => Some(format!(
+                    "{} was skipped in the guest: {}",
+                    self.test, outcome.detail
+                )),
+                TestOutcomeKind::Failed => Some(format!(
+                    "{} failed in the guest: {}",
+                    self.test, outcome.detail
+                )),
+                TestOutcomeKind::TargetMet | TestOutcomeKind::BudgetHit => None,
+            },
+            Ok(_) => None,
+        };
         if let Some(reason) = failed {
             return Ok(Err(MeasureError::Failed(reason)));
         }
-        if values.is_empty() {
+        if samples.is_empty() {
             return Ok(Err(MeasureError::MissingMetric {
                 metric: self.test.metric.clone(),
                 found: metrics,
             }));
         }
-        Ok(Ok(values))
+        Ok(Ok(samples))
     }
 }
 
@@ -164,6 +177,7 @@ impl Workbench for KernelBench {
 mod tests {
     use super::*;
     use kbench_measure::launcher::AgentStream;
+    use kbench_model::AgentEvent;
     use std::collections::VecDeque;
 
     /// Streams canned events.
@@ -197,13 +211,33 @@ mod tests {
         }
     }
 
-    fn sample(metric: &str, value: f64) -> AgentEvent {
+    /// The guest's sample of `metric`, of 1000 iterations, arrived at
+    /// `at_ms`.
+    fn sample(metric: &str, value: f64, at_ms: i64) -> AgentEvent {
         AgentEvent::Sample {
             metric: metric.into(),
             value,
             iterations: 1000,
-            at_ms: 0,
+            at_ms,
         }
+    }
+
+    /// A guest's events of syscall-null: its start, `samples`, its end.
+    fn test_events(samples: Vec<AgentEvent>) -> Vec<AgentEvent> {
+        let start = AgentEvent::TestStart {
+            test: TestKey::new("syscall-null"),
+            unit: "ns".into(),
+            direction: kbench_model::Direction::Lower,
+            iterations: 1000,
+        };
+        let end = AgentEvent::TestEnd {
+            target_met: true,
+            stop: "target".into(),
+        };
+        std::iter::once(start)
+            .chain(samples)
+            .chain(std::iter::once(end))
+            .collect()
     }
 
     fn repo() -> (tempfile::TempDir, super::super::git::Repo, String) {
@@ -281,15 +315,54 @@ mod tests {
     }
 
     #[test]
-    fn a_boot_is_one_round_of_the_metric() {
-        let events = vec![
-            sample("value", 100.0),
-            sample("other", 1.0),
-            sample("value", 102.0),
-        ];
+    fn a_boot_is_one_round_of_the_metric_as_the_guest_measured_it() {
+        let events = test_events(vec![
+            sample("value", 100.0, 1_700_000_000_001),
+            sample("other", 1.0, 1_700_000_000_002),
+            sample("value", 102.0, 1_700_000_000_003),
+        ]);
         let (_dir, mut bench, commit) = bench(events, true, "echo kernel > bzImage");
         assert_eq!(bench.build(&commit, &mut |_| {}).unwrap(), Ok(()));
-        assert_eq!(bench.measure().unwrap(), Ok(vec![100.0, 102.0]));
+        let guest = |value, at_ms| Sample {
+            value,
+            iterations: 1000,
+            at_ms,
+            round: 2,
+        };
+        assert_eq!(
+            bench.measure(2).unwrap(),
+            Ok(vec![
+                guest(100.0, 1_700_000_000_001),
+                guest(102.0, 1_700_000_000_003)
+            ])
+        );
+    }
+
+    #[test]
+    fn a_test_skipped_in_the_guest_or_without_the_metric_skips_the_commit() {
+        let skipped = vec![AgentEvent::Skip {
+            test: TestKey::new("syscall-null"),
+            reason: "no such syscall".into(),
+        }];
+        let no_metric = test_events(vec![sample("other", 1.0, 1)]);
+        let mut failures = Vec::new();
+        for events in [skipped, no_metric] {
+            let (_dir, mut bench, commit) = bench(events, true, "echo kernel > bzImage");
+            assert_eq!(bench.build(&commit, &mut |_| {}).unwrap(), Ok(()));
+            failures.push(bench.measure(0).unwrap().unwrap_err());
+        }
+        assert_eq!(
+            failures,
+            [
+                MeasureError::Failed(
+                    "syscall-null was skipped in the guest: no such syscall".to_string()
+                ),
+                MeasureError::MissingMetric {
+                    metric: "value".to_string(),
+                    found: vec!["other".to_string()]
+                }
+            ]
+        );
     }
 
     #[test]
@@ -299,7 +372,7 @@ mod tests {
         assert!(error.contains("no kernel image at bzImage"), "{error}");
         let (_dir, mut bench, commit) = bench_panics();
         assert_eq!(bench.build(&commit, &mut |_| {}).unwrap(), Ok(()));
-        let error = bench.measure().unwrap().unwrap_err().to_string();
+        let error = bench.measure(0).unwrap().unwrap_err().to_string();
         assert!(
             error.contains("did not boot") && error.contains("Kernel panic"),
             "{error}"

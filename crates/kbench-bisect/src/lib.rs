@@ -45,7 +45,7 @@ use git::{Commit, Repo};
 use kbench_analysis::bisect::{
     BisectReport, CommitRef, LogEntry, Phase, SCHEMA, SkippedCommit, change_text,
 };
-use kbench_model::{Direction, Sample, TestKey, TestSpec};
+use kbench_model::{Direction, TestKey, TestSpec};
 use kbench_stats::bisection::{BisectionOptions, EndpointCheck, check_endpoints};
 use kbench_store::{Database, Results, RunId, RunInfo, RunStatus, StoreError, TestId};
 use state::{Fingerprint, STATE_SCHEMA, SavedState};
@@ -343,7 +343,7 @@ impl<'a> Session<'a> {
         if let Some(run) = self.runs.get(&commit.hash) {
             return Ok(*run);
         }
-        let snapshot = kbench_measure::sysinfo::snapshot(Path::new("."));
+        let snapshot = kbench_measure::snapshot(Path::new("."));
         let info = RunInfo {
             tool_version: snapshot.kbench_version.clone(),
             snapshot,
@@ -389,18 +389,13 @@ impl<'a> Session<'a> {
                 .test
                 .insert(self.store.test_id(&self.request.set, &self.spec)?),
         };
-        let failure = match bench.measure()? {
-            Ok(values) if !values.is_empty() => {
-                let round = self.count(commit) as u32;
-                for &value in &values {
-                    let sample = Sample {
-                        value,
-                        iterations: 1,
-                        at_ms: kbench_model::now_ms(),
-                        round,
-                    };
-                    self.store.add_sample(run, test, &sample)?;
+        let round = self.count(commit) as u32;
+        let failure = match bench.measure(round)? {
+            Ok(samples) if !samples.is_empty() => {
+                for sample in &samples {
+                    self.store.add_sample(run, test, sample)?;
                 }
+                let values: Vec<f64> = samples.iter().map(|s| s.value).collect();
                 self.samples_now += values.len();
                 self.samples
                     .entry(commit.hash.clone())

@@ -5,6 +5,7 @@
 
 use super::order::{SplitMix64, block_order};
 use super::*;
+use kbench_model::Sample;
 use kbench_store::testing::temp_store;
 use kbench_store::{Bisects, SqliteStore};
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,6 +48,8 @@ struct Fake {
     /// Commit -> how many of its first measurements read at good's level
     /// (a search misled at that commit).
     misread: BTreeMap<usize, usize>,
+    /// Every sample it gave, in order.
+    given: Vec<Sample>,
 }
 
 impl Fake {
@@ -80,7 +83,7 @@ impl Workbench for Fake {
         })
     }
 
-    fn measure(&mut self) -> Result<Result<Vec<f64>, MeasureError>> {
+    fn measure(&mut self, round: u32) -> Result<Result<Vec<Sample>, MeasureError>> {
         let index = self.current.unwrap();
         if self.no_metric.contains(&index) {
             return Ok(Err(MeasureError::MissingMetric {
@@ -98,20 +101,42 @@ impl Workbench for Fake {
         {
             stop.store(true, Ordering::SeqCst);
         }
-        if self.per_round > 1 {
+        let values = if self.per_round > 1 {
             // A round shares its state: 1 % between rounds, 0.2 % within.
-            let round = level * (1.0 + 0.01 * self.rng.normal());
-            return Ok(Ok((0..self.per_round)
-                .map(|_| round * (1.0 + 0.002 * self.rng.normal()))
-                .collect()));
-        }
-        Ok(Ok(vec![level * (1.0 + 0.01 * self.rng.normal())]))
+            let shared = level * (1.0 + 0.01 * self.rng.normal());
+            (0..self.per_round)
+                .map(|_| shared * (1.0 + 0.002 * self.rng.normal()))
+                .collect()
+        } else {
+            vec![level * (1.0 + 0.01 * self.rng.normal())]
+        };
+        let samples: Vec<Sample> = values
+            .into_iter()
+            .enumerate()
+            .map(|(i, value)| Sample {
+                value,
+                iterations: ITERATIONS,
+                at_ms: measured_at(self.measured, i),
+                round,
+            })
+            .collect();
+        self.given.extend(&samples);
+        Ok(Ok(samples))
     }
 
     fn has_build(&self, commit: &Commit) -> bool {
         let index = self.commits.iter().position(|c| c == commit).unwrap();
         self.built.contains(&index)
     }
+}
+
+/// The fake's iterations per sample.
+const ITERATIONS: u64 = 4096;
+
+/// When the fake took sample `i` of its measurement number `measured`
+/// (from 1): a time no two samples share, in the order taken.
+fn measured_at(measured: usize, i: usize) -> i64 {
+    1_700_000_000_000 + 1000 * measured as i64 + i as i64
 }
 
 fn commits(n: usize) -> Vec<Commit> {
@@ -157,6 +182,7 @@ fn fake(n: usize, step_at: usize, seed: u64) -> Fake {
         builds: 0,
         built: BTreeSet::new(),
         misread: BTreeMap::new(),
+        given: Vec::new(),
     }
 }
 
@@ -382,6 +408,31 @@ fn rounds_of_samples_count_as_one_measurement_each() {
     assert_eq!(report.first_bad.hash, bench.commits[11].hash);
     assert_eq!(report.samples, 4 * report.measurements);
     assert_eq!(report.measurements, bench.measured);
+    // Stored as the workbench measured them (not as one iteration taken
+    // when stored), each measurement the next round of its commit.
+    let data = store.load("s").unwrap();
+    let mut stored: Vec<Sample> = data
+        .identifiers
+        .iter()
+        .flat_map(|i| i.samples.values().flatten().copied())
+        .collect();
+    stored.sort_by_key(|s| s.at_ms);
+    assert_eq!(stored, bench.given);
+    assert!(stored.iter().all(|s| s.iterations == ITERATIONS));
+    for identifier in &data.identifiers {
+        let rounds: BTreeSet<u32> = identifier
+            .samples
+            .values()
+            .flatten()
+            .map(|s| s.round)
+            .collect();
+        assert_eq!(
+            rounds,
+            (0..rounds.len() as u32).collect(),
+            "{}",
+            identifier.name
+        );
+    }
     // Stored as rounds: a rerun reads them back as the same measurements.
     let again = bisect(&mut store, "s", &mut bench, &AtomicBool::new(false)).unwrap();
     assert_eq!(again.measurements_now, 0);

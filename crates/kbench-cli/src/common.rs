@@ -54,7 +54,7 @@ pub struct SamplingArgs {
 
     /// System monitors recorded per round, comma-separated: vmstat, interrupts, softirqs, sched,
     /// psi, or none
-    #[arg(long, value_name = "LIST", default_value = kbench_measure::sysmon::DEFAULT_MONITORS)]
+    #[arg(long, value_name = "LIST", default_value = kbench_measure::DEFAULT_MONITORS)]
     pub monitor: String,
 }
 

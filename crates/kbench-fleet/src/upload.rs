@@ -38,6 +38,8 @@ pub struct Upload {
     /// [`LEASE_ENV`](crate::lease::LEASE_ENV)), carried by every batch: the
     /// server refuses them once the job went to another worker.
     pub lease: Option<JobLease>,
+    /// The name of the token it uploads with.
+    pub token_name: String,
 }
 
 impl Upload {
@@ -47,18 +49,26 @@ impl Upload {
     pub fn connect(url: &str, token: Option<&str>) -> Result<Upload, FleetError> {
         let lease = lease_from_env()?;
         let api = Api::new(url, token)?.with_short_timeouts();
-        let name = match &lease {
+        let token_name = match &lease {
             Some(_) => api.check_token(Scope::Work, "uploading a job's run")?,
             None => api.check_token(Scope::Push, "uploading a run (--server)")?,
         };
-        let job = lease.as_ref().map_or(String::new(), |lease| {
+        Ok(Upload {
+            api,
+            lease,
+            token_name,
+        })
+    }
+
+    /// The line to say before measuring: where the samples go.
+    pub fn opening(&self) -> String {
+        let job = self.lease.as_ref().map_or(String::new(), |lease| {
             format!(" for job {} of worker '{}'", lease.job, lease.worker)
         });
-        eprintln!(
-            "Uploading to {} as token '{name}'{job}; the local database keeps every sample too.",
-            api.url
-        );
-        Ok(Upload { api, lease })
+        format!(
+            "Uploading to {} as token '{}'{job}; the local database keeps every sample too.",
+            self.api.url, self.token_name
+        )
     }
 }
 
@@ -87,17 +97,20 @@ pub struct Uploaded {
 }
 
 impl Uploaded {
-    /// Says on stderr how the upload went; false when it fell short.
-    pub fn tell(&self) -> bool {
+    /// Says on stderr how the upload went (with `quiet`, only when it fell
+    /// short); false when it fell short.
+    pub fn tell(&self, quiet: bool) -> bool {
         let already = if self.skipped > 0 {
             format!(" ({} more the server had already)", self.skipped)
         } else {
             String::new()
         };
-        eprintln!(
-            "Uploaded {} sample(s) to {}{already}.",
-            self.stored, self.url
-        );
+        if !quiet {
+            eprintln!(
+                "Uploaded {} sample(s) to {}{already}.",
+                self.stored, self.url
+            );
+        }
         let missing = self.queued.saturating_sub(self.stored + self.skipped);
         match &self.error {
             None if missing == 0 => true,
@@ -298,6 +311,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut local = SqliteStore::open(&dir.path().join("r.db")).unwrap();
         let upload = Upload::connect(&server.url, Some("secret")).unwrap();
+        assert_eq!(
+            upload.opening(),
+            format!(
+                "Uploading to {} as token 'lab'; the local database keeps every sample too.",
+                upload.api.url
+            )
+        );
         let spec = TestSpec {
             key: TestKey::parse("syscall-null").unwrap(),
             unit: "ns".into(),
@@ -349,7 +369,7 @@ mod tests {
         );
         assert_eq!(uploaded.error, None);
         assert_eq!(uploaded.sets, BTreeSet::from(["s".to_string()]));
-        assert!(uploaded.tell());
+        assert!(uploaded.tell(false));
         let sent = batches(&server);
         assert_eq!(sent.len(), 2, "the batch, and the same batch again");
         assert_eq!(sent[0], sent[1]);
@@ -372,7 +392,7 @@ mod tests {
             )
         );
         assert!(
-            !uploaded.tell(),
+            !uploaded.tell(true),
             "an upload that fell short fails the command"
         );
         assert_eq!(batches(&server).len(), 1, "a refusal is not retried");

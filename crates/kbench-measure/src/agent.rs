@@ -99,7 +99,7 @@ fn run_tests(
     // Read once, when the first test that is not built-in needs them.
     let mut profiles: Option<Result<Profiles, String>> = None;
     if job.snapshot {
-        let mut snapshot = Box::new(crate::sysinfo::snapshot(Path::new(".")));
+        let mut snapshot = Box::new(crate::snapshot(Path::new(".")));
         if job
             .tools
             .iter()
@@ -169,7 +169,7 @@ fn run_tests(
                 // Scratch files go to the work directory (its filesystem is
                 // the one the snapshot records).
                 let work_dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
-                crate::profile::run::run_test(
+                crate::profile::run_test(
                     profiles,
                     test,
                     &job.plan,

@@ -96,7 +96,7 @@ struct VariantRun {
     /// Main-metric median of each block of the current test (`None`: no
     /// usable round in that block), as `compare` pairs them.
     block_medians: Vec<Option<f64>>,
-    cpu_before: Option<crate::sysinfo::CpuTimes>,
+    cpu_before: Option<kbench_sysinfo::CpuTimes>,
 }
 
 /// Runs every test of the request in interleaved blocks, storing into
@@ -143,7 +143,7 @@ pub fn execute(
             run,
             test_ids: HashMap::new(),
             block_medians: vec![],
-            cpu_before: crate::sysinfo::cpu_times(),
+            cpu_before: kbench_sysinfo::cpu_times(),
         });
     }
     let mut rng = fastrand::Rng::with_seed(request.seed);
@@ -185,8 +185,8 @@ pub fn execute(
     for variant_run in &runs {
         let steal = variant_run
             .cpu_before
-            .zip(crate::sysinfo::cpu_times())
-            .and_then(|(before, after)| crate::sysinfo::steal_percent(&before, &after));
+            .zip(kbench_sysinfo::cpu_times())
+            .and_then(|(before, after)| kbench_sysinfo::steal_percent(&before, &after));
         store.end_run(variant_run.run, status, steal)?;
     }
     summary.interrupted = status == RunStatus::Interrupted;

@@ -4,6 +4,7 @@
 
 use crate::agent::AgentJob;
 use crate::error::{MeasureError, Result, invalid};
+use crate::process::{kill_unless_ended, last_output, push_bounded};
 use crate::turns::Seat;
 use kbench_catalog::PROFILES_ENV;
 use kbench_catalog::programs::find_program;
@@ -325,31 +326,6 @@ fn push_tail(tail: &Mutex<VecDeque<String>>, line: &str) {
         line.to_string(),
         TAIL_LINES,
     );
-}
-
-/// Appends `line`, dropping the oldest to keep at most `max`.
-pub fn push_bounded(tail: &mut VecDeque<String>, line: String, max: usize) {
-    if tail.len() == max {
-        tail.pop_front();
-    }
-    tail.push_back(line);
-}
-
-/// "; its last output:\n..." after a failure, or nothing without output.
-pub fn last_output(tail: &[String]) -> String {
-    if tail.is_empty() {
-        String::new()
-    } else {
-        format!("; its last output:\n{}", tail.join("\n"))
-    }
-}
-
-/// Kills and reaps `child` unless it has ended.
-pub fn kill_unless_ended(child: &mut Child) {
-    if let Ok(None) = child.try_wait() {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
 }
 
 fn collect_tail(

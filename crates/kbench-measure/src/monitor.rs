@@ -7,11 +7,11 @@
 //! reported (between intervals), and [`RoundMonitor::finish`] after the
 //! last sample.
 
-use crate::sysinfo::{self, CpuTimes};
 use kbench_model::{
     AgentEvent, Direction, MONITOR_CONTROL, MONITOR_NIVCSW, MONITOR_RUNNING, MONITOR_STEAL,
     MONITORS,
 };
+use kbench_sysinfo::CpuTimes;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -45,7 +45,7 @@ impl RoundMonitor {
     pub fn start() -> RoundMonitor {
         let control_before = control_loop(CONTROL_TIME);
         let mut monitor = RoundMonitor {
-            cpu_before: sysinfo::cpu_times(),
+            cpu_before: kbench_sysinfo::cpu_times(),
             nivcsw_before: involuntary_switches(),
             running: Vec::new(),
             last_read: Instant::now(),
@@ -63,7 +63,7 @@ impl RoundMonitor {
     }
 
     fn read_running(&mut self) {
-        if let Some(running) = sysinfo::procs_running() {
+        if let Some(running) = kbench_sysinfo::procs_running() {
             self.running.push(f64::from(running));
         }
         self.last_read = Instant::now();
@@ -80,8 +80,8 @@ impl RoundMonitor {
             .map(|(before, after)| (after - before).max(0) as f64);
         let steal = self
             .cpu_before
-            .zip(sysinfo::cpu_times())
-            .and_then(|(before, after)| sysinfo::steal_percent(&before, &after));
+            .zip(kbench_sysinfo::cpu_times())
+            .and_then(|(before, after)| kbench_sysinfo::steal_percent(&before, &after));
         let running = (!self.running.is_empty()).then(|| mean(&self.running));
         let control_after = control_loop(CONTROL_TIME);
         let mut samples: Vec<(&str, f64, u64)> = Vec::new();

@@ -22,12 +22,13 @@
 use crate::adaptive::{AdaptiveRounds, RoundsSoFar};
 use crate::agent::AgentJob;
 use crate::error::{MeasureError, Result};
+use crate::events::{self, TestEvents, outcome};
 use crate::launcher::{AgentStream, Launcher};
 use crate::plan::{Recording, SamplingPlan};
 use crate::sampler::relative_ci;
 use kbench_analysis::show::{self, RunDocument};
 use kbench_model::results::ResultSetData;
-use kbench_model::{AgentEvent, MAIN_METRIC, Sample, SystemSnapshot, TestKey, TestSpec};
+use kbench_model::{AgentEvent, MAIN_METRIC, SystemSnapshot, TestKey, TestSpec};
 use kbench_store::{
     RunId, RunInfo, RunRecord, RunSink, RunStatus, TestId, TestOutcome, TestOutcomeKind,
 };
@@ -187,7 +188,7 @@ pub fn execute(
                 .for_each(|note| observer(RunEvent::Note(note)));
         }
         summary.runs.push(run);
-        let cpu_before = crate::sysinfo::cpu_times();
+        let cpu_before = kbench_sysinfo::cpu_times();
         let mut round_run = RoundRun {
             store: &mut *store,
             request,
@@ -220,7 +221,8 @@ pub fn execute(
                     })
                 }
                 Some(stream) => {
-                    let events = round_run.read_test(stream, test, observer, stop, &mut summary)?;
+                    let (events, _) =
+                        round_run.read_test(stream, test, observer, stop, &mut summary)?;
                     if events.ended.is_some() {
                         Some(round_run.record_end(test, events)?)
                     } else {
@@ -261,8 +263,8 @@ pub fn execute(
             }
         }
         let steal = cpu_before
-            .zip(crate::sysinfo::cpu_times())
-            .and_then(|(before, after)| crate::sysinfo::steal_percent(&before, &after));
+            .zip(kbench_sysinfo::cpu_times())
+            .and_then(|(before, after)| kbench_sysinfo::steal_percent(&before, &after));
         if let Some(error) = failure {
             store.end_run(run, RunStatus::Failed, steal)?;
             return Err(error.at(format!(
@@ -414,14 +416,6 @@ pub(crate) struct RoundRun<'a> {
     pub(crate) test_ids: HashMap<TestKey, TestId>,
 }
 
-/// What the events of one test said.
-struct TestEvents {
-    /// The test as the agent started it, with its main metric's values.
-    started: Option<(TestSpec, Vec<f64>)>,
-    /// How it ended; `None` when the stream ended first.
-    ended: Option<TestOutcome>,
-}
-
 impl RoundRun<'_> {
     /// Runs one test in a fresh agent: how it ended and its main metric's
     /// values; `None` when interrupted mid-test (the test stays unended so a
@@ -441,7 +435,7 @@ impl RoundRun<'_> {
             tools: vec![],
         };
         let mut stream = launcher.launch(&job)?;
-        let events = self.read_test(stream.as_mut(), test, observer, stop, summary)?;
+        let (events, values) = self.read_test(stream.as_mut(), test, observer, stop, summary)?;
         // Nothing follows a test's end; whatever might is not this test's.
         while stream.next_event().is_some() {}
         // The agent's exit status matters only when no event said why it ended.
@@ -458,11 +452,6 @@ impl RoundRun<'_> {
                 "the measuring process ended without finishing the test".to_string(),
             ),
         };
-        let values = events
-            .started
-            .as_ref()
-            .map(|(_, values)| values.clone())
-            .unwrap_or_default();
         let events = TestEvents {
             ended: Some(ended),
             ..events
@@ -471,7 +460,8 @@ impl RoundRun<'_> {
     }
 
     /// Reads `test`'s events from `stream`, committing each sample, until
-    /// the event that ends the test or the end of the stream.
+    /// the event that ends the test or the end of the stream; with the
+    /// values of its main metric.
     fn read_test(
         &mut self,
         stream: &mut dyn AgentStream,
@@ -479,124 +469,30 @@ impl RoundRun<'_> {
         observer: &mut dyn FnMut(RunEvent),
         stop: &AtomicBool,
         summary: &mut RunSummary,
-    ) -> Result<TestEvents> {
-        let mut current: Option<(TestSpec, Vec<f64>)> = None;
-        // Metrics declared with their own unit and direction.
-        let mut declared: HashMap<String, (String, kbench_model::Direction)> = HashMap::new();
-        let mut interrupted = false;
-        while let Some(event) = stream.next_event() {
-            if !interrupted && stop.load(Ordering::SeqCst) {
-                // Stopped (e.g. SIGTERM to kbench alone): pass it on, and
-                // keep storing what the agent still sends.
-                stream.interrupt();
-                interrupted = true;
+    ) -> Result<(TestEvents, Vec<f64>)> {
+        let mut values = Vec::new();
+        let events = events::read_test(stream, test, self.round, stop, &mut |arrived| {
+            let id = self.test_id(&arrived.metric)?;
+            self.store.add_sample(self.run, id, &arrived.sample)?;
+            summary.samples += 1;
+            if arrived.metric.key.metric == MAIN_METRIC {
+                values.push(arrived.sample.value);
+                observer(RunEvent::Sampled {
+                    test: arrived.test.key.clone(),
+                    samples: values.len(),
+                    relative_ci: relative_ci(&values),
+                });
             }
-            let ended = match event? {
-                AgentEvent::TestStart {
-                    test: key,
-                    unit,
-                    direction,
-                    ..
-                } => {
-                    current = Some((
-                        TestSpec {
-                            key,
-                            unit,
-                            direction,
-                        },
-                        vec![],
-                    ));
-                    continue;
-                }
-                AgentEvent::Sample {
-                    metric,
-                    value,
-                    iterations,
-                    at_ms,
-                } => {
-                    let (spec, values) = current.as_mut().ok_or_else(|| {
-                        MeasureError::Agent(
-                            "the measuring process sent a sample before its test started"
-                                .to_string(),
-                        )
-                    })?;
-                    let metric_spec = match declared.get(&metric) {
-                        Some((unit, direction)) => TestSpec {
-                            key: spec.key.with_metric(&metric),
-                            unit: unit.clone(),
-                            direction: *direction,
-                        },
-                        None => TestSpec {
-                            key: spec.key.with_metric(&metric),
-                            ..spec.clone()
-                        },
-                    };
-                    // A monitor's name comes from /proc: one that would make
-                    // the test's name too long is dropped, not the run.
-                    if kbench_model::is_secondary_metric(&metric)
-                        && kbench_model::check_test_spec(&metric_spec).is_err()
-                    {
-                        continue;
-                    }
-                    let id = self.test_id(&metric_spec)?;
-                    let sample = Sample {
-                        value,
-                        iterations,
-                        at_ms,
-                        round: self.round,
-                    };
-                    self.store.add_sample(self.run, id, &sample)?;
-                    summary.samples += 1;
-                    if metric == MAIN_METRIC {
-                        values.push(value);
-                        observer(RunEvent::Sampled {
-                            test: spec.key.clone(),
-                            samples: values.len(),
-                            relative_ci: relative_ci(values),
-                        });
-                    }
-                    continue;
-                }
-                AgentEvent::TestEnd {
-                    target_met,
-                    stop: reason,
-                } => {
-                    let kind = if target_met {
-                        TestOutcomeKind::TargetMet
-                    } else {
-                        TestOutcomeKind::BudgetHit
-                    };
-                    let key = current.as_ref().map_or(test, |(spec, _)| &spec.key);
-                    outcome(key, kind, reason)
-                }
-                AgentEvent::Skip { reason, .. } => outcome(test, TestOutcomeKind::Skipped, reason),
-                AgentEvent::Failed { reason, .. } => outcome(test, TestOutcomeKind::Failed, reason),
-                AgentEvent::Metric {
-                    metric,
-                    unit,
-                    direction,
-                } => {
-                    declared.insert(metric, (unit, direction));
-                    continue;
-                }
-                AgentEvent::Snapshot { .. } => continue,
-            };
-            return Ok(TestEvents {
-                started: current,
-                ended: Some(ended),
-            });
-        }
-        Ok(TestEvents {
-            started: current,
-            ended: None,
-        })
+            Ok(())
+        })?;
+        Ok((events, values))
     }
 
     /// Stores how a test ended (`events.ended` is set).
     fn record_end(&mut self, test: &TestKey, events: TestEvents) -> Result<TestOutcome> {
         let ended = events.ended.expect("the test has ended");
         let id = match events.started {
-            Some((spec, _)) => self.test_id(&spec)?,
+            Some(spec) => self.test_id(&spec)?,
             None => {
                 // Skipped or failed before starting: the test still needs a
                 // row so its outcome is kept. Unit and direction are known
@@ -618,14 +514,6 @@ impl RoundRun<'_> {
         let id = self.store.test_id(&self.request.set, spec)?;
         self.test_ids.insert(spec.key.clone(), id);
         Ok(id)
-    }
-}
-
-fn outcome(test: &TestKey, kind: TestOutcomeKind, detail: String) -> TestOutcome {
-    TestOutcome {
-        test: test.clone(),
-        kind,
-        detail,
     }
 }
 

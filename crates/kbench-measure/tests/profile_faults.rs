@@ -5,7 +5,7 @@
 
 use kbench_catalog::profile::Profiles;
 use kbench_measure::plan::SamplingPlan;
-use kbench_measure::profile::run::run_test;
+use kbench_measure::profile::run_test;
 use kbench_model::{AgentEvent, Direction, MAIN_METRIC, TestKey};
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};

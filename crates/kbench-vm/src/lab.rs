@@ -203,7 +203,7 @@ impl Guests {
             adaptive: None,
             wrapper: Some(guests[0].launcher.spec().machine.describe()),
             notes: decision.notes,
-            host: Some(kbench_measure::sysinfo::snapshot(Path::new("."))),
+            host: Some(kbench_measure::snapshot(Path::new("."))),
         };
         Ok(Lab {
             guests,

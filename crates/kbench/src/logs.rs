@@ -1,7 +1,9 @@
 //! Logs and verbosity (README "Logs and verbosity"): the libraries log with
 //! `tracing`; this installs the one subscriber, plain lines on stderr so
 //! stdout stays the command's output, filtered by `KBENCH_LOG` when set,
-//! else by `-q` / `-v`. `-q` also silences progress and notes ([`quiet`]).
+//! else by `-q` / `-v`. `-q` also silences progress, notes and closing
+//! lines ([`quiet`], [`note`], [`closing`]): a command that succeeds
+//! leaves stderr empty.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use tracing_subscriber::EnvFilter;
@@ -15,6 +17,21 @@ static QUIET: AtomicBool = AtomicBool::new(false);
 /// Whether `-q` asked for no progress and no notes.
 pub fn quiet() -> bool {
     QUIET.load(Ordering::Relaxed)
+}
+
+/// Prints a note on stderr, unless `-q`.
+pub fn note(text: impl std::fmt::Display) {
+    if !quiet() {
+        eprintln!("{text}");
+    }
+}
+
+/// Prints a command's closing line on stderr: unless `-q`, or always when
+/// the command was interrupted (the line says how to resume).
+pub fn closing(text: &str, interrupted: bool) {
+    if interrupted || !quiet() {
+        eprintln!("{text}");
+    }
 }
 
 /// Installs the subscriber. `default` is the level without flags (`info`

@@ -14,7 +14,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    kbench_measure::sysinfo::set_kbench_version(cli::VERSION);
+    kbench_sysinfo::set_kbench_version(cli::VERSION);
     // Inside a `kbench vm` guest this binary is /init: run the guest side.
     if kbench_vm::guest::is_guest() {
         kbench_vm::guest::main();

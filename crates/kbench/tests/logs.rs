@@ -1,10 +1,13 @@
 //! Logs and verbosity as users meet them: serve's access log (token name,
 //! never the secret; a 5xx with its cause), `-q` silencing progress and
-//! notes, `-v` showing the commands a profile runs, and `KBENCH_LOG`.
+//! notes (stderr empty when `run`, `import` or `push` succeeds; `vm run`'s
+//! is in tests/vm.rs), `-v` showing the commands a profile runs, and
+//! `KBENCH_LOG`.
 
 mod common;
 
 use common::{Server, assert_success, create_token, have_programs, json, kbench, temp_db};
+use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
@@ -164,4 +167,86 @@ fn kbench_log_debug_shows_debug_lines_and_overrides_quiet() {
             .any(|line| line.contains("DEBUG") && line.contains("starting the measuring process")),
         "{out}"
     );
+}
+
+/// Runs `command`, asserting success; its stderr.
+fn stderr_of(command: &mut assert_cmd::Command) -> String {
+    let out = command.output().unwrap();
+    assert_success(&out, "kbench: ");
+    stderr(&out)
+}
+
+/// `kbench run syscall-null` into `set`, briefly, with `flags`; its stderr.
+fn run_syscall_null(db: &Path, set: &str, flags: &[&str]) -> String {
+    stderr_of(
+        kbench(db)
+            .args(["run", "syscall-null", "--as", "a", "--into", set])
+            .args(["--max-time", "0.05", "--rounds", "1"])
+            .args(flags),
+    )
+}
+
+#[test]
+fn quiet_run_and_import_leave_stderr_empty() {
+    let (dir, db) = temp_db();
+    let loud = run_syscall_null(&db, "s", &[]);
+    assert!(loud.contains("Stored "), "{loud}");
+    assert_eq!(run_syscall_null(&db, "q", &["-q"]), "");
+
+    let exported = kbench(&db).args(["export", "s"]).output().unwrap();
+    assert_success(&exported, "kbench export: ");
+    let file = dir.path().join("s.json");
+    std::fs::write(&file, &exported.stdout).unwrap();
+    // Into databases of their own: a run is stored once.
+    let import = |flags: &[&str], into: &str| {
+        stderr_of(
+            kbench(dir.path().join(format!("{into}.db")))
+                .args(flags)
+                .arg("import")
+                .arg(&file),
+        )
+    };
+    assert!(
+        import(&[], "loud").contains("sample"),
+        "a loud import says what it stored"
+    );
+    assert_eq!(import(&["-q"], "quiet"), "");
+}
+
+#[test]
+fn quiet_push_and_upload_leave_stderr_empty() {
+    let (dir, db) = temp_db();
+    let server_db = dir.path().join("server.db");
+    let token = create_token(&server_db, "pusher");
+    let server = Server::start(&server_db, "127.0.0.1:0");
+    let url = server.url();
+    let uploaded = |flags: &[&str], set: &str| {
+        let upload = ["--server", url.as_str(), "--token", token.as_str()];
+        run_syscall_null(&db, set, &[flags, &upload[..]].concat())
+    };
+    let loud = uploaded(&[], "up");
+    assert!(
+        loud.contains("Uploading to ") && loud.contains("Uploaded "),
+        "{loud}"
+    );
+    assert_eq!(uploaded(&["-q"], "up-quietly"), "");
+
+    // Runs the server has not stored yet (a run is stored once).
+    for set in ["pushed", "pushed-quietly"] {
+        run_syscall_null(&db, set, &["-q"]);
+    }
+    let push = |flags: &[&str], set: &str| {
+        stderr_of(
+            kbench(&db)
+                .args(flags)
+                .args(["push", set, "--to", &url, "--token", &token]),
+        )
+    };
+    assert!(
+        push(&[], "pushed").contains("kbench push: "),
+        "a loud push says what it did"
+    );
+    assert_eq!(push(&["-q"], "pushed-quietly"), "");
+    let sets = server.get("/api/v1/result-sets");
+    assert_eq!(sets["result_sets"].as_array().unwrap().len(), 4, "{sets}");
 }

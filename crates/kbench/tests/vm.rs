@@ -71,13 +71,47 @@ fn kernels_in(stdout: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Whether Debian's kernels can be fetched (apt-get, dpkg-deb) and booted
+/// (qemu) here; see [`have_programs`].
+fn can_fetch_and_boot_kernels() -> bool {
+    have_programs(
+        &["qemu-system-x86_64", "apt-get", "dpkg-deb"],
+        "apt-get install qemu-system-x86; kernels are fetched with apt-get and dpkg-deb",
+    )
+}
+
+/// `vm run`'s flags for TCG with a minute to boot.
+const TCG: [&str; 4] = ["--accel", "tcg", "--timeout", "60"];
+
+/// `vm run --kernel KERNEL syscall-null`: one short round into `set`,
+/// then `more` flags.
+fn vm_run_syscall_null<'a>(kernel: &'a str, set: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let run = [
+        "vm",
+        "run",
+        "--kernel",
+        kernel,
+        "syscall-null",
+        "--rounds",
+        "1",
+        "--max-time",
+        "0.2",
+        "--into",
+        set,
+    ];
+    [&run[..], more].concat()
+}
+
+/// Fetches Debian's 6.1 cloud kernel (or finds it cached): its release.
+fn debian_6_1(db: &Path) -> String {
+    let (fetched, _) = ok(db, &["kernel", "fetch", "debian:6.1"]);
+    kernels_in(&fetched)[0].0.clone()
+}
+
 #[test]
 fn debian_kernels_side_by_side_under_tcg() {
     let _turn = one_guest_at_a_time();
-    if !have_programs(
-        &["qemu-system-x86_64", "apt-get", "dpkg-deb"],
-        "apt-get install qemu-system-x86; kernels are fetched with apt-get and dpkg-deb",
-    ) {
+    if !can_fetch_and_boot_kernels() {
         return;
     }
     let (_dir, db) = temp_db();
@@ -198,26 +232,7 @@ fn debian_kernels_side_by_side_under_tcg() {
 /// `kbench vm run` stores the guest kernel's counters and monitors: the
 /// agent in the guest records them as it does on the host.
 fn guest_monitors(db: &Path, kernel: &str, release: &str) {
-    ok(
-        db,
-        &[
-            "vm",
-            "run",
-            "--kernel",
-            kernel,
-            "syscall-null",
-            "--rounds",
-            "1",
-            "--max-time",
-            "0.2",
-            "--into",
-            "guest",
-            "--accel",
-            "tcg",
-            "--timeout",
-            "60",
-        ],
-    );
+    ok(db, &vm_run_syscall_null(kernel, "guest", &TCG));
     let show = json_of(db, &["show", "guest", "--json"]);
     let snapshot = &show["identifiers"][0]["runs"][0]["info"]["snapshot"];
     assert_eq!(snapshot["kernel_release"], release, "the guest's snapshot");
@@ -325,24 +340,8 @@ fn auto_acceleration_says_what_it_used() {
         return;
     }
     let (_dir, db) = temp_db();
-    let (fetched, _) = ok(&db, &["kernel", "fetch", "debian:6.1"]);
-    let release = kernels_in(&fetched)[0].0.clone();
-    let (_, stderr) = ok(
-        &db,
-        &[
-            "vm",
-            "run",
-            "--kernel",
-            &release,
-            "syscall-null",
-            "--rounds",
-            "1",
-            "--max-time",
-            "0.2",
-            "--into",
-            "auto",
-        ],
-    );
+    let release = debian_6_1(&db);
+    let (_, stderr) = ok(&db, &vm_run_syscall_null(&release, "auto", &[]));
     let show: Value = json_of(&db, &["show", "auto", "--json"]);
     let info = &show["identifiers"][0]["runs"][0]["info"];
     let notes: Vec<&str> = info["notes"]
@@ -361,6 +360,29 @@ fn auto_acceleration_says_what_it_used() {
         other => panic!("unexpected virtualization {other}"),
     }
     assert!(stderr.contains("first sample after"), "{stderr}");
+}
+
+#[test]
+fn vm_run_quiet_leaves_stderr_empty() {
+    let _turn = one_guest_at_a_time();
+    if !can_fetch_and_boot_kernels() {
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let release = debian_6_1(&db);
+    let vm_run = |flags: &[&str], set: &str| {
+        ok(
+            &db,
+            &vm_run_syscall_null(&release, set, &[&TCG, flags].concat()),
+        )
+        .1
+    };
+    let loud = vm_run(&[], "loud");
+    assert!(
+        loud.contains(TCG_NOTE) && loud.contains("Stored "),
+        "{loud}"
+    );
+    assert_eq!(vm_run(&["-q"], "quiet"), "");
 }
 
 /// A file with an x86 boot header and a version string, which is all the
@@ -499,8 +521,7 @@ fn a_guest_that_panics_is_reported_with_its_serial_log() {
         return;
     }
     let (dir, db) = temp_db();
-    let (fetched, _) = ok(&db, &["kernel", "fetch", "debian:6.1"]);
-    let release = kernels_in(&fetched)[0].0.clone();
+    let release = debian_6_1(&db);
     let error = fails(
         &db,
         &[

@@ -6,7 +6,8 @@
 //!
 //! A test's main metric is the wall-clock time of the whole process
 //! (`sh -c CMD`, in seconds, lower is better); `--metric NAME` adds the
-//! numbers of the `NAME: VALUE` lines the command prints. The command's
+//! number of the `NAME: VALUE` line the command prints (the last one
+//! naming it, as bisect reads a `--run` command's). The command's
 //! text is the test's description, which the run's snapshot records and
 //! report titles show.
 
@@ -172,15 +173,10 @@ fn profile_text(adhoc: &AdHoc, ids: &[String]) -> Result<String> {
             Direction::Lower => "lower",
             Direction::Higher => "higher",
         };
-        let regex = format!(
-            r"(?m)^\s*{}\s*:\s*(?P<value>[-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)",
-            regex::escape(&metric.name)
-        );
         let _ = writeln!(
             text,
-            "[[metrics]]\nname = \"{}\"\nunit = \"value\"\ndirection = \"{direction}\"\nregex = {}",
-            metric.name,
-            string(&literal(&regex))
+            "[[metrics]]\nname = \"{name}\"\nunit = \"value\"\ndirection = \"{direction}\"\nline = \"{name}\"",
+            name = metric.name,
         );
     }
     for (id, command) in ids.iter().zip(&adhoc.commands) {
@@ -234,6 +230,10 @@ mod tests {
         assert_eq!(test.warmup, 2);
         assert_eq!(test.metrics[1].name, "ops");
         assert_eq!(test.metrics[1].direction, Direction::Higher);
+        assert_eq!(
+            test.metrics[1].sources[0].kind,
+            crate::profile::spec::SourceKind::Line("ops".into())
+        );
         let rendered = super::super::template::render(
             &test.command,
             super::super::template::Quote::Shell,

@@ -167,6 +167,7 @@ struct MetricFile {
     direction: Direction,
     regex: Option<Spanned<String>>,
     json: Option<Spanned<String>>,
+    line: Option<Spanned<String>>,
     #[serde(default)]
     elapsed: bool,
     scale: Option<f64>,
@@ -181,6 +182,7 @@ struct MetricFile {
 struct SourceFile {
     regex: Option<Spanned<String>>,
     json: Option<Spanned<String>>,
+    line: Option<Spanned<String>>,
     #[serde(default)]
     elapsed: bool,
     scale: Option<f64>,
@@ -628,6 +630,7 @@ fn build_metric(
     let main = SourceFile {
         regex: file.regex.clone(),
         json: file.json.clone(),
+        line: file.line.clone(),
         elapsed: file.elapsed,
         scale: file.scale,
     };
@@ -655,33 +658,59 @@ fn build_source(
     if !(scale.is_finite() && scale > 0.0) {
         return Err(ctx.at(metric, format!("{what}: scale must be a positive number")));
     }
-    let kind = match (&source.regex, &source.json, source.elapsed) {
-        (Some(regex), None, false) => {
+    let kind = match (&source.regex, &source.json, &source.line, source.elapsed) {
+        (Some(regex), None, None, false) => {
             check_regex(ctx, regex, known, what, true)?;
             SourceKind::Regex(regex.get_ref().clone())
         }
-        (None, Some(path), false) => {
-            if path.get_ref().split('.').any(str::is_empty) {
-                return Err(ctx.at(
-                    path,
-                    format!(
-                        "{what}: json path '{}' has an empty step (write a.b.0.c)",
-                        path.get_ref()
-                    ),
-                ));
-            }
-            check_template(ctx, path, known, what)?;
-            SourceKind::Json(path.get_ref().clone())
-        }
-        (None, None, true) => SourceKind::Elapsed,
+        (None, Some(path), None, false) => SourceKind::Json(template_unless(
+            ctx,
+            path,
+            path.get_ref().split('.').any(str::is_empty),
+            "json path",
+            "has an empty step (write a.b.0.c)",
+            known,
+            what,
+        )?),
+        (None, None, Some(name), false) => SourceKind::Line(template_unless(
+            ctx,
+            name,
+            name.get_ref().trim().is_empty() || name.get_ref().contains([':', '\n']),
+            "line",
+            "must name a `NAME: VALUE` line (not empty, no ':')",
+            known,
+            what,
+        )?),
+        (None, None, None, true) => SourceKind::Elapsed,
         _ => {
             return Err(ctx.at(
                 metric,
-                format!("{what}: give exactly one of regex, json or elapsed = true"),
+                format!("{what}: give exactly one of regex, json, line or elapsed = true"),
             ));
         }
     };
     Ok(SourceSpec { kind, scale })
+}
+
+/// `text`, a template of `known` placeholders, unless `wrong`: then the
+/// error "WHAT: KEY 'TEXT' PROBLEM".
+fn template_unless(
+    ctx: &Ctx,
+    text: &Spanned<String>,
+    wrong: bool,
+    key: &str,
+    problem: &str,
+    known: &dyn Fn(&str) -> bool,
+    what: &str,
+) -> Result<String, FormatError> {
+    if wrong {
+        return Err(ctx.at(
+            text,
+            format!("{what}: {key} '{}' {problem}", text.get_ref()),
+        ));
+    }
+    check_template(ctx, text, known, what)?;
+    Ok(text.get_ref().clone())
 }
 
 fn check_regex(
@@ -832,6 +861,19 @@ timeout = 5
     }
 
     #[test]
+    fn a_metric_read_from_a_name_value_line() {
+        let line =
+            |name: &str| GOOD.replace("regex = '^{word} ([0-9]+)$'", &format!("line = \"{name}\""));
+        let profile = parse_text(&line("{word}_ops")).unwrap();
+        assert_eq!(
+            profile.tests[0].metrics[0].sources[0].kind,
+            SourceKind::Line("{word}_ops".into())
+        );
+        assert_error(&line("a: b"), 17, &["line 'a: b'", "NAME: VALUE"]);
+        assert_error(&line("{nothing}"), 17, &["nothing"]);
+    }
+
+    #[test]
     fn reads_the_tool_and_its_version_command() {
         let text = GOOD.replace(
             "summary = \"a toy\"",
@@ -970,6 +1012,11 @@ timeout = 5
             &GOOD.replace("elapsed = true", "elapsed = true\njson = \"a.b\""),
             19,
             &["exactly one"],
+        );
+        assert_error(
+            &GOOD.replace("elapsed = true", "elapsed = true\nline = \"t\""),
+            19,
+            &["exactly one of regex, json, line or elapsed"],
         );
         assert_error(
             &GOOD.replace("name = \"toy\"", "name = \"Toy Box\""),

@@ -15,7 +15,10 @@
 //! - [`spec`]: the checked profile
 //! - [`matrix`]: options, expansion into tests, descriptions
 //! - [`template`]: `{placeholder}` substitution, quoted per context
-//! - [`parse`]: metrics from output (regex, JSON path, elapsed time)
+//! - [`parse`]: metrics from output (regex, `NAME: VALUE` line, JSON path,
+//!   elapsed time)
+//! - [`name_value`]: `NAME: VALUE` lines, which bisect's `--run` commands
+//!   print too
 //!
 //! Running a profile's tests (processes, services, scratch files) is
 //! kbench-measure's `profile`.
@@ -23,6 +26,7 @@
 pub mod adhoc;
 pub mod format;
 pub mod matrix;
+pub mod name_value;
 pub mod parse;
 pub mod spec;
 pub mod template;

@@ -1,12 +1,13 @@
-//! Reading a run's metrics from what the tool printed: a regex over its
-//! output (stdout, then stderr) or a path into the JSON document on its
-//! stdout, each with fallbacks for other versions of the tool, and scaled
-//! into the metric's unit. When nothing matches, the error shows what was
-//! searched.
+//! Reading a run's metrics from what the tool printed: a regex or a
+//! `NAME: VALUE` line over its output (stdout, then stderr), or a path into
+//! the JSON document on its stdout, each with fallbacks for other versions
+//! of the tool, and scaled into the metric's unit. When nothing matches,
+//! the error shows what was searched.
 //!
 //! JSON is looked for from the first line that starts a document, so text a
 //! tool prints before it (fio's error lines, axboe/fio#731) is skipped.
 
+use super::name_value;
 use super::spec::{MetricSpec, SourceKind};
 use super::template::{self, Quote};
 use regex::Regex;
@@ -53,6 +54,7 @@ struct Metric {
 enum Source {
     Regex(Regex),
     Json(Vec<String>),
+    Line(String),
     Elapsed,
 }
 
@@ -80,6 +82,9 @@ impl Parser {
                             .map(str::to_string)
                             .collect(),
                     ),
+                    SourceKind::Line(name) => {
+                        Source::Line(template::render(name, Quote::Raw, lookup)?)
+                    }
                     SourceKind::Elapsed => Source::Elapsed,
                 };
                 sources.push((ready, source.scale));
@@ -204,6 +209,17 @@ fn read_source(source: &Source, output: &RunOutput, text: &str) -> Result<f64, S
                     strip_flags(regex),
                     group.as_str()
                 )
+            })
+        }
+        Source::Line(name) => {
+            let Some(value) = name_value::last(text, name) else {
+                return Err(format!(
+                    "no `{name}: VALUE` line in the output; {}",
+                    shown_lines(text)
+                ));
+            };
+            number(value).ok_or_else(|| {
+                format!("the `{name}: VALUE` line holds \"{value}\", which is not a number")
             })
         }
         Source::Json(path) => {
@@ -382,6 +398,33 @@ mod tests {
             .read(&out("noise\nrate: 1,234.5\nx=1 y=2\n"))
             .unwrap();
         assert_eq!(values, [("a".into(), 1234.5), ("b".into(), 2.0)]);
+    }
+
+    #[test]
+    fn a_line_source_takes_the_last_name_value_line() {
+        let parser = Parser::new(
+            &[
+                metric("ops", vec![SourceKind::Line("{m}".into())]),
+                metric("lat", vec![SourceKind::Line("lat_ms".into())]),
+            ],
+            None,
+            &|name| (name == "m").then(|| "ops".to_string()),
+        )
+        .unwrap();
+        let output = RunOutput {
+            stdout: "ops: 10\nops: 42.5 ops/s\n".into(),
+            stderr: "lat_ms: 3\n".into(),
+            ..RunOutput::default()
+        };
+        let values = parser.read(&output).unwrap();
+        assert_eq!(values, [("ops".into(), 42.5), ("lat".into(), 3.0)]);
+        let error = parser.read(&out("ops: 1\nlatency: 3\n")).unwrap_err();
+        assert!(
+            error.starts_with("metric 'lat': no `lat_ms: VALUE` line in the output; "),
+            "{error}"
+        );
+        let error = parser.read(&out("ops: inf\nlat_ms: 1\n")).unwrap_err();
+        assert!(error.contains("\"inf\", which is not a number"), "{error}");
     }
 
     #[test]

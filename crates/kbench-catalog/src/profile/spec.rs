@@ -233,6 +233,9 @@ pub enum SourceKind {
     /// A dotted path into the JSON document on stdout (`jobs.0.read.iops`).
     /// Template.
     Json(String),
+    /// The name of a `NAME: VALUE` line of the output (stdout, then
+    /// stderr; the last such line counts). Template.
+    Line(String),
     /// The run's wall-clock time in seconds.
     Elapsed,
 }

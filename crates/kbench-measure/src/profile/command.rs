@@ -232,6 +232,7 @@ impl Output {
 }
 
 impl Group {
+    #[cfg(test)]
     pub fn pid(&self) -> libc::pid_t {
         self.pgid
     }

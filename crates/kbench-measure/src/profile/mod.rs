@@ -12,8 +12,10 @@
 //! so the profile runner sees the flag, stops them and removes their files
 //! before the agent exits.
 
-pub mod command;
-pub mod run;
-pub mod scratch;
-pub mod service;
-pub mod version;
+mod command;
+mod run;
+mod scratch;
+mod service;
+pub(crate) mod version;
+
+pub use run::run_test;

@@ -52,6 +52,7 @@ impl Scratch {
         Ok(scratch)
     }
 
+    #[cfg(test)]
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -57,10 +57,14 @@ pub(crate) fn budget(seconds: f64) -> anyhow::Result<Duration> {
 }
 
 /// The server `--server` names, its token checked before anything is
-/// measured; `None` without `--server`.
+/// measured (and said, unless `-q`); `None` without `--server`.
 pub(crate) fn upload_target(args: &UploadArgs) -> anyhow::Result<Option<Upload>> {
     let connect = |url: &String| Upload::connect(url, args.token.as_deref());
-    Ok(args.upload.as_ref().map(connect).transpose()?)
+    let upload = args.upload.as_ref().map(connect).transpose()?;
+    if let Some(upload) = &upload {
+        crate::logs::note(upload.opening());
+    }
+    Ok(upload)
 }
 
 /// Tells how the upload (if any) went, after the command's own ending:
@@ -69,7 +73,7 @@ pub(crate) fn with_upload(
     ended: anyhow::Result<ExitCode>,
     uploaded: Option<&Uploaded>,
 ) -> anyhow::Result<ExitCode> {
-    let complete = uploaded.is_none_or(Uploaded::tell);
+    let complete = uploaded.is_none_or(|uploaded| uploaded.tell(crate::logs::quiet()));
     match ended? {
         code if code == ExitCode::SUCCESS && !complete => Ok(ExitCode::FAILURE),
         code => Ok(code),

@@ -14,7 +14,7 @@ pub fn import(args: ImportArgs, store: &mut dyn Exchange) -> anyhow::Result<Exit
         into,
         identifier,
     };
-    eprintln!("{}", kbench_formats::import(&request, store)?);
+    crate::logs::note(kbench_formats::import(&request, store)?);
     Ok(ExitCode::SUCCESS)
 }
 

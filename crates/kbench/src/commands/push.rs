@@ -16,6 +16,6 @@ pub fn push(args: PushArgs, db: &Db) -> anyhow::Result<ExitCode> {
         None => kbench_model::random_id()?,
     };
     let answer = kbench_fleet::push::push(&api, &target, &data, &push_id, args.tries)?;
-    eprintln!("kbench push: {answer} (push id {push_id})");
+    crate::logs::note(format_args!("kbench push: {answer} (push id {push_id})"));
     Ok(ExitCode::SUCCESS)
 }

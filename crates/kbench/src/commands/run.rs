@@ -12,9 +12,9 @@ use kbench_measure::adaptive::AdaptiveRounds;
 use kbench_measure::launcher::{ProcessLauncher, agent_env, own_exe};
 use kbench_measure::redo;
 use kbench_measure::runner::{self, RunRequest, RunSummary};
-use kbench_measure::sysinfo::kernel_release;
 use kbench_report::format::{Render, Style, Text};
 use kbench_store::{Database, Results};
+use kbench_sysinfo::kernel_release;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -96,7 +96,9 @@ pub fn run(
         let levels = args.factors.into_iter().collect();
         store.set_factors(&request.set, &request.identifier, &levels, &[])?;
     }
-    eprint!("{}", redone_text(&redone));
+    if !crate::logs::quiet() {
+        eprint!("{}", redone_text(&redone));
+    }
     let ended = summary.and_then(|summary| {
         let code = report(store, &request, &summary, args.json)?;
         // A --command that fails is an error, as in hyperfine.
@@ -121,7 +123,7 @@ pub(crate) fn report(
         print_json(&document)?;
     } else {
         print!("{}", Text.render(&document.show, Style::default()));
-        eprintln!("{}", document.ending());
+        crate::logs::closing(&document.ending(), summary.interrupted);
     }
     Ok(ended(summary.interrupted))
 }

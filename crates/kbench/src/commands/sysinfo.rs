@@ -1,7 +1,7 @@
 //! `kbench sysinfo`: the snapshot every run records, for this system now.
 
 use super::context::print_json;
-use kbench_measure::sysinfo::snapshot;
+use kbench_measure::snapshot;
 use std::path::Path;
 use std::process::ExitCode;
 

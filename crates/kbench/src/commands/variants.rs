@@ -46,7 +46,7 @@ pub fn run(
     let stop = Arc::new(AtomicBool::new(false));
     stop_on_signals(&stop)?;
     let request = prepared.request();
-    eprintln!("{}", prepared.opening());
+    crate::logs::note(prepared.opening());
     let upload = upload_target(&args.upload)?;
     let mut progress = Progress::new(tests.len());
     let (summary, uploaded) = mirrored(store, upload.as_ref(), |store| {
@@ -64,7 +64,7 @@ pub fn run(
             "{}",
             printed::whole(&data, Some(names[0].clone()), names[1..].to_vec(), format)?
         );
-        eprintln!("{}", prepared.ending(&summary, &args.into));
+        crate::logs::closing(&prepared.ending(&summary, &args.into), summary.interrupted);
         Ok(ended(summary.interrupted))
     });
     with_upload(outcome, uploaded.as_ref())

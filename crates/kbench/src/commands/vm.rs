@@ -71,14 +71,14 @@ fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
     let identifiers: Vec<String> = done.iter().map(|(r, _)| r.identifier.clone()).collect();
-    eprintln!(
+    crate::logs::note(format_args!(
         "\nStored {} {} of {} in result set '{}'; `kbench compare {}` shows this again.\n",
         args.blocks.unwrap_or(args.rounds),
         if args.duet { "block(s)" } else { "round(s)" },
         identifiers.join(", "),
         args.into,
         args.into
-    );
+    ));
     Ok(super::compare::compare(
         CompareArgs {
             set: args.into.clone(),
@@ -137,8 +137,7 @@ fn prepare(
 fn shown() -> impl FnMut(LabEvent) {
     let mut progress: Option<Progress> = None;
     move |event| match event {
-        LabEvent::Note(note) if !crate::logs::quiet() => eprintln!("{note}"),
-        LabEvent::Note(_) => {}
+        LabEvent::Note(note) => crate::logs::note(note),
         LabEvent::Started { tests } => progress = Some(Progress::new(tests)),
         LabEvent::Run(event) => progress.as_mut().expect("a run started").observe(event),
         LabEvent::Ended => progress.take().expect("a run started").finish(),

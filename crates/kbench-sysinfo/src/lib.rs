@@ -1,11 +1,14 @@
-//! Reads the [`SystemSnapshot`] recorded with every run from /proc, /sys and
-//! /etc, and the /proc/stat CPU times its steal time comes from (and the
-//! runnable tasks the interference monitors read).
+//! The system snapshot: reads the facts of this machine that every run
+//! records ([`SystemSnapshot`]) from /proc, /sys and /etc, and the
+//! /proc/stat CPU times its steal time comes from (and the runnable tasks
+//! the interference monitors read).
 //!
 //! Every fact is read, never guessed: one that cannot be read stays empty or
-//! zero. The text parsers are pure functions in [`parse`], tested on text
-//! captured from real machines; this module only does the reading, and
-//! [`hardware`] the motherboard, disk and network lines under /sys.
+//! zero. The text parsers are pure functions in `parse`, tested on text
+//! captured from real machines; this file only does the reading, and
+//! `hardware` the motherboard, disk and network lines under /sys. What the
+//! measuring process can record (perf counters, system monitors) is not
+//! the system's to say: kbench-measure adds it.
 
 mod cpu_times;
 mod hardware;
@@ -34,7 +37,8 @@ pub fn set_kbench_version(version: &'static str) {
 
 /// Reads this machine's snapshot; `work_dir` is where the benchmarks do
 /// their I/O. Never fails. `steal_percent` is left `None` for the caller,
-/// who knows when the run started and ended (see [`steal_percent`]).
+/// who knows when the run started and ended (see [`steal_percent`]), and
+/// so are the counters and monitors the measuring process can record.
 pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
     let uname = Uname::read();
     let cpuinfo = read("/proc/cpuinfo");
@@ -42,7 +46,6 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
     let work_dir = fs::canonicalize(work_dir)
         .or_else(|_| std::path::absolute(work_dir))
         .unwrap_or_else(|_| work_dir.to_path_buf());
-    let counters = crate::counters::Counters::open().1;
     SystemSnapshot {
         os: os_name(),
         vulnerabilities: vulnerabilities(),
@@ -75,13 +78,9 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
             .copied()
             .unwrap_or(concat!(env!("CARGO_PKG_VERSION"), " (build unknown)"))
             .to_string(),
-        counters: counters.available.iter().map(|c| c.to_string()).collect(),
-        counters_note: counters.note,
-        monitors_missing: crate::sysmon::SystemMonitor::ALL
-            .into_iter()
-            .filter(|m| !m.is_available())
-            .map(|m| m.name().to_string())
-            .collect(),
+        counters: vec![],
+        counters_note: None,
+        monitors_missing: vec![],
         variant: None,
         imported: None,
         tools: Default::default(),
