@@ -5,6 +5,7 @@ use super::context::{ended, print_json, sampling_plan, upload_target, with_uploa
 use crate::cli::RunArgs;
 use crate::progress::Progress;
 use kbench_analysis::interference::redone_text;
+use kbench_analysis::show::ShowDocument;
 use kbench_catalog::profile::Profiles;
 use kbench_catalog::profile::adhoc::AdHocProfile;
 use kbench_fleet::mirror::mirrored;
@@ -12,7 +13,7 @@ use kbench_measure::adaptive::AdaptiveRounds;
 use kbench_measure::launcher::{ProcessLauncher, agent_env, own_exe};
 use kbench_measure::redo;
 use kbench_measure::runner::{self, RunRequest, RunSummary};
-use kbench_report::format::{Render, Style, Text};
+use kbench_report::format::{Style, text_or_json};
 use kbench_store::{Database, Results};
 use kbench_sysinfo::kernel_release;
 use std::path::PathBuf;
@@ -122,7 +123,8 @@ pub(crate) fn report(
     if json {
         print_json(&document)?;
     } else {
-        print!("{}", Text.render(&document.show, Style::default()));
+        let renderer = text_or_json::<ShowDocument>(false);
+        print!("{}", renderer.render(&document.show, Style::default()));
         crate::logs::closing(&document.ending(), summary.interrupted);
     }
     Ok(ended(summary.interrupted))
