@@ -21,6 +21,13 @@ pub struct SystemSnapshot {
     pub kernel_release: String,
     pub kernel_version: String,
     pub kernel_cmdline: String,
+    /// This boot's id (`/proc/sys/kernel/random/boot_id`). Runs that share
+    /// it share the boot's kernel layout and page allocator state, so a
+    /// comparison counts boots, not runs, as its replicates when it can
+    /// (docs/statistics.md, "Measured apart"). Empty in runs stored before
+    /// kbench recorded it, and where it cannot be read.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub boot_id: String,
     /// `/sys/devices/system/cpu/vulnerabilities/*`: file name -> contents.
     pub vulnerabilities: BTreeMap<String, String>,
     pub cpu_model: String,

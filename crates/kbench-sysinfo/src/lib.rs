@@ -89,6 +89,7 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
         disks: hardware::disks(Path::new("/sys")),
         network: hardware::network(Path::new("/sys")),
         kernel_cmdline: cmdline,
+        boot_id: read_trimmed("/proc/sys/kernel/random/boot_id"),
         hostname: uname.nodename,
         arch: uname.machine,
         kernel_release: uname.release,
@@ -296,6 +297,9 @@ mod tests {
         assert!(!snapshot.work_dir_fs.is_empty());
         assert!(Path::new(&snapshot.work_dir).is_absolute());
         assert!(snapshot.steal_percent.is_none());
+        // A UUID: 8-4-4-4-12 hexadecimal digits.
+        let groups: Vec<usize> = snapshot.boot_id.split('-').map(str::len).collect();
+        assert_eq!(groups, [8, 4, 4, 4, 12], "{}", snapshot.boot_id);
         let times = cpu_times().expect("/proc/stat");
         assert!(times.total() > 0);
     }
