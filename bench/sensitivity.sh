@@ -14,6 +14,10 @@
 #   long   the same with a 250-character name (+6.5 % on open-close)
 # in one of these modes:
 #   sequential  one identifier after another (`kbench run --as`), defaults
+#   alternating K runs per identifier (`kbench run --as`, K=4), taken in
+#               turn: base same slow ... base same slow ...; each run is
+#               its own invocation, the unit measured-apart comparisons
+#               replicate (docs/statistics.md, "Measured apart")
 #   variant     one interleaved run (`kbench run --variant ...`), defaults
 #   duet        base and each other identifier at once, one per CPU
 #               (`kbench run --variant base --variant X --duet`); duet runs
@@ -24,7 +28,8 @@
 # and the wall time per identifier. Real runs, nothing simulated.
 #
 # Usage: bench/sensitivity.sh   (env: KEEP=1 keeps the work dir, TRIALS=5
-#        MODES="sequential variant duet" LOADS="none cpu1" TESTS="..."
+#        MODES="sequential alternating variant duet" LOADS="none cpu1"
+#        TESTS="..." K=4 (runs per identifier in the alternating mode)
 #        BUDGET=3.5 (kbench run --budget, seconds per test and identifier)
 #        NAMES="base same slow deep1 deep4" (base first; name30 and long are
 #        optional) KBENCH=target/release/kbench)
@@ -41,7 +46,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 KBENCH=${KBENCH:-target/release/kbench}
 TRIALS=${TRIALS:-5}
-MODES=${MODES:-"sequential variant duet"}
+MODES=${MODES:-"sequential alternating variant duet"}
+K=${K:-4}
 BUDGET=${BUDGET:-3.5}
 LOADS=${LOADS:-"none cpu1"}
 TESTS=${TESTS:-"syscall-null syscall-stat open-close pipe-lat mem-bw[op=rd]"}
@@ -84,15 +90,21 @@ variant_spec() { # name -> NAME=env:TMPDIR=..[;wrap:..]
   echo "$spec"
 }
 
+measure_apart() { # db name: one `kbench run` of the tests as NAME
+  local args=(run "${tests[@]}" --into s --as "$2" --budget "$BUDGET")
+  [ -n "${wrap[$2]:-}" ] && args+=(--wrap "${wrap[$2]}")
+  TMPDIR=${tmp[$2]} "$KBENCH" --db "$1" "${args[@]}" >/dev/null 2>&1
+}
+
 trial() { # mode load n -> $W/out/MODE-LOAD-N[-PAIR].json and .time
   local mode=$1 load=$2 n=$3 db="$W/$1-$2-$3.db" began ended
   began=$(date +%s.%N)
   case $mode in
     sequential)
-      for name in "${names[@]}"; do
-        args=(run "${tests[@]}" --into s --as "$name" --budget "$BUDGET")
-        [ -n "${wrap[$name]:-}" ] && args+=(--wrap "${wrap[$name]}")
-        TMPDIR=${tmp[$name]} "$KBENCH" --db "$db" "${args[@]}" >/dev/null 2>&1
+      for name in "${names[@]}"; do measure_apart "$db" "$name"; done ;;
+    alternating)
+      for _ in $(seq 1 "$K"); do
+        for name in "${names[@]}"; do measure_apart "$db" "$name"; done
       done ;;
     variant)
       args=(run "${tests[@]}" --into s --budget "$BUDGET")
