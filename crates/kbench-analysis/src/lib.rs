@@ -15,6 +15,8 @@
 //! - [`factors`]: comparisons within the groups of a designed experiment
 //!   (`compare --by`).
 //! - [`bisect`]: the report and log kbench-bisect builds as it measures.
+//! - [`units`]: the boots and runs an identifier's rounds were measured
+//!   in, the units a comparison of identifiers measured apart replicates.
 //! - [`number`]: how numbers are written, in the models' words and the
 //!   renderers'.
 
@@ -36,5 +38,6 @@ pub mod show;
 mod sides;
 pub mod thresholds;
 pub mod title;
+pub mod units;
 
 pub use error::Error;

@@ -1,0 +1,237 @@
+//! The units an identifier's rounds were measured in: its boots, or its
+//! runs (one `kbench run`, `kbench vm run`, ... invocation each). Rounds
+//! of one run share that spell of the machine, and runs of one boot share
+//! the boot's kernel layout and allocator state, so a comparison of
+//! identifiers measured apart replicates units, not rounds
+//! (docs/statistics.md, "Measured apart").
+//!
+//! A stored run is one round of its invocation. The invocation is told by
+//! the process that wrote it (its pid) on the host's boot, and runs of one
+//! invocation follow each other; the boot by the measuring system's boot
+//! id (a VM guest's own). Runs stored before kbench recorded boot ids have
+//! none: each of their invocations is then counted as a boot of its own.
+
+use crate::sides::rounds;
+use kbench_model::TestKey;
+use kbench_model::results::{IdentifierData, RunRecord};
+
+/// The level a comparison replicates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Boots of the measuring system: kernel drift between boots is seen.
+    Boot,
+    /// Invocations: drift between boots is seen only if each ran in its
+    /// own boot.
+    Run,
+}
+
+/// One unit of one test: when it began, and its rounds' means in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    pub start_ms: i64,
+    pub round_means: Vec<f64>,
+}
+
+/// The level both sides of a comparison can be replicated at: boots when
+/// each side ran in at least two known boots, else runs.
+pub fn common_level(a: &IdentifierData, b: &IdentifierData) -> Level {
+    let replicated = |identifier: &IdentifierData| boots(identifier) >= 2;
+    match replicated(a) && replicated(b) {
+        true => Level::Boot,
+        false => Level::Run,
+    }
+}
+
+/// How many distinct known boots the identifier's runs measured in.
+pub fn boots(identifier: &IdentifierData) -> usize {
+    let mut ids: Vec<&str> = identifier
+        .runs
+        .iter()
+        .map(|run| run.info.snapshot.boot_id.as_str())
+        .filter(|id| !id.is_empty())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.len()
+}
+
+/// Whether some of the identifier's runs were stored without a boot id.
+pub fn without_boot_ids(identifier: &IdentifierData) -> bool {
+    identifier
+        .runs
+        .iter()
+        .any(|run| run.info.snapshot.boot_id.is_empty())
+}
+
+/// The identifier's units of `key` at `level`, in the order they began:
+/// consecutive stored runs of one boot (or one invocation) form a unit,
+/// and each unit holds the means of its rounds that measured `key`.
+/// Units without a round of `key` are left out.
+pub fn units_of(identifier: &IdentifierData, key: &TestKey, level: Level) -> Vec<Unit> {
+    let unit_of_run = unit_indices(&identifier.runs, level);
+    let mut units: Vec<Unit> = Vec::new();
+    let mut last_unit = None;
+    for ((run, _round), values) in rounds(identifier, key) {
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let unit = unit_of_run[run];
+        if last_unit == Some(unit) {
+            units.last_mut().expect("a unit").round_means.push(mean);
+        } else {
+            units.push(Unit {
+                start_ms: identifier.runs[run].info.started_at_ms,
+                round_means: vec![mean],
+            });
+            last_unit = Some(unit);
+        }
+    }
+    units
+}
+
+/// The unit of each run (an index counting up from 0): a new unit starts
+/// where a run's key differs from the run before it.
+fn unit_indices(runs: &[RunRecord], level: Level) -> Vec<usize> {
+    let key = |run: &RunRecord| -> (String, u32) {
+        let own_boot = run.info.snapshot.boot_id.clone();
+        match level {
+            Level::Boot if !own_boot.is_empty() => (own_boot, 0),
+            // The invocation: its process on the host's boot.
+            _ => {
+                let host_boot = run
+                    .info
+                    .host
+                    .as_ref()
+                    .map_or(own_boot, |host| host.boot_id.clone());
+                (host_boot, run.info.pid)
+            }
+        }
+    };
+    let mut indices = Vec::with_capacity(runs.len());
+    let mut unit = 0;
+    for (i, run) in runs.iter().enumerate() {
+        if i > 0 && key(run) != key(&runs[i - 1]) {
+            unit += 1;
+        }
+        indices.push(unit);
+    }
+    indices
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_model::Sample;
+    use kbench_model::SystemSnapshot;
+    use kbench_model::results::{RunId, RunInfo, RunStatus};
+    use std::collections::BTreeMap;
+
+    /// A stored run (one round) by process `pid` in boot `boot`.
+    fn run(id: i64, pid: u32, boot: &str) -> RunRecord {
+        RunRecord {
+            id: RunId(id),
+            status: RunStatus::Complete,
+            info: RunInfo {
+                snapshot: SystemSnapshot {
+                    boot_id: boot.into(),
+                    ..SystemSnapshot::default()
+                },
+                pid,
+                started_at_ms: id * 1000,
+                ..RunInfo::default()
+            },
+            ended_at_ms: None,
+            outcomes: vec![],
+        }
+    }
+
+    /// An identifier whose run `i` measured `key` in two samples around
+    /// `values[i]`.
+    fn identifier(runs: Vec<RunRecord>, values: &[f64]) -> IdentifierData {
+        let key = TestKey::new("syscall-null");
+        let samples: Vec<Sample> = values
+            .iter()
+            .flat_map(|&v| [v - 1.0, v + 1.0])
+            .map(|value| Sample {
+                value,
+                iterations: 1,
+                at_ms: 0,
+                round: 0,
+            })
+            .collect();
+        let sample_runs = (0..values.len()).flat_map(|i| [i, i]).collect();
+        IdentifierData {
+            name: "i".into(),
+            factors: Default::default(),
+            runs,
+            samples: BTreeMap::from([(key.clone(), samples)]),
+            sample_runs: BTreeMap::from([(key, sample_runs)]),
+        }
+    }
+
+    fn means(units: &[Unit]) -> Vec<Vec<f64>> {
+        units.iter().map(|u| u.round_means.clone()).collect()
+    }
+
+    #[test]
+    fn rounds_of_one_invocation_are_one_unit() {
+        // Two `kbench run --rounds 2` in one boot, then one in another.
+        let id = identifier(
+            vec![
+                run(1, 7, "b1"),
+                run(2, 7, "b1"),
+                run(3, 9, "b1"),
+                run(4, 9, "b1"),
+                run(5, 7, "b2"),
+            ],
+            &[10.0, 11.0, 20.0, 21.0, 30.0],
+        );
+        let key = TestKey::new("syscall-null");
+        let by_run = units_of(&id, &key, Level::Run);
+        assert_eq!(
+            means(&by_run),
+            [vec![10.0, 11.0], vec![20.0, 21.0], vec![30.0]]
+        );
+        assert_eq!(by_run[1].start_ms, 3000);
+        let by_boot = units_of(&id, &key, Level::Boot);
+        assert_eq!(means(&by_boot), [vec![10.0, 11.0, 20.0, 21.0], vec![30.0]]);
+        assert_eq!(boots(&id), 2);
+        assert!(!without_boot_ids(&id));
+    }
+
+    #[test]
+    fn old_runs_without_boot_ids_are_told_apart_by_their_process() {
+        let id = identifier(
+            vec![run(1, 7, ""), run(2, 7, ""), run(3, 8, "")],
+            &[1.0, 2.0, 3.0],
+        );
+        let key = TestKey::new("syscall-null");
+        assert_eq!(boots(&id), 0);
+        assert!(without_boot_ids(&id));
+        for level in [Level::Run, Level::Boot] {
+            assert_eq!(
+                means(&units_of(&id, &key, level)),
+                [vec![1.0, 2.0], vec![3.0]]
+            );
+        }
+    }
+
+    #[test]
+    fn a_vm_run_is_one_invocation_of_many_boots() {
+        let mut runs = vec![run(1, 7, "g1"), run(2, 7, "g2")];
+        for r in &mut runs {
+            r.info.host = Some(SystemSnapshot {
+                boot_id: "host".into(),
+                ..SystemSnapshot::default()
+            });
+        }
+        let id = identifier(runs, &[5.0, 6.0]);
+        let key = TestKey::new("syscall-null");
+        assert_eq!(means(&units_of(&id, &key, Level::Run)), [vec![5.0, 6.0]]);
+        assert_eq!(
+            means(&units_of(&id, &key, Level::Boot)),
+            [vec![5.0], vec![6.0]]
+        );
+        let other = identifier(vec![run(3, 8, "g3")], &[5.0]);
+        assert_eq!(common_level(&id, &other), Level::Run);
+        assert_eq!(common_level(&id, &id), Level::Boot);
+    }
+}
