@@ -198,6 +198,7 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
                 current: sides[row][column].as_ref().expect("filtered"),
                 better: specs[row].direction,
                 blocks: blocks.as_deref(),
+                units: None,
             })
             .collect();
         let thresholds: Vec<f64> = rows

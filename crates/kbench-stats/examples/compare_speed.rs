@@ -72,6 +72,7 @@ fn run(data: &[Vec<Samples>]) -> Duration {
                 current,
                 better: Direction::Lower,
                 blocks: None,
+                units: None,
             })
             .collect();
         let results = compare_all(&inputs, &options);

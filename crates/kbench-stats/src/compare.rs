@@ -15,17 +15,20 @@
 //!    (Welch's standard error and degrees of freedom, see `power`).
 //!
 //! Observations are raw samples (one round) or per-round means (several;
-//! see `side`). CANNOT DECIDE when no test can be made (see `undecided`):
-//! a side with one observation, no spread on either side, or rounds against
-//! one round. Such a metric has no p or q (NaN, JSON `null`), an unbounded
-//! CI around its point estimate, a warning with the reason, and stays out
-//! of the family.
+//! see `side`). Measured in interleaved blocks, the blocks are paired (see
+//! `blocked`); measured apart in units (runs or boots) of rounds, the
+//! units are compared (see `levels`). CANNOT DECIDE when no test can be
+//! made (see `undecided`): a side with one observation, no spread on
+//! either side, or rounds against one round. Such a metric has no p or q
+//! (NaN, JSON `null`), an unbounded CI around its point estimate, a
+//! warning with the reason, and stays out of the family.
 
 mod blocked;
 mod comparison;
 mod fdr;
 mod independent;
 mod input;
+mod levels;
 mod mann_whitney;
 mod power;
 mod side;
@@ -39,6 +42,10 @@ pub use comparison::{Analysis, Comparison};
 
 pub use fdr::benjamini_hochberg;
 pub use input::{CompareOptions, MetricInput};
+pub use levels::{
+    Components, Costs, DEFAULT_DRIFT, Design, Drift, DriftSource, DriftTerm, Levelled, Plan, Unit,
+    UnitKind,
+};
 pub use mann_whitney::{MannWhitney, mann_whitney};
 pub use power::{Spread, min_detectable_effect, samples_needed};
 pub use side::Side;
@@ -48,6 +55,7 @@ pub use warning::{MIN_SAMPLES, Sides, Warning};
 pub use welch::{Welch, welch};
 
 use kbench_model::Direction;
+use power::gap_to_band;
 use tested::Tested;
 
 /// Compares one metric on its own (a family of one: q = p).
@@ -63,6 +71,7 @@ pub fn compare_metric(
             current,
             better,
             blocks: None,
+            units: None,
         }],
         options,
     )
@@ -103,12 +112,16 @@ pub fn compare_all_thresholded(
 }
 
 /// One metric's tests: blocked when it was measured in at least two
-/// interleaved blocks, else the sides as independent samples.
+/// interleaved blocks, else levelled when it was measured apart in units,
+/// else the sides as independent samples.
 fn test(metric: &MetricInput<'_>, options: &CompareOptions) -> Tested {
     metric
         .blocks
         .and_then(|blocks| blocked::test(metric, blocks, options))
-        .unwrap_or_else(|| independent::test(metric, options))
+        .unwrap_or_else(|| match metric.units {
+            Some(units) => levels::test(metric, units, options),
+            None => independent::test(metric, options),
+        })
 }
 
 /// The verdict from the q-value (`None`: CANNOT DECIDE).
@@ -118,15 +131,7 @@ fn conclude(t: Tested, q_value: Option<f64>, options: &CompareOptions) -> Compar
     });
     let samples_needed = match (verdict, t.spreads) {
         (Verdict::Inconclusive, Some((a, b))) => {
-            // The CI must clear the threshold nearest to the point estimate:
-            // by the gap between them, on the log scale.
-            let log_ratio = t.ratio.point.ln();
-            let edge = if log_ratio >= 0.0 {
-                options.threshold.ln_1p()
-            } else {
-                -(-options.threshold).ln_1p()
-            };
-            let gap = (log_ratio.abs() - edge).abs();
+            let gap = gap_to_band(t.ratio.point.ln(), options.threshold);
             let have = a.n.max(b.n);
             samples_needed(a.variance, b.variance, gap, options.alpha, options.power)
                 .map(|n| n.max(have + 1))
@@ -148,6 +153,11 @@ fn conclude(t: Tested, q_value: Option<f64>, options: &CompareOptions) -> Compar
         baseline: t.baseline,
         current: t.current,
         analysis: t.analysis,
+        plan: t
+            .levels
+            .as_ref()
+            .map(|l| Plan::new(&l.components, l.costs, t.ratio.point.ln(), options)),
+        components: t.levels.map(|l| l.components),
     }
 }
 
@@ -262,12 +272,14 @@ mod tests {
                     current: &slow,
                     better: Direction::Lower,
                     blocks: None,
+                    units: None,
                 },
                 MetricInput {
                     baseline: &base,
                     current: &base,
                     better: Direction::Lower,
                     blocks: None,
+                    units: None,
                 },
             ];
             metrics.extend(extra.iter().map(|&(baseline, current)| MetricInput {
@@ -275,6 +287,7 @@ mod tests {
                 current,
                 better: Direction::Lower,
                 blocks: None,
+                units: None,
             }));
             compare_all(&metrics, &CompareOptions::default())
         };
@@ -299,6 +312,7 @@ mod tests {
             current: &slow,
             better: Direction::Lower,
             blocks: None,
+            units: None,
         };
         let options = CompareOptions::default();
         let same = compare_all(&[metric, metric], &options);
@@ -397,6 +411,7 @@ mod tests {
                 current: if i == 0 { &b } else { &a },
                 better: Direction::Lower,
                 blocks: None,
+                units: None,
             })
             .collect();
         let all = compare_all(&metrics, &CompareOptions::default());
@@ -421,6 +436,7 @@ mod tests {
                     current: if i == 0 { &slow } else { &base },
                     better: Direction::Lower,
                     blocks: None,
+                    units: None,
                 })
                 .collect();
             let all = compare_all(&metrics, &CompareOptions::default());

@@ -15,6 +15,10 @@ pub enum StatsError {
     NoRounds,
     /// A geometric mean with no metric that every identifier has.
     NoCommonMetrics { left_out: usize },
+    /// A side of a levelled comparison given with no units.
+    NoUnits,
+    /// A parameter outside its range (`name` says which).
+    InvalidParameter { name: &'static str, value: f64 },
 }
 
 impl fmt::Display for StatsError {
@@ -32,8 +36,28 @@ impl fmt::Display for StatsError {
                 f,
                 "no metric is shared by every identifier ({left_out} left out)"
             ),
+            StatsError::NoUnits => write!(f, "a side has no units"),
+            StatsError::InvalidParameter { name, value } => {
+                write!(f, "{name} {value} is out of range")
+            }
         }
     }
 }
 
 impl std::error::Error for StatsError {}
+
+impl StatsError {
+    /// `value` if finite and at least 0, else an invalid `name`.
+    pub(crate) fn non_negative(name: &'static str, value: f64) -> Result<f64, StatsError> {
+        (value.is_finite() && value >= 0.0)
+            .then_some(value)
+            .ok_or(StatsError::InvalidParameter { name, value })
+    }
+
+    /// `value` if finite and above 0, else an invalid `name`.
+    pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64, StatsError> {
+        (value.is_finite() && value > 0.0)
+            .then_some(value)
+            .ok_or(StatsError::InvalidParameter { name, value })
+    }
+}

@@ -126,6 +126,7 @@ fn aa_family_of_50_metrics_after_fdr_stays_within_q() {
                     current: b,
                     better: Direction::Higher,
                     blocks: None,
+                    units: None,
                 })
                 .collect();
             let results = compare_all(&inputs, &options(threshold));

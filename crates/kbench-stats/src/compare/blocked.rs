@@ -8,10 +8,10 @@
 
 use super::comparison::Analysis;
 use super::input::{CompareOptions, MetricInput};
-use super::power::Spread;
+use super::power::{Spread, detectable};
 use super::tested::Tested;
 use super::warning;
-use crate::dist::{t_quantile, t_two_sided};
+use crate::dist::t_two_sided;
 use crate::paired::hodges_lehmann;
 use crate::{Estimate, Samples, Summary};
 
@@ -31,10 +31,8 @@ pub(super) fn test(
         t_two_sided(diffs.mean() / (sd / (n as f64).sqrt()), (n - 1) as f64)
     });
     let df = (n - 1) as f64;
-    let mde_pct = sd.map(|sd| {
-        let quantiles = t_quantile(1.0 - options.alpha / 2.0, df) + t_quantile(options.power, df);
-        100.0 * quantiles * sd / (n as f64).sqrt()
-    });
+    let mde_pct =
+        sd.map(|sd| 100.0 * detectable(sd / (n as f64).sqrt(), df, options.alpha, options.power));
     let (raw_a, raw_b) = (
         metric.baseline.observations(),
         metric.current.observations(),
@@ -65,6 +63,7 @@ pub(super) fn test(
         baseline: Summary::of(raw_a),
         current: Summary::of(raw_b),
         analysis: Analysis::Blocked { blocks: n },
+        levels: None,
     })
 }
 
@@ -96,6 +95,7 @@ mod tests {
             current: &b,
             better: Direction::Lower,
             blocks: Some(&ratios),
+            units: None,
         };
         let result = compare_all(&[input], &CompareOptions::default()).remove(0);
         assert_eq!(result.analysis, Analysis::Blocked { blocks: 16 });
@@ -141,6 +141,7 @@ mod tests {
             current: &b,
             better: Direction::Lower,
             blocks,
+            units: None,
         };
         let options = CompareOptions::default();
         let apart = compare_all(&[input(None)], &options).remove(0);

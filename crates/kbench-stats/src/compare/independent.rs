@@ -67,5 +67,6 @@ pub(super) fn test(metric: &MetricInput<'_>, options: &CompareOptions) -> Tested
         baseline: Summary::of(raw_a),
         current: Summary::of(raw_b),
         analysis: Analysis::Independent,
+        levels: None,
     }
 }

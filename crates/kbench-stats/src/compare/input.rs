@@ -1,6 +1,8 @@
 //! What a comparison is given: each metric's two sides (and blocks, when
-//! measured interleaved), and the knobs of the verdict.
+//! measured interleaved, or units, when measured apart), and the knobs of
+//! the verdict.
 
+use super::levels::Levelled;
 use super::side::Side;
 use kbench_model::Direction;
 
@@ -34,4 +36,8 @@ pub struct MetricInput<'a> {
     /// Per-block log ratios current / baseline when both were measured in
     /// the same interleaved blocks: the blocked analysis then decides.
     pub blocks: Option<&'a [f64]>,
+    /// Each side's units (runs or boots) with their rounds, when the sides
+    /// were measured apart: without two blocks, the levelled analysis then
+    /// decides.
+    pub units: Option<&'a Levelled>,
 }

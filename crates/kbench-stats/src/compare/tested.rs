@@ -1,7 +1,8 @@
 //! One metric's tests, before the q-values of the family it is compared
-//! in: what the blocked and the independent analyses both give.
+//! in: what the blocked, levelled and independent analyses all give.
 
 use super::comparison::Analysis;
+use super::levels::{Components, Costs};
 use super::power::Spread;
 use super::warning::Warning;
 use crate::{Estimate, Summary};
@@ -24,4 +25,12 @@ pub(super) struct Tested {
     pub(super) baseline: Summary,
     pub(super) current: Summary,
     pub(super) analysis: Analysis,
+    /// The levelled analysis's noise and costs, when it decided.
+    pub(super) levels: Option<Levels>,
+}
+
+/// What a decided levelled test leaves for the plan.
+pub(super) struct Levels {
+    pub(super) components: Components,
+    pub(super) costs: Costs,
 }

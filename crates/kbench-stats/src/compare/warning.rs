@@ -79,6 +79,9 @@ pub enum Warning {
         baseline_rounds: usize,
         current_rounds: usize,
     },
+    /// CANNOT DECIDE: one unit on a side (measured apart) cannot tell the
+    /// host's drift from a change, and no drift prior was given.
+    NoDriftPrior { sides: Sides },
 }
 
 impl fmt::Display for Warning {
@@ -132,6 +135,12 @@ impl fmt::Display for Warning {
                      not compared; measure the {single} with `kbench run --rounds {rounds}`"
                 )
             }
+            Warning::NoDriftPrior { sides } => write!(
+                f,
+                "cannot decide: one unit ({}) cannot tell the host's drift from a change, and \
+                 no drift prior was given; calibrate the host or measure more units",
+                sides.name()
+            ),
         }
     }
 }

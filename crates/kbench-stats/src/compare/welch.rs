@@ -10,7 +10,8 @@
 use crate::dist::{t_quantile, t_two_sided};
 use crate::{Estimate, Samples};
 
-/// The test of `b` against `a`.
+/// The test of `b` against `a` (and the shape of any t-test here: a
+/// difference, its CI, t, the degrees of freedom and p).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Welch {
     /// mean(b) - mean(a) with its confidence interval.
@@ -38,11 +39,30 @@ pub(crate) fn welch_from(
     (mean_b, vb, count_b): (f64, f64, usize),
     level: f64,
 ) -> Welch {
+    let (se, df) = welch_error((va, count_a), (vb, count_b));
+    t_test(mean_b - mean_a, se, df, count_a + count_b, level)
+}
+
+/// Welch's standard error of the difference of two means from each side's
+/// (variance, count), counts at least 2, with its Welch-Satterthwaite
+/// degrees of freedom (n_a + n_b - 2 when the error is 0).
+pub(crate) fn welch_error((va, count_a): (f64, usize), (vb, count_b): (f64, usize)) -> (f64, f64) {
     let (na, nb) = (count_a as f64, count_b as f64);
-    let diff = mean_b - mean_a;
-    let n = count_a + count_b;
     let (wa, wb) = (va / na, vb / nb);
     let se = (wa + wb).sqrt();
+    let df = if se == 0.0 {
+        na + nb - 2.0
+    } else {
+        satterthwaite_df((wa, count_a), (wb, count_b))
+    };
+    (se, df)
+}
+
+/// The t-test of a difference `diff` with standard error `se` on `df`
+/// degrees of freedom, from `n` values: its CI at `level` and two-sided p.
+/// A zero `se` means no noise: the difference is exact (p = 1 when it is
+/// 0, else 0; a degenerate CI).
+pub(crate) fn t_test(diff: f64, se: f64, df: f64, n: usize, level: f64) -> Welch {
     if se == 0.0 {
         return Welch {
             diff: Estimate {
@@ -56,11 +76,10 @@ pub(crate) fn welch_from(
             } else {
                 diff.signum() * f64::INFINITY
             },
-            df: na + nb - 2.0,
+            df,
             p_value: if diff == 0.0 { 1.0 } else { 0.0 },
         };
     }
-    let df = satterthwaite_df((wa, count_a), (wb, count_b));
     let t = diff / se;
     let half = t_quantile(0.5 + level / 2.0, df) * se;
     Welch {
@@ -80,8 +99,20 @@ pub(crate) fn welch_from(
 /// standard error (variance / count) and count (at least 2); not both
 /// squared errors zero.
 pub(crate) fn satterthwaite_df((wa, count_a): (f64, usize), (wb, count_b): (f64, usize)) -> f64 {
-    let (da, db) = ((count_a - 1) as f64, (count_b - 1) as f64);
-    (wa + wb).powi(2) / (wa * wa / da + wb * wb / db)
+    satterthwaite(&[(wa, (count_a - 1) as f64), (wb, (count_b - 1) as f64)])
+}
+
+/// Satterthwaite's degrees of freedom of a sum of independent variance
+/// terms, each (its value, its own degrees of freedom > 0): (sum w)^2 /
+/// sum(w^2 / df). Terms of zero add nothing; not all of them zero.
+pub(crate) fn satterthwaite(terms: &[(f64, f64)]) -> f64 {
+    let total: f64 = terms.iter().map(|(w, _)| w).sum();
+    let spread: f64 = terms
+        .iter()
+        .filter(|(w, _)| *w != 0.0)
+        .map(|(w, df)| w * w / df)
+        .sum();
+    total * total / spread
 }
 
 #[cfg(test)]
