@@ -14,31 +14,17 @@
 use crate::sides::rounds;
 use kbench_model::TestKey;
 use kbench_model::results::{IdentifierData, RunRecord};
-
-/// The level a comparison replicates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    /// Boots of the measuring system: kernel drift between boots is seen.
-    Boot,
-    /// Invocations: drift between boots is seen only if each ran in its
-    /// own boot.
-    Run,
-}
-
-/// One unit of one test: when it began, and its rounds' means in order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Unit {
-    pub start_ms: i64,
-    pub round_means: Vec<f64>,
-}
+use kbench_stats::Samples;
+use kbench_stats::compare::{Unit, UnitKind};
 
 /// The level both sides of a comparison can be replicated at: boots when
-/// each side ran in at least two known boots, else runs.
-pub fn common_level(a: &IdentifierData, b: &IdentifierData) -> Level {
+/// each side ran in at least two known boots (kernel drift between boots
+/// is then seen), else runs.
+pub fn common_level(a: &IdentifierData, b: &IdentifierData) -> UnitKind {
     let replicated = |identifier: &IdentifierData| boots(identifier) >= 2;
     match replicated(a) && replicated(b) {
-        true => Level::Boot,
-        false => Level::Run,
+        true => UnitKind::Boot,
+        false => UnitKind::Run,
     }
 }
 
@@ -65,35 +51,39 @@ pub fn without_boot_ids(identifier: &IdentifierData) -> bool {
 
 /// The identifier's units of `key` at `level`, in the order they began:
 /// consecutive stored runs of one boot (or one invocation) form a unit,
-/// and each unit holds the means of its rounds that measured `key`.
-/// Units without a round of `key` are left out.
-pub fn units_of(identifier: &IdentifierData, key: &TestKey, level: Level) -> Vec<Unit> {
+/// and each unit holds the logs of the means of its rounds that measured
+/// `key`. Units without a round of `key` are left out; `None` when a
+/// round's mean is not positive (no log: the metric has no usable side).
+pub fn units_of(identifier: &IdentifierData, key: &TestKey, level: UnitKind) -> Option<Vec<Unit>> {
     let unit_of_run = unit_indices(&identifier.runs, level);
-    let mut units: Vec<Unit> = Vec::new();
-    let mut last_unit = None;
+    // (unit index, its start, its round means), in order.
+    let mut grouped: Vec<(usize, i64, Vec<f64>)> = Vec::new();
     for ((run, _round), values) in rounds(identifier, key) {
         let mean = values.iter().sum::<f64>() / values.len() as f64;
         let unit = unit_of_run[run];
-        if last_unit == Some(unit) {
-            units.last_mut().expect("a unit").round_means.push(mean);
-        } else {
-            units.push(Unit {
-                start_ms: identifier.runs[run].info.started_at_ms,
-                round_means: vec![mean],
-            });
-            last_unit = Some(unit);
+        match grouped.last_mut() {
+            Some((last, _, means)) if *last == unit => means.push(mean),
+            _ => grouped.push((unit, identifier.runs[run].info.started_at_ms, vec![mean])),
         }
     }
-    units
+    grouped
+        .into_iter()
+        .map(|(_, start_ms, means)| {
+            Some(Unit {
+                start_ms,
+                round_logs: Samples::new(means).ok()?.ln().ok()?,
+            })
+        })
+        .collect()
 }
 
 /// The unit of each run (an index counting up from 0): a new unit starts
 /// where a run's key differs from the run before it.
-fn unit_indices(runs: &[RunRecord], level: Level) -> Vec<usize> {
+fn unit_indices(runs: &[RunRecord], level: UnitKind) -> Vec<usize> {
     let key = |run: &RunRecord| -> (String, u32) {
         let own_boot = run.info.snapshot.boot_id.clone();
         match level {
-            Level::Boot if !own_boot.is_empty() => (own_boot, 0),
+            UnitKind::Boot if !own_boot.is_empty() => (own_boot, 0),
             // The invocation: its process on the host's boot.
             _ => {
                 let host_boot = run
@@ -167,8 +157,19 @@ mod tests {
         }
     }
 
-    fn means(units: &[Unit]) -> Vec<Vec<f64>> {
-        units.iter().map(|u| u.round_means.clone()).collect()
+    /// Each unit's round means (back from their logs, rounded).
+    fn means(units: Option<Vec<Unit>>) -> Vec<Vec<f64>> {
+        units
+            .expect("positive means")
+            .iter()
+            .map(|u| {
+                u.round_logs
+                    .as_slice()
+                    .iter()
+                    .map(|l| l.exp().round())
+                    .collect()
+            })
+            .collect()
     }
 
     #[test]
@@ -185,14 +186,17 @@ mod tests {
             &[10.0, 11.0, 20.0, 21.0, 30.0],
         );
         let key = TestKey::new("syscall-null");
-        let by_run = units_of(&id, &key, Level::Run);
+        let by_run = units_of(&id, &key, UnitKind::Run).unwrap();
         assert_eq!(
-            means(&by_run),
+            means(Some(by_run.clone())),
             [vec![10.0, 11.0], vec![20.0, 21.0], vec![30.0]]
         );
         assert_eq!(by_run[1].start_ms, 3000);
-        let by_boot = units_of(&id, &key, Level::Boot);
-        assert_eq!(means(&by_boot), [vec![10.0, 11.0, 20.0, 21.0], vec![30.0]]);
+        let by_boot = units_of(&id, &key, UnitKind::Boot).unwrap();
+        assert_eq!(
+            means(Some(by_boot)),
+            [vec![10.0, 11.0, 20.0, 21.0], vec![30.0]]
+        );
         assert_eq!(boots(&id), 2);
         assert!(!without_boot_ids(&id));
     }
@@ -206,9 +210,9 @@ mod tests {
         let key = TestKey::new("syscall-null");
         assert_eq!(boots(&id), 0);
         assert!(without_boot_ids(&id));
-        for level in [Level::Run, Level::Boot] {
+        for level in [UnitKind::Run, UnitKind::Boot] {
             assert_eq!(
-                means(&units_of(&id, &key, level)),
+                means(units_of(&id, &key, level)),
                 [vec![1.0, 2.0], vec![3.0]]
             );
         }
@@ -225,13 +229,13 @@ mod tests {
         }
         let id = identifier(runs, &[5.0, 6.0]);
         let key = TestKey::new("syscall-null");
-        assert_eq!(means(&units_of(&id, &key, Level::Run)), [vec![5.0, 6.0]]);
+        assert_eq!(means(units_of(&id, &key, UnitKind::Run)), [vec![5.0, 6.0]]);
         assert_eq!(
-            means(&units_of(&id, &key, Level::Boot)),
+            means(units_of(&id, &key, UnitKind::Boot)),
             [vec![5.0], vec![6.0]]
         );
         let other = identifier(vec![run(3, 8, "g3")], &[5.0]);
-        assert_eq!(common_level(&id, &other), Level::Run);
-        assert_eq!(common_level(&id, &id), Level::Boot);
+        assert_eq!(common_level(&id, &other), UnitKind::Run);
+        assert_eq!(common_level(&id, &id), UnitKind::Boot);
     }
 }
