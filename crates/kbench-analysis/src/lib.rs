@@ -15,6 +15,7 @@
 //! - [`factors`]: comparisons within the groups of a designed experiment
 //!   (`compare --by`).
 //! - [`bisect`]: the report and log kbench-bisect builds as it measures.
+//! - [`title`]: a profile test's title from the tool its runs recorded.
 //! - [`units`]: the boots and runs an identifier's rounds were measured
 //!   in, the units a comparison of identifiers measured apart replicates.
 //! - [`number`]: how numbers are written, in the models' words and the

@@ -1,7 +1,7 @@
 //! Numbers as every report writes them: values with about four
 //! significant digits, percentages, signed changes and p-values. Written
-//! once here for all formats (and for other crates' reports, such as
-//! bisect's).
+//! once here, for the renderers of kbench-report and for the words of the
+//! models here (a bisection's log, notes).
 
 /// A value with about four significant digits: 115.2, 43.92, 0.1150, 8693066.
 pub fn value(v: f64) -> String {

@@ -1,6 +1,6 @@
 //! What a bisection keeps in the store between invocations (`Bisects::
 //! save_bisect`, one JSON document per result set), its log included
-//! (kbench-report's `LogEntry`, as the report shows it).
+//! (kbench-analysis' `LogEntry`, as the report shows it).
 //!
 //! Samples are not in the state: they are in the result set, one
 //! identifier per commit (a measurement is a round), and every decision is

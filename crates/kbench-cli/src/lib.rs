@@ -1,7 +1,9 @@
 //! kbench's command-line interface: every subcommand, option and its help,
 //! by concern. Parsing only: nothing here runs a command (the binary's
-//! `commands/` does). A library so that what walks the flags (completions,
-//! man pages, their tests) reads the real definitions.
+//! `commands/` does), though it spells the command line a lab worker runs
+//! its job with (`job_run`), from the same definitions. A library so that
+//! what walks the flags (completions, man pages, their tests) reads the
+//! real definitions.
 
 mod bisect;
 mod common;

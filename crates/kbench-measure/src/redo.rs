@@ -1,5 +1,5 @@
 //! `kbench run --redo-disturbed`: the rounds of this invocation that ran
-//! disturbed (kbench-report's `interference::disturbed_rounds` on the
+//! disturbed (kbench-analysis' `interference::disturbed_rounds` on the
 //! stored set, which the caller reads) are run again as new rounds,
 //! through [`runner::execute`], once each and at most
 //! [`MAX_REDO_PER_TEST`] per test. The disturbed rounds stay stored; the

@@ -4,7 +4,9 @@
 //! vulnerabilities and mitigations, CPU model/count/SMT/governor, clocksource,
 //! THP, preempt model, memory, the work directory's filesystem, the measuring
 //! process's cgroup, virtualization and steal time, compiler and kbench
-//! version. Reading it is kbench-measure's job; this is only its shape.
+//! version, and the boot's id. Reading it is kbench-sysinfo's job (and
+//! kbench-measure adds the counters and monitors the measuring process can
+//! record); this is only its shape.
 
 use crate::ImportedRecord;
 use serde::{Deserialize, Serialize};

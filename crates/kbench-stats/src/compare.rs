@@ -28,8 +28,10 @@ mod comparison;
 mod fdr;
 mod independent;
 mod input;
+mod levelled;
 mod levels;
 mod mann_whitney;
+mod options;
 mod power;
 mod side;
 mod tested;
@@ -41,12 +43,13 @@ mod welch;
 pub use comparison::{Analysis, Comparison};
 
 pub use fdr::benjamini_hochberg;
-pub use input::{CompareOptions, MetricInput};
+pub use input::MetricInput;
 pub use levels::{
     Components, Costs, DEFAULT_DRIFT, Design, Drift, DriftSource, DriftTerm, Levelled, Plan, Unit,
     UnitKind,
 };
 pub use mann_whitney::{MannWhitney, mann_whitney};
+pub use options::CompareOptions;
 pub use power::{Spread, min_detectable_effect, samples_needed};
 pub use side::Side;
 pub use verdict::Verdict;
@@ -119,7 +122,7 @@ fn test(metric: &MetricInput<'_>, options: &CompareOptions) -> Tested {
         .blocks
         .and_then(|blocks| blocked::test(metric, blocks, options))
         .unwrap_or_else(|| match metric.units {
-            Some(units) => levels::test(metric, units, options),
+            Some(units) => levelled::test(metric, units, options),
             None => independent::test(metric, options),
         })
 }

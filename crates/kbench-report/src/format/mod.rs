@@ -10,7 +10,8 @@
 //! bisection, jobs, sets), `bars` (Phoronix), `table` (lmbench),
 //! `regressions` (Linaro), `markdown`, `json` (every report's model),
 //! `csv`, and the pictures: `html` (a self-contained page with charts, of
-//! a comparison or a history) and `svg` (one metric's charts); `factors`
+//! a comparison or a history), `svg` (one metric's charts) and `tap` (a
+//! test point per metric and identifier, for CI); `factors`
 //! lays out a comparison by factor in any of the text formats of a
 //! comparison. The text formats of a comparison open with the system
 //! header (`common::header_lines`); only bars, table and regressions use

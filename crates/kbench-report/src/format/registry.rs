@@ -206,8 +206,9 @@ pub fn find<R: Report>(name: &str) -> Option<Renderer<R>> {
 }
 
 /// What a command without `--format` prints: report `R` in `text`, or in
-/// `json` with `--json`. Every report this is asked of has both (the
-/// registry's test checks).
+/// `json` with `--json`. The registry's test lists which reports have
+/// which; the job list has only `text` (`kbench job list --json` prints
+/// the server's own document).
 pub fn text_or_json<R: Report>(json: bool) -> Renderer<R> {
     let name = if json { "json" } else { "text" };
     find(name).unwrap_or_else(|| panic!("the registry has no {name} format of this report"))

@@ -7,7 +7,8 @@
 //! use the SD of the differences: a paired SE of sd_d / sqrt(n).
 
 use super::comparison::Analysis;
-use super::input::{CompareOptions, MetricInput};
+use super::input::MetricInput;
+use super::options::CompareOptions;
 use super::power::{Spread, detectable};
 use super::tested::Tested;
 use super::warning;

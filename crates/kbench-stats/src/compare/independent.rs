@@ -4,8 +4,9 @@
 //! side; the MDE follows Welch's standard error (see `power`).
 
 use super::comparison::Analysis;
-use super::input::{CompareOptions, MetricInput};
+use super::input::MetricInput;
 use super::mann_whitney::mann_whitney;
+use super::options::CompareOptions;
 use super::power::{Spread, min_detectable_effect};
 use super::tested::Tested;
 use super::warning::Warning;

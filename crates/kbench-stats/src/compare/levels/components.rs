@@ -11,8 +11,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Levelled;
 use super::drift::DriftTerm;
+use super::pooled::Pooled;
+use super::units::Levelled;
 use crate::Samples;
 
 /// The noise behind a levelled comparison, as SDs on logs (about relative
@@ -35,32 +36,9 @@ pub struct Components {
     pub drift: Option<DriftTerm>,
 }
 
-/// A variance estimate with its degrees of freedom.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Pooled {
-    pub(super) variance: f64,
-    pub(super) df: f64,
-}
-
-impl Pooled {
-    /// Groups' variances pooled by their degrees of freedom (count - 1),
-    /// over the groups of at least two values; `None` without any.
-    fn of<'a>(groups: impl Iterator<Item = &'a Samples>) -> Option<Pooled> {
-        let (squares, df) = groups
-            .filter_map(|g| Some((g.variance()?, (g.len() - 1) as f64)))
-            .fold((0.0, 0.0), |(squares, df), (variance, dfg)| {
-                (squares + variance * dfg, df + dfg)
-            });
-        (df > 0.0).then(|| Pooled {
-            variance: squares / df,
-            df,
-        })
-    }
-}
-
 /// What the units of one comparison show, for the designs' tests.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Noise {
+pub(crate) struct Noise {
     /// Each side's unit means in the order given: [baseline, current].
     means: [Samples; 2],
     /// Per side, the sum over its units of 1 / rounds.
@@ -70,7 +48,7 @@ pub(super) struct Noise {
 }
 
 impl Noise {
-    pub(super) fn of(units: &Levelled) -> Noise {
+    pub(crate) fn of(units: &Levelled) -> Noise {
         let means = units.sides.each_ref().map(|side| {
             let means = side.iter().map(|u| u.round_logs.mean()).collect();
             Samples::new(means).expect("a side has units of finite logs")
@@ -90,35 +68,35 @@ impl Noise {
     }
 
     /// One side's unit means (0 baseline, 1 current), in the order given.
-    pub(super) fn means(&self, side: usize) -> &Samples {
+    pub(crate) fn means(&self, side: usize) -> &Samples {
         &self.means[side]
     }
 
     /// The mean of current's unit means less the baseline's.
-    pub(super) fn mean_difference(&self) -> f64 {
+    pub(crate) fn mean_difference(&self) -> f64 {
         self.means[1].mean() - self.means[0].mean()
     }
 
     /// sigma^2_round pooled over both sides; `None` with one round per unit.
-    pub(super) fn round(&self) -> Option<Pooled> {
+    pub(crate) fn round(&self) -> Option<Pooled> {
         self.round
     }
 
     /// Harmonic mean of rounds per unit, both sides.
-    pub(super) fn rounds_per_unit(&self) -> f64 {
+    pub(crate) fn rounds_per_unit(&self) -> f64 {
         self.rounds_per_unit
     }
 
     /// The rounds' share of the variance of one unit mean:
     /// sigma^2_round / r (0 when unknown).
-    pub(super) fn round_share(&self) -> f64 {
+    pub(crate) fn round_share(&self) -> f64 {
         self.round
             .map_or(0.0, |r| r.variance / self.rounds_per_unit)
     }
 
     /// The rounds' share of the variance of the difference of the side
     /// means: sigma^2_round sum(1 / r_i) / n^2 over each side's units.
-    pub(super) fn round_share_of_difference(&self) -> f64 {
+    pub(crate) fn round_share_of_difference(&self) -> f64 {
         let share =
             |side: usize| self.inverse_rounds[side] / (self.means[side].len() as f64).powi(2);
         self.round
@@ -128,7 +106,7 @@ impl Noise {
     /// sigma^2_unit within the sides (method of moments, floored at 0) with
     /// the degrees of freedom of the unit means; `None` when no side has
     /// two units.
-    pub(super) fn unit_variance(&self) -> Option<Pooled> {
+    pub(crate) fn unit_variance(&self) -> Option<Pooled> {
         let means = Pooled::of(self.means.iter())?;
         Some(Pooled {
             variance: (means.variance - self.round_share()).max(0.0),

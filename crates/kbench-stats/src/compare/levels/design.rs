@@ -15,7 +15,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::components::Noise;
-use super::{Difference, Levelled, drift};
+use super::drift::{self, DriftTerm};
+use super::units::Levelled;
 use crate::Samples;
 use crate::compare::warning::{Sides, Warning};
 use crate::compare::welch::{satterthwaite, welch_error};
@@ -34,7 +35,7 @@ pub enum Design {
 
 impl Design {
     /// The design of `units`' layout.
-    pub(super) fn of(units: &Levelled, noise: &Noise) -> Design {
+    pub(crate) fn of(units: &Levelled, noise: &Noise) -> Design {
         let [a, b] = units.counts();
         if a.min(b) == 1 {
             Design::OneEach
@@ -46,7 +47,7 @@ impl Design {
     }
 
     /// The difference this design tests, or why it cannot be tested.
-    pub(super) fn difference(self, units: &Levelled, noise: &Noise) -> Result<Difference, Warning> {
+    pub(crate) fn difference(self, units: &Levelled, noise: &Noise) -> Result<Difference, Warning> {
         match self {
             Design::Alternating => Ok(alternating(units, noise)),
             Design::Independent => Ok(independent(noise)),
@@ -141,6 +142,21 @@ fn one_each(units: &Levelled, noise: &Noise) -> Result<Difference, Warning> {
         unit_variance: drift.sd * drift.sd,
         drift: Some(drift),
     })
+}
+
+/// The difference current - baseline of the unit levels that the design's
+/// test reads, before its t-test: `se` its standard error on `df` degrees
+/// of freedom, from `n` units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Difference {
+    pub(crate) point: f64,
+    pub(crate) se: f64,
+    pub(crate) df: f64,
+    pub(crate) n: usize,
+    /// The variance of one unit's level behind `se` (what the plan uses).
+    pub(crate) unit_variance: f64,
+    /// The drift prior or estimate in `se` (one unit on a side only).
+    pub(crate) drift: Option<DriftTerm>,
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::components::Pooled;
+use super::pooled::Pooled;
 use crate::StatsError;
 
 /// Where a drift figure comes from.
@@ -48,7 +48,7 @@ pub const DEFAULT_DRIFT: Drift = Drift {
 impl Drift {
     /// A variance that is finite and not negative, on degrees of freedom
     /// above 0 (a t-test with none has no quantiles).
-    pub(super) fn check(&self) -> Result<(), StatsError> {
+    pub(crate) fn check(&self) -> Result<(), StatsError> {
         StatsError::non_negative("drift variance", self.variance)?;
         StatsError::positive("drift degrees of freedom", self.df)?;
         Ok(())
@@ -68,7 +68,7 @@ pub struct DriftTerm {
 
 /// The larger of the prior and of the estimate from `units` units (their
 /// moments, see `components`); `None` when neither is known.
-pub(super) fn larger(
+pub(crate) fn larger(
     prior: Option<Drift>,
     estimate: Option<Pooled>,
     units: usize,

@@ -14,31 +14,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Components;
-use crate::StatsError;
-use crate::compare::input::CompareOptions;
+use super::components::Components;
+use super::units::Costs;
+use crate::compare::options::CompareOptions;
 use crate::compare::power::{detectable, gap_to_band, smallest_count};
 
 /// Past this many units per side an effect counts as out of reach.
 const MAX_UNITS: usize = 1000;
-
-/// What a unit and a round cost, in seconds: what the plan trades.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Costs {
-    /// Starting one unit: a boot, or a run's start-up.
-    pub unit_s: f64,
-    /// One round within a unit.
-    pub round_s: f64,
-}
-
-impl Costs {
-    /// Finite, a unit's cost not negative, a round's above 0.
-    pub(super) fn check(&self) -> Result<(), StatsError> {
-        StatsError::non_negative("unit cost", self.unit_s)?;
-        StatsError::positive("round cost", self.round_s)?;
-        Ok(())
-    }
-}
 
 /// The measurement that would decide a levelled comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
