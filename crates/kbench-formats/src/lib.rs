@@ -34,7 +34,7 @@ use kbench_store::exchange::stream::{self, Stored};
 use kbench_store::exchange::{self, SamplesFile};
 use kbench_store::{Exchange, Results, StoreError};
 use serde::Deserializer;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -91,11 +91,12 @@ impl Format {
         }
     }
 
-    /// [`Format::sniff`] of `reader`, and a reader of everything `reader`
-    /// gives from its start: what sniffing read is kept and given again,
-    /// so that a pipe is read once. What is kept is what sniffing read: a
-    /// buffer of 64 KiB, or more for a JSON file whose keys before
-    /// "schema" are long (a foreign format, read whole anyway).
+    /// [`Format::sniff`] of a pipe or standard input, and a reader of
+    /// everything it gives from its start: what sniffing read is kept and
+    /// given again, so that a pipe is read once. What is kept is what
+    /// sniffing read: a buffer of 64 KiB, or more for a JSON document
+    /// whose keys before "schema" are long. A regular file is not kept but
+    /// read again from its start ([`open_sniffed`]).
     fn sniff_keeping(reader: Box<dyn Read + Send>) -> (Option<Format>, Box<dyn Read + Send>) {
         let mut kept = Keeping {
             reader,
@@ -250,8 +251,7 @@ fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
     let stdin = request.path == Path::new("-");
     let named = |format| matches!(format, Some(Format::Hyperfine | Format::GoogleBenchmark));
     let (format, sniffed) = if request.from == AUTO {
-        let (file, modified) = open(request.path).map_err(io)?;
-        let (format, file) = Format::sniff_keeping(file);
+        let (format, file, modified) = open_sniffed(request.path).map_err(io)?;
         (format, Some((file, modified)))
     } else {
         let reading = registry::reading(request.from)?;
@@ -309,6 +309,31 @@ fn store_file(request: &ImportRequest, store: &mut dyn Exchange) -> Result<Strin
 /// The file at `path` (stdin for `-`) and its modification time (none for
 /// stdin), opened once: a pipe (`-`, or a path such as `<(...)`'s
 /// /dev/fd/63) cannot be read again.
+/// A file's format as told by its content, a reader from its start, and
+/// its modification time.
+type Sniffed = (Option<Format>, Box<dyn Read + Send>, Option<SystemTime>);
+
+/// `path` (`-`: standard input) opened once and its format told apart by
+/// its content. A regular file is sought back to its start after
+/// sniffing, so nothing of it is held; a pipe (`<(...)`, `/dev/fd/N`) or
+/// standard input gives again what sniffing kept.
+fn open_sniffed(path: &Path) -> std::io::Result<Sniffed> {
+    if path == Path::new("-") {
+        let (format, input) = Format::sniff_keeping(Box::new(std::io::stdin()));
+        return Ok((format, input, None));
+    }
+    let mut file = std::fs::File::open(path)?;
+    let metadata = file.metadata()?;
+    let modified = metadata.modified().ok();
+    if !metadata.is_file() {
+        let (format, input) = Format::sniff_keeping(Box::new(file));
+        return Ok((format, input, modified));
+    }
+    let format = Format::sniff(&mut file);
+    file.rewind()?;
+    Ok((format, Box::new(file), modified))
+}
+
 fn open(path: &Path) -> std::io::Result<(Box<dyn Read + Send>, Option<SystemTime>)> {
     if path == Path::new("-") {
         return Ok((Box::new(std::io::stdin()), None));
