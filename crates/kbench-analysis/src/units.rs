@@ -56,22 +56,22 @@ pub fn without_boot_ids(identifier: &IdentifierData) -> bool {
 /// round's mean is not positive (no log: the metric has no usable side).
 pub fn units_of(identifier: &IdentifierData, key: &TestKey, level: UnitKind) -> Option<Vec<Unit>> {
     let unit_of_run = unit_indices(&identifier.runs, level);
-    // (unit index, its start, its round means), in order.
-    let mut grouped: Vec<(usize, i64, Vec<f64>)> = Vec::new();
+    // (unit index, its start, its rounds' samples), in order.
+    let mut grouped: Vec<(usize, i64, Vec<Samples>)> = Vec::new();
     for ((run, _round), values) in rounds(identifier, key) {
-        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let round = Samples::new(values).ok()?;
         let unit = unit_of_run[run];
         match grouped.last_mut() {
-            Some((last, _, means)) if *last == unit => means.push(mean),
-            _ => grouped.push((unit, identifier.runs[run].info.started_at_ms, vec![mean])),
+            Some((last, _, rounds)) if *last == unit => rounds.push(round),
+            _ => grouped.push((unit, identifier.runs[run].info.started_at_ms, vec![round])),
         }
     }
     grouped
         .into_iter()
-        .map(|(_, start_ms, means)| {
+        .map(|(_, start_ms, rounds)| {
             Some(Unit {
                 start_ms,
-                round_logs: Samples::new(means).ok()?.ln().ok()?,
+                round_logs: Samples::round_means(&rounds).ok()?.ln().ok()?,
             })
         })
         .collect()
