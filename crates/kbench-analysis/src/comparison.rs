@@ -3,6 +3,8 @@
 //! of kbench-stats), the geometric-mean summary, verdict counts, and the
 //! system header. Built once from stored data; formats only lay it out.
 
+use crate::apart::{self, Apart};
+use crate::apart_notes;
 use crate::explain::{Explanation, Secondaries, explain};
 use crate::header::{self, Difference};
 use crate::sides::{chosen, filtered_specs, rounds_of, shown, side_of, summary_of};
@@ -10,6 +12,7 @@ use crate::thresholds::Thresholds;
 use crate::{Error, blocks};
 use kbench_model::results::{IdentifierData, ResultSetData};
 use kbench_model::{Direction, SystemSnapshot, TestKey};
+use kbench_stats::compare::{DEFAULT_DRIFT, Levelled};
 use kbench_stats::{
     Analysis, CompareOptions, Comparison, MetricInput, Side, Summary, Verdict, Warning,
     compare_all_thresholded, geomean,
@@ -186,19 +189,26 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
         let rows: Vec<usize> = (0..specs.len())
             .filter(|&row| sides[row][0].is_some() && sides[row][column].is_some())
             .collect();
+        let (baseline, current) = (chosen[0], chosen[column]);
         let blocks: Vec<Option<Vec<f64>>> = rows
             .iter()
-            .map(|&row| blocks::log_ratios(chosen[0], chosen[column], &specs[row].key))
+            .map(|&row| blocks::log_ratios(baseline, current, &specs[row].key))
+            .collect();
+        let apart = Apart::of(baseline, current, DEFAULT_DRIFT);
+        let units: Vec<Option<Levelled>> = rows
+            .iter()
+            .map(|&row| apart.and_then(|a| a.levelled(baseline, current, &specs[row].key)))
             .collect();
         let inputs: Vec<MetricInput> = rows
             .iter()
             .zip(&blocks)
-            .map(|(&row, blocks)| MetricInput {
+            .zip(&units)
+            .map(|((&row, blocks), units)| MetricInput {
                 baseline: sides[row][0].as_ref().expect("filtered"),
                 current: sides[row][column].as_ref().expect("filtered"),
                 better: specs[row].direction,
                 blocks: blocks.as_deref(),
-                units: None,
+                units: units.as_ref(),
             })
             .collect();
         let thresholds: Vec<f64> = rows
@@ -384,6 +394,47 @@ fn shared_direction(rows: &[geomean::GeomeanRow]) -> Option<Direction> {
     used.all(|d| d == first).then_some(first)
 }
 
+/// Per compared identifier measured apart: the line of how it was decided
+/// and how its units were told; once, a threshold finer than the units
+/// resolve.
+fn apart_notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String> {
+    let mut notes = vec![];
+    let mut levelled = vec![];
+    let mut thresholds = vec![];
+    for (column, current) in identifiers.iter().enumerate().skip(1) {
+        let compared: Vec<(&Comparison, f64)> = metrics
+            .iter()
+            .filter_map(|m| {
+                let c = m.results[column].comparison.as_ref()?;
+                Some((c, m.threshold_pct / 100.0))
+            })
+            .collect();
+        let comparisons: Vec<&Comparison> = compared.iter().map(|(c, _)| *c).collect();
+        let baseline = &identifiers[0];
+        let Some(line) = apart_notes::verdict_line(&baseline.name, &current.name, &comparisons)
+        else {
+            continue;
+        };
+        notes.push(line);
+        let level = comparisons.iter().find_map(|c| match c.analysis {
+            Analysis::Levels { unit, .. } => Some(unit),
+            _ => None,
+        });
+        for id in [baseline, current] {
+            for note in apart::identifier_notes(id, level.expect("a levelled line")) {
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+        }
+        notes.extend(apart::overlap_note(baseline, current));
+        levelled.extend(comparisons);
+        thresholds.extend(compared.iter().map(|(_, t)| *t));
+    }
+    notes.extend(apart_notes::threshold_note(&levelled, &thresholds));
+    notes
+}
+
 fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String> {
     let mut notes = vec![];
     let compared = || metrics.iter().flat_map(|m| &m.results[1..]);
@@ -403,26 +454,27 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
              independent rounds."
         ));
     }
+    let levelled = compared()
+        .filter(|r| {
+            r.comparison
+                .as_ref()
+                .is_some_and(|c| matches!(c.analysis, Analysis::Levels { .. }))
+        })
+        .count();
+    // Rounds as independent observations: measured together in one block.
+    let independent = all - blocked - levelled;
     let one_round = metrics
         .iter()
         .flat_map(|m| &m.results)
         .any(|r| r.summary.is_some() && r.rounds == 1);
-    if one_round {
+    if one_round && independent > 0 {
         notes.push(
             "Some metrics were measured in one round: drift between invocations cannot be ruled out \
              (use `kbench run --rounds N`)."
                 .to_string(),
         );
     }
-    if blocked < all {
-        notes.push(format!(
-            "{} of {all} comparisons are of identifiers measured apart in time: on a shared \
-             machine the speed drifts between invocations more than their rounds show, so a \
-             few percent either way can be the machine. Measured together (`kbench run \
-             --variant`), they would be paired.",
-            all - blocked
-        ));
-    }
+    notes.extend(apart_notes(metrics, identifiers));
     let mixed = metrics
         .iter()
         .flat_map(|m| &m.results)

@@ -41,7 +41,9 @@ fn sample(value: f64, round: u32) -> Sample {
     }
 }
 
-/// Round `i` is run `i` (round number `i`) on a machine of `cpus` CPUs.
+/// Round `i` is run `i` (round number `i`) on a machine of `cpus` CPUs,
+/// each run an invocation of its own (process `i + 1`, starting at second
+/// `i`): compared with another identifier, its runs are the units.
 pub fn identifier(name: &str, cpus: u32, rounds: &[Round]) -> IdentifierData {
     let mut samples: BTreeMap<TestKey, Vec<Sample>> = BTreeMap::new();
     let mut sample_runs: BTreeMap<TestKey, Vec<usize>> = BTreeMap::new();
@@ -78,6 +80,8 @@ pub fn identifier(name: &str, cpus: u32, rounds: &[Round]) -> IdentifierData {
                     cpus_online: cpus,
                     ..SystemSnapshot::default()
                 },
+                pid: i as u32 + 1,
+                started_at_ms: i as i64 * 1000,
                 notes: if r.redo {
                     vec![REDO_NOTE.to_string()]
                 } else {

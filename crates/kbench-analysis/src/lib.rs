@@ -16,11 +16,15 @@
 //!   (`compare --by`).
 //! - [`bisect`]: the report and log kbench-bisect builds as it measures.
 //! - [`title`]: a profile test's title from the tool its runs recorded.
+//! - [`apart`]: how identifiers measured apart are compared (the level,
+//!   the host's drift, the plan's costs) and what the report says of it.
 //! - [`units`]: the boots and runs an identifier's rounds were measured
 //!   in, the units a comparison of identifiers measured apart replicates.
 //! - [`number`]: how numbers are written, in the models' words and the
 //!   renderers'.
 
+pub mod apart;
+pub mod apart_notes;
 pub mod bisect;
 mod blocks;
 pub mod comparison;

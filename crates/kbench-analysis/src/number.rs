@@ -109,9 +109,38 @@ pub fn p_value(p: f64) -> String {
     }
 }
 
+/// A time (ms since the epoch, UTC) as its date: "2026-12-04" (the civil
+/// calendar from days since 1970, Hinnant's `civil_from_days`).
+pub fn date(at_ms: i64) -> String {
+    let days = at_ms.div_euclid(86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_from_epoch_milliseconds() {
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(951_782_400_000), "2000-02-29");
+        assert_eq!(date(1_796_342_400_000 + 86_399_999), "2026-12-04");
+        assert_eq!(date(-1), "1969-12-31");
+    }
 
     #[test]
     fn keeps_about_four_digits() {

@@ -53,14 +53,16 @@ pub fn without_boot_ids(identifier: &IdentifierData) -> bool {
 /// consecutive stored runs of one boot (or one invocation) form a unit,
 /// and each unit holds the logs of the means of its rounds that measured
 /// `key`. Units without a round of `key` are left out; `None` when a
-/// round's mean is not positive (no log: the metric has no usable side).
+/// round's mean is not positive (no log: the metric has no usable side), or
+/// a sample belongs to no stored run.
 pub fn units_of(identifier: &IdentifierData, key: &TestKey, level: UnitKind) -> Option<Vec<Unit>> {
     let unit_of_run = unit_indices(&identifier.runs, level);
     // (unit index, its start, its rounds' samples), in order.
     let mut grouped: Vec<(usize, i64, Vec<Samples>)> = Vec::new();
     for ((run, _round), values) in rounds(identifier, key) {
         let round = Samples::new(values).ok()?;
-        let unit = unit_of_run[run];
+        // Samples of no stored run (a set built without runs): no units.
+        let unit = *unit_of_run.get(run)?;
         match grouped.last_mut() {
             Some((last, _, rounds)) if *last == unit => rounds.push(round),
             _ => grouped.push((unit, identifier.runs[run].info.started_at_ms, vec![round])),
@@ -77,22 +79,22 @@ pub fn units_of(identifier: &IdentifierData, key: &TestKey, level: UnitKind) -> 
         .collect()
 }
 
+/// The invocation that stored a run: its process on the host's boot (the
+/// measuring system's own boot when it is no VM guest).
+pub fn invocation(run: &RunRecord) -> (String, u32) {
+    let host = run.info.host.as_ref().unwrap_or(&run.info.snapshot);
+    (host.boot_id.clone(), run.info.pid)
+}
+
 /// The unit of each run (an index counting up from 0): a new unit starts
 /// where a run's key differs from the run before it.
 fn unit_indices(runs: &[RunRecord], level: UnitKind) -> Vec<usize> {
     let key = |run: &RunRecord| -> (String, u32) {
-        let own_boot = run.info.snapshot.boot_id.clone();
         match level {
-            UnitKind::Boot if !own_boot.is_empty() => (own_boot, 0),
-            // The invocation: its process on the host's boot.
-            _ => {
-                let host_boot = run
-                    .info
-                    .host
-                    .as_ref()
-                    .map_or(own_boot, |host| host.boot_id.clone());
-                (host_boot, run.info.pid)
+            UnitKind::Boot if !run.info.snapshot.boot_id.is_empty() => {
+                (run.info.snapshot.boot_id.clone(), 0)
             }
+            _ => invocation(run),
         }
     };
     let mut indices = Vec::with_capacity(runs.len());

@@ -8,6 +8,7 @@
 //! model of stored results (a [`results::ResultSetData`] is what reports
 //! read), and [`lab`] the records of the shared lab and its API.
 
+mod calibration;
 mod event;
 mod imported;
 mod kernel_spec;
@@ -19,6 +20,7 @@ mod secondary;
 mod snapshot;
 mod test_key;
 
+pub use calibration::{CalibratedUnit, Calibration, Hardware, TestDrift};
 pub use event::AgentEvent;
 pub use imported::{Field, ImportedRecord, field_value};
 pub use kernel_spec::KernelSpec;

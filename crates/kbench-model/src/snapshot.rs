@@ -30,6 +30,12 @@ pub struct SystemSnapshot {
     /// kbench recorded it, and where it cannot be read.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub boot_id: String,
+    /// The machine, as kbench's own hash of `/etc/machine-id` (the id is
+    /// private; its hash names the machine without giving it away): what
+    /// a calibration is keyed by besides the CPU and memory. Empty where
+    /// the system has none, and in runs stored before kbench recorded it.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub machine_id: String,
     /// `/sys/devices/system/cpu/vulnerabilities/*`: file name -> contents.
     pub vulnerabilities: BTreeMap<String, String>,
     pub cpu_model: String,

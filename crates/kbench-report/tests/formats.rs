@@ -1,7 +1,9 @@
 //! Every `kbench compare` format rendered from one small hand-made result
 //! set: "v5.8" (baseline), "PLU 0" (10 % slower on syscall-null, unchanged
 //! elsewhere) and "PLU <b>1|x" (5 % faster mem-bw, a noisy 4-sample futex1,
-//! no pipe-lat at all).
+//! no pipe-lat at all), measured together in one invocation (one round of
+//! `kbench run --variant`), so their samples are compared as independent;
+//! [`measured_apart`] is the same data from three invocations.
 
 use kbench_analysis::comparison::{self, CompareRequest, ComparisonReport};
 use kbench_analysis::thresholds::Thresholds;
@@ -59,6 +61,7 @@ fn snapshot(kernel: &str) -> SystemSnapshot {
         work_dir_fs: "ext4".into(),
         virtualization: "kvm".into(),
         compiler: "rustc 1.95.0".into(),
+        boot_id: "boot-1".into(),
         ..SystemSnapshot::default()
     }
 }
@@ -80,6 +83,7 @@ fn identifier(
             info: RunInfo {
                 snapshot: snapshot(kernel),
                 wrapper: wrapper.map(String::from),
+                pid: 7,
                 ..RunInfo::default()
             },
             ended_at_ms: Some(0),
@@ -493,7 +497,7 @@ fn regressions_list_the_regressed_metric_per_block() {
             "p",
             "q",
             "MDE, %",
-            "Samples needed"
+            "Needed per side"
         ]
     );
     assert!(
@@ -583,6 +587,59 @@ fn json_parses_back_with_its_schema() {
     let result = &value["metrics"][0]["results"][1];
     assert!(result["summary"]["ci"]["ci_low"].is_null());
     assert!(result["comparison"]["ratio"]["ci_high"].is_null());
+}
+
+/// The fixture's data as three invocations in three boots, one after the
+/// other: two kernels measured apart, one run each.
+fn measured_apart() -> ComparisonReport {
+    let mut apart = data(["v5.8", SLOW, ODD]);
+    for (i, id) in apart.identifiers.iter_mut().enumerate() {
+        let run = &mut id.runs[0];
+        run.info.snapshot.boot_id = format!("boot-{i}");
+        run.info.pid = 100 + i as u32;
+        run.info.started_at_ms = 60_000 * i as i64;
+        run.ended_at_ms = Some(60_000 * i as i64 + 30_000);
+    }
+    compared(&apart)
+}
+
+/// One run each: the 10 % slower syscall-null is within what the default
+/// drift explains, so INCONCLUSIVE with the plan of alternating runs; the
+/// text names the drift, the json carries level, components and plan.
+#[test]
+fn measured_apart_one_run_each_is_decided_with_the_drift() {
+    let report = measured_apart();
+    let syscall = report.metrics[0].results[1].comparison.as_ref().unwrap();
+    assert_eq!(syscall.verdict.to_string(), "INCONCLUSIVE");
+    let plan = syscall.plan.expect("a plan");
+    let units = plan.units_per_side.expect("reachable");
+    assert!((2..=10).contains(&units), "{units}");
+    let bars = render("bars", &report, false);
+    assert!(
+        bars.contains("measured apart, in 1 and 1 run(s)")
+            && bars.contains("with the default run drift of 3.5 %"),
+        "{bars}"
+    );
+    assert!(
+        bars.contains(&format!("{units} alternating runs per side would decide")),
+        "{bars}"
+    );
+    let value: serde_json::Value = serde_json::from_str(&render("json", &report, false)).unwrap();
+    let c = &value["metrics"][0]["results"][1]["comparison"];
+    assert_eq!(c["analysis"]["kind"], "levels");
+    assert_eq!(c["analysis"]["unit"], "run");
+    assert_eq!(c["analysis"]["design"], "one_each");
+    assert_eq!(c["components"]["drift"]["source"]["kind"], "default");
+    assert!(c["components"]["df"].as_f64().unwrap() > 5.0);
+    assert_eq!(c["plan"]["units_per_side"], units);
+    // The unchanged pipe-lat: no practical number of runs rules out 1 %,
+    // said once.
+    let once: Vec<&String> = report
+        .notes
+        .iter()
+        .filter(|n| n.contains("cannot be decided within 30 runs per side"))
+        .collect();
+    assert_eq!(once.len(), 1, "{:?}", report.notes);
 }
 
 /// A minimal RFC 4180 reader for the test.

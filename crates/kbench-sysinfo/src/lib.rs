@@ -90,6 +90,7 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
         network: hardware::network(Path::new("/sys")),
         kernel_cmdline: cmdline,
         boot_id: read_trimmed("/proc/sys/kernel/random/boot_id"),
+        machine_id: machine_id(),
         hostname: uname.nodename,
         arch: uname.machine,
         kernel_release: uname.release,
@@ -118,6 +119,24 @@ pub fn procs_running() -> Option<u32> {
 /// A file's text, empty when it cannot be read.
 fn read(path: &str) -> String {
     fs::read_to_string(path).unwrap_or_default()
+}
+
+/// This machine's id hashed with kbench's own key (as systemd's
+/// `sd_id128_get_machine_app_specific` advises: the raw id is private):
+/// 16 hex digits of SHA-256("kbench:" + id); empty without a machine id.
+fn machine_id() -> String {
+    use sha2::{Digest, Sha256};
+    let id = ["/etc/machine-id", "/var/lib/dbus/machine-id"]
+        .iter()
+        .map(|path| read_trimmed(path))
+        .find(|id| !id.is_empty());
+    id.map_or_else(String::new, |id| {
+        Sha256::digest(format!("kbench:{id}"))
+            .iter()
+            .take(8)
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    })
 }
 
 fn read_trimmed(path: &str) -> String {
@@ -300,6 +319,12 @@ mod tests {
         // A UUID: 8-4-4-4-12 hexadecimal digits.
         let groups: Vec<usize> = snapshot.boot_id.split('-').map(str::len).collect();
         assert_eq!(groups, [8, 4, 4, 4, 12], "{}", snapshot.boot_id);
+        // A hash of /etc/machine-id, never the id itself.
+        let raw = read_trimmed("/etc/machine-id");
+        if !raw.is_empty() {
+            assert_eq!(snapshot.machine_id.len(), 16);
+            assert!(!raw.contains(&snapshot.machine_id));
+        }
         let times = cpu_times().expect("/proc/stat");
         assert!(times.total() > 0);
     }

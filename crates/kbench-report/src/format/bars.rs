@@ -133,9 +133,9 @@ fn change(result: &IdentifierResult, style: Style) -> String {
         paint(common::mark(c.verdict), Some(c.verdict), style)
     );
     if c.verdict == Verdict::Inconclusive
-        && let Some(n) = c.samples_needed
+        && let Some(needed) = common::needed_text(result)
     {
-        let _ = write!(text, " (~{})", common::needed_text(result, n));
+        let _ = write!(text, " (~{needed})");
     }
     if let Some(reason) = common::undecided_reason(c) {
         let _ = write!(text, " ({reason})");

@@ -2,13 +2,14 @@
 //! and their colours, readable test names, numbers and padding.
 
 use super::render::Style;
+use kbench_analysis::apart_notes::unit_word;
 use kbench_analysis::comparison::{
     ComparisonReport, IdentifierResult, IdentifierSummary, IdentifierSystem,
 };
 use kbench_analysis::header::{Difference, HEADLINE_FACTS};
 use kbench_analysis::number;
 use kbench_model::{Direction, MAIN_METRIC, TestKey};
-use kbench_stats::{Comparison, Verdict, Warning};
+use kbench_stats::{Analysis, Comparison, Verdict, Warning};
 
 /// Width of a string in characters (names may hold any Unicode).
 pub(super) fn width(text: &str) -> usize {
@@ -275,8 +276,8 @@ pub(super) fn warning_texts(
         if let Some(mde) = c.mde_pct {
             texts.push(format!("detectable change at these samples: {mde:.2} %"));
         }
-        if let Some(n) = c.samples_needed {
-            texts.push(needed_text(result, n));
+        if let Some(text) = needed_text(result) {
+            texts.push(text);
         }
     }
     texts
@@ -293,15 +294,32 @@ pub(super) fn undecided_reason(c: &Comparison) -> Option<&'static str> {
     })
 }
 
-/// "21 samples per side would decide", in rounds when measured in rounds
-/// (the stats count rounds then).
-pub fn needed_text(result: &IdentifierResult, needed: usize) -> String {
+/// What would decide an INCONCLUSIVE result: "21 samples per side would
+/// decide" (in rounds when measured in rounds: the stats count rounds
+/// then), or measured apart, its plan: "6 alternating runs per side would
+/// decide; more rounds per run would not help". `None` when nothing says.
+pub fn needed_text(result: &IdentifierResult) -> Option<String> {
+    let c = result.comparison.as_ref()?;
+    if let (Some(plan), Analysis::Levels { unit, .. }) = (&c.plan, c.analysis) {
+        let unit = unit_word(unit);
+        let units = match plan.units_per_side {
+            Some(n) => format!("{n} alternating {unit}s per side would decide"),
+            None => format!("no practical number of {unit}s decides it"),
+        };
+        let rounds = match (plan.more_rounds_help, plan.rounds_per_unit) {
+            (true, Some(r)) => format!("{r} rounds per {unit} are worth having"),
+            (true, None) => format!("more rounds per {unit} help"),
+            (false, _) => format!("more rounds per {unit} would not help"),
+        };
+        return Some(format!("{units}; {rounds}"));
+    }
     let what = if result.rounds > 1 {
         "rounds"
     } else {
         "samples"
     };
-    format!("{needed} {what} per side would decide")
+    c.samples_needed
+        .map(|n| format!("{n} {what} per side would decide"))
 }
 
 /// How many of the counters and monitors that moved a `why:` line names.

@@ -36,12 +36,13 @@
 
 use super::common::{self, paint};
 use super::render::{Render, Style};
+use kbench_analysis::apart_notes::unit_word;
 use kbench_analysis::comparison::{
     ComparisonReport, IdentifierResult, IdentifierSummary, MetricReport,
 };
 use kbench_analysis::number::{self, Unbounded};
 use kbench_model::{Direction, TestKey};
-use kbench_stats::{Comparison, Verdict, Warning};
+use kbench_stats::{Analysis, Comparison, Verdict, Warning};
 use std::fmt::Write;
 
 /// Options that count tasks: shown as the seed's indexed sub-rows.
@@ -285,14 +286,27 @@ fn cells(row: &Row, inconclusive: bool) -> Vec<(String, Option<Verdict>)> {
         cells.push(plain(
             c.mde_pct.map_or("n/a".to_string(), |m| format!("{m:.2}")),
         ));
-        cells.push(plain(
-            c.samples_needed
-                .map_or("n/a".to_string(), |n| n.to_string()),
-        ));
+        cells.push(plain(needed(c)));
     } else {
         cells.push((c.verdict.to_string(), Some(c.verdict)));
     }
     cells
+}
+
+/// What would decide an INCONCLUSIVE row, per side: samples (or rounds),
+/// or measured apart the plan's units ("6 runs"); "n/a" when nothing would.
+fn needed(c: &Comparison) -> String {
+    let levelled = match c.analysis {
+        Analysis::Levels { unit, .. } => Some(unit_word(unit)),
+        _ => None,
+    };
+    match (levelled, c.plan.and_then(|p| p.units_per_side)) {
+        (Some(unit), Some(n)) => format!("{n} {unit}s"),
+        (Some(_), None) => "n/a".to_string(),
+        (None, _) => c
+            .samples_needed
+            .map_or("n/a".to_string(), |n| n.to_string()),
+    }
 }
 
 /// "+10.00", "-3.05"; "-inf"/"+inf" for an unbounded limit.
@@ -323,7 +337,7 @@ fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, sty
         "q",
     ]);
     if inconclusive {
-        headers.extend(["MDE, %", "Samples needed"]);
+        headers.extend(["MDE, %", "Needed per side"]);
     } else {
         headers.push("Verdict");
     }
@@ -435,17 +449,20 @@ mod tests {
     /// One metric, syscall-null, measured in 5 rounds a side, the
     /// current's values `factor` times the baseline's.
     fn one_metric(direction: Direction, factor: f64) -> ComparisonReport {
-        let rounds = |scale: f64| -> Vec<Round> {
+        // The runs alternate; the current side takes the same steps in
+        // another order (step i of run 2i mod 5), so that the paired
+        // differences spread and the means stay the same.
+        let rounds = |scale: f64, stride: u32| -> Vec<Round> {
             (0..5)
                 .map(|i| Round {
-                    value: scale * (100.0 + f64::from(i) * 0.05),
+                    value: scale * (100.0 + f64::from(i * stride % 5) * 0.05),
                     ..quiet(1.0)
                 })
                 .collect()
         };
         let mut data = set(vec![
-            identifier("base", 2, &rounds(1.0)),
-            identifier("new", 2, &rounds(factor)),
+            identifier("base", 2, &rounds(1.0, 1)),
+            identifier("new", 2, &rounds(factor, 2)),
         ]);
         data.tests[0].direction = direction;
         let request = CompareRequest {

@@ -36,6 +36,18 @@ pub struct Components {
     pub drift: Option<DriftTerm>,
 }
 
+impl Components {
+    /// sigma^2 of a unit's level.
+    pub(crate) fn unit_variance(&self) -> f64 {
+        self.unit_sd * self.unit_sd
+    }
+
+    /// sigma^2 of a round within its unit; 0 when unknown.
+    pub(crate) fn round_variance(&self) -> f64 {
+        self.round_sd.map_or(0.0, |sd| sd * sd)
+    }
+}
+
 /// What the units of one comparison show, for the designs' tests.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Noise {

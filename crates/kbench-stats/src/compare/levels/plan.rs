@@ -53,23 +53,36 @@ impl Plan {
         log_ratio: f64,
         options: &CompareOptions,
     ) -> Plan {
-        let unit = components.unit_sd.powi(2);
-        let round = components.round_sd.map_or(0.0, |sd| sd * sd);
-        let r = components.rounds_per_unit;
-        let d_variance = 2.0 * (unit + round / r);
-        let gap = gap_to_band(log_ratio, options.threshold);
-        let (alpha, power) = (options.alpha, options.power);
-        let units_per_side = smallest_count(d_variance, gap, MAX_UNITS, alpha, power, |n| {
-            let se = (d_variance / n as f64).sqrt();
-            Some(detectable(se, (n - 1) as f64, alpha, power))
-        });
-        let rounds_per_unit = best_rounds(unit, round, costs);
+        let rounds_per_unit = best_rounds(
+            components.unit_variance(),
+            components.round_variance(),
+            costs,
+        );
         Plan {
             change_pct: 100.0 * log_ratio.exp_m1(),
-            units_per_side,
+            units_per_side: Plan::units_per_side(components, log_ratio, options),
             rounds_per_unit,
-            more_rounds_help: rounds_per_unit.is_none_or(|best| best as f64 > r),
+            more_rounds_help: rounds_per_unit
+                .is_none_or(|best| best as f64 > components.rounds_per_unit),
         }
+    }
+
+    /// The plan's units per side alone (see [`Plan::units_per_side`]'s
+    /// field): what no choice of rounds per unit changes much.
+    pub fn units_per_side(
+        components: &Components,
+        log_ratio: f64,
+        options: &CompareOptions,
+    ) -> Option<usize> {
+        let d_variance = 2.0
+            * (components.unit_variance()
+                + components.round_variance() / components.rounds_per_unit);
+        let gap = gap_to_band(log_ratio, options.threshold);
+        let (alpha, power) = (options.alpha, options.power);
+        smallest_count(d_variance, gap, MAX_UNITS, alpha, power, |n| {
+            let se = (d_variance / n as f64).sqrt();
+            Some(detectable(se, (n - 1) as f64, alpha, power))
+        })
     }
 }
 

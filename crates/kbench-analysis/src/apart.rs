@@ -1,0 +1,185 @@
+//! Two identifiers measured apart: how their comparison is set up (the
+//! level both replicate, the host's drift prior, what a unit and a round
+//! cost) and what the report says of how they were treated. Identifiers
+//! measured together, in one invocation (`kbench run --variant`), are not
+//! apart: their rounds interleave, and the blocked or independent analysis
+//! compares them (docs/statistics.md, "Measured apart").
+
+use crate::units::{self, boots, common_level, invocation};
+use kbench_model::TestKey;
+use kbench_model::results::IdentifierData;
+use kbench_stats::compare::{Costs, Drift, Levelled, UnitKind};
+
+/// What starting a run costs (process start, system snapshot, warm-up),
+/// in seconds, for the plan's rounds per unit.
+const RUN_START_S: f64 = 2.0;
+/// What a boot costs, in seconds: a reboot of a server, or a TCG guest's
+/// boot here (40-90 s).
+const BOOT_S: f64 = 60.0;
+/// A round's cost when no run recorded its end (imported runs).
+const UNKNOWN_ROUND_S: f64 = 5.0;
+
+/// The comparison of a pair of identifiers measured apart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Apart {
+    /// The level both sides are replicated at.
+    pub level: UnitKind,
+    drift: Drift,
+    costs: Costs,
+}
+
+impl Apart {
+    /// The set-up for `baseline` against `current`, with the host's drift
+    /// prior; `None` when some invocation measured both (they are
+    /// interleaved, not apart).
+    pub fn of(baseline: &IdentifierData, current: &IdentifierData, drift: Drift) -> Option<Apart> {
+        if measured_together(baseline, current) {
+            return None;
+        }
+        let level = common_level(baseline, current);
+        // Alternating runs of two kernels means a boot per unit.
+        let unit_s = match level {
+            UnitKind::Run if !in_different_boots(baseline, current) => RUN_START_S,
+            _ => BOOT_S,
+        };
+        Some(Apart {
+            level,
+            drift,
+            costs: Costs {
+                unit_s,
+                round_s: round_seconds(baseline, current),
+            },
+        })
+    }
+
+    /// The levelled input of `key`: both sides' units; `None` when a side
+    /// has no unit of it, or a round mean that is not positive.
+    pub fn levelled(
+        &self,
+        baseline: &IdentifierData,
+        current: &IdentifierData,
+        key: &TestKey,
+    ) -> Option<Levelled> {
+        let baseline = units::units_of(baseline, key, self.level)?;
+        let current = units::units_of(current, key, self.level)?;
+        Levelled::new(self.level, baseline, current, Some(self.drift), self.costs).ok()
+    }
+}
+
+/// Whether one invocation (a known process on a known boot) stored runs
+/// of both: identifiers measured together, in interleaved rounds.
+fn measured_together(baseline: &IdentifierData, current: &IdentifierData) -> bool {
+    let known = |identifier: &IdentifierData| -> Vec<(String, u32)> {
+        identifier
+            .runs
+            .iter()
+            .map(invocation)
+            .filter(|(boot, pid)| !boot.is_empty() && *pid != 0)
+            .collect()
+    };
+    let theirs = known(current);
+    known(baseline).iter().any(|i| theirs.contains(i))
+}
+
+/// Whether both sides' runs name their boots and no boot is shared: each
+/// unit of one side against the other's then takes a reboot.
+fn in_different_boots(baseline: &IdentifierData, current: &IdentifierData) -> bool {
+    let ids = |identifier: &IdentifierData| -> Vec<String> {
+        identifier
+            .runs
+            .iter()
+            .map(|run| run.info.snapshot.boot_id.clone())
+            .collect()
+    };
+    let (a, b) = (ids(baseline), ids(current));
+    let known = |ids: &[String]| ids.iter().all(|id| !id.is_empty());
+    known(&a) && known(&b) && !a.iter().any(|id| b.contains(id))
+}
+
+/// The median stored run's length in seconds (a stored run is one round);
+/// [`UNKNOWN_ROUND_S`] when none recorded its end.
+fn round_seconds(baseline: &IdentifierData, current: &IdentifierData) -> f64 {
+    let mut lengths: Vec<f64> = [baseline, current]
+        .iter()
+        .flat_map(|identifier| &identifier.runs)
+        .filter_map(|run| {
+            let ended = run.ended_at_ms?;
+            let length = (ended - run.info.started_at_ms) as f64 / 1000.0;
+            (length > 0.0).then_some(length)
+        })
+        .collect();
+    if lengths.is_empty() {
+        return UNKNOWN_ROUND_S;
+    }
+    lengths.sort_by(f64::total_cmp);
+    lengths[lengths.len() / 2]
+}
+
+/// What the report says of how one identifier's units were told: runs
+/// without boot ids (stored before kbench recorded them, or imported),
+/// and several runs of a kernel comparison in one boot.
+pub fn identifier_notes(identifier: &IdentifierData, level: UnitKind) -> Vec<String> {
+    let mut notes = vec![];
+    let name = &identifier.name;
+    let imported = identifier
+        .runs
+        .iter()
+        .all(|run| run.info.snapshot.imported.is_some() || run.info.pid == 0);
+    if imported {
+        notes.push(format!(
+            "'{name}' has no record of its processes or boots (imported, or written by \
+             hand): each of its stored runs is one run; drift between its rounds and the \
+             other side's cannot be told from a change."
+        ));
+    } else if units::without_boot_ids(identifier) {
+        notes.push(format!(
+            "'{name}' was stored without boot ids (before kbench recorded them): each of its \
+             invocations counts as a boot of its own."
+        ));
+    }
+    if level == UnitKind::Run && boots(identifier) == 1 && identifier.runs.len() > 1 {
+        let invocations = distinct(identifier.runs.iter().map(invocation));
+        if invocations > 1 {
+            notes.push(format!(
+                "'{name}' ran its {invocations} runs in one boot: they replicate the runs, \
+                 not the boot, so drift between boots of a kernel is not measured; boot \
+                 again between runs."
+            ));
+        }
+    }
+    notes
+}
+
+/// A note when the two sides' runs overlap in time (measured at once, on
+/// two machines or by two processes): they are compared as measured
+/// apart all the same.
+pub fn overlap_note(baseline: &IdentifierData, current: &IdentifierData) -> Option<String> {
+    let span = |identifier: &IdentifierData| -> Vec<(i64, i64)> {
+        identifier
+            .runs
+            .iter()
+            .map(|run| {
+                let start = run.info.started_at_ms;
+                (start, run.ended_at_ms.unwrap_or(start))
+            })
+            .collect()
+    };
+    let theirs = span(current);
+    let overlap = span(baseline)
+        .iter()
+        .any(|(s, e)| theirs.iter().any(|(s2, e2)| s < e2 && s2 < e));
+    overlap.then(|| {
+        format!(
+            "'{}' and '{}' have runs that overlap in time: they were compared as measured \
+             apart all the same (units of different processes or machines).",
+            baseline.name, current.name
+        )
+    })
+}
+
+fn distinct<T: Ord>(items: impl Iterator<Item = T>) -> usize {
+    let mut items: Vec<T> = items.collect();
+    items.sort_unstable();
+    items.dedup();
+    items.len()
+}

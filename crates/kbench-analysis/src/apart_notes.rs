@@ -1,0 +1,170 @@
+//! What a comparison's report says of identifiers measured apart: one
+//! line per compared identifier with the level that decided, the noise of
+//! each level, the degrees of freedom and the drift assumed; and, once,
+//! when the threshold is finer than such a comparison can resolve.
+
+use crate::number::date;
+use kbench_stats::Verdict;
+use kbench_stats::compare::{
+    Analysis, CompareOptions, Comparison, Components, Design, DriftSource, Plan, UnitKind,
+};
+
+/// A levelled comparison's facts, as the line reads them.
+struct Decided<'a> {
+    unit: UnitKind,
+    design: Design,
+    units: [usize; 2],
+    components: &'a Components,
+}
+
+fn decided(comparison: &Comparison) -> Option<Decided<'_>> {
+    match (comparison.analysis, &comparison.components) {
+        (
+            Analysis::Levels {
+                unit,
+                design,
+                units,
+            },
+            Some(components),
+        ) => Some(Decided {
+            unit,
+            design,
+            units,
+            components,
+        }),
+        _ => None,
+    }
+}
+
+/// "run" or "boot".
+pub fn unit_word(unit: UnitKind) -> &'static str {
+    match unit {
+        UnitKind::Run => "run",
+        UnitKind::Boot => "boot",
+    }
+}
+
+/// The line for `current` against `baseline` over the comparisons of its
+/// metrics: which level decided, how, with what noise and drift. `None`
+/// when none was decided on units.
+pub fn verdict_line(baseline: &str, current: &str, comparisons: &[&Comparison]) -> Option<String> {
+    let levelled: Vec<Decided> = comparisons.iter().filter_map(|c| decided(c)).collect();
+    let first = levelled.first()?;
+    let kind = unit_word(first.unit);
+    let most = |side: usize| levelled.iter().map(|d| d.units[side]).max().unwrap_or(0);
+    let (a, b) = (most(0), most(1));
+    let design = most_common(levelled.iter().map(|d| d.design));
+    let how = match design {
+        Design::Alternating => format!("paired neighbour by neighbour (the {kind}s alternated)"),
+        Design::Independent => {
+            format!("by Welch's test on the {kind}s' means (they did not alternate)")
+        }
+        Design::OneEach => format!("with one {kind} on a side, so the host's drift widens the CI"),
+    };
+    let mut line = format!(
+        "'{current}' against '{baseline}' was measured apart, in {a} and {b} {kind}(s): \
+         decided on the {kind}s, {how}"
+    );
+    let priors: Vec<(f64, DriftSource)> = levelled
+        .iter()
+        .filter_map(|d| d.components.drift)
+        .filter(|d| !matches!(d.source, DriftSource::Units { .. }))
+        .map(|d| (d.sd, d.source))
+        .collect();
+    if let Some(&(_, source)) = priors.first() {
+        let sd = median(priors.iter().map(|(sd, _)| *sd));
+        line.push_str(&match source {
+            DriftSource::Calibrated { pairs, at_ms } => format!(
+                ", with this host's {kind} drift of {} (calibrated {}, {pairs} pairs)",
+                percent(sd),
+                date(at_ms)
+            ),
+            _ => format!(
+                ", with the default {kind} drift of {} (this host is not calibrated: \
+                 `kbench calibrate`)",
+                percent(sd)
+            ),
+        });
+    }
+    let components = |f: fn(&Components) -> Option<f64>| {
+        let values: Vec<f64> = levelled.iter().filter_map(|d| f(d.components)).collect();
+        (!values.is_empty()).then(|| median(values.into_iter()))
+    };
+    let unit_sd = components(|c| Some(c.unit_sd)).unwrap_or(0.0);
+    let df = components(|c| Some(c.df)).unwrap_or(0.0);
+    line.push_str(&format!(
+        "; median over {} metric(s): {kind} SD {}",
+        levelled.len(),
+        percent(unit_sd)
+    ));
+    if let Some(round_sd) = components(|c| c.round_sd) {
+        line.push_str(&format!(", round SD {}", percent(round_sd)));
+    }
+    line.push_str(&format!(", {df:.1} degrees of freedom."));
+    Some(line)
+}
+
+/// Once per report: when some levelled metrics stay INCONCLUSIVE because
+/// the threshold is finer than drift between units lets any practical
+/// number of them resolve, what ruling out a change of the threshold's
+/// size would take. `None` when no metric is out of reach.
+pub fn threshold_note(comparisons: &[&Comparison], thresholds: &[f64]) -> Option<String> {
+    const PRACTICAL: usize = 30;
+    let mut out_of_reach = vec![];
+    for (comparison, &threshold) in comparisons.iter().zip(thresholds) {
+        let Some(d) = decided(comparison) else {
+            continue;
+        };
+        let far = comparison
+            .plan
+            .is_some_and(|p| p.units_per_side.is_none_or(|n| n > PRACTICAL));
+        if comparison.verdict == Verdict::Inconclusive && far {
+            let options = CompareOptions {
+                threshold,
+                ..CompareOptions::default()
+            };
+            let null = Plan::units_per_side(d.components, 0.0, &options);
+            out_of_reach.push((d.unit, d.components.unit_sd, threshold, null));
+        }
+    }
+    let &(unit, _, threshold, _) = out_of_reach.first()?;
+    let kind = unit_word(unit);
+    let sd = median(out_of_reach.iter().map(|o| o.1));
+    let needed: Vec<usize> = out_of_reach.iter().filter_map(|o| o.3).collect();
+    let cost = match needed.is_empty() {
+        true => "more than 1000".to_string(),
+        false => format!("about {}", median(needed.iter().map(|&n| n as f64)).round()),
+    };
+    Some(format!(
+        "{} metric(s) cannot be decided within 30 {kind}s per side at the threshold of {}: \
+         a {kind}'s level wanders by about {} (median), so telling a change from none at \
+         ±{} takes {cost} alternating {kind}s per side, and more rounds per {kind} do not \
+         replace them. Set --threshold to the smallest change that matters to you.",
+        out_of_reach.len(),
+        percent(threshold),
+        percent(sd),
+        percent(threshold),
+    ))
+}
+
+fn percent(fraction: f64) -> String {
+    format!("{:.1} %", 100.0 * fraction)
+}
+
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+fn most_common<T: PartialEq + Copy>(items: impl Iterator<Item = T>) -> T {
+    let items: Vec<T> = items.collect();
+    *items
+        .iter()
+        .max_by_key(|x| items.iter().filter(|y| y == x).count())
+        .expect("at least one")
+}
