@@ -5,10 +5,11 @@
 //! apart: their rounds interleave, and the blocked or independent analysis
 //! compares them (docs/statistics.md, "Measured apart").
 
+use crate::calibration::Prior;
 use crate::units::{self, boots, common_level, invocation};
-use kbench_model::TestKey;
 use kbench_model::results::IdentifierData;
-use kbench_stats::compare::{Costs, Drift, Levelled, UnitKind};
+use kbench_model::{Calibration, TestKey};
+use kbench_stats::compare::{Costs, Levelled, UnitKind};
 
 /// What starting a run costs (process start, system snapshot, warm-up),
 /// in seconds, for the plan's rounds per unit.
@@ -20,19 +21,24 @@ const BOOT_S: f64 = 60.0;
 const UNKNOWN_ROUND_S: f64 = 5.0;
 
 /// The comparison of a pair of identifiers measured apart.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Apart {
+#[derive(Debug, Clone, PartialEq)]
+pub struct Apart<'a> {
     /// The level both sides are replicated at.
     pub level: UnitKind,
-    drift: Drift,
+    /// The host's drift for one unit on a side.
+    pub prior: Prior<'a>,
     costs: Costs,
 }
 
-impl Apart {
+impl<'a> Apart<'a> {
     /// The set-up for `baseline` against `current`, with the host's drift
-    /// prior; `None` when some invocation measured both (they are
-    /// interleaved, not apart).
-    pub fn of(baseline: &IdentifierData, current: &IdentifierData, drift: Drift) -> Option<Apart> {
+    /// from the fitting one of `calibrations` (newest first); `None` when
+    /// some invocation measured both (they are interleaved, not apart).
+    pub fn of(
+        baseline: &IdentifierData,
+        current: &IdentifierData,
+        calibrations: &'a [Calibration],
+    ) -> Option<Apart<'a>> {
         if measured_together(baseline, current) {
             return None;
         }
@@ -44,7 +50,7 @@ impl Apart {
         };
         Some(Apart {
             level,
-            drift,
+            prior: Prior::choose(calibrations, baseline, current, level),
             costs: Costs {
                 unit_s,
                 round_s: round_seconds(baseline, current),
@@ -62,7 +68,8 @@ impl Apart {
     ) -> Option<Levelled> {
         let baseline = units::units_of(baseline, key, self.level)?;
         let current = units::units_of(current, key, self.level)?;
-        Levelled::new(self.level, baseline, current, Some(self.drift), self.costs).ok()
+        let drift = self.prior.drift(key);
+        Levelled::new(self.level, baseline, current, Some(drift), self.costs).ok()
     }
 }
 

@@ -55,16 +55,14 @@ pub fn verdict_line(baseline: &str, current: &str, comparisons: &[&Comparison]) 
     let (a, b) = (most(0), most(1));
     let design = most_common(levelled.iter().map(|d| d.design));
     let how = match design {
-        Design::Alternating => format!("paired neighbour by neighbour (the {kind}s alternated)"),
+        Design::Alternating => format!("the {kind}s alternated, so neighbours were paired"),
         Design::Independent => {
-            format!("by Welch's test on the {kind}s' means (they did not alternate)")
+            format!("the {kind}s did not alternate, so their means were compared (Welch)")
         }
-        Design::OneEach => format!("with one {kind} on a side, so the host's drift widens the CI"),
+        Design::OneEach => format!("one {kind} on a side, so the host's drift widens each CI"),
     };
-    let mut line = format!(
-        "'{current}' against '{baseline}' was measured apart, in {a} and {b} {kind}(s): \
-         decided on the {kind}s, {how}"
-    );
+    let mut line =
+        format!("'{current}' against '{baseline}' was measured apart ({a} and {b} {kind}s): {how}");
     let priors: Vec<(f64, DriftSource)> = levelled
         .iter()
         .filter_map(|d| d.components.drift)
@@ -75,13 +73,13 @@ pub fn verdict_line(baseline: &str, current: &str, comparisons: &[&Comparison]) 
         let sd = median(priors.iter().map(|(sd, _)| *sd));
         line.push_str(&match source {
             DriftSource::Calibrated { pairs, at_ms } => format!(
-                ", with this host's {kind} drift of {} (calibrated {}, {pairs} pairs)",
+                ": this host's {kind} drift, {} (calibrated {}, {pairs} pairs)",
                 percent(sd),
                 date(at_ms)
             ),
             _ => format!(
-                ", with the default {kind} drift of {} (this host is not calibrated: \
-                 `kbench calibrate`)",
+                ": the default {kind} drift, {} (this host is not calibrated: `kbench \
+                 calibrate`)",
                 percent(sd)
             ),
         });

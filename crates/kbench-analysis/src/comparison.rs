@@ -11,8 +11,8 @@ use crate::sides::{chosen, filtered_specs, rounds_of, shown, side_of, summary_of
 use crate::thresholds::Thresholds;
 use crate::{Error, blocks};
 use kbench_model::results::{IdentifierData, ResultSetData};
-use kbench_model::{Direction, SystemSnapshot, TestKey};
-use kbench_stats::compare::{DEFAULT_DRIFT, Levelled};
+use kbench_model::{Calibration, Direction, SystemSnapshot, TestKey};
+use kbench_stats::compare::Levelled;
 use kbench_stats::{
     Analysis, CompareOptions, Comparison, MetricInput, Side, Summary, Verdict, Warning,
     compare_all_thresholded, geomean,
@@ -33,6 +33,10 @@ pub struct CompareRequest {
     /// Only metrics whose test name contains this text (e.g. "pipe-lat")
     /// are shown; the q-values are over every metric all the same.
     pub metric_filter: Option<String>,
+    /// The store's calibrations of host drift, newest first (`kbench
+    /// calibrate`): identifiers measured apart with one unit on a side are
+    /// decided with the one of their hardware and unit, else the default.
+    pub calibrations: Vec<Calibration>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -183,6 +187,8 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
         .iter()
         .map(|spec| chosen.iter().map(|id| side_of(id, &spec.key)).collect())
         .collect();
+    // What the report says of calibrations not used.
+    let mut prior_notes: Vec<String> = vec![];
     // One comparison (and one FDR family) per compared identifier.
     let mut comparisons: Vec<Vec<Option<Comparison>>> = vec![vec![None; chosen.len()]; specs.len()];
     for column in 1..chosen.len() {
@@ -194,11 +200,19 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
             .iter()
             .map(|&row| blocks::log_ratios(baseline, current, &specs[row].key))
             .collect();
-        let apart = Apart::of(baseline, current, DEFAULT_DRIFT);
+        let apart = Apart::of(baseline, current, &request.calibrations);
         let units: Vec<Option<Levelled>> = rows
             .iter()
-            .map(|&row| apart.and_then(|a| a.levelled(baseline, current, &specs[row].key)))
+            .map(|&row| {
+                let apart = apart.as_ref()?;
+                apart.levelled(baseline, current, &specs[row].key)
+            })
             .collect();
+        if let Some(note) = apart.and_then(|a| a.prior.note)
+            && !prior_notes.contains(&note)
+        {
+            prior_notes.push(note);
+        }
         let inputs: Vec<MetricInput> = rows
             .iter()
             .zip(&blocks)
@@ -262,7 +276,7 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
         description: data.description.clone(),
         baseline: order[0].clone(),
         summaries: summaries(&metrics, &order),
-        notes: notes(&metrics, &chosen_data),
+        notes: notes(&metrics, &chosen_data, prior_notes),
         identifiers: order,
         threshold_pct: request.threshold.default * 100.0,
         threshold_rules: request
@@ -435,7 +449,11 @@ fn apart_notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<
     notes
 }
 
-fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String> {
+fn notes(
+    metrics: &[MetricReport],
+    identifiers: &[IdentifierData],
+    prior_notes: Vec<String>,
+) -> Vec<String> {
     let mut notes = vec![];
     let compared = || metrics.iter().flat_map(|m| &m.results[1..]);
     let blocked = compared()
@@ -475,6 +493,7 @@ fn notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String
         );
     }
     notes.extend(apart_notes(metrics, identifiers));
+    notes.extend(prior_notes);
     let mixed = metrics
         .iter()
         .flat_map(|m| &m.results)
@@ -522,6 +541,7 @@ mod tests {
             identifiers: vec![],
             threshold: Thresholds::uniform(0.01),
             metric_filter: None,
+            calibrations: vec![],
         };
         let report = build(&data, &request).unwrap();
         let tests: Vec<&str> = report.metrics.iter().map(|m| m.test.as_str()).collect();

@@ -30,6 +30,8 @@ pub struct FactorRequest {
     pub threshold: Thresholds,
     /// Only metrics whose test name contains this text are shown.
     pub metric_filter: Option<String>,
+    /// The store's calibrations of host drift, as [`CompareRequest`]'s.
+    pub calibrations: Vec<kbench_model::Calibration>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -178,6 +180,7 @@ pub fn build(data: &ResultSetData, request: &FactorRequest) -> Result<FactorRepo
                         identifiers: others.iter().map(|(n, _)| n.to_string()).collect(),
                         threshold: request.threshold.clone(),
                         metric_filter: request.metric_filter.clone(),
+                        calibrations: request.calibrations.clone(),
                     },
                 )?;
                 comparison.title = None;
@@ -238,6 +241,7 @@ mod tests {
             baseline: None,
             threshold: Thresholds::uniform(0.01),
             metric_filter: None,
+            calibrations: vec![],
         }
     }
 

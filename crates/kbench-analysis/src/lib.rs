@@ -18,6 +18,8 @@
 //! - [`title`]: a profile test's title from the tool its runs recorded.
 //! - [`apart`]: how identifiers measured apart are compared (the level,
 //!   the host's drift, the plan's costs) and what the report says of it.
+//! - [`calibration`]: the host's drift, measured from A/A units, and the
+//!   calibration a comparison measured apart uses.
 //! - [`units`]: the boots and runs an identifier's rounds were measured
 //!   in, the units a comparison of identifiers measured apart replicates.
 //! - [`number`]: how numbers are written, in the models' words and the
@@ -27,6 +29,7 @@ pub mod apart;
 pub mod apart_notes;
 pub mod bisect;
 mod blocks;
+pub mod calibration;
 pub mod comparison;
 pub mod counters;
 mod error;

@@ -44,6 +44,7 @@ pub fn whole(
         identifiers,
         threshold: Thresholds::uniform(0.01),
         metric_filter: None,
+        calibrations: vec![],
     };
     let report = comparison::build(data, &request)?;
     Ok(formatter.render(&report, Style::default()))
@@ -90,6 +91,7 @@ pub fn compare(
                 baseline: request.baseline.clone(),
                 threshold: request.threshold.clone(),
                 metric_filter: request.metric_filter.clone(),
+                calibrations: request.calibrations.clone(),
             },
         )?;
         let renderer = format::find::<FactorReport>(name).ok_or_else(|| Error::FormatWithBy {
@@ -140,6 +142,7 @@ mod tests {
             identifiers: vec![],
             threshold: Thresholds::uniform(0.01),
             metric_filter: None,
+            calibrations: vec![],
         };
         // compare refuses one identifier; the whole comparison shows it.
         let refused = compare(&one, &request, None, "json", Style::default());

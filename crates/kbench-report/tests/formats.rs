@@ -169,6 +169,7 @@ fn compared(data: &ResultSetData) -> ComparisonReport {
             identifiers: vec![],
             threshold: Thresholds::uniform(0.01),
             metric_filter: None,
+            calibrations: vec![],
         },
     )
     .unwrap()
@@ -616,8 +617,8 @@ fn measured_apart_one_run_each_is_decided_with_the_drift() {
     assert!((2..=10).contains(&units), "{units}");
     let bars = render("bars", &report, false);
     assert!(
-        bars.contains("measured apart, in 1 and 1 run(s)")
-            && bars.contains("with the default run drift of 3.5 %"),
+        bars.contains("measured apart (1 and 1 runs)")
+            && bars.contains("the default run drift, 3.5 %"),
         "{bars}"
     );
     assert!(
@@ -814,6 +815,7 @@ fn metric_filter_keeps_the_fdr_family() {
             identifiers: vec![],
             threshold: Thresholds::uniform(0.01),
             metric_filter: Some("syscall".into()),
+            calibrations: vec![],
         },
     )
     .unwrap();
@@ -935,6 +937,7 @@ fn a_regression_is_explained_in_every_format() {
         identifiers: vec![],
         threshold: Thresholds::uniform(0.01),
         metric_filter: None,
+        calibrations: vec![],
     };
     let report =
         comparison::build(&kbench_analysis::fixtures::explained_regression(), &request).unwrap();

@@ -84,6 +84,7 @@ fn main() -> anyhow::Result<()> {
         identifiers: vec![],
         threshold: Thresholds::uniform(0.01),
         metric_filter: None,
+        calibrations: vec![],
     };
     let report = comparison::build(&loaded, &request)?;
     let build = started.elapsed();

@@ -17,6 +17,8 @@ pub enum StatsError {
     NoCommonMetrics { left_out: usize },
     /// A side of a levelled comparison given with no units.
     NoUnits,
+    /// A calibration of fewer than two A/A pairs of units has no spread.
+    TooFewPairs { pairs: usize },
     /// A parameter outside its range (`name` says which).
     InvalidParameter { name: &'static str, value: f64 },
 }
@@ -37,6 +39,10 @@ impl fmt::Display for StatsError {
                 "no metric is shared by every identifier ({left_out} left out)"
             ),
             StatsError::NoUnits => write!(f, "a side has no units"),
+            StatsError::TooFewPairs { pairs } => write!(
+                f,
+                "{pairs} pair(s) of units measured: a drift needs at least 2"
+            ),
             StatsError::InvalidParameter { name, value } => {
                 write!(f, "{name} {value} is out of range")
             }

@@ -130,35 +130,52 @@ fn a_wrapper_that_slows_syscalls_is_a_syscall_regression_only() {
 }
 
 /// A result set with a known answer: "slow" is 5 % slower on a
-/// lower-is-better metric and equal on a higher-is-better one. Three rounds
-/// per side whose means differ a little (equal round means would have no
-/// spread: CANNOT DECIDE).
+/// lower-is-better metric and equal on a higher-is-better one. Each side
+/// ran three times, the sides taking turns (base, slow, base, ...), each
+/// run its own process in one boot: identifiers measured apart, whose runs
+/// are the units. The runs' levels differ by 0.1 % or less (equal ones
+/// would have no spread: CANNOT DECIDE), and each sample by 0.3 %.
 fn known_samples() -> String {
-    let series = |base: f64| -> String {
-        let values: Vec<String> = (0..12)
+    let level = [[0.999, 1.001, 1.0], [1.0005, 0.9995, 1.0]];
+    let series = |base: f64, side: usize, run: usize| -> String {
+        let values: Vec<String> = (0..4)
             .map(|i| {
-                let wobble = [0.997, 1.003, 0.999, 1.001, 0.998, 1.002][i % 6];
+                let wobble = [0.997, 1.003, 0.999, 1.001, 0.998, 1.002][(4 * run + i) % 6];
                 format!(
-                    r#"{{"value": {}, "round": {}, "at_ms": {}}}"#,
-                    base * wobble,
-                    i % 3,
+                    r#"{{"value": {}, "round": 0, "at_ms": {}}}"#,
+                    base * level[side][run] * wobble,
                     1000 + i
                 )
             })
             .collect();
         format!("[{}]", values.join(","))
     };
+    let runs = |side: usize, lat: f64, bw: f64| -> String {
+        let runs: Vec<String> = (0..3)
+            .map(|run| {
+                format!(
+                    r#"{{"status": "complete",
+                        "info": {{"snapshot": {{"boot_id": "boot-1"}}, "pid": {},
+                                  "started_at_ms": {}}},
+                        "samples": {{"lat": {}, "bw": {}}}}}"#,
+                    100 + 10 * side + run,
+                    60_000 * (2 * run + side),
+                    series(lat, side, run),
+                    series(bw, side, run)
+                )
+            })
+            .collect();
+        format!("[{}]", runs.join(","))
+    };
     format!(
         r#"{{"schema": "kbench.samples/1", "result_set": "known",
             "tests": [{{"test": "lat", "unit": "us", "direction": "lower"}},
                       {{"test": "bw", "unit": "MB/s", "direction": "higher"}}],
             "identifiers": [
-              {{"name": "base", "samples": {{"lat": {}, "bw": {}}}}},
-              {{"name": "slow", "samples": {{"lat": {}, "bw": {}}}}}]}}"#,
-        series(10.0),
-        series(500.0),
-        series(10.5),
-        series(500.0)
+              {{"name": "base", "runs": {}, "samples": {{}}}},
+              {{"name": "slow", "runs": {}, "samples": {{}}}}]}}"#,
+        runs(0, 10.0, 500.0),
+        runs(1, 10.5, 500.0),
     )
 }
 
@@ -304,4 +321,66 @@ fn every_format_renders_and_usage_errors_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(!out.stderr.is_empty());
     }
+}
+
+/// Measured apart, one run each (samples imported without runs, as a
+/// file of another tool gives them): the gate fails on a change the
+/// default drift cannot explain (+30 %), not on one within it (+5 %,
+/// INCONCLUSIVE), and the report says how the sides were treated.
+#[test]
+fn the_gate_on_one_run_each_fails_only_beyond_the_drift() {
+    let (dir, db) = temp_db();
+    let series = |base: f64| -> String {
+        let values: Vec<String> = [0.997, 1.003, 0.999, 1.001, 0.998, 1.002]
+            .iter()
+            .map(|w| format!(r#"{{"value": {}, "round": 0, "at_ms": 1}}"#, base * w))
+            .collect();
+        format!("[{}]", values.join(","))
+    };
+    let file = dir.path().join("apart.json");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"schema": "kbench.samples/1", "result_set": "apart",
+                "tests": [{{"test": "lat", "unit": "us", "direction": "lower"}},
+                          {{"test": "open", "unit": "us", "direction": "lower"}}],
+                "identifiers": [
+                  {{"name": "a", "samples": {{"lat": {}, "open": {}}}}},
+                  {{"name": "b", "samples": {{"lat": {}, "open": {}}}}}]}}"#,
+            series(10.0),
+            series(2.0),
+            series(10.5),
+            series(2.6)
+        ),
+    )
+    .unwrap();
+    succeeds(&db, &["import", file.to_str().unwrap()]);
+    let out = kbench(&db)
+        .args([
+            "compare",
+            "apart",
+            "--fail-on-regression",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&out.stdout);
+    assert_eq!(verdict(&report, "lat", "b")["verdict"], "inconclusive");
+    let open = verdict(&report, "open", "b");
+    assert_eq!(open["verdict"], "regression", "{open:#}");
+    assert_eq!(open["analysis"]["design"], "one_each");
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("the default run drift, 3.5 %"), "{notes}");
+    assert!(
+        notes.contains("'a' has no record of its processes"),
+        "{notes}"
+    );
+    let text = kbench(&db).args(["compare", "apart"]).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("alternating runs per side would decide"),
+        "{text}"
+    );
 }

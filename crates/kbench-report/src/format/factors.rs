@@ -94,6 +94,7 @@ mod tests {
             baseline: None,
             threshold: Thresholds::uniform(0.01),
             metric_filter: None,
+            calibrations: vec![],
         };
         build(&fixtures::factor_design(), &request).unwrap()
     }

@@ -161,6 +161,7 @@ impl CompareQuery {
             identifiers: list(self.identifiers.as_deref()),
             threshold: Thresholds::uniform(threshold(self.threshold)?),
             metric_filter: self.metric.clone(),
+            calibrations: vec![],
         })
     }
 }

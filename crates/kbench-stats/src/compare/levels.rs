@@ -11,8 +11,9 @@
 //! `components`) and a test chosen by how the units were laid out in time
 //! (see `design`). With one unit on a side the data cannot tell the host's
 //! drift from a change, and a prior on that drift (see `drift`) widens the
-//! CI instead. The `plan` says how many units would decide.
+//! CI instead; `calibration` measures that drift on the host. The `plan` says how many units would decide.
 
+mod calibration;
 mod components;
 mod design;
 mod drift;

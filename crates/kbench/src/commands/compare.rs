@@ -40,6 +40,7 @@ fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
         identifiers: args.identifiers.clone(),
         threshold: args.threshold.clone(),
         metric_filter: args.metric.clone(),
+        calibrations: vec![],
     };
     let by = args.by.as_deref().map(|factor| By {
         factor,

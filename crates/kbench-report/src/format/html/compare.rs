@@ -448,6 +448,7 @@ mod tests {
                 identifiers: vec![],
                 threshold: Thresholds::uniform(0.01),
                 metric_filter: None,
+                calibrations: vec![],
             },
         )
         .unwrap()
