@@ -1,12 +1,12 @@
 //! What both databases share: the store's logic, its SQL and its messages
 //! are written once here, over the small [`Sql`] trait that `sqlite.rs`
 //! and `postgres.rs` implement. Each role trait has its file
-//! (`run_sink.rs`, `results.rs` with `outline.rs`, `exchange.rs` with `live.rs`, `editing.rs`, `jobs.rs`,
-//! `tokens.rs`, `bisects.rs`: `impl<S: Sql> Role for S`), over the leaf
-//! modules they share: the rows of the schema (`records.rs`), the packed
-//! samples (`blocks.rs`), the checks
-//! of what is written (`check.rs`) and the conversions of stored values
-//! (`convert.rs`).
+//! (`run_sink.rs`, `results.rs` with `outline.rs`, `exchange.rs` with
+//! `live.rs`, `editing.rs`, `jobs.rs`, `tokens.rs`, `bisects.rs`,
+//! `calibrations.rs`: `impl<S: Sql> Role for S`), over the leaf modules
+//! they share: the rows of the schema (`records.rs`), the packed samples
+//! (`blocks.rs`), the checks of what is written (`check.rs`) and the
+//! conversions of stored values (`convert.rs`).
 //!
 //! Every write commits before it returns: a single statement in
 //! autocommit, or a short transaction.
@@ -21,6 +21,7 @@
 
 mod bisects;
 pub mod blocks;
+mod calibrations;
 mod check;
 mod convert;
 mod editing;
@@ -142,6 +143,10 @@ impl dyn Row + '_ {
     /// A column that is never NULL.
     pub fn req_int(&self, column: usize) -> Res<i64> {
         self.int(column)?.ok_or_else(|| null_column(column))
+    }
+
+    pub fn req_real(&self, column: usize) -> Res<f64> {
+        self.real(column)?.ok_or_else(|| null_column(column))
     }
 
     pub fn req_text(&self, column: usize) -> Res<String> {

@@ -3,11 +3,13 @@
 //! Schema: result set -> identifier -> run (system snapshot, wrapper, tool
 //! version, start/end) -> samples of tests (benchmark id + options, metric,
 //! unit, direction). Every raw sample is kept and committed the moment it is
-//! added, so killing a run loses at most the sample in flight.
+//! added, so killing a run loses at most the sample in flight. Beside the
+//! results: host calibrations (hardware and unit -> each test's drift).
 //!
 //! Callers see the store through its role traits: [`RunSink`]
 //! (what a run writes), [`Results`] (reads), [`Exchange`] (imports, pushes,
-//! live uploads), [`JobQueue`], [`Tokens`] and [`Bisects`]; an opened
+//! live uploads), [`JobQueue`], [`Tokens`], [`Bisects`] and
+//! [`Calibrations`] (a host's drift between units, per test); an opened
 //! [`Database`] holds them all. [`SqliteStore`] is the embedded default and
 //! [`PostgresStore`] the shared one, both with the same schema versions and
 //! the same logic (`engine`), which implements every role over a small
@@ -38,8 +40,8 @@ pub use kbench_model::results::{
 pub use location::{Location, Opening, PostgresUrl, redact};
 pub use postgres::PostgresStore;
 pub use roles::{
-    Bisects, Database, Editing, Exchange, JobQueue, Recorder, Removed, Results, RunSink, SetHead,
-    SetWriter, Tokens,
+    Bisects, Calibrations, Database, Editing, Exchange, JobQueue, Recorder, Removed, Results,
+    RunSink, SetHead, SetWriter, Tokens,
 };
 pub use sqlite::SqliteStore;
 

@@ -48,6 +48,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("postgres/schema_v8.sql"),
     include_str!("postgres/schema_v9.sql"),
     include_str!("postgres/schema_v10.sql"),
+    include_str!("postgres/schema_v11.sql"),
 ];
 
 const _: () = assert!(
@@ -514,6 +515,8 @@ fn migrate(client: &mut Client, db: &str) -> crate::Result<()> {
                 "pushes",
                 "jobs",
                 "workers",
+                "calibrations",
+                "calibration_drifts",
             ])
             .map(|t| format!("'{t}'"))
             .collect();

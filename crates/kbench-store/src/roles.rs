@@ -3,7 +3,8 @@
 //! commands read through [`Results`] (and authors arrange a set through
 //! [`Editing`]), the lab server receives through
 //! [`Exchange`] and runs its queue through [`JobQueue`] and [`Tokens`],
-//! bisection keeps its state through [`Bisects`]. An opened database
+//! bisection keeps its state through [`Bisects`], and a host's
+//! calibrations are kept through [`Calibrations`]. An opened database
 //! ([`Database`], what `Location::open` returns) holds them all; the one
 //! engine implements each for both backends (`engine/`).
 //!
@@ -15,7 +16,7 @@ use crate::{
     ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope,
     SetPart, TestId, TestOutcome, TokenInfo, WorkerInfo,
 };
-use kbench_model::{Sample, TestKey, TestSpec};
+use kbench_model::{Calibration, Sample, TestKey, TestSpec};
 use std::collections::BTreeMap;
 
 /// What a run writes as it goes, and what it reads back of its own
@@ -293,6 +294,23 @@ pub trait Bisects {
     fn bisects(&mut self) -> Result<Vec<BisectInfo>>;
 }
 
+/// Host calibrations (`kbench calibrate`): how far identical units differ
+/// on a hardware, per test, for comparisons with one unit on a side. Every
+/// calibration is kept; a host calibrating again adds a newer one.
+pub trait Calibrations {
+    /// Stores a calibration whole, its tests in order, in one transaction;
+    /// its id. One without a CPU model, with fewer than 2 pairs, without a
+    /// test, with a test given twice or named as no test can be, or with an
+    /// SD that is not a finite number >= 0 or degrees of freedom not above
+    /// 0 is `Invalid` ([`crate::validate::calibration`]); nothing is stored
+    /// then.
+    fn record_calibration(&mut self, calibration: &Calibration) -> Result<i64>;
+
+    /// Every calibration, newest first (by `at_ms`, then by the order they
+    /// were stored), each with its tests in the order stored.
+    fn calibrations(&mut self) -> Result<Vec<Calibration>>;
+}
+
 /// A run's sink that also reads back what is stored: what `kbench run`
 /// and `vm run` measure through, as they read their result set between
 /// runs (`--redo-disturbed`, the guest's kernel release). The upload
@@ -302,6 +320,12 @@ pub trait Recorder: RunSink + Results {}
 impl<T: RunSink + Results + ?Sized> Recorder for T {}
 
 /// An opened result database: every role at once.
-pub trait Database: Recorder + Exchange + Editing + JobQueue + Tokens + Bisects {}
+pub trait Database:
+    Recorder + Exchange + Editing + JobQueue + Tokens + Bisects + Calibrations
+{
+}
 
-impl<T: Recorder + Exchange + Editing + JobQueue + Tokens + Bisects + ?Sized> Database for T {}
+impl<T: Recorder + Exchange + Editing + JobQueue + Tokens + Bisects + Calibrations + ?Sized>
+    Database for T
+{
+}

@@ -1,8 +1,7 @@
-//! The embedded store: one SQLite file (WAL mode), schema in
-//! `sqlite/schema_v1.sql`, `schema_v2.sql` (bisection state),
-//! `schema_v3.sql` (API tokens, push ids) and `schema_v4.sql` (run uids,
-//! jobs, workers), opening and migrations in `sqlite/open.rs`. The store's logic is shared with
-//! PostgreSQL (`engine/`); this file only runs its SQL.
+//! The embedded store: one SQLite file (WAL mode), its schema in
+//! `sqlite/schema_v*.sql` (one script a version, each saying what it adds),
+//! opening and migrations in `sqlite/open.rs`. The store's logic is shared
+//! with PostgreSQL (`engine/`); this file only runs its SQL.
 //!
 //! Every write method commits before it returns (autocommit for single
 //! statements, a short immediate transaction otherwise), so a killed run

@@ -1,14 +1,15 @@
 //! What every write path checks, once: `kbench run`'s own samples, an
-//! import, a push and a live upload all go through the store's engine,
-//! which applies these rules before it writes (and `exchange` applies the
-//! same ones to a file, only to say where in it a value is wrong). A
-//! sample, run or test that passes here can be exported, imported back
-//! and compared.
+//! import, a push, a live upload and a host's calibration all go through
+//! the store's engine, which applies these rules before it writes (and
+//! `exchange` applies the same ones to a file, only to say where in it a
+//! value is wrong). A sample, run or test that passes here can be
+//! exported, imported back and compared.
 //!
 //! Each check returns what is wrong as text, without the place: the caller
 //! knows the place (a JSON path, a run, a test) and adds it.
 
-use kbench_model::{Sample, TestSpec};
+use kbench_model::{Calibration, Sample, TestSpec};
+use std::collections::HashSet;
 
 /// A sample: a positive finite value (times, rates and sizes are > 0, and
 /// ratios are differences of logs), at least one iteration, a time at or
@@ -60,10 +61,70 @@ pub fn test_spec(spec: &TestSpec) -> Result<(), String> {
     kbench_model::check_test_spec(spec)
 }
 
+/// A host's calibration: a CPU model to key it by, its texts one line each
+/// ([`kbench_model::validate_text`]), a time at or after the epoch, at
+/// least two pairs of units, and at least one test, each once, named as
+/// every stored test is ([`kbench_model::TestKey::check`]), with a finite
+/// SD >= 0 and degrees of freedom above 0. What is wrong names the test.
+pub fn calibration(calibration: &Calibration) -> Result<(), String> {
+    let hardware = &calibration.hardware;
+    if hardware.cpu_model.trim().is_empty() {
+        return Err(
+            "the CPU model is empty; a calibration is found by the hardware it names, \
+             so give the model /proc/cpuinfo reports"
+                .to_string(),
+        );
+    }
+    for (what, text) in [
+        ("CPU model", &hardware.cpu_model),
+        ("machine id", &hardware.machine_id),
+        ("kernel release", &calibration.kernel_release),
+    ] {
+        kbench_model::validate_text(what, text, false)?;
+    }
+    if calibration.at_ms < 0 {
+        return Err(format!("at_ms {} is a time before 1970", calibration.at_ms));
+    }
+    if calibration.pairs < 2 {
+        return Err(format!(
+            "it measured {} pair(s) of units; a drift needs at least 2: calibrate with more pairs",
+            calibration.pairs
+        ));
+    }
+    if calibration.tests.is_empty() {
+        return Err("it has no test; a calibration gives at least one test's drift".to_string());
+    }
+    let mut seen = HashSet::new();
+    for drift in &calibration.tests {
+        drift.test.check()?;
+        let test = &drift.test;
+        if !seen.insert(test) {
+            return Err(format!(
+                "test {test} is given twice; give each test's drift once"
+            ));
+        }
+        if !(drift.sd.is_finite() && drift.sd >= 0.0) {
+            return Err(format!(
+                "the SD of test {test} is {}; an SD on logs is a finite number >= 0 \
+                 (leave the test out, or calibrate it again)",
+                drift.sd
+            ));
+        }
+        if !(drift.df.is_finite() && drift.df > 0.0) {
+            return Err(format!(
+                "the degrees of freedom of test {test} are {}; they are the pairs measured \
+                 less one, a finite number above 0",
+                drift.df
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kbench_model::{Direction, TestKey};
+    use kbench_model::{CalibratedUnit, Direction, Hardware, TestDrift, TestKey};
 
     fn at(value: f64, iterations: u64, at_ms: i64) -> Sample {
         Sample {
@@ -127,5 +188,57 @@ mod tests {
             direction: Direction::Lower,
         };
         assert!(test_spec(&stored).is_err());
+    }
+
+    fn calibrated(tests: &[(&str, f64, f64)]) -> Calibration {
+        Calibration {
+            hardware: Hardware {
+                cpu_model: "AMD EPYC 7B13".into(),
+                memory_gib: 24,
+                machine_id: "5e1f".into(),
+            },
+            unit: CalibratedUnit::Run,
+            at_ms: 1_700_000_000_000,
+            pairs: 6,
+            kernel_release: "6.12.0".into(),
+            tests: tests
+                .iter()
+                .map(|&(test, sd, df)| TestDrift {
+                    test: TestKey::parse(test).unwrap(),
+                    sd,
+                    df,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn calibrations_need_hardware_pairs_and_sound_drifts() {
+        let good = calibrated(&[("a", 0.03, 5.0), ("b[x=1]:lat", 0.0, 5.0)]);
+        assert_eq!(calibration(&good), Ok(()));
+        let with = |change: fn(&mut Calibration)| {
+            let mut c = good.clone();
+            change(&mut c);
+            calibration(&c).unwrap_err()
+        };
+        assert!(with(|c| c.hardware.cpu_model = " ".into()).contains("CPU model is empty"));
+        assert!(with(|c| c.kernel_release = "6.1\u{1b}[2J".into()).contains("kernel release"));
+        assert!(with(|c| c.at_ms = -1).contains("before 1970"));
+        assert!(with(|c| c.pairs = 1).contains("at least 2"));
+        assert!(with(|c| c.tests.clear()).contains("no test"));
+        assert!(with(|c| c.tests[1].test = c.tests[0].test.clone()).contains("given twice"));
+        assert!(with(|c| c.tests[1].test.metric = "a:b".into()).contains("read back"));
+        for sd in [f64::NAN, f64::INFINITY, -0.01] {
+            let mut c = good.clone();
+            c.tests[1].sd = sd;
+            let err = calibration(&c).unwrap_err();
+            assert!(err.contains("the SD of test b[x=1]:lat"), "{err}");
+        }
+        for df in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let mut c = good.clone();
+            c.tests[0].df = df;
+            let err = calibration(&c).unwrap_err();
+            assert!(err.contains("degrees of freedom of test a"), "{err}");
+        }
     }
 }

@@ -5,7 +5,9 @@
 #[macro_use]
 mod common;
 
-use common::{SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, UNDO_V9, info, job, outcome, sample, spec};
+use common::{
+    SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, UNDO_V9, UNDO_V11, info, job, outcome, sample, spec,
+};
 use kbench_model::{Direction, Sample, TestKey};
 use kbench_store::exchange::stream;
 use kbench_store::{
@@ -302,6 +304,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
 /// data intact.
 fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     drop(db.open());
+    db.raw(UNDO_V11);
     db.undo_v10();
     db.raw(&format!(
         "{UNDO_V9} {} {UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4} DROP TABLE bisects; DROP TABLE api_tokens; DROP TABLE pushes; \
@@ -334,6 +337,7 @@ fn version_7_databases_are_migrated_keeping_their_data(db: &TestDb) {
     }
     let before = store.load("old").unwrap();
     drop(store);
+    db.raw(UNDO_V11);
     db.undo_v10();
     db.raw(&format!("{UNDO_V9} {}", db.undo_v8()));
     db.set_schema_version(7);
@@ -392,6 +396,7 @@ fn version_9_databases_are_migrated_packing_samples_exactly(db: &TestDb) {
             .collect::<Vec<_>>()
     );
     drop(store);
+    db.raw(UNDO_V11);
     db.undo_v10();
     db.set_schema_version(9);
     assert_eq!(db.count("SELECT COUNT(*) FROM samples"), 18 + 300);
@@ -423,6 +428,7 @@ fn version_8_databases_are_migrated_counting_samples(db: &TestDb) {
         store.end_run(run, RunStatus::Complete, None).unwrap();
     }
     drop(store);
+    db.raw(UNDO_V11);
     db.undo_v10();
     db.raw(UNDO_V9);
     db.set_schema_version(8);
@@ -459,6 +465,7 @@ fn version_3_databases_are_migrated_keeping_their_data(db: &TestDb) {
     }
     store.end_run(run, RunStatus::Complete, None).unwrap();
     drop(store);
+    db.raw(UNDO_V11);
     db.undo_v10();
     db.raw(&format!(
         "{UNDO_V9} {} {UNDO_V7} {UNDO_V6} {UNDO_V5} {UNDO_V4}",
@@ -496,6 +503,7 @@ fn version_4_databases_are_migrated_keeping_what_tokens_could_do(db: &TestDb) {
         .unwrap()
         .unwrap();
     drop(store);
+    db.raw(UNDO_V11);
     db.undo_v10();
     db.raw(&format!(
         "{UNDO_V9} {} {UNDO_V7} {UNDO_V6} {UNDO_V5} INSERT INTO api_tokens (name, secret_sha256, created_at_ms) \

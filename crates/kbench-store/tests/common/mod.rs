@@ -17,7 +17,12 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
+
+/// What schema version 11 added (host calibrations), dropped again: a
+/// database as version 10 left it. Every older version's undoing starts
+/// with it.
+pub const UNDO_V11: &str = "DROP TABLE calibration_drifts; DROP TABLE calibrations;";
 
 /// What schema version 9 added (each run's sample count), dropped again:
 /// a database as version 8 left it.
