@@ -6,6 +6,7 @@
 //! real definitions.
 
 mod bisect;
+mod calibrate;
 mod common;
 pub mod config;
 mod docs;
@@ -17,6 +18,7 @@ mod set;
 mod vm;
 
 pub use bisect::BisectArgs;
+pub use calibrate::CalibrateArgs;
 pub use common::{JsonArg, SamplingArgs, UploadArgs};
 pub use docs::{CompletionsArgs, ManArgs};
 pub use job_run::job_run_args;
@@ -102,6 +104,9 @@ pub enum Command {
     /// Arrange a result set: title, description, identifiers' names, order, factors
     #[command(subcommand)]
     Set(SetCommand),
+    /// Measure this host's drift between identical runs or boots, which compare decides one run
+    /// (or boot) on a side with
+    Calibrate(CalibrateArgs),
     /// Change points across a result set's identifiers in version order
     History(HistoryArgs),
     /// Find the commit that changed a metric: automatic bisection with statistics

@@ -9,6 +9,7 @@ use kbench_analysis::comparison::{self, CompareRequest};
 use kbench_analysis::factors::{self, FactorReport, FactorRequest};
 use kbench_analysis::thresholds::Thresholds;
 
+use kbench_model::Calibration;
 use kbench_model::results::{ResultSetData, SetPart};
 
 /// A report as text, and whether any metric in it is a REGRESSION.
@@ -29,11 +30,13 @@ pub struct By<'a> {
 /// `baseline` (`None`: the first identifier) at the 1 % threshold, every
 /// metric, in format `name`, as it stands: without [`compare`]'s checks,
 /// so that `show --format` and the report after `run --variant` print
-/// even a set that has nothing measured yet.
+/// even a set that has nothing measured yet. `calibrations` are the
+/// store's, as [`CompareRequest`]'s.
 pub fn whole(
     data: &ResultSetData,
     baseline: Option<String>,
     identifiers: Vec<String>,
+    calibrations: Vec<Calibration>,
     name: &str,
 ) -> Result<String, Error> {
     let formatter = format::by_name(name).ok_or_else(|| Error::UnknownFormat {
@@ -44,7 +47,7 @@ pub fn whole(
         identifiers,
         threshold: Thresholds::uniform(0.01),
         metric_filter: None,
-        calibrations: vec![],
+        calibrations,
     };
     let report = comparison::build(data, &request)?;
     Ok(formatter.render(&report, Style::default()))
@@ -147,12 +150,12 @@ mod tests {
         // compare refuses one identifier; the whole comparison shows it.
         let refused = compare(&one, &request, None, "json", Style::default());
         assert!(matches!(refused, Err(Error::NothingToCompare { .. })));
-        let json = whole(&one, None, vec![], "json").unwrap();
+        let json = whole(&one, None, vec![], vec![], "json").unwrap();
         let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(doc["baseline"], "a");
         assert_eq!(doc["threshold_pct"], 1.0);
         assert!(matches!(
-            whole(&one, None, vec![], "no-such-format"),
+            whole(&one, None, vec![], vec![], "no-such-format"),
             Err(Error::UnknownFormat { .. })
         ));
     }

@@ -202,7 +202,7 @@ pub async fn compare(
     let Query(query) = query.map_err(bad_query)?;
     let Query(metrics) = metrics.map_err(bad_query)?;
     let (page, only_changed) = metrics.choice()?;
-    let request = query.request()?;
+    let request = query.request(&state).await?;
     let part = printed::part(&request, None);
     let html = from_set(&state, &set, part, move |data| {
         let report = comparison::build(&data, &request)?;

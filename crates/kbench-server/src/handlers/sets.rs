@@ -154,14 +154,17 @@ pub struct CompareQuery {
 impl CompareQuery {
     /// The comparison asked for (the API's and the dashboard's); 400 for a
     /// bad threshold. What it reads of the set is [`printed::part`]: only
-    /// the identifiers compared when they are named.
-    pub(crate) fn request(&self) -> Result<CompareRequest, ApiError> {
+    /// the identifiers compared when they are named; with the store's
+    /// calibrations of host drift, for identifiers measured apart.
+    pub(crate) async fn request(&self, state: &AppState) -> Result<CompareRequest, ApiError> {
+        let threshold = Thresholds::uniform(threshold(self.threshold)?);
+        let calibrations = state.stores.with(|store| Ok(store.calibrations()?)).await?;
         Ok(CompareRequest {
             baseline: self.baseline.clone(),
             identifiers: list(self.identifiers.as_deref()),
-            threshold: Thresholds::uniform(threshold(self.threshold)?),
+            threshold,
             metric_filter: self.metric.clone(),
-            calibrations: vec![],
+            calibrations,
         })
     }
 }
@@ -244,7 +247,7 @@ pub async fn compare(
 ) -> Result<Response, ApiError> {
     let name = query.format.clone().unwrap_or_else(|| "json".into());
     let formatter = format_of::<ComparisonReport>(&name)?;
-    let request = query.request()?;
+    let request = query.request(&state).await?;
     let part = printed::part(&request, None);
     let report = from_set(&state, set, part, move |data| {
         Ok(comparison::build(&data, &request)?)

@@ -40,7 +40,7 @@ fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
         identifiers: args.identifiers.clone(),
         threshold: args.threshold.clone(),
         metric_filter: args.metric.clone(),
-        calibrations: vec![],
+        calibrations: store.calibrations()?,
     };
     let by = args.by.as_deref().map(|factor| By {
         factor,

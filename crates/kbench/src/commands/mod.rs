@@ -2,6 +2,7 @@
 
 mod agent;
 mod bisect;
+mod calibrate;
 mod compare;
 mod config;
 mod context;
@@ -39,6 +40,7 @@ pub fn dispatch(cli: Cli, settings: &Settings) -> anyhow::Result<ExitCode> {
         Command::Import(args) => exchange::import(args, db.open()?.as_mut()),
         Command::Export(args) => exchange::export(args, db.open_existing()?.as_mut()),
         Command::Set(command) => set::set(command, db.open_existing()?.as_mut()),
+        Command::Calibrate(args) => calibrate::calibrate(args, &db, &profiles),
         Command::History(args) => history::history(args, &db),
         Command::Bisect(args) => bisect::bisect(args, &db),
         Command::Vm(command) => vm::vm(command, &db),

@@ -5,10 +5,10 @@ use kbench_analysis::counters::{self, CounterDocument};
 use kbench_analysis::show::{self, SetList, ShowDocument};
 use kbench_report::format::{Style, text_or_json};
 use kbench_report::printed;
-use kbench_store::Results;
+use kbench_store::Database;
 use std::process::ExitCode;
 
-pub fn show(args: ShowArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode> {
+pub fn show(args: ShowArgs, store: &mut dyn Database) -> anyhow::Result<ExitCode> {
     let Some(set) = args.set else {
         let list = SetList::new(store.result_sets()?);
         print!(
@@ -21,7 +21,11 @@ pub fn show(args: ShowArgs, store: &mut dyn Results) -> anyhow::Result<ExitCode>
     if let Some(name) = &args.format {
         // A compare format (all identifiers, the first as baseline):
         // `table` is the lmbench matrix.
-        print!("{}", printed::whole(&data, None, vec![], name)?);
+        let calibrations = store.calibrations()?;
+        print!(
+            "{}",
+            printed::whole(&data, None, vec![], calibrations, name)?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(identifier) = &args.counters {

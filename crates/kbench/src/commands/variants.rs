@@ -62,7 +62,14 @@ pub fn run(
         let data = store.load(&args.into)?;
         print!(
             "{}",
-            printed::whole(&data, Some(names[0].clone()), names[1..].to_vec(), format)?
+            printed::whole(
+                &data,
+                Some(names[0].clone()),
+                names[1..].to_vec(),
+                // Measured together: no unit is apart, no drift is assumed.
+                vec![],
+                format
+            )?
         );
         crate::logs::closing(&prepared.ending(&summary, &args.into), summary.interrupted);
         Ok(ended(summary.interrupted))
