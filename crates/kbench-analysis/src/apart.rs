@@ -122,36 +122,60 @@ fn round_seconds(baseline: &IdentifierData, current: &IdentifierData) -> f64 {
     lengths[lengths.len() / 2]
 }
 
-/// What the report says of how one identifier's units were told: runs
-/// without boot ids (stored before kbench recorded them, or imported),
-/// and several runs of a kernel comparison in one boot.
-pub fn identifier_notes(identifier: &IdentifierData, level: UnitKind) -> Vec<String> {
+/// What the report says of how the identifiers' units were told, one note
+/// per kind naming all it holds for: runs with no record of their process
+/// (imported, or written by hand), runs without boot ids (stored before
+/// kbench recorded them), and several runs of a kernel comparison in one
+/// boot.
+pub fn identifier_notes(identifiers: &[&IdentifierData], level: UnitKind) -> Vec<String> {
+    let names = |which: &dyn Fn(&IdentifierData) -> bool| -> Option<String> {
+        let quoted: Vec<String> = identifiers
+            .iter()
+            .filter(|id| which(id))
+            .map(|id| format!("'{}'", id.name))
+            .collect();
+        (!quoted.is_empty()).then(|| quoted.join(", "))
+    };
+    let unrecorded = |id: &IdentifierData| {
+        id.runs
+            .iter()
+            .all(|run| run.info.snapshot.imported.is_some() || run.info.pid == 0)
+    };
     let mut notes = vec![];
-    let name = &identifier.name;
-    let imported = identifier
-        .runs
-        .iter()
-        .all(|run| run.info.snapshot.imported.is_some() || run.info.pid == 0);
-    if imported {
+    if let Some(names) = names(&unrecorded) {
         notes.push(format!(
-            "'{name}' has no record of its processes or boots (imported, or written by \
-             hand): each of its stored runs is one run; drift between its rounds and the \
-             other side's cannot be told from a change."
-        ));
-    } else if units::without_boot_ids(identifier) {
-        notes.push(format!(
-            "'{name}' was stored without boot ids (before kbench recorded them): each of its \
-             invocations counts as a boot of its own."
+            "{names}: no record of the processes or boots that measured them (imported, or \
+             written by hand): each stored run counts as one run, and drift between them and \
+             the other side cannot be told from a change."
         ));
     }
-    if level == UnitKind::Run && boots(identifier) == 1 && identifier.runs.len() > 1 {
-        let invocations = distinct(identifier.runs.iter().map(invocation));
-        if invocations > 1 {
-            notes.push(format!(
-                "'{name}' ran its {invocations} runs in one boot: they replicate the runs, \
-                 not the boot, so drift between boots of a kernel is not measured; boot \
-                 again between runs."
-            ));
+    let without_boot_ids = |id: &IdentifierData| !unrecorded(id) && units::without_boot_ids(id);
+    if let Some(names) = names(&without_boot_ids) {
+        notes.push(format!(
+            "{names}: stored without boot ids (before kbench recorded them): each invocation \
+             counts as a boot of its own."
+        ));
+    }
+    // Sides in boots of their own (kernels compared): runs of one boot
+    // replicate less than they seem to.
+    let all_boots = distinct(
+        identifiers
+            .iter()
+            .flat_map(|id| &id.runs)
+            .map(|run| run.info.snapshot.boot_id.as_str())
+            .filter(|id| !id.is_empty()),
+    );
+    if level == UnitKind::Run && all_boots > 1 {
+        for id in identifiers {
+            let invocations = distinct(id.runs.iter().map(invocation));
+            if boots(id) == 1 && invocations > 1 {
+                notes.push(format!(
+                    "'{}' ran its {invocations} runs in one boot: they replicate the runs, not \
+                     the boot, so drift between boots of a kernel is not measured; boot again \
+                     between runs.",
+                    id.name
+                ));
+            }
         }
     }
     notes

@@ -44,10 +44,12 @@ pub fn unit_word(unit: UnitKind) -> &'static str {
     }
 }
 
-/// The line for `current` against `baseline` over the comparisons of its
-/// metrics: which level decided, how, with what noise and drift. `None`
-/// when none was decided on units.
-pub fn verdict_line(baseline: &str, current: &str, comparisons: &[&Comparison]) -> Option<String> {
+/// What was measured apart and how it was decided, over the comparisons
+/// of one compared identifier's metrics: "measured apart (1 and 1 runs):
+/// ..." with the level that decided, the noise of each level and the
+/// drift; [`named`] puts the identifiers in front. `None` when none was
+/// decided on units.
+pub fn verdict_line(comparisons: &[&Comparison]) -> Option<String> {
     let levelled: Vec<Decided> = comparisons.iter().filter_map(|c| decided(c)).collect();
     let first = levelled.first()?;
     let kind = unit_word(first.unit);
@@ -61,8 +63,7 @@ pub fn verdict_line(baseline: &str, current: &str, comparisons: &[&Comparison]) 
         }
         Design::OneEach => format!("one {kind} on a side, so the host's drift widens each CI"),
     };
-    let mut line =
-        format!("'{current}' against '{baseline}' was measured apart ({a} and {b} {kind}s): {how}");
+    let mut line = format!("measured apart ({a} and {b} {kind}s): {how}");
     let priors: Vec<(f64, DriftSource)> = levelled
         .iter()
         .filter_map(|d| d.components.drift)
@@ -100,6 +101,18 @@ pub fn verdict_line(baseline: &str, current: &str, comparisons: &[&Comparison]) 
     }
     line.push_str(&format!(", {df:.1} degrees of freedom."));
     Some(line)
+}
+
+/// "'b' against 'a' was " or "'b', 'c' and 'd' against 'a' were ", then
+/// `line`.
+pub fn named(baseline: &str, currents: &[&str], line: &str) -> String {
+    let quoted: Vec<String> = currents.iter().map(|c| format!("'{c}'")).collect();
+    let (names, verb) = match quoted.as_slice() {
+        [one] => (one.clone(), "was"),
+        [rest @ .., last] => (format!("{} and {last}", rest.join(", ")), "were"),
+        [] => (String::new(), "was"),
+    };
+    format!("{names} against '{baseline}' {verb} {line}")
 }
 
 /// Once per report: when some levelled metrics stay INCONCLUSIVE because

@@ -409,10 +409,14 @@ fn shared_direction(rows: &[geomean::GeomeanRow]) -> Option<Direction> {
 }
 
 /// Per compared identifier measured apart: the line of how it was decided
-/// and how its units were told; once, a threshold finer than the units
-/// resolve.
+/// (one for all that share it) and how the units were told; once, a
+/// threshold finer than the units resolve.
 fn apart_notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String> {
-    let mut notes = vec![];
+    let baseline = &identifiers[0];
+    // (line, the identifiers it holds for), in column order.
+    let mut lines: Vec<(String, Vec<&str>)> = vec![];
+    let mut apart: Vec<&IdentifierData> = vec![];
+    let mut level = None;
     let mut levelled = vec![];
     let mut thresholds = vec![];
     for (column, current) in identifiers.iter().enumerate().skip(1) {
@@ -424,26 +428,37 @@ fn apart_notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<
             })
             .collect();
         let comparisons: Vec<&Comparison> = compared.iter().map(|(c, _)| *c).collect();
-        let baseline = &identifiers[0];
-        let Some(line) = apart_notes::verdict_line(&baseline.name, &current.name, &comparisons)
-        else {
+        let Some(line) = apart_notes::verdict_line(&comparisons) else {
             continue;
         };
-        notes.push(line);
-        let level = comparisons.iter().find_map(|c| match c.analysis {
+        match lines.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, names)) => names.push(&current.name),
+            None => lines.push((line, vec![&current.name])),
+        }
+        level = level.or(comparisons.iter().find_map(|c| match c.analysis {
             Analysis::Levels { unit, .. } => Some(unit),
             _ => None,
-        });
+        }));
         for id in [baseline, current] {
-            for note in apart::identifier_notes(id, level.expect("a levelled line")) {
-                if !notes.contains(&note) {
-                    notes.push(note);
-                }
+            if !apart.iter().any(|a| a.name == id.name) {
+                apart.push(id);
             }
         }
-        notes.extend(apart::overlap_note(baseline, current));
         levelled.extend(comparisons);
         thresholds.extend(compared.iter().map(|(_, t)| *t));
+    }
+    let mut notes: Vec<String> = lines
+        .iter()
+        .map(|(line, names)| apart_notes::named(&baseline.name, names, line))
+        .collect();
+    if let Some(level) = level {
+        notes.extend(apart::identifier_notes(&apart, level));
+        notes.extend(
+            apart
+                .iter()
+                .skip(1)
+                .filter_map(|current| apart::overlap_note(baseline, current)),
+        );
     }
     notes.extend(apart_notes::threshold_note(&levelled, &thresholds));
     notes
@@ -511,14 +526,22 @@ fn notes(
                 .to_string(),
         );
     }
+    // Each run note once, with the identifiers that have it.
+    let mut run_notes: Vec<(&str, Vec<&str>)> = vec![];
     for id in identifiers {
         for note in id.runs.iter().flat_map(|r| &r.info.notes) {
-            let note = format!("{}: {note}", id.name);
-            if !notes.contains(&note) {
-                notes.push(note);
+            match run_notes.iter_mut().find(|(n, _)| n == note) {
+                Some((_, names)) if names.contains(&id.name.as_str()) => {}
+                Some((_, names)) => names.push(&id.name),
+                None => run_notes.push((note, vec![&id.name])),
             }
         }
     }
+    notes.extend(
+        run_notes
+            .into_iter()
+            .map(|(note, names)| format!("{}: {note}", names.join(", "))),
+    );
     notes.extend(crate::interference::notes(identifiers));
     notes
 }

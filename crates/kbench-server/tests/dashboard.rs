@@ -42,9 +42,10 @@ struct Lab {
     addr: String,
 }
 
-/// A lab with [`SET`] (BASE and EVIL_ID, EVIL_ID 10 % slower on pipe-lat),
-/// [`EVIL_SET`] (one identifier), two jobs (one done with EVIL_MESSAGE, one
-/// running on WORKER) and a saved bisection.
+/// A lab with [`SET`] (BASE and EVIL_ID measured apart, one run each,
+/// EVIL_ID 30 % slower on pipe-lat: beyond the default drift between
+/// runs), [`EVIL_SET`] (one identifier), two jobs (one done with
+/// EVIL_MESSAGE, one running on WORKER) and a saved bisection.
 fn lab() -> Lab {
     let dir = tempfile::tempdir().unwrap();
     let location = Location::Sqlite(dir.path().join("results.db"));
@@ -55,7 +56,7 @@ fn lab() -> Lab {
     ];
     let ids = [
         (SET, BASE, 1.0),
-        (SET, EVIL_ID, 1.10),
+        (SET, EVIL_ID, 1.30),
         (EVIL_SET, "only", 1.0),
     ];
     for (set, identifier, slower) in ids {
@@ -339,6 +340,12 @@ fn every_page_shows_the_store() {
     assert!(
         regression.starts_with("<tr class=\"v-regression\""),
         "{regression}"
+    );
+    // Measured apart: the page says how it decided.
+    assert!(
+        compare.contains("measured apart (1 and 1 runs): one run on a side")
+            && compare.contains("the default run drift, 3.5 %"),
+        "{compare}"
     );
     assert!(compare.contains("<option selected>6.18.0</option>"));
     assert!(compare.contains(&format!("<option>{escaped_id}</option>")));

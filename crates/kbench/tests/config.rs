@@ -9,8 +9,9 @@ use clap::CommandFactory;
 use common::{json, kbench, succeeds, temp_db};
 use std::path::Path;
 
-/// Result set `set`: two identifiers, "slow" 5 % slower on `lat` (lower
-/// is better).
+/// Result set `set`: two identifiers measured apart in one run each,
+/// "slow" 30 % slower on `lat` (lower is better): beyond what the default
+/// drift between runs explains.
 fn known(dir: &Path, db: &Path, set: &str) {
     let series = |base: f64| -> String {
         let values: Vec<String> = (0..12)
@@ -28,7 +29,7 @@ fn known(dir: &Path, db: &Path, set: &str) {
             "identifiers": [{{"name": "base", "samples": {{"lat": {}}}}},
                             {{"name": "slow", "samples": {{"lat": {}}}}}]}}"#,
         series(10.0),
-        series(10.5)
+        series(13.0)
     );
     std::fs::write(&file, text).unwrap();
     succeeds(db, &["import", file.to_str().unwrap()]);
@@ -48,7 +49,7 @@ fn the_config_file_gives_defaults_that_env_and_flags_override() {
     let file = config(
         dir.path(),
         "server = \"http://127.0.0.1:9\"\ntoken_file = \"token\"\nthreshold = 1\n\
-         [thresholds]\nlat = 10\n",
+         [thresholds]\nlat = 40\n",
     );
     let gate = |extra: &[&str]| {
         kbench(&db)
@@ -64,10 +65,10 @@ fn the_config_file_gives_defaults_that_env_and_flags_override() {
             .output()
             .unwrap()
     };
-    // The file's 10 % band for lat: no regression.
+    // The file's 40 % band for lat: no regression.
     let out = gate(&[]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(json(&out.stdout)["metrics"][0]["threshold_pct"], 10.0);
+    assert_eq!(json(&out.stdout)["metrics"][0]["threshold_pct"], 40.0);
     // The flag beats the file.
     assert_eq!(gate(&["--threshold", "1"]).status.code(), Some(1));
     // The environment beats the file.
@@ -98,7 +99,7 @@ fn the_config_file_gives_defaults_that_env_and_flags_override() {
     };
     assert_eq!(setting("server")["value"], "http://10.0.0.1:8080");
     assert_eq!(setting("server")["source"]["env"], "KBENCH_SERVER");
-    assert_eq!(setting("thresholds")["value"], "1,lat=10");
+    assert_eq!(setting("thresholds")["value"], "1,lat=40");
     assert_eq!(
         setting("thresholds")["source"]["file"],
         file.to_str().unwrap()

@@ -262,15 +262,17 @@ fn bad_edits_are_refused_with_the_store_unchanged() {
 #[test]
 fn compare_by_kernel_finds_the_patch_in_each_cgroup_level() {
     let (dir, db) = temp_db();
-    // Patched is 10 % slower in and out of the cgroup; "other" has no factors.
+    // Patched is 30 % slower in and out of the cgroup (one run each: more
+    // than the default drift between runs explains); "other" has no
+    // factors.
     let doc = document(&[
         ("stock", &[("kernel", "stock"), ("cgroup", "no")], 100.0),
-        ("patched", &[("kernel", "patched"), ("cgroup", "no")], 110.0),
+        ("patched", &[("kernel", "patched"), ("cgroup", "no")], 130.0),
         ("stock-cg", &[("kernel", "stock"), ("cgroup", "yes")], 130.0),
         (
             "patched-cg",
             &[("kernel", "patched"), ("cgroup", "yes")],
-            143.0,
+            169.0,
         ),
         ("other", &[], 100.0),
     ]);
@@ -288,7 +290,7 @@ fn compare_by_kernel_finds_the_patch_in_each_cgroup_level() {
         let comparison = &result["comparison"];
         assert_eq!(comparison["verdict"], "regression", "{group}");
         let change = comparison["change_pct"]["point"].as_f64().unwrap();
-        assert!((change - 10.0).abs() < 0.5, "change {change} %");
+        assert!((change - 30.0).abs() < 0.5, "change {change} %");
     }
     assert!(
         report["notes"][0].as_str().unwrap().contains("other"),

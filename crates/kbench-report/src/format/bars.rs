@@ -135,7 +135,7 @@ fn change(result: &IdentifierResult, style: Style) -> String {
     if c.verdict == Verdict::Inconclusive
         && let Some(needed) = common::needed_text(result)
     {
-        let _ = write!(text, " (~{needed})");
+        let _ = write!(text, " ({needed})");
     }
     if let Some(reason) = common::undecided_reason(c) {
         let _ = write!(text, " ({reason})");

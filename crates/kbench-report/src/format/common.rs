@@ -294,16 +294,16 @@ pub(super) fn undecided_reason(c: &Comparison) -> Option<&'static str> {
     })
 }
 
-/// What would decide an INCONCLUSIVE result: "21 samples per side would
+/// What would decide an INCONCLUSIVE result: "~21 samples per side would
 /// decide" (in rounds when measured in rounds: the stats count rounds
-/// then), or measured apart, its plan: "6 alternating runs per side would
-/// decide; more rounds per run would not help". `None` when nothing says.
+/// then), or measured apart, its plan: "~6 alternating runs per side
+/// would decide; more rounds per run would not help". `None` when nothing says.
 pub fn needed_text(result: &IdentifierResult) -> Option<String> {
     let c = result.comparison.as_ref()?;
     if let (Some(plan), Analysis::Levels { unit, .. }) = (&c.plan, c.analysis) {
         let unit = unit_word(unit);
         let units = match plan.units_per_side {
-            Some(n) => format!("{n} alternating {unit}s per side would decide"),
+            Some(n) => format!("~{n} alternating {unit}s per side would decide"),
             None => format!("no practical number of {unit}s decides it"),
         };
         let rounds = match (plan.more_rounds_help, plan.rounds_per_unit) {
@@ -319,7 +319,7 @@ pub fn needed_text(result: &IdentifierResult) -> Option<String> {
         "samples"
     };
     c.samples_needed
-        .map(|n| format!("{n} {what} per side would decide"))
+        .map(|n| format!("~{n} {what} per side would decide"))
 }
 
 /// How many of the counters and monitors that moved a `why:` line names.
