@@ -15,9 +15,10 @@
 # in one of these modes:
 #   sequential  one identifier after another (`kbench run --as`), defaults
 #   alternating K runs per identifier (`kbench run --as`, K=4), taken in
-#               turn: base same slow ... base same slow ...; each run is
-#               its own invocation, the unit measured-apart comparisons
-#               replicate (docs/statistics.md, "Measured apart")
+#               turn and counterbalanced: base same slow, slow same base,
+#               base same slow, ...; each run is its own invocation, the
+#               unit measured-apart comparisons replicate, paired with its
+#               neighbour (docs/statistics.md, "Measured apart")
 #   variant     one interleaved run (`kbench run --variant ...`), defaults
 #   duet        base and each other identifier at once, one per CPU
 #               (`kbench run --variant base --variant X --duet`); duet runs
@@ -102,9 +103,14 @@ trial() { # mode load n -> $W/out/MODE-LOAD-N[-PAIR].json and .time
   case $mode in
     sequential)
       for name in "${names[@]}"; do measure_apart "$db" "$name"; done ;;
-    alternating)
-      for _ in $(seq 1 "$K"); do
-        for name in "${names[@]}"; do measure_apart "$db" "$name"; done
+    alternating) # counterbalanced: base same deep4, deep4 same base, ...
+      local cycle order
+      for cycle in $(seq 1 "$K"); do
+        order=("${names[@]}")
+        if (( cycle % 2 == 0 )); then
+          for (( i = ${#names[@]} - 1; i >= 0; i-- )); do order[${#names[@]} - 1 - i]=${names[i]}; done
+        fi
+        for name in "${order[@]}"; do measure_apart "$db" "$name"; done
       done ;;
     variant)
       args=(run "${tests[@]}" --into s --budget "$BUDGET")

@@ -74,14 +74,17 @@ impl<'a> Apart<'a> {
 }
 
 /// Whether one invocation (a known process on a known boot) stored runs
-/// of both: identifiers measured together, in interleaved rounds.
+/// of both on one boot of the measuring system: identifiers measured
+/// together, in interleaved rounds (`--variant`). `vm compare` stores
+/// both kernels from one process too, but each in guest boots of its own:
+/// apart.
 fn measured_together(baseline: &IdentifierData, current: &IdentifierData) -> bool {
-    let known = |identifier: &IdentifierData| -> Vec<(String, u32)> {
+    let known = |identifier: &IdentifierData| -> Vec<((String, u32), String)> {
         identifier
             .runs
             .iter()
-            .map(invocation)
-            .filter(|(boot, pid)| !boot.is_empty() && *pid != 0)
+            .map(|run| (invocation(run), run.info.snapshot.boot_id.clone()))
+            .filter(|((boot, pid), _)| !boot.is_empty() && *pid != 0)
             .collect()
     };
     let theirs = known(current);
@@ -213,4 +216,95 @@ fn distinct<T: Ord>(items: impl Iterator<Item = T>) -> usize {
     items.sort_unstable();
     items.dedup();
     items.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_model::SystemSnapshot;
+    use kbench_model::results::{RunId, RunInfo, RunRecord, RunStatus};
+
+    /// A run of process `pid` measuring in boot `boot`, in a VM guest of
+    /// the host boot `host` when given, from second `start` for 10 s.
+    fn run(pid: u32, boot: &str, host: Option<&str>, start: i64) -> RunRecord {
+        let snapshot = |boot: &str| SystemSnapshot {
+            boot_id: boot.into(),
+            ..SystemSnapshot::default()
+        };
+        RunRecord {
+            id: RunId(start),
+            status: RunStatus::Complete,
+            info: RunInfo {
+                snapshot: snapshot(boot),
+                host: host.map(snapshot),
+                pid,
+                started_at_ms: start * 1000,
+                ..RunInfo::default()
+            },
+            ended_at_ms: Some(start * 1000 + 10_000),
+            outcomes: vec![],
+        }
+    }
+
+    fn identifier(name: &str, runs: Vec<RunRecord>) -> IdentifierData {
+        IdentifierData {
+            name: name.into(),
+            factors: Default::default(),
+            runs,
+            samples: Default::default(),
+            sample_runs: Default::default(),
+        }
+    }
+
+    #[test]
+    fn variants_of_one_invocation_are_not_apart() {
+        let a = identifier("a", vec![run(7, "h", None, 0), run(7, "h", None, 20)]);
+        let b = identifier("b", vec![run(7, "h", None, 10), run(7, "h", None, 30)]);
+        assert_eq!(Apart::of(&a, &b, &[]), None);
+        // Two invocations in one boot: apart, by runs, a run's start cheap.
+        let b = identifier("b", vec![run(8, "h", None, 40)]);
+        let apart = Apart::of(&a, &b, &[]).unwrap();
+        assert_eq!(apart.level, UnitKind::Run);
+        assert_eq!(apart.costs.unit_s, RUN_START_S);
+        assert_eq!(apart.costs.round_s, 10.0);
+    }
+
+    /// `vm compare`: one host process, each kernel in guest boots of its
+    /// own, taking turns: apart, by boots.
+    #[test]
+    fn vm_compare_boots_are_apart() {
+        let a = identifier(
+            "a",
+            vec![run(7, "g1", Some("h"), 0), run(7, "g3", Some("h"), 20)],
+        );
+        let b = identifier(
+            "b",
+            vec![run(7, "g2", Some("h"), 10), run(7, "g4", Some("h"), 30)],
+        );
+        let apart = Apart::of(&a, &b, &[]).unwrap();
+        assert_eq!(apart.level, UnitKind::Boot);
+        assert_eq!(apart.costs.unit_s, BOOT_S);
+        assert_eq!(overlap_note(&a, &b), None);
+    }
+
+    #[test]
+    fn notes_name_unknown_units_shared_boots_and_overlaps() {
+        // One boot per kernel, two runs in each: runs, not boots.
+        let a = identifier("a", vec![run(1, "A", None, 0), run(2, "A", None, 20)]);
+        let b = identifier("b", vec![run(3, "B", None, 40), run(4, "B", None, 60)]);
+        let apart = Apart::of(&a, &b, &[]).unwrap();
+        assert_eq!(apart.level, UnitKind::Run);
+        assert_eq!(apart.costs.unit_s, BOOT_S);
+        let notes = identifier_notes(&[&a, &b], UnitKind::Run);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].starts_with("'a' ran its 2 runs in one boot"));
+        // Imported runs, no process recorded; and runs overlapping.
+        let old = identifier("old", vec![run(0, "", None, 5)]);
+        let notes = identifier_notes(&[&a, &old], UnitKind::Run);
+        assert!(
+            notes[0].starts_with("'old': no record of the processes"),
+            "{notes:?}"
+        );
+        assert!(overlap_note(&a, &old).unwrap().contains("overlap in time"));
+    }
 }

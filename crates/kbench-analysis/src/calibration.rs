@@ -211,3 +211,155 @@ impl<'a> Prior<'a> {
             .unwrap_or(DEFAULT_DRIFT)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kbench_model::results::{RunId, RunInfo, RunRecord, RunStatus};
+    use kbench_model::{Sample, SystemSnapshot, TestSpec};
+    use std::collections::BTreeMap;
+
+    fn key() -> TestKey {
+        TestKey::new("syscall-null")
+    }
+
+    fn snapshot(cpu: &str) -> SystemSnapshot {
+        SystemSnapshot {
+            cpu_model: cpu.into(),
+            memory_total_kib: 24 * 1024 * 1024,
+            machine_id: "m1".into(),
+            boot_id: "b1".into(),
+            ..SystemSnapshot::default()
+        }
+    }
+
+    /// An identifier of one run per value, each its own invocation on
+    /// `cpu`, measuring syscall-null at about `values[i]`.
+    fn identifier(name: &str, cpu: &str, values: &[f64]) -> IdentifierData {
+        let runs = (0..values.len())
+            .map(|i| RunRecord {
+                id: RunId(i as i64 + 1),
+                status: RunStatus::Complete,
+                info: RunInfo {
+                    snapshot: snapshot(cpu),
+                    pid: 100 + i as u32,
+                    started_at_ms: 1000 * i as i64,
+                    ..RunInfo::default()
+                },
+                ended_at_ms: None,
+                outcomes: vec![],
+            })
+            .collect();
+        let samples: Vec<Sample> = values
+            .iter()
+            .flat_map(|&v| [v * 0.99, v * 1.01])
+            .map(|value| Sample {
+                value,
+                iterations: 1,
+                at_ms: 0,
+                round: 0,
+            })
+            .collect();
+        let sample_runs = (0..values.len()).flat_map(|i| [i, i]).collect();
+        IdentifierData {
+            name: name.into(),
+            factors: Default::default(),
+            runs,
+            samples: BTreeMap::from([(key(), samples)]),
+            sample_runs: BTreeMap::from([(key(), sample_runs)]),
+        }
+    }
+
+    fn set(identifier: IdentifierData) -> ResultSetData {
+        ResultSetData {
+            name: "calibration".into(),
+            title: None,
+            description: None,
+            tests: vec![TestSpec {
+                key: key(),
+                unit: "ns".into(),
+                direction: kbench_model::Direction::Lower,
+            }],
+            identifiers: vec![identifier],
+        }
+    }
+
+    /// Pairs (100, 102), (101, 99): d = ln 1.02, ln(99/101); the drift is
+    /// half their sample variance, on 1 df.
+    #[test]
+    fn measured_from_consecutive_pairs_of_runs() {
+        let data = set(identifier(
+            "calibration",
+            "EPYC",
+            &[100.0, 102.0, 101.0, 99.0],
+        ));
+        let c = measure(&data, CalibratedUnit::Run, 2, 7).unwrap();
+        assert_eq!(c.hardware.cpu_model, "EPYC");
+        assert_eq!(c.hardware.memory_gib, 24);
+        assert_eq!((c.unit, c.pairs, c.at_ms), (CalibratedUnit::Run, 2, 7));
+        let d = [(102.0f64 / 100.0).ln(), (99.0f64 / 101.0).ln()];
+        let variance = (d[0] - d[1]).powi(2) / 2.0;
+        let drift = c.drift_of(&key()).unwrap();
+        assert!(
+            (drift.sd - (variance / 2.0).sqrt()).abs() < 1e-12,
+            "{drift:?}"
+        );
+        assert_eq!(drift.df, 1.0);
+        // One pair only: no test gives a drift.
+        let short = set(identifier("calibration", "EPYC", &[100.0, 102.0]));
+        assert_eq!(
+            measure(&short, CalibratedUnit::Run, 1, 7),
+            Err(CalibrationError::NoTest {
+                unit: "run",
+                pairs: 1
+            })
+        );
+    }
+
+    #[test]
+    fn runs_on_two_machines_are_no_calibration() {
+        let mut id = identifier("calibration", "EPYC", &[100.0, 102.0, 101.0, 99.0]);
+        id.runs[3].info.snapshot.cpu_model = "Xeon".into();
+        let err = measure(&set(id), CalibratedUnit::Run, 2, 7).unwrap_err();
+        assert!(
+            matches!(err, CalibrationError::MixedHardware { .. }),
+            "{err}"
+        );
+    }
+
+    /// The newest calibration of the sides' hardware and unit is used;
+    /// one of other hardware or of boots is named in a note, not used.
+    #[test]
+    fn the_prior_is_of_the_same_hardware_and_unit() {
+        let data = set(identifier(
+            "calibration",
+            "EPYC",
+            &[100.0, 102.0, 101.0, 99.0],
+        ));
+        let runs = measure(&data, CalibratedUnit::Run, 2, 7).unwrap();
+        let a = identifier("a", "EPYC", &[100.0]);
+        let b = identifier("b", "EPYC", &[100.0]);
+        let used = Prior::choose(std::slice::from_ref(&runs), &a, &b, UnitKind::Run);
+        assert_eq!(used.note, None);
+        let drift = used.drift(&key());
+        assert_eq!(drift.source, DriftSource::Calibrated { pairs: 2, at_ms: 7 });
+        assert_eq!(used.drift(&TestKey::new("other")), DEFAULT_DRIFT);
+
+        let boots = Prior::choose(std::slice::from_ref(&runs), &a, &b, UnitKind::Boot);
+        assert_eq!(boots.drift(&key()), DEFAULT_DRIFT);
+        assert!(boots.note.unwrap().contains("calibration is of runs"));
+
+        let xeon = identifier("x", "Xeon", &[100.0]);
+        let xeon2 = identifier("y", "Xeon", &[100.0]);
+        let other = Prior::choose(std::slice::from_ref(&runs), &xeon, &xeon2, UnitKind::Run);
+        assert_eq!(other.drift(&key()), DEFAULT_DRIFT);
+        assert!(other.note.unwrap().contains("other hardware"));
+
+        let mixed = Prior::choose(std::slice::from_ref(&runs), &a, &xeon, UnitKind::Run);
+        assert_eq!(mixed.drift(&key()), DEFAULT_DRIFT);
+        assert!(mixed.note.unwrap().contains("2 different machines"));
+        // Nothing calibrated: the default, silently.
+        let none = Prior::choose(&[], &a, &b, UnitKind::Run);
+        assert_eq!((none.drift(&key()), none.note), (DEFAULT_DRIFT, None));
+    }
+}

@@ -13,10 +13,12 @@
 
 use crate::Error;
 use crate::sides::{chosen, filtered_specs, rounds_of, side_of, summary_of};
-use kbench_model::results::{ResultSetData, SetPart};
+use crate::units;
+use kbench_model::results::{IdentifierData, ResultSetData, SetPart};
 use kbench_model::{Direction, TestKey};
 use kbench_stats::changepoint::{ChangePointOptions, change_points};
-use kbench_stats::{Estimate, Side, Summary, Verdict};
+use kbench_stats::compare::UnitKind;
+use kbench_stats::{Estimate, Samples, Side, Summary, Verdict};
 use serde::Serialize;
 
 pub const SCHEMA: &str = "kbench.history/1";
@@ -103,6 +105,30 @@ impl HistoryRequest {
     }
 }
 
+/// A version's observations of `key`: with two or more units (its runs,
+/// or its boots when it ran in two or more), one per unit, the mean of its
+/// round means, so that the version's own spread includes the drift
+/// between its units (docs/statistics.md, "Measured apart"); else its
+/// rounds (or raw samples), as compare's sides.
+fn version_side(identifier: &IdentifierData, key: &TestKey) -> Option<Side> {
+    let level = match units::boots(identifier) >= 2 {
+        true => UnitKind::Boot,
+        false => UnitKind::Run,
+    };
+    match units::units_of(identifier, key, level) {
+        Some(units) if units.len() >= 2 => {
+            let rounds: Option<Vec<Samples>> = units
+                .iter()
+                .map(|u| {
+                    Samples::new(u.round_logs.as_slice().iter().map(|l| l.exp()).collect()).ok()
+                })
+                .collect();
+            Side::from_rounds(&rounds?).ok()
+        }
+        _ => side_of(identifier, key),
+    }
+}
+
 /// Builds the history; an unknown or repeated name in `order` is an error
 /// that lists the known identifiers.
 pub fn build(data: &ResultSetData, request: &HistoryRequest) -> Result<HistoryReport, Error> {
@@ -116,7 +142,10 @@ pub fn build(data: &ResultSetData, request: &HistoryRequest) -> Result<HistoryRe
     let specs = filtered_specs(data, request.metric_filter.as_deref());
     let built = crate::parallel::map(&specs, |spec| {
         let better = spec.direction;
-        let sides: Vec<Option<Side>> = chosen.iter().map(|id| side_of(id, &spec.key)).collect();
+        let sides: Vec<Option<Side>> = chosen
+            .iter()
+            .map(|id| version_side(id, &spec.key))
+            .collect();
         // The versions that have samples, and where they sit.
         let present: Vec<usize> = (0..sides.len()).filter(|&i| sides[i].is_some()).collect();
         let series: Vec<Side> = present
@@ -222,6 +251,35 @@ fn identifier_order(data: &ResultSetData, order: &[String]) -> Result<Vec<String
 mod tests {
     use super::*;
     use crate::fixtures::{history_data as data, history_request as request};
+
+    /// Four rounds in two invocations: two observations, one per run; in
+    /// one invocation, the four rounds.
+    #[test]
+    fn a_version_of_several_runs_has_one_observation_per_run() {
+        let rounds: Vec<crate::fixtures::Round> = [100.0, 101.0, 110.0, 111.0]
+            .into_iter()
+            .map(|value| crate::fixtures::Round {
+                value,
+                ..crate::fixtures::quiet(1.0)
+            })
+            .collect();
+        let mut id = crate::fixtures::identifier("v", 2, &rounds);
+        for (i, run) in id.runs.iter_mut().enumerate() {
+            run.info.pid = 1 + i as u32 / 2;
+        }
+        let key = crate::fixtures::test();
+        let side = version_side(&id, &key).unwrap();
+        assert_eq!(side.rounds(), 2);
+        // Each run's mean of its round means: 101.5 and 111.5 (a round's
+        // samples are its value + 0, 1, 2).
+        let observations = side.observations().as_slice().to_vec();
+        assert!((observations[0] - 101.5).abs() < 1e-9, "{observations:?}");
+        assert!((observations[1] - 111.5).abs() < 1e-9, "{observations:?}");
+        for run in &mut id.runs {
+            run.info.pid = 1;
+        }
+        assert_eq!(version_side(&id, &key).unwrap().rounds(), 4);
+    }
 
     #[test]
     fn finds_the_step_where_it_happened() {

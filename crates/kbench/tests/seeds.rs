@@ -97,7 +97,10 @@ fn assert_bars(text: &str, title: &str, unit_line: &str, identifiers: &[&str], v
             .and_then(|w| w.trim_end_matches('%').parse().ok())
             .unwrap_or_else(|| panic!("no change in {line:?}"));
         let decided = line.ends_with("REGRESSION") || line.ends_with("IMPROVEMENT");
-        assert!(decided || line.contains(" ? inconclusive ("), "{title}: {line}");
+        assert!(
+            decided || line.contains(" ? inconclusive ("),
+            "{title}: {line}"
+        );
         if change.abs() < 10.0 {
             assert!(!decided, "{title}: {line}");
         }

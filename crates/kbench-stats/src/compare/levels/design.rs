@@ -1,10 +1,12 @@
 //! How the units were laid out in time decides the test:
 //!
-//! - **alternating** (A B A B ... or B A B A ..., by start time): each unit
-//!   is paired with its neighbour of the other side (consecutive pairs in
-//!   time order, the odd one out dropped), and the one-sample t-test on
-//!   d = current - baseline (K - 1 df) decides. Drift that grows with the
-//!   time between units cancels in d;
+//! - **alternating** (by start time, consecutive pairs each hold one unit
+//!   of either side: A B A B ..., or counterbalanced A B B A A B B A ...):
+//!   each unit is paired with its neighbour of the other side (the odd one
+//!   out dropped), and the one-sample t-test on d = current - baseline
+//!   (K - 1 df) decides. Drift that grows with the time between units
+//!   cancels in d, and in the counterbalanced order a steady trend and an
+//!   effect of going first cancel too;
 //! - **independent units** (two or more per side, not taking turns):
 //!   Welch's test on the unit means, Welch-Satterthwaite df;
 //! - **one unit on a side**: the data cannot tell drift from a change, so
@@ -25,7 +27,8 @@ use crate::compare::welch::{satterthwaite, welch_error};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Design {
-    /// The sides took turns, at least two units each: paired neighbours.
+    /// Consecutive units pair up across the sides (A B A B, or A B B A),
+    /// at least two units each: paired neighbours.
     Alternating,
     /// At least two units per side, not taking turns: Welch on unit means.
     Independent,
@@ -74,9 +77,13 @@ fn time_order(units: &Levelled, noise: &Noise) -> Vec<(usize, f64)> {
         .collect()
 }
 
-/// Whether the sides strictly take turns in `order` (see `time_order`).
+/// Whether the units, in time order (see `time_order`), pair up: each
+/// consecutive pair (1st and 2nd, 3rd and 4th, ...; an odd last one left
+/// out) holds one unit of each side. A B A B does, and so does the
+/// counterbalanced A B B A A B B A, which also cancels a steady trend and
+/// an effect of going first.
 fn take_turns(order: &[(usize, f64)]) -> bool {
-    order.windows(2).all(|w| w[0].0 != w[1].0)
+    order.chunks_exact(2).all(|pair| pair[0].0 != pair[1].0)
 }
 
 /// Neighbours paired: d = current - baseline per consecutive pair.
@@ -188,7 +195,9 @@ mod tests {
             ("BABA", Design::Alternating),
             ("ABABA", Design::Alternating),
             ("AABB", Design::Independent),
-            ("ABBA", Design::Independent),
+            ("ABBA", Design::Alternating),
+            ("ABBAAB", Design::Alternating),
+            ("ABAABB", Design::Independent),
             ("AB", Design::OneEach),
             ("ABA", Design::OneEach),
             ("AAAB", Design::OneEach),

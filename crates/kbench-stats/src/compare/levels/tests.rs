@@ -49,6 +49,45 @@ fn compare(baseline: Vec<Unit>, current: Vec<Unit>, drift: Option<Drift>) -> Com
 
 const ROUNDS: [f64; 3] = [0.0, 0.004, -0.004];
 
+/// A/A with a steady trend (+1 % per unit) and an effect of going first
+/// in a pair (-3 %): in A B A B order every pair's d carries both, +4 %,
+/// a false REGRESSION; in the counterbalanced A B B A order they alternate
+/// in sign and cancel, and the pairs are still paired.
+#[test]
+fn counterbalanced_pairs_cancel_a_trend_and_going_first() {
+    let jitter = [0.001, -0.002, 0.0, 0.002, -0.001, 0.0, 0.001, -0.001];
+    let layout = |current_first: &[bool]| {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for (pair, &b_first) in current_first.iter().enumerate() {
+            for slot in 0..2 {
+                let position = 2 * pair + slot;
+                let level =
+                    0.01 * position as f64 + jitter[position] - if slot == 0 { 0.03 } else { 0.0 };
+                let unit = unit(position as i64, level, &ROUNDS);
+                match (slot == 0) == b_first {
+                    true => b.push(unit),
+                    false => a.push(unit),
+                }
+            }
+        }
+        compare(a, b, None)
+    };
+    let in_turns = layout(&[false, false, false, false]);
+    assert_eq!(in_turns.verdict, Verdict::Regression, "{in_turns:?}");
+    assert!((in_turns.change_pct.point - 4.1).abs() < 0.2);
+    let balanced = layout(&[false, true, false, true]);
+    assert!(matches!(
+        balanced.analysis,
+        Analysis::Levels {
+            design: Design::Alternating,
+            units: [4, 4],
+            ..
+        }
+    ));
+    assert_ne!(balanced.verdict, Verdict::Regression, "{balanced:?}");
+    assert!(balanced.change_pct.point.abs() < 0.5, "{balanced:?}");
+}
+
 /// Pairs of neighbouring boots share a level that wanders by +-8 % from
 /// pair to pair; current is 3 % slower within each pair. Paired
 /// neighbours see the 3 %; the boots as independent units see the
