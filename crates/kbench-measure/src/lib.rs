@@ -16,6 +16,7 @@ mod sysmon;
 
 pub mod adaptive;
 pub mod agent;
+pub mod calibration;
 pub mod duet;
 pub mod events;
 pub mod interleave;

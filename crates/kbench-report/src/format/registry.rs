@@ -2,8 +2,8 @@
 //! renderer of each report it lays out, and what it needs of a
 //! comparison. The `--format` lists of `kbench show`, `compare` (by
 //! factor too) and `history` (and of `kbench serve`'s API) come from here,
-//! and so do the text and JSON of a bisection, the lab's job list and the
-//! list of result sets.
+//! and so do the text and JSON of a bisection, the lab's job list, the
+//! list of result sets and the host's calibrations.
 
 use super::bars::Bars;
 use super::csv::Csv;
@@ -24,6 +24,7 @@ use kbench_analysis::counters::CounterDocument;
 use kbench_analysis::factors::FactorReport;
 use kbench_analysis::history::HistoryReport;
 use kbench_analysis::show::{SetList, ShowDocument};
+use kbench_model::Calibration;
 use kbench_model::lab::Job;
 
 /// A report model, and which of a format's renderers lays it out.
@@ -73,6 +74,7 @@ reports! {
     BisectReport => bisect,
     Vec<Job> => jobs,
     SetList => sets,
+    Vec<Calibration> => calibrations,
 }
 
 impl Format {
@@ -90,7 +92,8 @@ static FORMATS: &[Format] = &[
         .history(&Text)
         .bisect(&Text)
         .jobs(&Text)
-        .sets(&Text),
+        .sets(&Text)
+        .calibrations(&Text),
     Format::new(
         "bars",
         "a bar per identifier and metric, with the change and verdict (OpenBenchmarking's text)",
@@ -120,7 +123,8 @@ static FORMATS: &[Format] = &[
         .factors(&Json)
         .history(&Json)
         .bisect(&Json)
-        .sets(&Json),
+        .sets(&Json)
+        .calibrations(&Json),
     Format::new("csv", "a row per metric and identifier (RFC 4180)").compare(&Csv),
     Format::new("html", "a self-contained page with a chart per metric")
         .compare(&Html)

@@ -1,10 +1,11 @@
 //! `text`: for a terminal. The show report as a table per test, one
 //! identifier's counters the way `perf stat` prints them, the history as
 //! each metric's series with its change points, a bisection's culprit and
-//! log, the lab's jobs as a table, and a line per result set (see the
-//! submodules). Never coloured.
+//! log, the lab's jobs as a table, a line per result set, and the host's
+//! drift calibrations (see the submodules). Never coloured.
 
 mod bisect;
+mod calibrations;
 mod counters;
 mod history;
 mod jobs;
@@ -16,6 +17,7 @@ use kbench_analysis::bisect::BisectReport;
 use kbench_analysis::counters::CounterDocument;
 use kbench_analysis::history::HistoryReport;
 use kbench_analysis::show::{SetList, ShowDocument};
+use kbench_model::Calibration;
 use kbench_model::lab::Job;
 
 pub struct Text;
@@ -53,5 +55,11 @@ impl Render<Vec<Job>> for Text {
 impl Render<SetList> for Text {
     fn render(&self, list: &SetList, _style: Style) -> String {
         sets::text(list)
+    }
+}
+
+impl Render<Vec<Calibration>> for Text {
+    fn render(&self, calibrations: &Vec<Calibration>, _style: Style) -> String {
+        calibrations::text(calibrations)
     }
 }

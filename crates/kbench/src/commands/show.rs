@@ -21,10 +21,9 @@ pub fn show(args: ShowArgs, store: &mut dyn Database) -> anyhow::Result<ExitCode
     if let Some(name) = &args.format {
         // A compare format (all identifiers, the first as baseline):
         // `table` is the lmbench matrix.
-        let calibrations = store.calibrations()?;
         print!(
             "{}",
-            printed::whole(&data, None, vec![], calibrations, name)?
+            printed::whole(&data, None, vec![], store.calibrations()?, name)?
         );
         return Ok(ExitCode::SUCCESS);
     }

@@ -60,16 +60,11 @@ pub fn run(
         let names = prepared.names();
         let format = if args.json { "json" } else { "bars" };
         let data = store.load(&args.into)?;
+        // Measured together: no calibration of drift between runs applies.
+        let (baseline, others) = (Some(names[0].clone()), names[1..].to_vec());
         print!(
             "{}",
-            printed::whole(
-                &data,
-                Some(names[0].clone()),
-                names[1..].to_vec(),
-                // Measured together: no unit is apart, no drift is assumed.
-                vec![],
-                format
-            )?
+            printed::whole(&data, baseline, others, vec![], format)?
         );
         crate::logs::closing(&prepared.ending(&summary, &args.into), summary.interrupted);
         Ok(ended(summary.interrupted))
