@@ -6,7 +6,7 @@
 //! compares them (docs/statistics.md, "Measured apart").
 
 use crate::calibration::Prior;
-use crate::units::{self, boots, common_level, invocation};
+use crate::units::{self, boots, common_level, distinct, invocation};
 use kbench_model::results::IdentifierData;
 use kbench_model::{Calibration, TestKey};
 use kbench_stats::compare::{Costs, Levelled, UnitKind};
@@ -209,13 +209,6 @@ pub fn overlap_note(baseline: &IdentifierData, current: &IdentifierData) -> Opti
             baseline.name, current.name
         )
     })
-}
-
-fn distinct<T: Ord>(items: impl Iterator<Item = T>) -> usize {
-    let mut items: Vec<T> = items.collect();
-    items.sort_unstable();
-    items.dedup();
-    items.len()
 }
 
 #[cfg(test)]

@@ -4,10 +4,10 @@
 //! when the threshold is finer than such a comparison can resolve.
 
 use crate::number::date;
-use kbench_stats::Verdict;
 use kbench_stats::compare::{
     Analysis, CompareOptions, Comparison, Components, Design, DriftSource, Plan, UnitKind,
 };
+use kbench_stats::{Samples, Verdict};
 
 /// A levelled comparison's facts, as the line reads them.
 struct Decided<'a> {
@@ -162,14 +162,9 @@ fn percent(fraction: f64) -> String {
     format!("{:.1} %", 100.0 * fraction)
 }
 
+/// kbench-stats' median of `values` (NaN when there are none).
 fn median(values: impl Iterator<Item = f64>) -> f64 {
-    let mut values: Vec<f64> = values.collect();
-    values.sort_by(f64::total_cmp);
-    match values.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => values[n / 2],
-        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
+    Samples::new(values.collect()).map_or(f64::NAN, |s| s.median())
 }
 
 fn most_common<T: PartialEq + Copy>(items: impl Iterator<Item = T>) -> T {

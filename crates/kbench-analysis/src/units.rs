@@ -30,15 +30,21 @@ pub fn common_level(a: &IdentifierData, b: &IdentifierData) -> UnitKind {
 
 /// How many distinct known boots the identifier's runs measured in.
 pub fn boots(identifier: &IdentifierData) -> usize {
-    let mut ids: Vec<&str> = identifier
-        .runs
-        .iter()
-        .map(|run| run.info.snapshot.boot_id.as_str())
-        .filter(|id| !id.is_empty())
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids.len()
+    distinct(
+        identifier
+            .runs
+            .iter()
+            .map(|run| run.info.snapshot.boot_id.as_str())
+            .filter(|id| !id.is_empty()),
+    )
+}
+
+/// How many distinct items there are.
+pub fn distinct<T: Ord>(items: impl Iterator<Item = T>) -> usize {
+    let mut items: Vec<T> = items.collect();
+    items.sort_unstable();
+    items.dedup();
+    items.len()
 }
 
 /// Whether some of the identifier's runs were stored without a boot id.
