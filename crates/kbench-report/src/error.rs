@@ -20,9 +20,18 @@ pub enum Error {
     )]
     NothingToCompare { set: String, only: String },
 
+    /// Identifiers named on the command line that leave one to compare:
+    /// the baseline alone.
+    #[error(
+        "nothing to compare with '{baseline}', the baseline of result set '{set}': name the identifiers to compare with it, or none to compare them all (`kbench show {set}` lists them)"
+    )]
+    OnlyTheBaselineNamed { set: String, baseline: String },
+
     /// A `--metric` that matches no metric of the set.
-    #[error("no metric of result set '{set}' matches --metric")]
-    NoMetricMatches { set: String },
+    #[error(
+        "no metric of result set '{set}' matches --metric '{text}' (a part of a test's name, e.g. 'pipe'); `kbench show {set}` lists its tests"
+    )]
+    NoMetricMatches { set: String, text: String },
 
     /// A format that `compare --by` does not lay out.
     #[error(

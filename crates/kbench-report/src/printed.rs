@@ -5,7 +5,7 @@
 
 use crate::Error;
 use crate::format::{self, Style};
-use kbench_analysis::comparison::{self, CompareRequest};
+use kbench_analysis::comparison::{self, CompareRequest, ComparisonReport};
 use kbench_analysis::factors::{self, FactorReport, FactorRequest};
 use kbench_analysis::thresholds::Thresholds;
 
@@ -76,8 +76,9 @@ pub fn part(request: &CompareRequest, by: Option<By>) -> SetPart {
 }
 
 /// The comparison `request` asks for (by factor with `by`) in format
-/// `name`. Besides the builders' errors: a set with one identifier has
-/// nothing to compare, and a `--metric` that matches nothing is refused.
+/// `name`. Besides the builders' errors: a set with one identifier, or
+/// identifiers named that leave the baseline alone, have nothing to
+/// compare, and a `--metric` that matches nothing is refused.
 pub fn compare(
     data: &ResultSetData,
     request: &CompareRequest,
@@ -113,22 +114,35 @@ pub fn compare(
         format: name.to_string(),
     })?;
     let mut report = comparison::build(data, request)?;
-    if report.identifiers.len() < 2 {
-        return Err(Error::NothingToCompare {
-            set: report.result_set,
-            only: report.baseline,
-        });
-    }
-    if report.metrics.is_empty() {
-        return Err(Error::NoMetricMatches {
-            set: report.result_set,
-        });
-    }
+    comparable(&report, request)?;
     formatter.fit(&mut report, request.metric_filter.as_deref())?;
     Ok(Printed {
         text: formatter.render(&report, style),
         regression: report.has_regression(),
     })
+}
+
+/// Refuses a comparison with nothing to compare: one identifier in the
+/// set, identifiers named that leave the baseline alone, or a
+/// `--metric` that matches no metric.
+pub fn comparable(report: &ComparisonReport, request: &CompareRequest) -> Result<(), Error> {
+    let (set, baseline) = (report.result_set.clone(), report.baseline.clone());
+    if report.identifiers.len() < 2 && request.identifiers.is_empty() {
+        return Err(Error::NothingToCompare {
+            set,
+            only: baseline,
+        });
+    }
+    if report.identifiers.len() < 2 {
+        return Err(Error::OnlyTheBaselineNamed { set, baseline });
+    }
+    if report.metrics.is_empty() {
+        return Err(Error::NoMetricMatches {
+            set,
+            text: request.metric_filter.clone().unwrap_or_default(),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ fn main() -> ExitCode {
         Ok(settings) => settings,
         Err(error) => {
             eprintln!("kbench: error: {error}");
-            return ExitCode::from(2);
+            return ExitCode::from(commands::EXIT_ERROR);
         }
     };
     let cli = cli::Cli::parse();
@@ -40,7 +40,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("kbench: error: {error:#}");
-            ExitCode::FAILURE
+            ExitCode::from(commands::EXIT_ERROR)
         }
     }
 }

@@ -315,7 +315,7 @@ fn options_out_of_the_tools_range_are_refused_before_anything_runs() {
             .args(["run", test, "--as", "X", "--into", "refused"])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{test} was not refused");
+        assert_eq!(out.status.code(), Some(2), "{test} was not refused");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains(option) && err.contains("not allowed"),
@@ -335,7 +335,7 @@ fn a_missing_tool_names_the_install_command() {
         .args(["run", "memcached", "--as", "X", "--into", "absent"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("memcaslap (package libmemcached-tools)")

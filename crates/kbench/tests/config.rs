@@ -204,7 +204,7 @@ fn one_server_flag_and_its_variable_for_every_command() {
         }
         let out = command.args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(
             stderr.contains("cannot reach") && stderr.contains("127.0.0.1:9"),
             "{args:?}: {stderr}"

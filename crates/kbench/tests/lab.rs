@@ -279,7 +279,7 @@ fn a_refusal_during_the_run_stops_the_upload_keeps_measuring_and_fails_the_run()
     assert_success(&revoked, "kbench token revoke: ");
     let out = run.wait_with_output().unwrap();
     let text = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(
         text.contains("upload to") && text.contains("stopped"),
         "{text}"

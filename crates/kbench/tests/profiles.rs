@@ -250,7 +250,7 @@ fn a_broken_profile_file_is_reported_with_file_line_and_key() {
             .args(&args)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains("toy.toml") && err.contains("line 11") && err.contains("timeuot"),
@@ -287,7 +287,7 @@ fn a_missing_tool_is_named_with_its_package_before_anything_runs() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("kbench-no-such-tool (package kbench-toy-tools)")
@@ -476,7 +476,7 @@ fn install_without_root_says_so() {
     if out.status.code() == Some(126) || out.status.code() == Some(127) {
         return;
     }
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("needs root") && err.contains("apt-get install -y"),
@@ -909,7 +909,7 @@ fn option_values_out_of_range_are_refused_before_anything_runs() {
             ])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{test}");
+        assert_eq!(out.status.code(), Some(2), "{test}");
         let err = String::from_utf8_lossy(&out.stderr);
         for word in words {
             assert!(err.contains(word), "{test}: '{word}' not in {err}");

@@ -193,7 +193,7 @@ fn a_second_run_of_an_identifier_being_measured_is_refused() {
     common::wait_for_samples(&db, "c", 1);
     let second = kbench(&db).args(args).args(SHORT).output().unwrap();
     let err = String::from_utf8_lossy(&second.stderr);
-    assert_eq!(second.status.code(), Some(1), "{err}");
+    assert_eq!(second.status.code(), Some(2), "{err}");
     assert!(
         err.contains("another kbench is measuring identifier \"c\""),
         "{err}"

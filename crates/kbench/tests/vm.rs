@@ -56,7 +56,7 @@ fn fails(db: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
     }
     let out = command.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(1), "kbench {args:?}: {stderr}");
+    assert_eq!(out.status.code(), Some(2), "kbench {args:?}: {stderr}");
     stderr
 }
 

@@ -250,15 +250,11 @@ pub async fn compare(
     let request = query.request(&state).await?;
     let part = printed::part(&request, None);
     let report = from_set(&state, set, part, move |data| {
-        Ok(comparison::build(&data, &request)?)
+        let report = comparison::build(&data, &request)?;
+        printed::comparable(&report, &request)?;
+        Ok(report)
     })
     .await?;
-    if report.identifiers.len() < 2 {
-        return Err(ApiError::bad_request(format!(
-            "result set '{}' has only '{}'; push a second identifier to compare",
-            report.result_set, report.baseline
-        )));
-    }
     let text = formatter.render(&report, Style::default());
     Ok(report_answer(&name, text))
 }

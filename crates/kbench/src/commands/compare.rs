@@ -1,7 +1,7 @@
 //! `kbench compare`: verdicts per metric in a chosen report format, and a
 //! CI gate (`--fail-on-regression`).
 
-use super::context::Db;
+use super::context::{Db, EXIT_REGRESSION};
 use crate::cli::CompareArgs;
 use anyhow::Context;
 use kbench_analysis::comparison::CompareRequest;
@@ -10,21 +10,7 @@ use kbench_report::printed::{self, By};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-/// Status for a usage error or any failure to compare (1 is the gate's).
-const EXIT_ERROR: u8 = 2;
-const EXIT_REGRESSION: u8 = 1;
-
-pub fn compare(args: CompareArgs, db: &Db) -> ExitCode {
-    match run(args, db) {
-        Ok(code) => code,
-        Err(error) => {
-            eprintln!("kbench: error: {error:#}");
-            ExitCode::from(EXIT_ERROR)
-        }
-    }
-}
-
-fn run(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
+pub fn compare(args: CompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
     let mut store = db.open_existing()?;
     let color = match args.color.as_str() {
         "always" => true,

@@ -40,6 +40,12 @@ pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Exit status of `--fail-on-regression` when a metric is a REGRESSION.
+pub(crate) const EXIT_REGRESSION: u8 = 1;
+
+/// Exit status of every error, usage or not: nothing more was done.
+pub(crate) const EXIT_ERROR: u8 = 2;
+
 /// Exit status after Ctrl-C, as shells report a SIGINT death.
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
@@ -75,7 +81,7 @@ pub(crate) fn with_upload(
 ) -> anyhow::Result<ExitCode> {
     let complete = uploaded.is_none_or(|uploaded| uploaded.tell(crate::logs::quiet()));
     match ended? {
-        code if code == ExitCode::SUCCESS && !complete => Ok(ExitCode::FAILURE),
+        code if code == ExitCode::SUCCESS && !complete => Ok(ExitCode::from(EXIT_ERROR)),
         code => Ok(code),
     }
 }

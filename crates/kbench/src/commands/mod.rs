@@ -6,6 +6,7 @@ mod calibrate;
 mod compare;
 mod config;
 mod context;
+pub(crate) use context::EXIT_ERROR;
 mod docs;
 mod exchange;
 mod history;
@@ -36,7 +37,7 @@ pub fn dispatch(cli: Cli, settings: &Settings) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(args, &profiles, db.open()?.as_mut()),
         Command::Show(args) => show::show(args, db.open_existing()?.as_mut()),
-        Command::Compare(args) => Ok(compare::compare(args, &db)),
+        Command::Compare(args) => compare::compare(args, &db),
         Command::Import(args) => exchange::import(args, db.open()?.as_mut()),
         Command::Export(args) => exchange::export(args, db.open_existing()?.as_mut()),
         Command::Set(command) => set::set(command, db.open_existing()?.as_mut()),

@@ -79,7 +79,7 @@ fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
         args.into,
         args.into
     ));
-    Ok(super::compare::compare(
+    super::compare::compare(
         CompareArgs {
             set: args.into.clone(),
             identifiers: identifiers[1..].to_vec(),
@@ -95,7 +95,7 @@ fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
             color: "auto".to_string(),
         },
         db,
-    ))
+    )
 }
 
 /// The lab for `kernels` with every input checked and the accelerator
