@@ -143,7 +143,11 @@ pub fn threshold_note(comparisons: &[&Comparison], thresholds: &[f64]) -> Option
                 ..CompareOptions::default()
             };
             let null = Plan::units_per_side(d.components, 0.0, &options);
-            out_of_reach.push((d.unit, d.components.unit_sd, threshold, null));
+            // A change near the threshold takes many units at any
+            // threshold: only a threshold finer than the drift is said.
+            if null.is_none_or(|n| n > PRACTICAL) {
+                out_of_reach.push((d.unit, d.components.unit_sd, threshold, null));
+            }
         }
     }
     let &(unit, _, threshold, _) = out_of_reach.first()?;

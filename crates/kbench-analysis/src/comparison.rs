@@ -74,7 +74,11 @@ pub struct IdentifierSystem {
     /// snapshot records nothing (imported samples).
     pub snapshot: Option<SystemSnapshot>,
     pub wrapper: Option<String>,
+    /// Its runs: invocations of `kbench run` (or one per stored run where
+    /// none recorded its process, as when imported).
     pub runs: usize,
+    /// The rounds those runs stored (each round is a stored run).
+    pub rounds: usize,
     pub notes: Vec<String>,
 }
 
@@ -361,7 +365,8 @@ fn system_of(identifier: &IdentifierData) -> IdentifierSystem {
         identifier: identifier.name.clone(),
         snapshot: header::recorded_snapshot(&identifier.runs).cloned(),
         wrapper: last.and_then(|r| r.info.wrapper.clone()),
-        runs: identifier.runs.len(),
+        runs: crate::units::runs(identifier),
+        rounds: identifier.runs.len(),
         notes: identifier
             .runs
             .iter()

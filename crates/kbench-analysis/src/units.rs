@@ -39,6 +39,18 @@ pub fn boots(identifier: &IdentifierData) -> usize {
     )
 }
 
+/// How many runs (invocations) the identifier's stored rounds came from.
+pub fn runs(identifier: &IdentifierData) -> usize {
+    runs_of(&identifier.runs)
+}
+
+/// How many runs (invocations) these stored rounds came from.
+pub fn runs_of(rounds: &[RunRecord]) -> usize {
+    unit_indices(rounds, UnitKind::Run)
+        .last()
+        .map_or(0, |last| last + 1)
+}
+
 /// How many distinct items there are.
 pub fn distinct<T: Ord>(items: impl Iterator<Item = T>) -> usize {
     let mut items: Vec<T> = items.collect();

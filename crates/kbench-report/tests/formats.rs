@@ -162,12 +162,17 @@ fn report() -> ComparisonReport {
 
 /// `data` compared against its first identifier at a 1 % threshold.
 fn compared(data: &ResultSetData) -> ComparisonReport {
+    compared_at(data, 0.01)
+}
+
+/// `data` compared against its first identifier at `threshold`.
+fn compared_at(data: &ResultSetData, threshold: f64) -> ComparisonReport {
     comparison::build(
         data,
         &CompareRequest {
             baseline: None,
             identifiers: vec![],
-            threshold: Thresholds::uniform(0.01),
+            threshold: Thresholds::uniform(threshold),
             metric_filter: None,
             calibrations: vec![],
         },
@@ -662,6 +667,10 @@ fn json_parses_back_with_its_schema() {
 /// The fixture's data as three invocations in three boots, one after the
 /// other: two kernels measured apart, one run each.
 fn measured_apart() -> ComparisonReport {
+    compared(&apart_data())
+}
+
+fn apart_data() -> ResultSetData {
     let mut apart = data(["v5.8", SLOW, ODD]);
     for (i, id) in apart.identifiers.iter_mut().enumerate() {
         let run = &mut id.runs[0];
@@ -670,7 +679,7 @@ fn measured_apart() -> ComparisonReport {
         run.info.started_at_ms = 60_000 * i as i64;
         run.ended_at_ms = Some(60_000 * i as i64 + 30_000);
     }
-    compared(&apart)
+    apart
 }
 
 /// One run each: the 10 % slower syscall-null is within what the default
@@ -710,6 +719,30 @@ fn measured_apart_one_run_each_is_decided_with_the_drift() {
         .filter(|n| n.contains("cannot be decided within 30 runs per side"))
         .collect();
     assert_eq!(once.len(), 1, "{:?}", report.notes);
+}
+
+/// A change that lies near a coarse threshold takes many runs to place,
+/// but the threshold is not finer than the drift: the note that says so
+/// (and would say a handful of runs rule out no change) is not made.
+#[test]
+fn a_change_near_a_coarse_threshold_is_not_called_out_of_reach() {
+    let report = compared_at(&apart_data(), 0.10);
+    let syscall = report.metrics[0].results[1].comparison.as_ref().unwrap();
+    assert_eq!(syscall.verdict.to_string(), "INCONCLUSIVE");
+    let far = syscall
+        .plan
+        .expect("a plan")
+        .units_per_side
+        .is_none_or(|n| n > 30);
+    assert!(far, "{:?}", syscall.plan);
+    assert!(
+        !report
+            .notes
+            .iter()
+            .any(|n| n.contains("cannot be decided within 30")),
+        "{:?}",
+        report.notes
+    );
 }
 
 /// A minimal RFC 4180 reader for the test.

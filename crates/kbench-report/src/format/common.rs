@@ -3,7 +3,7 @@
 
 use super::render::Style;
 use kbench_analysis::apart_notes::unit_word;
-use kbench_analysis::comparison::{IdentifierResult, IdentifierSummary};
+use kbench_analysis::comparison::{IdentifierResult, IdentifierSummary, IdentifierSystem};
 use kbench_analysis::number::{self, Unbounded};
 use kbench_model::{Direction, MAIN_METRIC, TestKey};
 use kbench_stats::{Analysis, Comparison, Verdict, Warning};
@@ -32,9 +32,23 @@ pub(super) fn dotted(name: &str, width: usize) -> String {
     format!("{name} {}", ".".repeat(dots))
 }
 
-/// "1 run", "3 runs".
-pub(super) fn runs_text(runs: usize) -> String {
-    format!("{runs} run{}", if runs == 1 { "" } else { "s" })
+/// "1 run", "3 runs", "2 runs (10 rounds)": an identifier's runs and,
+/// where they stored several rounds, the rounds.
+pub(super) fn runs_text(system: &IdentifierSystem) -> String {
+    let runs = system.runs;
+    format!("{runs} run{}{}", plural(runs), rounds_text(system))
+}
+
+/// " (10 rounds)" where the runs stored more rounds than runs, else "".
+pub(super) fn rounds_text(system: &IdentifierSystem) -> String {
+    match system.rounds > system.runs {
+        true => format!(" ({} rounds)", system.rounds),
+        false => String::new(),
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// The set's title and description as the text reports open with them,

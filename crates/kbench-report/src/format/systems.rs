@@ -6,6 +6,7 @@
 //! snapshot (imported samples) has no facts: no line of empty
 //! placeholders, and no claim that it ran on the same system as another.
 
+use super::common;
 use kbench_analysis::comparison::IdentifierSystem;
 use kbench_analysis::header::{Difference, headline_facts};
 
@@ -98,17 +99,20 @@ pub(super) fn lines(systems: &[IdentifierSystem], differences: &[Difference]) ->
     lines
 }
 
-/// "Runs: 3 each", or "Runs: v6.9 3, v6.10 2" when they differ.
+/// "Runs: 3 each", "Runs: 2 each (10 rounds)", or "Runs: v6.9 3, v6.10
+/// 2 (10 rounds)" when they differ.
 fn runs_line(systems: &[IdentifierSystem]) -> String {
+    let same =
+        |a: &IdentifierSystem, b: &IdentifierSystem| (a.runs, a.rounds) == (b.runs, b.rounds);
     match systems {
-        [one] => format!("Runs: {}", one.runs),
-        [first, ..] if systems.iter().all(|s| s.runs == first.runs) => {
-            format!("Runs: {} each", first.runs)
+        [one] => format!("Runs: {}{}", one.runs, common::rounds_text(one)),
+        [first, ..] if systems.iter().all(|s| same(s, first)) => {
+            format!("Runs: {} each{}", first.runs, common::rounds_text(first))
         }
         _ => {
             let each: Vec<String> = systems
                 .iter()
-                .map(|s| format!("{} {}", s.identifier, s.runs))
+                .map(|s| format!("{} {}{}", s.identifier, s.runs, common::rounds_text(s)))
                 .collect();
             format!("Runs: {}", each.join(", "))
         }

@@ -111,9 +111,9 @@ pub fn systems_section(
     let mut runs = Markup::new();
     for system in systems {
         let text = if system.snapshot.is_some() {
-            common::runs_text(system.runs)
+            common::runs_text(system)
         } else {
-            format!("{} (no system snapshot)", common::runs_text(system.runs))
+            format!("{} (no system snapshot)", common::runs_text(system))
         };
         runs.push(&markup!("<td>{{t}}</td>", t = text));
     }

@@ -99,7 +99,7 @@ fn systems(out: &mut String, report: &ComparisonReport) {
         let _ = writeln!(out, "{}", row(&cells));
     }
     let mut runs = vec!["Runs".to_string()];
-    runs.extend(report.systems.iter().map(|s| s.runs.to_string()));
+    runs.extend(report.systems.iter().map(common::runs_text));
     let _ = writeln!(out, "{}", row(&runs));
     let unrecorded = systems::unrecorded(&report.systems);
     let differ = !report.differences.is_empty();

@@ -83,7 +83,8 @@ fn header_lines(doc: &ShowDocument) -> Vec<String> {
 }
 
 fn identifier_lines(id: &IdentifierEntry) -> Vec<String> {
-    let mut first = format!("{}: {}", id.name, runs_text(&id.runs));
+    let runs = kbench_analysis::units::runs_of(&id.runs);
+    let mut first = format!("{}: {}", id.name, runs_text(runs, &id.runs));
     if !id.factors.is_empty() {
         let factors: Vec<String> = id.factors.iter().map(|(k, v)| format!("{k}={v}")).collect();
         first.push_str(&format!("; factors {}", factors.join(", ")));
@@ -96,15 +97,21 @@ fn identifier_lines(id: &IdentifierEntry) -> Vec<String> {
             .collect();
         lines.push(format!("  {}", facts.join(", ")));
     }
+    // Each round records its own notes: the same note of every round once.
+    let mut notes: Vec<&String> = Vec::new();
     for note in id.runs.iter().flat_map(|r| &r.info.notes) {
-        lines.push(format!("  NOTE: {note}"));
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
     }
+    lines.extend(notes.into_iter().map(|note| format!("  NOTE: {note}")));
     lines
 }
 
-/// "1 run (complete)", "3 runs (2 complete, 1 interrupted)".
-fn runs_text(runs: &[RunRecord]) -> String {
-    let count = |status: RunStatus| runs.iter().filter(|r| r.status == status).count();
+/// "1 run (complete)", "2 runs, 10 rounds (9 complete, 1 interrupted)":
+/// the runs and the status of the rounds they stored.
+fn runs_text(runs: usize, rounds: &[RunRecord]) -> String {
+    let count = |status: RunStatus| rounds.iter().filter(|r| r.status == status).count();
     let parts: Vec<String> = [
         RunStatus::Complete,
         RunStatus::Interrupted,
@@ -122,10 +129,13 @@ fn runs_text(runs: &[RunRecord]) -> String {
         (n > 0).then(|| format!("{n} {label}"))
     })
     .collect();
-    let n = runs.len();
+    let stored = match rounds.len() {
+        n if n > runs => format!(", {n} rounds"),
+        _ => String::new(),
+    };
     format!(
-        "{n} run{} ({})",
-        if n == 1 { "" } else { "s" },
+        "{runs} run{}{stored} ({})",
+        if runs == 1 { "" } else { "s" },
         parts.join(", ")
     )
 }
