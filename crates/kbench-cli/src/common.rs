@@ -20,7 +20,7 @@ pub struct UploadArgs {
     pub token: Option<String>,
 }
 
-/// When to stop sampling a test (shared by `run` and `vm`).
+/// When to stop sampling a test, and a run (shared by `run` and `vm`).
 #[derive(Debug, Args)]
 pub struct SamplingArgs {
     /// Stop sampling a test when its 95 % CI half-width is within this percent of the mean
@@ -56,6 +56,12 @@ pub struct SamplingArgs {
     /// psi, or none
     #[arg(long, value_name = "LIST", default_value = kbench_measure::DEFAULT_MONITORS)]
     pub monitor: String,
+
+    /// After a test FAILED, measure the other tests too (as make -k); without it the run stops
+    /// at the first FAILED test (in a VM, after that boot). Either way what was measured is
+    /// stored, the summary names the tests that FAILED, and kbench exits with status 3
+    #[arg(short = 'k', long)]
+    pub keep_going: bool,
 }
 
 #[derive(Debug, Args)]

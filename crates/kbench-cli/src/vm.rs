@@ -1,9 +1,12 @@
 //! Flags of `kbench vm` and `kbench kernel`.
 
 use super::common::{SamplingArgs, UploadArgs};
+use super::results::CompareArgs;
 use clap::{Args, Subcommand};
 use kbench_analysis::thresholds::Thresholds;
+use kbench_vm::MachineRequest;
 use kbench_vm::kernel_fetch::KernelCache;
+use kbench_vm::qemu::AccelChoice;
 use std::path::PathBuf;
 
 /// Run benchmarks in a VM that boots a given kernel with kbench as its init
@@ -127,6 +130,28 @@ pub struct VmCompareArgs {
     pub threshold: Thresholds,
 }
 
+impl VmCompareArgs {
+    /// The `kbench compare` of what this command stored: the kernels'
+    /// `identifiers` against the first, in this command's format and
+    /// thresholds.
+    pub fn comparison(&self, identifiers: &[String]) -> CompareArgs {
+        CompareArgs {
+            set: self.into.clone(),
+            identifiers: identifiers[1..].to_vec(),
+            baseline: Some(identifiers[0].clone()),
+            format: self.format.clone(),
+            by: None,
+            baseline_level: None,
+            threshold: self.threshold.clone(),
+            fail_on_regression: false,
+            metric: None,
+            all_rows: false,
+            output: None,
+            color: "auto".to_string(),
+        }
+    }
+}
+
 /// The machine the kernels boot in.
 #[derive(Debug, Args)]
 pub struct VmOptions {
@@ -156,6 +181,21 @@ pub struct VmOptions {
 
     #[command(flatten)]
     pub cache: CacheArg,
+}
+
+impl VmOptions {
+    /// The machine these flags ask for, as kbench-vm takes it.
+    pub fn machine(&self) -> MachineRequest {
+        MachineRequest {
+            memory: self.memory.clone(),
+            cpus: self.cpus,
+            timeout: self.timeout,
+            accel: AccelChoice::parse(&self.accel).expect("clap checked --accel"),
+            append: self.append.clone(),
+            qemu: self.qemu.clone(),
+            cache: self.cache.cache(),
+        }
+    }
 }
 
 /// Fetch and list kernels for `kbench vm`

@@ -172,7 +172,9 @@ pub fn execute(
                 observer(RunEvent::TestEnded {
                     outcome: outcome.clone(),
                 });
-                summary.outcomes.push(outcome);
+                if summary.end_test(outcome, first.keep_going) {
+                    break;
+                }
             }
         }
         Ok::<(), MeasureError>(())
@@ -180,6 +182,7 @@ pub fn execute(
     let status = match (&outcome, stop.load(Ordering::SeqCst)) {
         (Err(_), _) => RunStatus::Failed,
         (Ok(()), true) => RunStatus::Interrupted,
+        (Ok(()), false) if summary.stopped_at_failure => RunStatus::Failed,
         (Ok(()), false) => RunStatus::Complete,
     };
     for variant_run in &runs {
