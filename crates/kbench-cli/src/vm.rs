@@ -3,7 +3,8 @@
 use super::common::{SamplingArgs, UploadArgs};
 use super::results::CompareArgs;
 use clap::{Args, Subcommand};
-use kbench_analysis::thresholds::Thresholds;
+use kbench_analysis::thresholds::{DEFAULT_THRESHOLD, Thresholds};
+use kbench_catalog::suite::DEFAULT_SUITE;
 use kbench_vm::MachineRequest;
 use kbench_vm::kernel_fetch::KernelCache;
 use kbench_vm::qemu::AccelChoice;
@@ -41,7 +42,7 @@ pub struct VmRunArgs {
     pub kernel: String,
 
     /// Suites, benchmark ids or tests with options, e.g. quick, pipe-lat, 'ctxsw[procs=8,size=16]'
-    #[arg(value_name = "NAME", default_value = "quick")]
+    #[arg(value_name = "NAME", default_value = DEFAULT_SUITE)]
     pub names: Vec<String>,
 
     /// Identifier of this kernel's column (default: the guest kernel's release)
@@ -89,7 +90,7 @@ pub struct VmCompareArgs {
     pub kernels: Vec<String>,
 
     /// Suites, benchmark ids or tests with options
-    #[arg(value_name = "NAME", default_value = "quick")]
+    #[arg(value_name = "NAME", default_value = DEFAULT_SUITE)]
     pub names: Vec<String>,
 
     /// Identifiers, one per --kernel in the same order (default: each guest kernel's release)
@@ -126,7 +127,7 @@ pub struct VmCompareArgs {
 
     /// Practical threshold in percent for the comparison's verdicts, per test too, as for
     /// `kbench compare`
-    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = "1", value_parser = Thresholds::parse, env = "KBENCH_THRESHOLD")]
+    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = DEFAULT_THRESHOLD, value_parser = Thresholds::parse, env = "KBENCH_THRESHOLD")]
     pub threshold: Thresholds,
 }
 

@@ -20,7 +20,7 @@
 use crate::agent::AgentJob;
 use crate::error::{MeasureError, Result};
 use crate::launcher::{AgentStream, Launcher, Started};
-use crate::plan::SamplingPlan;
+use crate::plan::{SHORT_ROUND, SamplingPlan};
 use crate::runner::{self, RoundRun, RunEvent, RunRequest, RunSummary};
 use crate::variant::{SysctlGuard, Variant};
 use kbench_model::{TestKey, VariantRecord};
@@ -45,10 +45,6 @@ pub struct BlockPlan {
     pub budget: Duration,
 }
 
-/// Round time per variant when `--max-time` is not given: a block of a
-/// few variants then lasts about a second.
-const ROUND_TIME: Duration = Duration::from_millis(200);
-
 impl BlockPlan {
     /// The fewest blocks per test by default (see [`BlockPlan::min_blocks`]).
     pub const MIN_BLOCKS: usize = 12;
@@ -60,7 +56,7 @@ impl BlockPlan {
     /// unless their time was chosen.
     pub fn for_variants(plan: &mut SamplingPlan, budget: Duration) -> BlockPlan {
         if !plan.max_time_chosen {
-            plan.max_time = ROUND_TIME;
+            plan.max_time = SHORT_ROUND;
         }
         BlockPlan {
             min_blocks: BlockPlan::MIN_BLOCKS,

@@ -25,6 +25,7 @@ use crate::error::{MeasureError, Result};
 use crate::events::{self, TestEvents, outcome};
 use crate::launcher::{AgentStream, Launcher};
 use crate::plan::{Recording, SamplingPlan};
+use crate::round::RoundStart;
 use crate::sampler::relative_ci;
 use kbench_analysis::show::{self, RunDocument};
 use kbench_model::results::ResultSetData;
@@ -64,11 +65,7 @@ pub struct RunRequest {
 /// What the runner tells its observer (the progress bar, or nothing).
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
-    RoundStarted {
-        round: u32,
-        rounds: u32,
-        resumed: bool,
-    },
+    RoundStarted(RoundStart),
     TestStarted {
         index: usize,
         total: usize,
@@ -210,11 +207,13 @@ pub fn execute(
             run_info(launcher, request, stop)?
         };
         let run = store.begin_run(&request.set, &request.identifier, &info)?;
-        observer(RunEvent::RoundStarted {
+        observer(RunEvent::RoundStarted(RoundStart {
             round: offset,
             rounds: request.rounds.max(1),
+            min_rounds: adaptive.map(|plan| plan.min_rounds),
+            tests: todo.len(),
             resumed,
-        });
+        }));
         if offset == 0 {
             let recording = recording_notes(&info.snapshot, &request.plan.record);
             recording
