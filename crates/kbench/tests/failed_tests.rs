@@ -1,5 +1,5 @@
-//! A test that FAILED while measuring (here an ad-hoc command that exits
-//! 1) makes `kbench run` exit 3, and its closing lines say how many tests
+//! A test that FAILED while measuring (here an ad-hoc command that fails)
+//! makes `kbench run` exit 3, and its closing lines say how many tests
 //! FAILED and which, even with -q. Without --keep-going the run stops at
 //! the first and its run is marked failed; with it the other tests run.
 //! What was measured is stored either way.

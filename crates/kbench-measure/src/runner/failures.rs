@@ -5,8 +5,8 @@
 use super::*;
 use crate::launcher::Replay;
 use kbench_model::Direction;
+use kbench_store::Results;
 use kbench_store::testing::temp_store;
-use kbench_store::{Recorder, Results};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
