@@ -132,12 +132,12 @@ fn round_seconds(baseline: &IdentifierData, current: &IdentifierData) -> f64 {
 /// boot.
 pub fn identifier_notes(identifiers: &[&IdentifierData], level: UnitKind) -> Vec<String> {
     let names = |which: &dyn Fn(&IdentifierData) -> bool| -> Option<String> {
-        let quoted: Vec<String> = identifiers
+        let named: Vec<&str> = identifiers
             .iter()
             .filter(|id| which(id))
-            .map(|id| format!("'{}'", id.name))
+            .map(|id| id.name.as_str())
             .collect();
-        (!quoted.is_empty()).then(|| quoted.join(", "))
+        (!named.is_empty()).then(|| crate::named::identifiers(&named, identifiers.len()))
     };
     let unrecorded = |id: &IdentifierData| {
         id.runs

@@ -1,7 +1,9 @@
-//! What a comparison's report says of identifiers measured apart: one
-//! line per compared identifier with the level that decided, the noise of
-//! each level, the degrees of freedom and the drift assumed; and, once,
-//! when the threshold is finer than such a comparison can resolve.
+//! What a comparison's report says of identifiers measured apart: how
+//! they were decided ([`shape`]: the level, the design and the drift
+//! assumed; a summary's level of analysis), and in a note ([`verdict_line`],
+//! one for the identifiers decided alike) the noise of each level and the
+//! degrees of freedom too; and, once, when the threshold is finer than
+//! such a comparison can resolve.
 
 use crate::number::date;
 use kbench_stats::compare::{
@@ -45,12 +47,45 @@ pub fn unit_word(unit: UnitKind) -> &'static str {
 }
 
 /// What was measured apart and how it was decided, over the comparisons
-/// of one compared identifier's metrics: "measured apart (1 and 1 runs):
-/// ..." with the level that decided, the noise of each level and the
-/// drift; [`named`] puts the identifiers in front. `None` when none was
-/// decided on units.
+/// of one compared identifier's metrics (or of several decided alike):
+/// [`shape`], then the noise of each level: "measured apart (1 and 1
+/// runs): ...; median over 49 metric(s): run SD 3.5 %, 10.0 degrees of
+/// freedom."; [`crate::notes`] puts the identifiers in front. `None` when
+/// none was decided on units.
 pub fn verdict_line(comparisons: &[&Comparison]) -> Option<String> {
     let levelled: Vec<Decided> = comparisons.iter().filter_map(|c| decided(c)).collect();
+    let mut line = shape_of(&levelled)?;
+    let kind = unit_word(levelled[0].unit);
+    let components = |f: fn(&Components) -> Option<f64>| {
+        let values: Vec<f64> = levelled.iter().filter_map(|d| f(d.components)).collect();
+        (!values.is_empty()).then(|| median(values.into_iter()))
+    };
+    let unit_sd = components(|c| Some(c.unit_sd)).unwrap_or(0.0);
+    let df = components(|c| Some(c.df)).unwrap_or(0.0);
+    line.push_str(&format!(
+        "; median over {} metric(s): {kind} SD {}",
+        levelled.len(),
+        percent(unit_sd)
+    ));
+    if let Some(round_sd) = components(|c| c.round_sd) {
+        line.push_str(&format!(", round SD {}", percent(round_sd)));
+    }
+    line.push_str(&format!(", {df:.1} degrees of freedom."));
+    Some(line)
+}
+
+/// How comparisons measured apart were decided, in one clause: the units
+/// per side, the design and the drift assumed: "measured apart (1 and 1
+/// runs): one run on a side, so the host's drift widens each CI: the
+/// default run drift, 3.5 % (...)". The level of analysis a summary
+/// states, and what identifiers share to be named in one note. `None`
+/// when none was decided on units.
+pub fn shape(comparisons: &[&Comparison]) -> Option<String> {
+    let levelled: Vec<Decided> = comparisons.iter().filter_map(|c| decided(c)).collect();
+    shape_of(&levelled)
+}
+
+fn shape_of(levelled: &[Decided]) -> Option<String> {
     let first = levelled.first()?;
     let kind = unit_word(first.unit);
     let most = |side: usize| levelled.iter().map(|d| d.units[side]).max().unwrap_or(0);
@@ -85,34 +120,7 @@ pub fn verdict_line(comparisons: &[&Comparison]) -> Option<String> {
             ),
         });
     }
-    let components = |f: fn(&Components) -> Option<f64>| {
-        let values: Vec<f64> = levelled.iter().filter_map(|d| f(d.components)).collect();
-        (!values.is_empty()).then(|| median(values.into_iter()))
-    };
-    let unit_sd = components(|c| Some(c.unit_sd)).unwrap_or(0.0);
-    let df = components(|c| Some(c.df)).unwrap_or(0.0);
-    line.push_str(&format!(
-        "; median over {} metric(s): {kind} SD {}",
-        levelled.len(),
-        percent(unit_sd)
-    ));
-    if let Some(round_sd) = components(|c| c.round_sd) {
-        line.push_str(&format!(", round SD {}", percent(round_sd)));
-    }
-    line.push_str(&format!(", {df:.1} degrees of freedom."));
     Some(line)
-}
-
-/// "'b' against 'a' was " or "'b', 'c' and 'd' against 'a' were ", then
-/// `line`.
-pub fn named(baseline: &str, currents: &[&str], line: &str) -> String {
-    let quoted: Vec<String> = currents.iter().map(|c| format!("'{c}'")).collect();
-    let (names, verb) = match quoted.as_slice() {
-        [one] => (one.clone(), "was"),
-        [rest @ .., last] => (format!("{} and {last}", rest.join(", ")), "were"),
-        [] => (String::new(), "was"),
-    };
-    format!("{names} against '{baseline}' {verb} {line}")
 }
 
 /// Once per report: when some levelled metrics stay INCONCLUSIVE because

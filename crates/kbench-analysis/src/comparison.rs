@@ -3,10 +3,11 @@
 //! of kbench-stats), the geometric-mean summary, verdict counts, and the
 //! system header. Built once from stored data; formats only lay it out.
 
-use crate::apart::{self, Apart};
-use crate::apart_notes;
+use crate::apart::Apart;
 use crate::explain::{Explanation, Secondaries, explain};
 use crate::header::{self, Difference};
+use crate::level;
+use crate::notes;
 use crate::sides::{chosen, filtered_specs, rounds_of, shown, side_of, summary_of};
 use crate::thresholds::Thresholds;
 use crate::{Error, blocks};
@@ -14,8 +15,8 @@ use kbench_model::results::{IdentifierData, ResultSetData};
 use kbench_model::{Calibration, Direction, SystemSnapshot, TestKey};
 use kbench_stats::compare::Levelled;
 use kbench_stats::{
-    Analysis, CompareOptions, Comparison, MetricInput, Side, Summary, Verdict, Warning,
-    compare_all_thresholded, geomean,
+    CompareOptions, Comparison, MetricInput, Side, Summary, Verdict, compare_all_thresholded,
+    geomean,
 };
 use serde::Serialize;
 
@@ -69,6 +70,8 @@ pub struct ComparisonReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct IdentifierSystem {
     pub identifier: String,
+    /// Its newest run's snapshot; `None` without a run or when the
+    /// snapshot records nothing (imported samples).
     pub snapshot: Option<SystemSnapshot>,
     pub wrapper: Option<String>,
     pub runs: usize,
@@ -131,6 +134,9 @@ pub struct IdentifierSummary {
     pub no_change: usize,
     pub inconclusive: usize,
     pub cannot_decide: usize,
+    /// The level of analysis that decided its metrics, in words
+    /// (`level`); `None` when none was compared.
+    pub analysis: Option<String>,
 }
 
 impl IdentifierSummary {
@@ -276,7 +282,7 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
         description: data.description.clone(),
         baseline: order[0].clone(),
         summaries: summaries(&metrics, &order),
-        notes: notes(&metrics, &chosen_data, prior_notes),
+        notes: notes::of(&measured(&metrics), &chosen_data, prior_notes),
         identifiers: order,
         threshold_pct: request.threshold.default * 100.0,
         threshold_rules: request
@@ -289,6 +295,23 @@ pub fn build(data: &ResultSetData, request: &CompareRequest) -> Result<Compariso
         differences,
         metrics,
     })
+}
+
+/// What the notes read of `metrics` ([`notes::Measured`]).
+fn measured(metrics: &[MetricReport]) -> notes::Measured<'_> {
+    notes::Measured {
+        metrics: metrics
+            .iter()
+            .map(|m| {
+                let row = m.results.iter().map(|r| r.comparison.as_ref()).collect();
+                (m.threshold_pct / 100.0, row)
+            })
+            .collect(),
+        one_round: metrics
+            .iter()
+            .flat_map(|m| &m.results)
+            .any(|r| r.summary.is_some() && r.rounds == 1),
+    }
 }
 
 fn identifier_order(data: &ResultSetData, request: &CompareRequest) -> Result<Vec<String>, Error> {
@@ -336,7 +359,7 @@ fn system_of(identifier: &IdentifierData) -> IdentifierSystem {
     let last = identifier.runs.last();
     IdentifierSystem {
         identifier: identifier.name.clone(),
-        snapshot: header::snapshot_of(&identifier.runs).cloned(),
+        snapshot: header::recorded_snapshot(&identifier.runs).cloned(),
         wrapper: last.and_then(|r| r.info.wrapper.clone()),
         runs: identifier.runs.len(),
         notes: identifier
@@ -390,6 +413,12 @@ fn summaries(metrics: &[MetricReport], order: &[String]) -> Vec<IdentifierSummar
                 no_change: count(Verdict::NoChange),
                 inconclusive: count(Verdict::Inconclusive),
                 cannot_decide: count(Verdict::CannotDecide),
+                analysis: level::describe(
+                    &metrics
+                        .iter()
+                        .filter_map(|m| m.results[column].comparison.as_ref())
+                        .collect::<Vec<_>>(),
+                ),
             }
         })
         .collect()
@@ -406,144 +435,6 @@ fn shared_direction(rows: &[geomean::GeomeanRow]) -> Option<Direction> {
         .map(|r| r.better);
     let first = used.next()?;
     used.all(|d| d == first).then_some(first)
-}
-
-/// Per compared identifier measured apart: the line of how it was decided
-/// (one for all that share it) and how the units were told; once, a
-/// threshold finer than the units resolve.
-fn apart_notes(metrics: &[MetricReport], identifiers: &[IdentifierData]) -> Vec<String> {
-    let baseline = &identifiers[0];
-    // (line, the identifiers it holds for), in column order.
-    let mut lines: Vec<(String, Vec<&str>)> = vec![];
-    let mut apart: Vec<&IdentifierData> = vec![];
-    let mut level = None;
-    let mut levelled = vec![];
-    let mut thresholds = vec![];
-    for (column, current) in identifiers.iter().enumerate().skip(1) {
-        let compared: Vec<(&Comparison, f64)> = metrics
-            .iter()
-            .filter_map(|m| {
-                let c = m.results[column].comparison.as_ref()?;
-                Some((c, m.threshold_pct / 100.0))
-            })
-            .collect();
-        let comparisons: Vec<&Comparison> = compared.iter().map(|(c, _)| *c).collect();
-        let Some(line) = apart_notes::verdict_line(&comparisons) else {
-            continue;
-        };
-        match lines.iter_mut().find(|(l, _)| *l == line) {
-            Some((_, names)) => names.push(&current.name),
-            None => lines.push((line, vec![&current.name])),
-        }
-        level = level.or(comparisons.iter().find_map(|c| match c.analysis {
-            Analysis::Levels { unit, .. } => Some(unit),
-            _ => None,
-        }));
-        for id in [baseline, current] {
-            if !apart.iter().any(|a| a.name == id.name) {
-                apart.push(id);
-            }
-        }
-        levelled.extend(comparisons);
-        thresholds.extend(compared.iter().map(|(_, t)| *t));
-    }
-    let mut notes: Vec<String> = lines
-        .iter()
-        .map(|(line, names)| apart_notes::named(&baseline.name, names, line))
-        .collect();
-    if let Some(level) = level {
-        notes.extend(apart::identifier_notes(&apart, level));
-        notes.extend(
-            apart
-                .iter()
-                .skip(1)
-                .filter_map(|current| apart::overlap_note(baseline, current)),
-        );
-    }
-    notes.extend(apart_notes::threshold_note(&levelled, &thresholds));
-    notes
-}
-
-fn notes(
-    metrics: &[MetricReport],
-    identifiers: &[IdentifierData],
-    prior_notes: Vec<String>,
-) -> Vec<String> {
-    let mut notes = vec![];
-    let compared = || metrics.iter().flat_map(|m| &m.results[1..]);
-    let blocked = compared()
-        .filter(|r| {
-            r.comparison
-                .as_ref()
-                .is_some_and(|c| matches!(c.analysis, Analysis::Blocked { .. }))
-        })
-        .count();
-    let all = compared().filter(|r| r.comparison.is_some()).count();
-    if blocked > 0 {
-        notes.push(format!(
-            "{blocked} of {all} comparisons paired block by block (measured in the same \
-             interleaved blocks): the change is the Hodges-Lehmann shift of the per-block log \
-             ratios of round medians, with the signed-rank CI and p; the others compare \
-             independent rounds."
-        ));
-    }
-    let levelled = compared()
-        .filter(|r| {
-            r.comparison
-                .as_ref()
-                .is_some_and(|c| matches!(c.analysis, Analysis::Levels { .. }))
-        })
-        .count();
-    // Rounds as independent observations: measured together in one block.
-    let independent = all - blocked - levelled;
-    let one_round = metrics
-        .iter()
-        .flat_map(|m| &m.results)
-        .any(|r| r.summary.is_some() && r.rounds == 1);
-    if one_round && independent > 0 {
-        notes.push(
-            "Some metrics were measured in one round: drift between invocations cannot be ruled out \
-             (use `kbench run --rounds N`)."
-                .to_string(),
-        );
-    }
-    notes.extend(apart_notes(metrics, identifiers));
-    notes.extend(prior_notes);
-    let mixed = metrics
-        .iter()
-        .flat_map(|m| &m.results)
-        .filter_map(|r| r.comparison.as_ref())
-        .any(|c| {
-            c.warnings
-                .iter()
-                .any(|w| matches!(w, Warning::MixedRounds { .. }))
-        });
-    if mixed {
-        notes.push(
-            "Some metrics were measured in several rounds on one side and in one round on the \
-             other: they are not compared (CANNOT DECIDE), since round means and raw samples are \
-             different units; measure the one-round side with `kbench run --rounds N`."
-                .to_string(),
-        );
-    }
-    // Each run note once, with the identifiers that have it.
-    let mut run_notes: Vec<(&str, Vec<&str>)> = vec![];
-    for id in identifiers {
-        for note in id.runs.iter().flat_map(|r| &r.info.notes) {
-            match run_notes.iter_mut().find(|(n, _)| n == note) {
-                Some((_, names)) if names.contains(&id.name.as_str()) => {}
-                Some((_, names)) => names.push(&id.name),
-                None => run_notes.push((note, vec![&id.name])),
-            }
-        }
-    }
-    notes.extend(
-        run_notes
-            .into_iter()
-            .map(|(note, names)| format!("{}: {note}", names.join(", "))),
-    );
-    notes.extend(crate::interference::notes(identifiers));
-    notes
 }
 
 #[cfg(test)]

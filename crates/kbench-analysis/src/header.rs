@@ -11,7 +11,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Difference {
     pub fact: String,
-    /// (identifier, value) for every identifier.
+    /// (identifier, value) for every identifier with a system snapshot.
     pub values: Vec<(String, String)>,
 }
 
@@ -21,33 +21,50 @@ pub fn snapshot_of(runs: &[RunRecord]) -> Option<&SystemSnapshot> {
     runs.last().map(|run| &run.info.snapshot)
 }
 
+/// [`snapshot_of`], when it records any fact: an imported sample's run
+/// has an empty snapshot, which says nothing of its system.
+pub fn recorded_snapshot(runs: &[RunRecord]) -> Option<&SystemSnapshot> {
+    snapshot_of(runs).filter(|snapshot| !snapshot.facts().is_empty())
+}
+
+/// The headline facts of a snapshot ([`HEADLINE_FACTS`]), in fact order.
+pub fn headline_facts(snapshot: &SystemSnapshot) -> Vec<(String, String)> {
+    snapshot
+        .facts()
+        .into_iter()
+        .filter(|(label, _)| HEADLINE_FACTS.contains(&label.as_str()))
+        .collect()
+}
+
 /// Facts that are measurements, not settings: they differ between any two
 /// runs and say nothing about the systems being different.
 const MEASURED_FACTS: &[&str] = &["Steal time"];
 
-/// Facts that differ between identifiers (wrapper included), in fact order.
+/// Facts (wrapper included) that differ between the identifiers that
+/// recorded a system snapshot, in fact order: one that some of them lack
+/// differs too (its value empty there). An identifier without a snapshot
+/// has no facts to differ in.
 pub fn differences(identifiers: &[IdentifierData]) -> Vec<Difference> {
     let facts: Vec<(String, Vec<(String, String)>)> = identifiers
         .iter()
-        .map(|id| {
-            let mut facts = snapshot_of(&id.runs)
-                .map(SystemSnapshot::facts)
-                .unwrap_or_default();
+        .filter_map(|id| {
+            let mut facts = recorded_snapshot(&id.runs)?.facts();
             let wrapper = id.runs.last().and_then(|r| r.info.wrapper.clone());
             facts.push((
                 "Wrapper".to_string(),
                 wrapper.unwrap_or_else(|| "none".into()),
             ));
-            (id.name.clone(), facts)
+            Some((id.name.clone(), facts))
         })
         .collect();
-    let Some((_, first)) = facts.first() else {
-        return vec![];
-    };
-    first
-        .iter()
-        .map(|(label, _)| label)
-        .filter(|label| !MEASURED_FACTS.contains(&label.as_str()))
+    let mut labels: Vec<&String> = vec![];
+    for (label, _) in facts.iter().flat_map(|(_, list)| list) {
+        if !labels.contains(&label) && !MEASURED_FACTS.contains(&label.as_str()) {
+            labels.push(label);
+        }
+    }
+    labels
+        .into_iter()
         .filter_map(|label| {
             let values: Vec<(String, String)> = facts
                 .iter()

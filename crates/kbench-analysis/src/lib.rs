@@ -16,6 +16,9 @@
 //!   (`compare --by`).
 //! - [`bisect`]: the report and log kbench-bisect builds as it measures.
 //! - [`title`]: a profile test's title from the tool its runs recorded.
+//! - `level`: the level of analysis a comparison's summary states;
+//!   `notes`, its notes, each said once (`named`: the identifiers a note
+//!   names).
 //! - [`apart`]: how identifiers measured apart are compared (the level,
 //!   the host's drift, the plan's costs) and what the report says of it.
 //! - [`calibration`]: the host's drift, measured from A/A units, and the
@@ -40,6 +43,9 @@ pub mod fixtures;
 pub mod header;
 pub mod history;
 pub mod interference;
+mod level;
+mod named;
+mod notes;
 pub mod number;
 mod parallel;
 pub mod show;

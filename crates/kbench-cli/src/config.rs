@@ -146,7 +146,7 @@ pub enum ConfigError {
     Unreadable { path: PathBuf, why: String },
     #[error(
         "config file {path}: {why} (keys: db, server, token_file, max_time, target_ci, \
-         threshold and a [thresholds] table; docs in README, \"Using kbench\")"
+         threshold and a [thresholds] table; docs/install.md, \"Configuration\")"
     )]
     Invalid { path: PathBuf, why: String },
 }

@@ -152,40 +152,47 @@ pub struct VariantRecord {
 }
 
 impl SystemSnapshot {
-    /// The facts as (label, value) pairs, in the order reports print them:
-    /// for a run imported from another tool's file, that file's own.
+    /// The facts this snapshot knows as (label, value) pairs, in the order
+    /// reports print them: for a run imported from another tool's file,
+    /// that file's own. An unknown fact is left out, and a fact made of
+    /// parts shows only the parts that are known ("2.6.0", not "2.6.0
+    /// ()"), so a snapshot that records nothing has no facts.
     pub fn facts(&self) -> Vec<(String, String)> {
         if let Some(imported) = &self.imported {
             return imported.facts.clone();
         }
+        let thp = [("enabled", &self.thp_enabled), ("defrag", &self.thp_defrag)]
+            .iter()
+            .filter(|(_, value)| !value.is_empty())
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let memory = match self.memory_total_kib {
+            0 => String::new(),
+            kib => format!("{:.1} GiB", kib as f64 / (1024.0 * 1024.0)),
+        };
         let mut facts = vec![
-            ("Processor".to_string(), self.processor()),
-            ("Memory".to_string(), format_kib(self.memory_total_kib)),
-            ("Motherboard".to_string(), self.motherboard.clone()),
-            ("Disk".to_string(), self.disks.join(" + ")),
-            ("Network".to_string(), self.network.join(" + ")),
-            ("OS".to_string(), self.os.clone()),
-            (
-                "Kernel".to_string(),
-                format!("{} ({})", self.kernel_release, self.arch),
-            ),
-            ("Kernel cmdline".to_string(), self.kernel_cmdline.clone()),
-            ("Preempt".to_string(), self.preempt.clone()),
-            ("Governor".to_string(), self.governor.clone()),
-            ("Clocksource".to_string(), self.clocksource.clone()),
-            (
-                "THP".to_string(),
-                format!("enabled={} defrag={}", self.thp_enabled, self.thp_defrag),
-            ),
-            (
-                "File-System".to_string(),
-                format!("{} ({})", self.work_dir_fs, self.work_dir),
-            ),
-            ("Cgroup".to_string(), self.cgroup.clone()),
-            ("Virtualization".to_string(), self.virtualization.clone()),
-            ("Compiler".to_string(), self.compiler.clone()),
-            ("kbench".to_string(), self.kbench_version.clone()),
-        ];
+            ("Processor", self.processor()),
+            ("Memory", memory),
+            ("Motherboard", self.motherboard.clone()),
+            ("Disk", self.disks.join(" + ")),
+            ("Network", self.network.join(" + ")),
+            ("OS", self.os.clone()),
+            ("Kernel", detailed(&self.kernel_release, &self.arch)),
+            ("Kernel cmdline", self.kernel_cmdline.clone()),
+            ("Preempt", self.preempt.clone()),
+            ("Governor", self.governor.clone()),
+            ("Clocksource", self.clocksource.clone()),
+            ("THP", thp),
+            ("File-System", detailed(&self.work_dir_fs, &self.work_dir)),
+            ("Cgroup", self.cgroup.clone()),
+            ("Virtualization", self.virtualization.clone()),
+            ("Compiler", self.compiler.clone()),
+            ("kbench", self.kbench_version.clone()),
+        ]
+        .into_iter()
+        .map(|(label, value)| (label.to_string(), value))
+        .collect::<Vec<_>>();
         if let Some(steal) = self.steal_percent {
             facts.push(("Steal time".to_string(), format!("{steal:.2} %")));
         }
@@ -194,24 +201,80 @@ impl SystemSnapshot {
                 .iter()
                 .map(|(name, state)| (format!("Mitigation {name}"), state.clone())),
         );
+        facts.retain(|(_, value)| !value.trim().is_empty());
         facts
     }
 
-    /// "AMD EPYC (2 Cores / 2 Threads) @ 2994 MHz", as OpenBenchmarking writes it.
+    /// "AMD EPYC (2 Cores / 2 Threads) @ 2994 MHz", as OpenBenchmarking
+    /// writes it, of the parts that are known: no "(0 Cores / 0
+    /// Threads)" when the CPU count is not; empty when nothing is.
     pub fn processor(&self) -> String {
-        let threads = self.threads_per_core.max(1);
-        let cores = self.cpus_online / threads;
-        let mut text = format!(
-            "{} ({} Cores / {} Threads)",
-            self.cpu_model, cores, self.cpus_online
-        );
-        if self.cpu_mhz > 0.0 {
-            text.push_str(&format!(" @ {:.0} MHz", self.cpu_mhz));
+        let mut parts = vec![];
+        if !self.cpu_model.is_empty() {
+            parts.push(self.cpu_model.clone());
         }
-        text
+        if self.cpus_online > 0 {
+            let cores = self.cpus_online / self.threads_per_core.max(1);
+            parts.push(format!("({cores} Cores / {} Threads)", self.cpus_online));
+        }
+        if self.cpu_mhz > 0.0 {
+            parts.push(format!("@ {:.0} MHz", self.cpu_mhz));
+        }
+        parts.join(" ")
     }
 }
 
-fn format_kib(kib: u64) -> String {
-    format!("{:.1} GiB", kib as f64 / (1024.0 * 1024.0))
+/// "main (detail)", or whichever of the two is known alone.
+fn detailed(main: &str, detail: &str) -> String {
+    match (main.is_empty(), detail.is_empty()) {
+        (false, false) => format!("{main} ({detail})"),
+        (false, true) => main.to_string(),
+        _ => detail.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An imported run's snapshot records nothing; a transcribed one
+    /// (seed 003: a CPU model, its clock and the kernel) only what it
+    /// has, with no empty placeholder.
+    #[test]
+    fn facts_are_only_the_known_ones() {
+        assert_eq!(SystemSnapshot::default().facts(), vec![]);
+        let partial = SystemSnapshot {
+            cpu_model: "two-way 2.8 GHz Xeon SMP".into(),
+            cpu_mhz: 2800.0,
+            kernel_release: "2.6.0".into(),
+            ..SystemSnapshot::default()
+        };
+        let facts = partial.facts();
+        assert_eq!(
+            facts,
+            [
+                (
+                    "Processor".into(),
+                    "two-way 2.8 GHz Xeon SMP @ 2800 MHz".into()
+                ),
+                ("Kernel".into(), "2.6.0".into()),
+            ]
+        );
+        let full = SystemSnapshot {
+            cpus_online: 4,
+            threads_per_core: 2,
+            arch: "x86_64".into(),
+            thp_enabled: "always".into(),
+            memory_total_kib: 8 * 1024 * 1024,
+            ..partial
+        };
+        let facts = full.facts();
+        assert_eq!(
+            facts[0].1,
+            "two-way 2.8 GHz Xeon SMP (2 Cores / 4 Threads) @ 2800 MHz"
+        );
+        assert!(facts.contains(&("Memory".into(), "8.0 GiB".into())));
+        assert!(facts.contains(&("Kernel".into(), "2.6.0 (x86_64)".into())));
+        assert!(facts.contains(&("THP".into(), "enabled=always".into())));
+    }
 }

@@ -236,24 +236,60 @@ fn every_format_is_registered_in_help_order() {
     assert!(format::by_name("pie").is_none());
 }
 
+/// The verdict comes first, before the systems and the notes, and all
+/// of those before the first metric: the counts per verdict of each
+/// compared identifier, its worst regression with its change, the level
+/// of analysis and how a change reads. Then the facts every identifier
+/// shares once, and the ones that differ with each identifier's value.
 #[test]
-fn text_formats_open_with_the_system_header() {
+fn text_formats_open_with_the_verdict_then_the_systems() {
     let r = report();
     for name in ["bars", "table", "regressions"] {
         let text = render(name, &r, false);
-        assert!(
-            text.starts_with("kbench compare: result set 'plu-test', 4 metrics; baseline 'v5.8'"),
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[..2],
+            [
+                "kbench compare: result set 'plu-test', 4 metrics; baseline 'v5.8', threshold 1.00 %",
+                "Verdict against the baseline 'v5.8':"
+            ],
             "{name}:\n{text}"
         );
+        assert!(
+            lines[2].starts_with(
+                "  PLU 0 ...... 1 regression, 0 improvements, 3 no change, 0 inconclusive; \
+                 3.13 % worse"
+            ),
+            "{name}:\n{text}"
+        );
+        assert_eq!(lines[3].trim(), "worst: syscall-null +10.0%", "{name}");
+        assert!(lines[4].starts_with("  PLU <b>1|x . 0 regressions, 1 improvement"));
+        assert_eq!(
+            lines[5],
+            "Analysis: compared as independent samples (Welch's t-test on logs)"
+        );
+        assert!(lines[6].starts_with("Change: current against baseline in %"));
+        let at = |needle: &str| {
+            lines
+                .iter()
+                .position(|l| l.starts_with(needle))
+                .unwrap_or_else(|| panic!("{name}: no {needle:?} in\n{text}"))
+        };
         assert!(text.contains(
-            "  Processor: AMD EPYC 7B13 (2 Cores / 2 Threads) @ 2994 MHz, Memory: 8.0 GiB, \
-             OS: Debian GNU/Linux 12 (bookworm), Kernel: 5.8.0 (x86_64)"
+            "\nSystem (shared): Processor: AMD EPYC 7B13 (2 Cores / 2 Threads) @ 2994 MHz, \
+             Memory: 8.0 GiB, OS: Debian GNU/Linux 12 (bookworm), File-System: ext4 (/work), \
+             Virtualization: kvm, Compiler: rustc 1.95.0\nRuns: 1 each\n"
         ));
-        assert!(text.contains("File-System: ext4 (/work)"));
-        assert!(text.contains("Wrapper: taskset -c 1"));
         assert!(text.contains("Differences between identifiers:\n  Kernel: v5.8 = 5.8.0 (x86_64); PLU 0 = 5.9.0-rc5-plu (x86_64);"));
         assert!(text.contains("  Wrapper: v5.8 = none; PLU 0 = none; PLU <b>1|x = taskset -c 1"));
         assert!(text.contains("Notes:\n  - Some metrics were measured in one round"));
+        assert!(!text.contains("identical systems"), "{name}");
+        assert!(at("Analysis: ") < at("System (shared): ") && at("Runs: ") < at("Notes:"));
+        let first_metric = lines
+            .iter()
+            .position(|l| l.contains("syscall-null") && !l.contains("worst:"))
+            .unwrap();
+        assert!(at("Notes:") < first_metric, "{name}:\n{text}");
     }
 }
 
@@ -305,14 +341,18 @@ fn bars_have_one_dotted_bar_per_identifier_and_marks_the_slow_one() {
     assert!(text.contains("\nPLU <b>1|x . (no samples)\n"));
     // Four metrics x three identifiers: every line with a bar.
     assert_eq!(text.lines().filter(|l| l.contains(" |=")).count(), 11);
-    assert!(text.contains("Summary against the baseline 'v5.8' (threshold 1.00 %):"));
+    // The verdict opens the report (its geometric means with their
+    // basis) and its counts end it again, where the terminal is left.
     assert!(text.contains(
-        "\nPLU 0 ...... 3.13 % worse (geometric mean of 3 metrics, 1 left out)\n              \
-         1 regression, 0 improvements, 3 no change, 0 inconclusive\n"
+        "\n  PLU 0 ...... 1 regression, 0 improvements, 3 no change, 0 inconclusive; 3.13 % \
+         worse (geometric mean of 3 metrics, 1 left out)\n"
     ));
-    assert!(
-        text.contains("\nPLU <b>1|x . 0.96 % better (geometric mean of 3 metrics, 1 left out)\n")
-    );
+    assert!(text.contains("; 0.96 % better (geometric mean of 3 metrics, 1 left out)\n"));
+    assert!(text.ends_with(
+        "\n\nSummary against the baseline 'v5.8':\n\
+         PLU 0 ...... 1 regression, 0 improvements, 3 no change, 0 inconclusive; 3.13 % worse\n\
+         PLU <b>1|x . 0 regressions, 1 improvement, 1 no change, 1 inconclusive; 0.96 % better\n"
+    ));
     assert!(!text.contains('\x1b'));
     let colored = render("bars", &report(), true);
     assert!(colored.contains("+10.0% \x1b[31mREGRESSION\x1b[0m"));
@@ -336,15 +376,28 @@ fn table_has_the_lmbench_sections_and_a_row_per_identifier() {
     // No ctxsw, file or VM metric: those sections are dropped.
     assert!(!text.contains("Context switching"));
     assert!(!text.contains("File & VM"));
-    assert!(text.contains(
+    let legend = text.replace("\n  ", " ");
+    assert!(legend.contains(
         "marks against the baseline 'v5.8': * REGRESSION, + IMPROVEMENT, ? INCONCLUSIVE"
     ));
+    assert!(
+        legend.contains("Under each compared row, its change, %: the change of the stored metric")
+    );
     let section = between(&text, processes, "Columns:");
+    // Two header lines, three identifiers, and a line of changes under
+    // each of the two compared.
     assert_eq!(
         section.iter().filter(|l| l.starts_with('|')).count(),
-        5,
+        7,
         "{section:?}"
     );
+    let changes: Vec<&&str> = section
+        .iter()
+        .filter(|l| l.starts_with("|   change, % "))
+        .collect();
+    assert_eq!(changes.len(), 2, "{section:?}");
+    assert!(changes[0].ends_with("|       | +10.0%  |"), "{section:?}");
+    assert!(changes[1].ends_with("|  +0.0%  |"), "{section:?}");
     assert!(section[0].starts_with("+-") && section[0].ends_with("-+"));
     assert!(section[1].starts_with("| identifier ") && section[1].contains("|   Mhz |"));
     assert!(section[2].ends_with("|    call |"));
@@ -398,6 +451,15 @@ fn table_has_the_lmbench_sections_and_a_row_per_identifier() {
         "{}",
         futex[0]
     );
+    let under = other
+        .iter()
+        .position(|l| l.starts_with("| futex1"))
+        .map(|i| other[i + 1])
+        .unwrap();
+    assert!(
+        under.starts_with("|   change, % ") && under.ends_with("|   +0.0%  |     -2.0%  |"),
+        "{under}"
+    );
     assert!(other[1].contains("|       v5.8 |") && other[2].contains("(baseline)"));
     let colored = render("table", &report(), true);
     assert!(colored.contains("\x1b[31m0.1100*\x1b[0m"));
@@ -427,34 +489,37 @@ fn regressions_list_the_regressed_metric_per_block() {
             "Benchmark/Test/Metric, Units",
             "Baseline Mean",
             "Current Mean",
+            "Change, % (+ = higher value)",
+            "CI of change, %",
             "Diff, % (+ = worse)",
             "SD",
             "Samples",
             "Confidence interval",
-            "CI of change, %",
             "p",
             "q",
             "Verdict"
         ]
     );
     let row: Vec<&str> = regressions[2].split(" | ").map(str::trim).collect();
+    // A time up 10 %: the change is +10, and so is Linaro's Diff (worse).
     assert_eq!(
         row[..4],
         ["syscall-null, ns", "100.000", "110.000", "+10.000"]
     );
-    assert_eq!(row[5], "20 / 20");
+    assert_eq!(row[5], "+10.000");
+    assert_eq!(row[7], "20 / 20");
     // The baseline mean's CI, in ns.
-    let (low, high) = row[6].split_once(" / ").unwrap();
+    let (low, high) = row[8].split_once(" / ").unwrap();
     let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
-    assert!(low < 100.0 && high > 100.0 && high < 101.0, "{}", row[6]);
-    let (low, high) = row[7].split_once(" / ").unwrap();
+    assert!(low < 100.0 && high > 100.0 && high < 101.0, "{}", row[8]);
+    let (low, high) = row[4].split_once(" / ").unwrap();
     let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
     assert!(
         low > 9.5 && low < 10.0 && high > 10.0 && high < 10.5,
         "{}",
-        row[7]
+        row[4]
     );
-    assert_eq!(row[10], "REGRESSION");
+    assert_eq!(row[11], "REGRESSION");
     let first = first.join("\n");
     assert!(!first.contains("pipe-lat") && !first.contains("mem-bw") && !first.contains("futex1"));
     assert!(first.contains("Improvements\n  none\n"));
@@ -470,7 +535,8 @@ fn regressions_list_the_regressed_metric_per_block() {
         second.contains("\nmem-bw[op=rd,size=64], MB/s "),
         "{second}"
     );
-    // 5 % more MB/s: better, so the Diff is negative.
+    // 5 % more MB/s: the value went up, so the change is +5; better, so
+    // Linaro's Diff is negative.
     let membw: Vec<&str> = second
         .lines()
         .find(|l| l.starts_with("mem-bw"))
@@ -478,7 +544,7 @@ fn regressions_list_the_regressed_metric_per_block() {
         .split(" | ")
         .map(str::trim)
         .collect();
-    assert_eq!(membw[3], "-5.000", "{second}");
+    assert_eq!((membw[3], membw[5]), ("+5.000", "-5.000"), "{second}");
     assert!(second.contains("| IMPROVEMENT"));
     let header = second
         .lines()
@@ -491,10 +557,11 @@ fn regressions_list_the_regressed_metric_per_block() {
             "Benchmark/Test/Metric, Units",
             "Baseline Mean",
             "Current Mean",
+            "Change, % (+ = higher value)",
+            "CI of change, %",
             "Diff, % (+ = worse)",
             "Samples",
             "Confidence interval",
-            "CI of change, %",
             "p",
             "q",
             "MDE, %",
@@ -502,7 +569,9 @@ fn regressions_list_the_regressed_metric_per_block() {
         ]
     );
     assert!(
-        second.contains("|              +2.000 |  20 / 4 |"),
+        second.contains(
+            "|                       -2.024 |   -5.97 / +2.08 |              +2.000 |  20 / 4 |"
+        ),
         "{second}"
     );
     assert!(second.contains("\n      ! too few samples: 20 vs 4, at least 5 needed\n"));
@@ -768,12 +837,18 @@ fn one_identifier_renders_without_comparisons() {
             f.name()
         );
     }
-    assert!(
-        render("bars", &report, false)
-            .contains("One identifier ('v5.8'): nothing to compare against.")
-    );
+    // The verdict's place says there is nothing to compare.
+    for name in ["bars", "table", "regressions"] {
+        let text = render(name, &report, false);
+        assert_eq!(
+            text.lines().nth(1),
+            Some("One identifier ('v5.8'): nothing to compare against."),
+            "{name}:\n{text}"
+        );
+    }
     assert!(render("table", &report, false).contains("| v5.8       | 2994  | 0.1000  |"));
-    assert!(render("regressions", &report, false).ends_with("nothing to compare against.\n"));
+    let regressions = render("regressions", &report, false);
+    assert!(!regressions.contains("===") && !regressions.contains("Diff, %"));
 }
 
 /// The text an HTML or SVG document shows: without style sheets, scripts

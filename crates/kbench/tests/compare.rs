@@ -374,7 +374,7 @@ fn the_gate_on_one_run_each_fails_only_beyond_the_drift() {
     let notes = report["notes"].to_string();
     assert!(notes.contains("the default run drift, 3.5 %"), "{notes}");
     assert!(
-        notes.contains("'a', 'b': no record of the processes"),
+        notes.contains("'a' and 'b': no record of the processes"),
         "{notes}"
     );
     let text = kbench(&db).args(["compare", "apart"]).output().unwrap();

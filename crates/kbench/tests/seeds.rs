@@ -499,12 +499,17 @@ fn seed_004_reads_as_linaros_regression_report() {
             "60",
         ),
     ];
+    // After the means: the change (+ = a higher value) and its CI, then
+    // Linaro's Diff (+ = worse).
     for (label, base, current, seed_diff, diff, sd, samples) in picked {
         let row = regression_row(&text, label);
         assert_eq!(row[0], base, "{label}");
         assert_eq!(row[1], current, "{label}");
-        assert_eq!(row[2], diff, "{label}");
-        let shown: f64 = row[2].parse().unwrap();
+        assert_eq!(row[4], diff, "{label}");
+        let shown: f64 = row[4].parse().unwrap();
+        // Every picked row is a rate that went down: worse, a negative change.
+        let change: f64 = row[2].parse().unwrap();
+        assert!(change < 0.0, "{label}: {}", row[2]);
         assert_eq!(
             shown.signum(),
             f64::signum(seed_diff),
@@ -516,13 +521,13 @@ fn seed_004_reads_as_linaros_regression_report() {
         let decided = row.last().unwrap() == "REGRESSION";
         let skip = usize::from(decided);
         if decided {
-            assert_eq!(row[3], format!("{sd} / {sd}"), "{label}");
+            assert_eq!(row[5], format!("{sd} / {sd}"), "{label}");
         }
-        assert_eq!(row[3 + skip], format!("{samples} / {samples}"), "{label}");
+        assert_eq!(row[5 + skip], format!("{samples} / {samples}"), "{label}");
         // The baseline mean's CI, in the metric's units, holds it.
-        let (low, high) = row[4 + skip].split_once(" / ").unwrap();
+        let (low, high) = row[6 + skip].split_once(" / ").unwrap();
         let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
-        assert!(low < b && b < high, "{label}: {}", row[5]);
+        assert!(low < b && b < high, "{label}: {}", row[6 + skip]);
     }
     // The two kernels were measured apart, one boot each (the file has no
     // record of more): the seed's madvise regression (3 to 4 %, every
@@ -530,7 +535,7 @@ fn seed_004_reads_as_linaros_regression_report() {
     // with the plan of alternating runs that would decide it; fio's 31 %
     // is beyond it, a REGRESSION.
     let row = regression_row(&text, "  - madvise-1");
-    assert_eq!(row[2], "+3.707");
+    assert_eq!(row[4], "+3.707");
     assert_eq!(row.last().unwrap(), "28 runs");
     let fio = regression_row(&text, "fio/writer/writer-write, OPS");
     assert_eq!(fio.last().unwrap(), "REGRESSION");

@@ -14,13 +14,16 @@
 //! after the bar of every identifier but the baseline the change of its
 //! mean against the baseline's and the verdict (`REGRESSION`,
 //! `IMPROVEMENT`, `no change`, `? inconclusive`, `CANNOT DECIDE`). The bar
-//! is scaled to the metric's largest mean (50 `=`). A closing summary gives, per identifier,
-//! the geometric mean against the baseline and the verdict counts.
+//! is scaled to the metric's largest mean (50 `=`). The change is the one
+//! every format shows ([`opening::CHANGE_RULE`]): + for a higher value.
+//! The report opens with the verdict ([`opening`]) and ends with the
+//! verdict counts again, a line per identifier.
 
 use super::common::{self, paint};
+use super::opening;
 use super::render::{Render, Style};
 use kbench_analysis::comparison::{ComparisonReport, IdentifierResult, MetricReport};
-use kbench_analysis::number::{self, Unbounded};
+use kbench_analysis::number;
 use kbench_stats::Verdict;
 use std::fmt::Write;
 
@@ -32,7 +35,7 @@ pub struct Bars;
 impl Render<ComparisonReport> for Bars {
     fn render(&self, report: &ComparisonReport, style: Style) -> String {
         let mut out = String::new();
-        for line in common::header_lines(report) {
+        for line in opening::lines(report, style) {
             let _ = writeln!(out, "{line}");
         }
         let name_width = report
@@ -129,7 +132,7 @@ fn change(result: &IdentifierResult, style: Style) -> String {
     };
     let mut text = format!(
         "{} {}",
-        number::signed(c.change_pct.point, 1, "%", Unbounded::NotAvailable),
+        common::change_text(c),
         paint(common::mark(c.verdict), Some(c.verdict), style)
     );
     if c.verdict == Verdict::Inconclusive
@@ -143,42 +146,20 @@ fn change(result: &IdentifierResult, style: Style) -> String {
     text
 }
 
+/// The verdict counts again at the end, where a long report leaves the
+/// terminal: a line per compared identifier (the opening has the rest).
 fn summary(out: &mut String, report: &ComparisonReport, name_width: usize, style: Style) {
-    out.push('\n');
     if report.summaries.is_empty() {
-        let _ = writeln!(
-            out,
-            "One identifier ('{}'): nothing to compare against.",
-            report.baseline
-        );
         return;
     }
-    let _ = writeln!(
-        out,
-        "Summary against the baseline '{}' (threshold {}):",
-        report.baseline,
-        report.threshold_text()
-    );
-    let indent = " ".repeat(name_width + 3);
+    let _ = writeln!(out, "\nSummary against the baseline '{}':", report.baseline);
     for s in &report.summaries {
         let _ = writeln!(
             out,
-            "{} {} ({})",
+            "{} {}; {}",
             common::dotted(&s.identifier, name_width),
-            common::geomean_text(s),
-            common::geomean_basis(s)
-        );
-        let verdict = if s.regressions > 0 {
-            Some(Verdict::Regression)
-        } else if s.improvements > 0 {
-            Some(Verdict::Improvement)
-        } else {
-            None
-        };
-        let _ = writeln!(
-            out,
-            "{indent} {}",
-            paint(&common::counts_text(s), verdict, style)
+            paint(&common::counts_text(s), opening::headline(s), style),
+            common::geomean_text(s)
         );
     }
 }

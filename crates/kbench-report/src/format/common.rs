@@ -1,13 +1,10 @@
-//! Pieces the text formats share: the system header as lines, verdict marks
-//! and their colours, readable test names, numbers and padding.
+//! Pieces the text formats share: verdict marks and their colours,
+//! readable test names, changes and other numbers, and padding.
 
 use super::render::Style;
 use kbench_analysis::apart_notes::unit_word;
-use kbench_analysis::comparison::{
-    ComparisonReport, IdentifierResult, IdentifierSummary, IdentifierSystem,
-};
-use kbench_analysis::header::{Difference, HEADLINE_FACTS};
-use kbench_analysis::number;
+use kbench_analysis::comparison::{IdentifierResult, IdentifierSummary};
+use kbench_analysis::number::{self, Unbounded};
 use kbench_model::{Direction, MAIN_METRIC, TestKey};
 use kbench_stats::{Analysis, Comparison, Verdict, Warning};
 
@@ -35,28 +32,6 @@ pub(super) fn dotted(name: &str, width: usize) -> String {
     format!("{name} {}", ".".repeat(dots))
 }
 
-/// The facts of an identifier's one-line system description (OpenBenchmarking
-/// style): processor, memory, OS, kernel, compiler, filesystem,
-/// virtualization; then the wrapper when there is one.
-pub(super) fn system_facts(system: &IdentifierSystem) -> Vec<(String, String)> {
-    let mut facts: Vec<(String, String)> = system
-        .snapshot
-        .as_ref()
-        .map(|s| {
-            s.facts()
-                .into_iter()
-                .filter(|(label, value)| {
-                    !value.trim().is_empty() && HEADLINE_FACTS.contains(&label.as_str())
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    if let Some(wrapper) = &system.wrapper {
-        facts.push(("Wrapper".to_string(), wrapper.clone()));
-    }
-    facts
-}
-
 /// "1 run", "3 runs".
 pub(super) fn runs_text(runs: usize) -> String {
     format!("{runs} run{}", if runs == 1 { "" } else { "s" })
@@ -74,63 +49,6 @@ pub(crate) fn title_lines(title: Option<&str>, description: Option<&str>) -> Vec
     );
     if !lines.is_empty() {
         lines.push(String::new());
-    }
-    lines
-}
-
-/// The system header every text report opens with (docs/reports.md, "`kbench compare`"):
-/// what was compared, each identifier's system, the differences between
-/// them, and the report's notes.
-pub(super) fn header_lines(report: &ComparisonReport) -> Vec<String> {
-    let mut lines = title_lines(report.title.as_deref(), report.description.as_deref());
-    lines.push(format!(
-        "kbench compare: result set '{}', {} metric{}; baseline '{}', threshold {}",
-        report.result_set,
-        report.metrics.len(),
-        if report.metrics.len() == 1 { "" } else { "s" },
-        report.baseline,
-        report.threshold_text()
-    ));
-    for system in &report.systems {
-        lines.push(format!("{}: {}", system.identifier, runs_text(system.runs)));
-        let facts: Vec<String> = system_facts(system)
-            .into_iter()
-            .map(|(label, value)| format!("{label}: {value}"))
-            .collect();
-        if system.snapshot.is_none() {
-            lines.push("  (no system snapshot recorded)".to_string());
-        }
-        if !facts.is_empty() {
-            lines.push(format!("  {}", facts.join(", ")));
-        }
-    }
-    lines.extend(difference_lines(report.systems.len(), &report.differences));
-    if !report.notes.is_empty() {
-        lines.push("Notes:".to_string());
-        for note in &report.notes {
-            lines.push(format!("  - {note}"));
-        }
-    }
-    lines
-}
-
-/// Between `identifiers` identifiers: that their systems are the same, or
-/// the facts that differ with every identifier's value; nothing for one.
-pub(super) fn difference_lines(identifiers: usize, differences: &[Difference]) -> Vec<String> {
-    if identifiers < 2 {
-        return vec![];
-    }
-    if differences.is_empty() {
-        return vec!["Identifiers ran on identical systems (every recorded fact is equal).".into()];
-    }
-    let mut lines = vec!["Differences between identifiers:".to_string()];
-    for d in differences {
-        let values: Vec<String> = d
-            .values
-            .iter()
-            .map(|(name, value)| format!("{name} = {value}"))
-            .collect();
-        lines.push(format!("  {}: {}", d.fact, values.join("; ")));
     }
     lines
 }
@@ -179,6 +97,14 @@ pub(super) fn paint(text: &str, verdict: Option<Verdict>, style: Style) -> Strin
         Some(code) => format!("\x1b[{code}m{text}\x1b[0m"),
         None => text.to_string(),
     }
+}
+
+/// A change as the text formats write it, by the convention of every
+/// format ([`super::opening::CHANGE_RULE`]): the change the verdict
+/// decides on, in percent with one decimal, + for a higher value:
+/// "+10.0%", "-31.2%"; "n/a" when unbounded.
+pub(super) fn change_text(c: &Comparison) -> String {
+    number::signed(c.change_pct.point, 1, "%", Unbounded::NotAvailable)
 }
 
 /// The CI half-width of a mean relative to it: "+-0.3%"; "+-n/a" when

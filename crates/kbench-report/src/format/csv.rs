@@ -8,7 +8,8 @@
 //! explained_by`
 //!
 //! `options` is `k=v,k=v`; `ci_*` the 95 % CI of the mean; `change_*` the
-//! change against the baseline in percent with its 95 % CI; `verdict` as in
+//! change against the baseline in percent with its 95 % CI, the one every
+//! format shows (`opening::CHANGE_RULE`: + for a higher value); `verdict` as in
 //! the JSON document (`regression`, `improvement`, `no_change`,
 //! `inconclusive`); `explained_by` for a regression or improvement the
 //! counters and monitors that moved significantly with it, largest first,

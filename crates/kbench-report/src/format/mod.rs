@@ -13,9 +13,11 @@
 //! a comparison or a history), `svg` (one metric's charts) and `tap` (a
 //! test point per metric and identifier, for CI); `factors`
 //! lays out a comparison by factor in any of the text formats of a
-//! comparison. The text formats of a comparison open with the system
-//! header (`common::header_lines`); only bars, table and regressions use
-//! colour, and only when [`Style::color`] asks for it.
+//! comparison. The text formats of a comparison open with the verdict,
+//! then the systems and the notes (`opening`, `systems`), and show one
+//! change, the same in every format (`opening::CHANGE_RULE`); only bars,
+//! table and regressions use colour, and only when [`Style::color`] asks
+//! for it.
 
 mod bars;
 mod common;
@@ -25,10 +27,12 @@ mod factors;
 pub mod html;
 mod json;
 mod markdown;
+mod opening;
 mod registry;
 mod regressions;
 mod render;
 pub mod svg;
+mod systems;
 mod table;
 mod tap;
 mod text;

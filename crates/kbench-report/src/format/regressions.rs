@@ -3,23 +3,23 @@
 //!
 //! ```text
 //! Regressions
-//! Benchmark/Test/Metric, Units | Baseline Mean | Current Mean | Diff, % (+ = worse) | SD | Samples | Confidence interval | CI of change, % | p | q | Verdict
+//! Benchmark/Test/Metric, Units | Baseline Mean | Current Mean | Change, % (+ = higher value) | CI of change, % | Diff, % (+ = worse) | SD | Samples | Confidence interval | p | q | Verdict
 //! ------------------------------------------------------------------------------------------------------------------------
-//! syscall-null, ns             |       100.000 |      110.000 |             +10.000 | ...
+//! syscall-null, ns             |       100.000 |      110.000 |                      +10.000 |   +9.80 / +10.20 |             +10.000 | ...
 //! futex1[mode=thread], ops/s
-//!   - futex1-tasks-2           |   2000000.000 |  1960000.000 |              +2.000 | ...
+//!   - futex1-tasks-2           |   2000000.000 |  1960000.000 |                       -2.000 | ...
 //! ```
 //!
-//! As in Linaro's report: `Diff, %` is (current mean - baseline mean) /
-//! baseline mean of the means the row prints, signed so that + is worse
-//! whatever the metric's direction; `Confidence interval` is the baseline
-//! mean's 95 % CI in the metric's units (Linaro's brackets their baseline
-//! mean), so a current mean outside it stands out. kbench adds `CI of
-//! change, %`, the 95 % CI of the change that decides (ratio of geometric
-//! means, or the paired shift), also + = worse; `SD` and `Samples` are
-//! baseline / current; `p` is Welch's (or the paired test's), `q`
-//! Benjamini-Hochberg over the block's metrics (all of them, whatever
-//! `--metric` shows).
+//! `Change, %` is the change every format shows ([`opening::CHANGE_RULE`]:
+//! what the verdict decides on, + for a higher value) and `CI of change,
+//! %` its 95 % CI. As in Linaro's report, kept as an extra: `Diff, %` is
+//! (current mean - baseline mean) / baseline mean of the means the row
+//! prints, signed so that + is worse whatever the metric's direction;
+//! `Confidence interval` is the baseline mean's 95 % CI in the metric's
+//! units (Linaro's brackets their baseline mean), so a current mean
+//! outside it stands out. `SD` and `Samples` are baseline / current; `p`
+//! is Welch's (or the paired test's), `q` Benjamini-Hochberg over the
+//! block's metrics (all of them, whatever `--metric` shows).
 //!
 //! Metrics are grouped by benchmark: a task/thread/process/instance count
 //! option (`tasks`, `threads`, `procs`, stress-ng's `instances`) becomes an
@@ -35,6 +35,7 @@
 //! their row.
 
 use super::common::{self, paint};
+use super::opening;
 use super::render::{Render, Style};
 use kbench_analysis::apart_notes::unit_word;
 use kbench_analysis::comparison::{
@@ -52,26 +53,22 @@ const COUNT_OPTIONS: &[&str] = &["tasks", "threads", "procs", "instances"];
 /// the sub-row's name instead of the benchmark's.
 const NAME_OPTION: &str = "stressor";
 
-/// What the columns mean, once before the blocks.
-const LEGEND: &str = "Diff, %: (current mean - baseline mean) / baseline mean, + = worse \
-    whatever the metric's direction. Confidence interval: the baseline mean's 95 % CI, in the \
-    metric's units. CI of change, %: the 95 % CI of the change that decides (ratio of geometric \
-    means, or the paired shift), + = worse. SD and Samples: baseline / current.";
+/// What the columns mean, once before the blocks (the opening says how
+/// the change reads).
+const LEGEND: &str = "Change, %: as above; CI of change, %: its 95 % CI. Diff, %: Linaro's \
+    column, (current mean - baseline mean) / baseline mean, + = worse whatever the metric's \
+    direction. Confidence interval: the baseline mean's 95 % CI, in the metric's units. SD and \
+    Samples: baseline / current.";
 
 pub struct Regressions;
 
 impl Render<ComparisonReport> for Regressions {
     fn render(&self, report: &ComparisonReport, style: Style) -> String {
         let mut out = String::new();
-        for line in common::header_lines(report) {
+        for line in opening::lines(report, style) {
             let _ = writeln!(out, "{line}");
         }
         if report.summaries.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nOne identifier ('{}'): nothing to compare against.",
-                report.baseline
-            );
             return out;
         }
         let _ = writeln!(out);
@@ -248,21 +245,19 @@ fn diff_pct(comparison: &Comparison) -> f64 {
     worse_sign(comparison) * 100.0 * (current - base) / base
 }
 
-/// The CI of the change in percent, turned so that + is worse.
-fn change_ci(comparison: &Comparison) -> (f64, f64) {
-    let pct = &comparison.change_pct;
-    match comparison.better {
-        Direction::Lower => (pct.ci_low, pct.ci_high),
-        Direction::Higher => (-pct.ci_high, -pct.ci_low),
-    }
-}
-
 fn cells(row: &Row, inconclusive: bool) -> Vec<(String, Option<Verdict>)> {
     let c = row.comparison;
     let plain = |s: String| (s, None);
+    let change = &c.change_pct;
     let mut cells = vec![
         plain(num(Some(c.baseline.mean))),
         plain(num(Some(c.current.mean))),
+        plain(number::signed(change.point, 3, "", Unbounded::Ascii)),
+        plain(format!(
+            "{} / {}",
+            signed(change.ci_low),
+            signed(change.ci_high)
+        )),
         plain(number::signed(diff_pct(c), 3, "", Unbounded::Ascii)),
     ];
     if !inconclusive {
@@ -278,8 +273,6 @@ fn cells(row: &Row, inconclusive: bool) -> Vec<(String, Option<Verdict>)> {
         num(Some(c.baseline.ci.ci_low)),
         num(Some(c.baseline.ci.ci_high))
     )));
-    let (low, high) = change_ci(c);
-    cells.push(plain(format!("{} / {}", signed(low), signed(high))));
     cells.push(plain(number::p_value(c.p_value)));
     cells.push(plain(number::p_value(c.q_value)));
     if inconclusive {
@@ -324,18 +317,14 @@ fn section(out: &mut String, title: &str, rows: &[&Row], inconclusive: bool, sty
         "Benchmark/Test/Metric, Units",
         "Baseline Mean",
         "Current Mean",
+        opening::CHANGE_LABEL,
+        "CI of change, %",
         "Diff, % (+ = worse)",
     ];
     if !inconclusive {
         headers.push("SD");
     }
-    headers.extend([
-        "Samples",
-        "Confidence interval",
-        "CI of change, %",
-        "p",
-        "q",
-    ]);
+    headers.extend(["Samples", "Confidence interval", "p", "q"]);
     if inconclusive {
         headers.extend(["MDE, %", "Needed per side"]);
     } else {
@@ -501,21 +490,26 @@ mod tests {
     }
 
     /// A time up about 21.2 % (the fixture's within-round steps are not
-    /// scaled): the row says +21.188 and so does the summary (once
+    /// scaled): the row's Diff says +21.188 and so does the summary (once
     /// "17.48 % worse", 1 - 1/1.212, the inverse ratio); a rate up as much
     /// is -21.188, 21.19 % better; a rate down 20 % is about +20, as many
-    /// % worse.
+    /// % worse. The Change is signed as the value moved, whichever is
+    /// better: up for both 1.214s, down for both 0.8s.
     #[test]
     fn the_summary_of_one_metric_is_its_row() {
         for (direction, factor, expected) in [
-            (Direction::Lower, 1.214, 21.188),
+            (Direction::Lower, 1.214, 21.188_f64),
             (Direction::Higher, 1.214, -21.188),
             (Direction::Higher, 0.8, 19.802),
             (Direction::Lower, 0.8, -19.802),
         ] {
             let report = one_metric(direction, factor);
             let text = Regressions.render(&report, Style::default());
-            let shown: f64 = row_of(&text)[2].parse().unwrap();
+            let row = row_of(&text);
+            let change: f64 = row[2].parse().unwrap();
+            assert_eq!(change.signum(), (factor - 1.0).signum(), "{text}");
+            assert!((change.abs() - expected.abs()).abs() < 0.1, "{text}");
+            let shown: f64 = row[4].parse().unwrap();
             assert!(
                 (shown - expected).abs() < 0.0005,
                 "{direction:?} x{factor}:\n{text}"
@@ -530,8 +524,9 @@ mod tests {
     }
 
     /// The row prints the means its Diff is of, the baseline mean's CI in
-    /// the metric's units around it, and the change's CI turned as the
-    /// Diff is; no-change rows only with `all_rows`.
+    /// the metric's units around it, and the change with its CI as every
+    /// format does (a rate down 10 %: -10, worse; the Diff +10); no-change
+    /// rows only with `all_rows`.
     #[test]
     fn columns_agree_with_the_means_and_no_change_rows_on_request() {
         let report = one_metric(Direction::Higher, 0.9);
@@ -539,18 +534,21 @@ mod tests {
         let row = row_of(&text);
         let base: f64 = row[0].parse().unwrap();
         let current: f64 = row[1].parse().unwrap();
-        let diff: f64 = row[2].parse().unwrap();
+        let change: f64 = row[2].parse().unwrap();
+        let diff: f64 = row[4].parse().unwrap();
         assert!(
             (diff - 100.0 * (base - current) / base).abs() < 0.001,
             "{text}"
         );
-        let (low, high) = row[5].split_once(" / ").unwrap();
+        assert!((change + diff).abs() < 0.1 && change < 0.0, "{text}");
+        let (low, high) = row[7].split_once(" / ").unwrap();
         let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
         assert!(low < base && base < high && high < current * 1.2, "{text}");
-        let (low, high) = row[6].split_once(" / ").unwrap();
+        let (low, high) = row[3].split_once(" / ").unwrap();
         let (low, high): (f64, f64) = (low.parse().unwrap(), high.parse().unwrap());
-        assert!(low > 0.0 && low < diff && diff < high, "{text}");
+        assert!(low < change && change < high && high < 0.0, "{text}");
         assert!(text.contains("Diff, % (+ = worse)"), "{text}");
+        assert!(text.contains("Change, % (+ = higher value)"), "{text}");
         let same = one_metric(Direction::Lower, 1.0);
         let counted = Regressions.render(&same, Style::default());
         assert!(!counted.contains("\nsyscall-null, ns"), "{counted}");
@@ -566,7 +564,7 @@ mod tests {
             .split("\nNo change\n")
             .nth(1)
             .expect("a No change section");
-        assert_eq!(row_of(section)[2], "+0.000", "{listed}");
+        assert_eq!(row_of(section)[4], "+0.000", "{listed}");
     }
 
     #[test]

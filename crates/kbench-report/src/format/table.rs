@@ -18,11 +18,15 @@
 //!   column key.
 //! - A cell is the identifier's mean, marked against the baseline: `*`
 //!   REGRESSION, `+` IMPROVEMENT, `?` INCONCLUSIVE, `!` CANNOT DECIDE
-//!   (legend line on top).
+//!   (legend line on top). Under a compared identifier's row (a metric's
+//!   row in "Other metrics") a line holds its changes against the
+//!   baseline, the one every format shows (`opening::CHANGE_RULE`): of
+//!   the stored metric, + for a higher value.
 //! - Columns without data in any identifier, and sections without columns,
 //!   are dropped.
 
 use super::common::{self, paint};
+use super::opening;
 use super::render::{Render, Style};
 use kbench_analysis::comparison::{ComparisonReport, IdentifierResult, MetricReport};
 use kbench_analysis::number;
@@ -31,6 +35,9 @@ use kbench_stats::Verdict;
 use std::fmt::Write;
 
 pub struct Table;
+
+/// The label of the line of changes under a compared row.
+const CHANGE_ROW: &str = "change, %";
 
 /// The unit a section's cells are shown in.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -159,17 +166,22 @@ const SECTIONS: &[Section] = &[
 impl Render<ComparisonReport> for Table {
     fn render(&self, report: &ComparisonReport, style: Style) -> String {
         let mut out = String::new();
-        for line in common::header_lines(report) {
+        for line in opening::lines(report, style) {
             let _ = writeln!(out, "{line}");
         }
         out.push('\n');
         if report.identifiers.len() > 1 {
-            let _ = writeln!(
-                out,
+            let legend = format!(
                 "Cells: each identifier's mean; marks against the baseline '{}': * REGRESSION, \
-                 + IMPROVEMENT, ? INCONCLUSIVE, ! CANNOT DECIDE; no mark: NO CHANGE, the baseline, or not compared.",
+                 + IMPROVEMENT, ? INCONCLUSIVE, ! CANNOT DECIDE; no mark: NO CHANGE, the \
+                 baseline, or not compared. Under each compared row, its {CHANGE_ROW}: the \
+                 change of the stored metric against the baseline, + = a higher value (as \
+                 stored, before any conversion).",
                 report.baseline
             );
+            for line in common::wrap(&legend, 100, "  ") {
+                let _ = writeln!(out, "{line}");
+            }
         } else {
             let _ = writeln!(out, "Cells: the mean of '{}'.", report.baseline);
         }
@@ -332,15 +344,17 @@ fn section_grid(
         used.iter()
             .map(|(c, _)| [c.label[0].to_string(), c.label[1].to_string()]),
     );
-    let rows: Vec<Vec<Cell>> = report
+    let rows: Vec<Vec<Vec<Cell>>> = report
         .identifiers
         .iter()
         .enumerate()
         .map(|(row, name)| {
             let mut cells = vec![Cell::label(name)];
+            let mut changes = vec![Cell::label(&format!("  {CHANGE_ROW}"))];
             if with_mhz {
                 let text = mhz[row].map_or(String::new(), |m| format!("{m:.0}"));
                 cells.push(Cell::number(format!("{text} "), None));
+                changes.push(Cell::number(String::new(), None));
             }
             for &(_, m) in used {
                 let metric = &report.metrics[m];
@@ -353,8 +367,9 @@ fn section_grid(
                     }
                     None => Cell::number(String::new(), None),
                 });
+                changes.push(change_cell(result));
             }
-            cells
+            with_changes(cells, changes, row)
         })
         .collect();
     grid(out, &headers, &rows, style);
@@ -397,7 +412,7 @@ fn others_grid(
         let second = if i == 0 { "(baseline)" } else { "" };
         [name.clone(), second.to_string()]
     }));
-    let rows: Vec<Vec<Cell>> = metrics
+    let rows: Vec<Vec<Vec<Cell>>> = metrics
         .iter()
         .map(|m| {
             let mut cells = vec![Cell::label(&m.test), Cell::label(&m.unit)];
@@ -408,15 +423,38 @@ fn others_grid(
                 }
                 None => Cell::number(String::new(), None),
             }));
-            cells
+            let mut changes = vec![Cell::label(&format!("  {CHANGE_ROW}")), Cell::label("")];
+            changes.extend(m.results.iter().map(change_cell));
+            let compared = m.results.iter().any(|r| r.comparison.is_some());
+            with_changes(cells, changes, usize::from(compared))
         })
         .collect();
     grid(out, &headers, &rows, style);
 }
 
+/// A change under a compared row: [`common::change_text`] (unmarked, so
+/// it lines up with the means' digits); empty where not compared.
+fn change_cell(result: &IdentifierResult) -> Cell {
+    let text = result
+        .comparison
+        .as_ref()
+        .map_or(String::new(), |c| format!("{} ", common::change_text(c)));
+    Cell::number(text, None)
+}
+
+/// A grid row's lines: its cells, and under them its changes unless it is
+/// the baseline's row (`row` 0, or nothing compared).
+fn with_changes(cells: Vec<Cell>, changes: Vec<Cell>, row: usize) -> Vec<Vec<Cell>> {
+    if row == 0 {
+        vec![cells]
+    } else {
+        vec![cells, changes]
+    }
+}
+
 /// An ASCII grid in the seed's style: a border under the header and under
-/// every row.
-fn grid(out: &mut String, headers: &[[String; 2]], rows: &[Vec<Cell>], style: Style) {
+/// every row (the lines of one row, its changes, together).
+fn grid(out: &mut String, headers: &[[String; 2]], rows: &[Vec<Vec<Cell>>], style: Style) {
     let widths: Vec<usize> = (0..headers.len())
         .map(|i| {
             let header = headers[i]
@@ -425,6 +463,7 @@ fn grid(out: &mut String, headers: &[[String; 2]], rows: &[Vec<Cell>], style: St
                 .max()
                 .unwrap_or(0);
             rows.iter()
+                .flatten()
                 .map(|r| common::width(&r[i].text))
                 .max()
                 .unwrap_or(0)
@@ -457,19 +496,21 @@ fn grid(out: &mut String, headers: &[[String; 2]], rows: &[Vec<Cell>], style: St
     }
     let _ = writeln!(out, "{border}");
     for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| {
-                let padded = if c.left {
-                    common::left(&c.text, *w)
-                } else {
-                    common::right(&c.text, *w)
-                };
-                paint(&padded, c.verdict, style)
-            })
-            .collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
+        for line in row {
+            let cells: Vec<String> = line
+                .iter()
+                .zip(&widths)
+                .map(|(c, w)| {
+                    let padded = if c.left {
+                        common::left(&c.text, *w)
+                    } else {
+                        common::right(&c.text, *w)
+                    };
+                    paint(&padded, c.verdict, style)
+                })
+                .collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
         let _ = writeln!(out, "{border}");
     }
 }

@@ -1,7 +1,8 @@
 //! `tap`: the Test Anything Protocol (version 13) that CI systems and
 //! `prove` read: one test point per compared identifier and metric, `not
-//! ok` for a REGRESSION and `ok` otherwise, with the change, its 95 % CI
-//! and the verdict in the description. A metric an identifier lacks is
+//! ok` for a REGRESSION and `ok` otherwise, with the change (the one every
+//! format shows, + for a higher value), its 95 % CI and the verdict in the
+//! description. A metric an identifier lacks is
 //! `ok ... # SKIP`; a `#` in a name is escaped. Never coloured.
 
 use super::render::{Render, Style};

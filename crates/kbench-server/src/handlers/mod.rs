@@ -19,7 +19,7 @@ pub const OPENAPI: &str = include_str!("../../openapi.json");
 
 pub async fn not_found() -> ApiError {
     ApiError::not_found(
-        "no such API path; GET /api/v1/openapi.json lists the routes (README \"Shared lab\" explains them)",
+        "no such API path; GET /api/v1/openapi.json lists the routes (docs/lab.md and docs/api.md explain them)",
     )
 }
 

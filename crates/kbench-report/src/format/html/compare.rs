@@ -1,6 +1,7 @@
 //! The compare page (`kbench compare SET --format html -o page.html`):
-//! the systems and their differences; a summary card per compared
-//! identifier (geometric mean against the baseline, verdict counts); a
+//! a summary card per compared identifier (geometric mean against the
+//! baseline, verdict counts, level of analysis); the systems and their
+//! differences; a
 //! sortable, filterable table of every metric, rows coloured by their worst
 //! verdict; per metric a bar chart of the means with 95 % CI whiskers and
 //! the change against the baseline, and a box and strip plot of the raw
@@ -8,8 +9,8 @@
 
 use super::fragments::{count_item, number_attr};
 use super::page::{page, systems_section};
-use crate::format::common;
 use crate::format::svg::{self, MAX_POINTS, verdict_class};
+use crate::format::{common, opening};
 use crate::markup::{Markup, markup};
 use kbench_analysis::comparison::{
     ComparisonReport, IdentifierResult, IdentifierSummary, MetricReport,
@@ -84,7 +85,11 @@ pub fn compare_page_part(report: &ComparisonReport, part: &MetricPart) -> String
         heading = heading,
         about = about,
         lead = lead,
-        rule = Markup::raw(if compared.is_empty() { "" } else { VERDICTS }),
+        rule = if compared.is_empty() {
+            Markup::new()
+        } else {
+            markup!(VERDICTS, change = opening::CHANGE_RULE)
+        },
         verdict_filter = Markup::raw(if compared.is_empty() {
             ""
         } else {
@@ -124,12 +129,13 @@ fn summary(report: &ComparisonReport) -> Markup {
             _ => "geo",
         };
         cards.push(&markup!(
-            "<div class=\"card\"><div class=\"id\">{{id}}</div><p class=\"{{geo_class}}\">{{geo}}</p><div class=\"basis\">{{basis}}</div><ul class=\"counts\">{{counts}}</ul></div>\n",
+            "<div class=\"card\"><div class=\"id\">{{id}}</div><p class=\"{{geo_class}}\">{{geo}}</p><div class=\"basis\">{{basis}}</div><ul class=\"counts\">{{counts}}</ul><div class=\"basis\">{{analysis}}</div></div>\n",
             id = s.identifier,
             geo_class = geo_class,
             geo = common::geomean_text(s),
             basis = common::geomean_basis(s),
             counts = counts(s),
+            analysis = s.analysis.as_deref().unwrap_or_default(),
         ));
     }
     markup!("<div class=\"cards\">\n{{cards}}</div>", cards = cards)
@@ -181,9 +187,10 @@ fn table_head(report: &ComparisonReport) -> Markup {
     ));
     for (i, name) in report.identifiers.iter().enumerate().skip(1) {
         head.push(&markup!(
-            "<th scope=\"col\" class=\"num\" data-key=\"c{{i}}\" data-type=\"num\">{{name}}: change [95 % CI]</th>",
+            "<th scope=\"col\" class=\"num\" data-key=\"c{{i}}\" data-type=\"num\">{{name}}: {{change}} [95 % CI]</th>",
             i = i,
             name = name,
+            change = opening::CHANGE_LABEL.to_lowercase(),
         ));
     }
     head
@@ -488,6 +495,12 @@ mod tests {
         assert_eq!(page.matches("data-key=\"c").count(), 2);
         assert_eq!(page.matches("<div class=\"card\">").count(), 2);
         assert!(page.contains("<li class=\"v-regression some\"><b>1</b> regression</li>"));
+        // The verdict first: the summary before the systems; the change
+        // labelled as every format labels it.
+        let at = |needle: &str| page.find(needle).unwrap();
+        assert!(at("<section id=\"summary\">") < at("<section id=\"systems\">"));
+        assert!(page.contains(": change, % (+ = higher value) [95 % CI]</th>"));
+        assert!(page.contains("compared as independent samples"));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use crate::format::common;
 use crate::format::csp;
+use crate::format::systems::{self, system_facts};
 use crate::markup::{Markup, markup};
 use kbench_analysis::comparison::IdentifierSystem;
 use kbench_analysis::header::Difference;
@@ -63,14 +64,6 @@ pub fn page(title: &str, body: &Markup, footer: &Markup) -> String {
     .into_string()
 }
 
-/// Whether the system's snapshot was measured (an imported run's is empty).
-fn recorded(system: &IdentifierSystem) -> bool {
-    system
-        .snapshot
-        .as_ref()
-        .is_some_and(|s| !(s.kernel_release.is_empty() && s.cpus_online == 0))
-}
-
 /// The systems: a table of headline facts per identifier (rows of facts
 /// that differ highlighted), the differences between identifiers (any
 /// fact) and the notes. Plain data in, so the history page can pass its
@@ -80,20 +73,7 @@ pub fn systems_section(
     differences: &[Difference],
     notes: &[String],
 ) -> Markup {
-    // An imported identifier's run has an empty snapshot: no facts to show.
-    let per_system: Vec<Vec<(String, String)>> = systems
-        .iter()
-        .map(|s| {
-            if recorded(s) {
-                common::system_facts(s)
-            } else {
-                s.wrapper
-                    .iter()
-                    .map(|w| ("Wrapper".to_string(), w.clone()))
-                    .collect()
-            }
-        })
-        .collect();
+    let per_system: Vec<Vec<(String, String)>> = systems.iter().map(system_facts).collect();
     let mut labels: Vec<String> = vec![];
     for facts in &per_system {
         for (label, _) in facts {
@@ -130,7 +110,7 @@ pub fn systems_section(
     }
     let mut runs = Markup::new();
     for system in systems {
-        let text = if recorded(system) {
+        let text = if system.snapshot.is_some() {
             common::runs_text(system.runs)
         } else {
             format!("{} (no system snapshot)", common::runs_text(system.runs))
@@ -147,43 +127,32 @@ pub fn systems_section(
         head = head,
         rows = rows,
     );
-    let unrecorded: Vec<&str> = systems
-        .iter()
-        .filter(|s| !recorded(s))
-        .map(|s| s.identifier.as_str())
-        .collect();
-    if systems.len() > 1 {
-        if unrecorded.len() == systems.len() {
-            out.push(&Markup::raw(
-                "<p>No identifier has a system snapshot (imported samples): their systems cannot be compared.</p>\n",
-            ));
-        } else if differences.is_empty() {
-            out.push(&Markup::raw(
-                "<p>The identifiers ran on identical systems (every recorded fact is equal).</p>\n",
-            ));
-        } else {
-            let mut items = Markup::new();
-            for d in differences {
-                let mut values = Markup::new();
-                for (i, (name, value)) in d.values.iter().enumerate() {
-                    values.push(&markup!(
-                        "{{sep}}<b>{{name}}</b> = {{value}}",
-                        sep = Markup::raw(if i == 0 { "" } else { "; " }),
-                        name = name,
-                        value = if value.is_empty() { "(unknown)" } else { value },
-                    ));
-                }
-                items.push(&markup!(
-                    "<li><b>{{fact}}</b>: {{values}}</li>\n",
-                    fact = d.fact,
-                    values = values,
+    let unrecorded = systems::unrecorded(systems);
+    if let Some(sentence) = systems::sentence(systems.len(), &unrecorded, !differences.is_empty()) {
+        out.push(&markup!("<p>{{s}}</p>\n", s = sentence));
+    }
+    if systems.len() > 1 && !differences.is_empty() {
+        let mut items = Markup::new();
+        for d in differences {
+            let mut values = Markup::new();
+            for (i, (name, value)) in d.values.iter().enumerate() {
+                values.push(&markup!(
+                    "{{sep}}<b>{{name}}</b> = {{value}}",
+                    sep = Markup::raw(if i == 0 { "" } else { "; " }),
+                    name = name,
+                    value = systems::known(value),
                 ));
             }
-            out.push(&markup!(
-                "<h3>Differences between identifiers</h3>\n<ul class=\"diffs\">\n{{items}}</ul>\n",
-                items = items,
+            items.push(&markup!(
+                "<li><b>{{fact}}</b>: {{values}}</li>\n",
+                fact = d.fact,
+                values = values,
             ));
         }
+        out.push(&markup!(
+            "<h3>Differences between identifiers</h3>\n<ul class=\"diffs\">\n{{items}}</ul>\n",
+            items = items,
+        ));
     }
     out.push(&notes_list(notes));
     out.push(&Markup::raw("</section>\n"));

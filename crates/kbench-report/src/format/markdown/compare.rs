@@ -1,11 +1,13 @@
-//! The comparison as markdown: the systems as a table of facts per
-//! identifier, their differences and the notes, a summary table (geometric
-//! mean and verdict counts per identifier), and a metrics table with, per
-//! metric, the baseline's mean +- CI and for every other identifier its
-//! mean, change [95 % CI] and verdict; warnings last.
+//! The comparison as markdown, the verdict first: a summary table
+//! (geometric mean and verdict counts per identifier) with each
+//! identifier's worst regressions and level of analysis; then the systems
+//! as a table of facts per identifier, their differences and the notes,
+//! and a metrics table with, per metric, the baseline's mean +- CI and for
+//! every other identifier its mean, change [95 % CI] (the change of every
+//! format, `opening::CHANGE_RULE`) and verdict; warnings last.
 
 use super::escape::escape;
-use crate::format::common;
+use crate::format::{common, opening, systems};
 use kbench_analysis::comparison::{ComparisonReport, IdentifierResult, MetricReport};
 use kbench_analysis::number::{self, Unbounded};
 use kbench_stats::Verdict;
@@ -39,12 +41,13 @@ pub(super) fn markdown(report: &ComparisonReport) -> String {
             out,
             " Verdicts: REGRESSION / IMPROVEMENT when q < 0.05 and the change's 95 % CI \
              lies wholly beyond the threshold; NO CHANGE when it lies within it; \
-             INCONCLUSIVE otherwise; CANNOT DECIDE when no test can be made."
+             INCONCLUSIVE otherwise; CANNOT DECIDE when no test can be made. {}",
+            opening::CHANGE_RULE
         );
     }
     out.push('\n');
-    systems(&mut out, report);
     summary(&mut out, report);
+    systems(&mut out, report);
     metrics(&mut out, report);
     warnings(&mut out, report);
     out
@@ -69,7 +72,7 @@ fn systems(out: &mut String, report: &ComparisonReport) {
     let _ = writeln!(out, "{}", row(&header));
     let _ = writeln!(out, "{}", rule(header.len(), usize::MAX));
     let per_system: Vec<Vec<(String, String)>> =
-        report.systems.iter().map(common::system_facts).collect();
+        report.systems.iter().map(systems::system_facts).collect();
     let mut labels: Vec<String> = vec![];
     for facts in &per_system {
         for (label, _) in facts {
@@ -98,19 +101,18 @@ fn systems(out: &mut String, report: &ComparisonReport) {
     let mut runs = vec!["Runs".to_string()];
     runs.extend(report.systems.iter().map(|s| s.runs.to_string()));
     let _ = writeln!(out, "{}", row(&runs));
-    if report.identifiers.len() > 1 {
+    let unrecorded = systems::unrecorded(&report.systems);
+    let differ = !report.differences.is_empty();
+    if let Some(sentence) = systems::sentence(report.systems.len(), &unrecorded, differ) {
+        let _ = writeln!(out, "\n{}", escape(&sentence));
+    }
+    if differ {
         let _ = writeln!(out, "\n### Differences between identifiers\n");
-        if report.differences.is_empty() {
-            let _ = writeln!(
-                out,
-                "None: the identifiers ran on identical systems (every recorded fact is equal)."
-            );
-        }
         for d in &report.differences {
             let values: Vec<String> = d
                 .values
                 .iter()
-                .map(|(name, value)| format!("{}: {}", escape(name), escape(value)))
+                .map(|(name, value)| format!("{}: {}", escape(name), escape(systems::known(value))))
                 .collect();
             let _ = writeln!(out, "- **{}**: {}", escape(&d.fact), values.join("; "));
         }
@@ -158,6 +160,32 @@ fn summary(out: &mut String, report: &ComparisonReport) {
         ];
         let _ = writeln!(out, "{}", row(&cells));
     }
+    out.push('\n');
+    for (index, s) in report.summaries.iter().enumerate() {
+        let worst: Vec<String> = opening::worst_regressions(report, index + 1)
+            .iter()
+            .map(|(metric, c)| format!("{} {}", escape(&metric.test), change(c.change_pct.point)))
+            .collect();
+        if !worst.is_empty() {
+            let _ = writeln!(
+                out,
+                "- **{}**, worst regressions: {}",
+                escape(&s.identifier),
+                worst.join(", ")
+            );
+        }
+    }
+    for (of, level) in opening::levels(report) {
+        let _ = match of {
+            Some(name) => writeln!(out, "- Analysis of **{}**: {}", escape(name), escape(level)),
+            None => writeln!(out, "- Analysis: {}", escape(level)),
+        };
+    }
+}
+
+/// "+10.0 %", "-31.2 %": a change, one decimal, + for a higher value.
+fn change(point: f64) -> String {
+    format!("{} %", number::signed(point, 1, "", Unbounded::Ascii))
 }
 
 /// "115.2 ± 0.3 %"; "-" without samples.
@@ -182,8 +210,8 @@ fn change_cell(result: &IdentifierResult) -> String {
     };
     let bound = |v: f64| number::signed(v, 1, "", Unbounded::Ascii);
     format!(
-        "{} % \\[{}, {}\\]",
-        bound(c.change_pct.point),
+        "{} \\[{}, {}\\]",
+        change(c.change_pct.point),
         bound(c.change_pct.ci_low),
         bound(c.change_pct.ci_high)
     )
@@ -208,7 +236,10 @@ fn metrics(out: &mut String, report: &ComparisonReport) {
     for name in &report.identifiers[1..] {
         let name = escape(name);
         header.push(name.clone());
-        header.push(format!("{name}: change \\[95 % CI\\]"));
+        header.push(format!(
+            "{name}: {} \\[95 % CI\\]",
+            opening::CHANGE_LABEL.to_lowercase()
+        ));
         header.push(format!("{name}: verdict"));
     }
     let _ = writeln!(out, "{}", row(&header));

@@ -3,11 +3,10 @@
 //! identifiers, what the monitors saw, then per test one row per
 //! identifier (n, mean, median, SD, 95 % CI, how sampling ended).
 
-use crate::format::common;
-use kbench_analysis::header::{self, HEADLINE_FACTS};
+use crate::format::{common, systems};
+use kbench_analysis::header;
 use kbench_analysis::number;
 use kbench_analysis::show::{IdentifierEntry, ResultEntry, ShowDocument};
-use kbench_model::SystemSnapshot;
 use kbench_model::results::{RunRecord, RunStatus, TestOutcomeKind};
 use std::fmt::Write;
 
@@ -68,10 +67,18 @@ fn header_lines(doc: &ShowDocument) -> Vec<String> {
     for id in &doc.identifiers {
         lines.extend(identifier_lines(id));
     }
-    lines.extend(common::difference_lines(
+    let unrecorded: Vec<&str> = doc
+        .identifiers
+        .iter()
+        .filter(|id| header::recorded_snapshot(&id.runs).is_none())
+        .map(|id| id.name.as_str())
+        .collect();
+    lines.extend(systems::sentence(
         doc.identifiers.len(),
-        &doc.differences,
+        &unrecorded,
+        !doc.differences.is_empty(),
     ));
+    lines.extend(systems::difference_lines(&doc.differences));
     lines
 }
 
@@ -82,24 +89,17 @@ fn identifier_lines(id: &IdentifierEntry) -> Vec<String> {
         first.push_str(&format!("; factors {}", factors.join(", ")));
     }
     let mut lines = vec![first];
-    if let Some(snapshot) = header::snapshot_of(&id.runs) {
-        lines.push(format!("  {}", headline(snapshot)));
+    if let Some(snapshot) = header::recorded_snapshot(&id.runs) {
+        let facts: Vec<String> = header::headline_facts(snapshot)
+            .into_iter()
+            .map(|(label, value)| format!("{label}: {value}"))
+            .collect();
+        lines.push(format!("  {}", facts.join(", ")));
     }
     for note in id.runs.iter().flat_map(|r| &r.info.notes) {
         lines.push(format!("  NOTE: {note}"));
     }
     lines
-}
-
-/// "Processor: ..., Memory: ...": the headline facts that are known.
-fn headline(snapshot: &SystemSnapshot) -> String {
-    let facts: Vec<String> = snapshot
-        .facts()
-        .into_iter()
-        .filter(|(label, value)| !value.is_empty() && HEADLINE_FACTS.contains(&label.as_str()))
-        .map(|(label, value)| format!("{label}: {value}"))
-        .collect();
-    facts.join(", ")
 }
 
 /// "1 run (complete)", "3 runs (2 complete, 1 interrupted)".
