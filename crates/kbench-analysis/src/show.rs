@@ -161,6 +161,10 @@ pub struct RunDocument {
     pub result_set: String,
     pub identifier: String,
     pub interrupted: bool,
+    /// Stopped at a FAILED test (without `--keep-going`).
+    pub stopped_at_failure: bool,
+    /// How many tests the run was to measure.
+    pub tests: usize,
     pub samples_stored: usize,
     pub outcomes: Vec<TestOutcome>,
     pub show: ShowDocument,
@@ -184,10 +188,11 @@ impl SetList {
 }
 
 impl RunDocument {
-    /// The line a run ends with, after its summary: how many samples it
-    /// stored where, or that it was interrupted and how to resume.
+    /// The lines a run ends with, after its summary: how many samples it
+    /// stored where, or that it was interrupted and how to resume; then
+    /// the tests that FAILED, if any.
     pub fn ending(&self) -> String {
-        if self.interrupted {
+        let stored = if self.interrupted {
             format!(
                 "\nInterrupted: {} sample(s) stored. Run the same command again to resume.",
                 self.samples_stored
@@ -197,8 +202,46 @@ impl RunDocument {
                 "\nStored {} sample(s) under '{}' in result set '{}'.",
                 self.samples_stored, self.identifier, self.result_set
             )
+        };
+        match self.failed() {
+            Some(failed) => format!("{stored}\n{failed}"),
+            None => stored,
         }
     }
+
+    /// The line naming the tests that FAILED ([`failed_line`]), if any.
+    pub fn failed(&self) -> Option<String> {
+        failed_line(&self.outcomes, self.tests, self.stopped_at_failure)
+    }
+}
+
+/// "2 of 50 tests FAILED: a, b", each failed test named once however many
+/// rounds it failed in, and when the run stopped at the first, that it
+/// did and how to go on; `None` when no test failed.
+pub fn failed_line(outcomes: &[TestOutcome], tests: usize, stopped: bool) -> Option<String> {
+    let mut failed: Vec<&TestKey> = Vec::new();
+    for outcome in outcomes
+        .iter()
+        .filter(|o| o.kind == TestOutcomeKind::Failed)
+    {
+        if !failed.contains(&&outcome.test) {
+            failed.push(&outcome.test);
+        }
+    }
+    if failed.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = failed.iter().map(ToString::to_string).collect();
+    let plural = if tests == 1 { "" } else { "s" };
+    let stopped = match stopped {
+        true => "; the run stopped there (--keep-going measures the other tests too)",
+        false => "",
+    };
+    Some(format!(
+        "{} of {tests} test{plural} FAILED: {}{stopped}",
+        failed.len(),
+        names.join(", ")
+    ))
 }
 
 /// The result set cut down to `identifier` and the tests a run measured

@@ -5,6 +5,9 @@
 
 use kbench_model::TestKey;
 
+/// `--threshold`'s default: this percentage for every metric.
+pub const DEFAULT_THRESHOLD: &str = "1";
+
 /// The default threshold and the per-test rules, as fractions (0.01 = 1 %).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Thresholds {
@@ -23,10 +26,11 @@ impl Thresholds {
     }
 
     /// A `--threshold` value: comma-separated items, each a percentage
-    /// (the default for metrics no rule matches; 1 when none is given) or
-    /// `PATTERN=PERCENT`, where `*` in PATTERN matches any text.
+    /// (the default for metrics no rule matches; [`DEFAULT_THRESHOLD`]
+    /// when none is given) or `PATTERN=PERCENT`, where `*` in PATTERN
+    /// matches any text.
     pub fn parse(text: &str) -> Result<Thresholds, String> {
-        let mut thresholds = Thresholds::uniform(0.01);
+        let mut thresholds = Thresholds::default();
         let mut default_given = false;
         for item in items(text) {
             match item.rsplit_once('=') {
@@ -67,6 +71,14 @@ impl Thresholds {
             .iter()
             .find(|(pattern, _)| matches(pattern, &name) || matches(pattern, &test.benchmark))
             .map_or(self.default, |(_, fraction)| *fraction)
+    }
+}
+
+impl Default for Thresholds {
+    /// [`DEFAULT_THRESHOLD`] for every metric.
+    fn default() -> Thresholds {
+        let percent = threshold_percent(DEFAULT_THRESHOLD).expect("the default is a percentage");
+        Thresholds::uniform(percent / 100.0)
     }
 }
 

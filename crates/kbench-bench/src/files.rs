@@ -14,7 +14,9 @@ use crate::sys::mapping::Mapping;
 use crate::sys::memory::{available_memory, page_size};
 use crate::sys::tempdir::TempDir;
 use crate::sys::{check, os_error};
-use crate::{BenchError, BenchInfo, Direction, Interval, OptionSpec, Options, Unit, Workload};
+use crate::{
+    BenchError, BenchInfo, Direction, Interval, OptionKind, OptionSpec, Options, Unit, Workload,
+};
 use std::ffi::CString;
 use std::fs::File;
 use std::hint::black_box;
@@ -58,14 +60,22 @@ const SEED: u64 = 0x6b62_656e_6368;
 
 const FILE_KIB: OptionSpec = OptionSpec {
     name: "size",
+    kind: OptionKind::Whole {
+        min: 0,
+        max: MAX_FILE_KIB,
+    },
     default: || "0".to_string(),
-    help: "KiB written to each file, 0..=1048576 (lmbench uses 0, 1, 4 and 10)",
+    help: "KiB written to each file (lmbench uses 0, 1, 4 and 10)",
 };
 
 const MAP_MIB: OptionSpec = OptionSpec {
     name: "size",
+    kind: OptionKind::Whole {
+        min: 1,
+        max: MAX_MAP_MIB,
+    },
     default: || "4".to_string(),
-    help: "MiB of the mapped file, 1..=1024",
+    help: "MiB of the mapped file",
 };
 
 pub const BENCHES: &[BenchInfo] = &[
@@ -279,7 +289,7 @@ struct Tree {
 
 impl Tree {
     fn new(bench: &str, options: &Options) -> Result<Tree, BenchError> {
-        let kib = options.number("size", 0, MAX_FILE_KIB)?;
+        let kib = options.number("size");
         check_room("size", kib * KIB)?;
         Ok(Tree {
             dirs: Vec::new(),
@@ -425,7 +435,7 @@ struct MmapLat {
 
 impl MmapLat {
     fn new(options: &Options) -> Result<MmapLat, BenchError> {
-        let mib = options.number("size", 1, MAX_MAP_MIB)?;
+        let mib = options.number("size");
         check_room("size", mib * MIB)?;
         let dir = TempDir::new("mmap-lat")?;
         let file = cached_file(&dir, mib * MIB)?;

@@ -11,7 +11,9 @@ use crate::shared::pair::{Channel, RoundTrip, Stream};
 use crate::shared::placement::{self, PLACEMENT, Pinning};
 use crate::sys::fd::{self, raw};
 use crate::sys::partner::Partner;
-use crate::{BenchError, BenchInfo, Direction, Interval, OptionSpec, Options, Unit, Workload};
+use crate::{
+    BenchError, BenchInfo, Direction, Interval, OptionKind, OptionSpec, Options, Unit, Workload,
+};
 use std::hint::black_box;
 use std::os::fd::{OwnedFd, RawFd};
 use std::time::Instant;
@@ -21,20 +23,23 @@ use std::time::Instant;
 /// a VM) lands in the number, which then flips between two levels.
 const RING_PLACEMENT: OptionSpec = OptionSpec {
     name: placement::OPTION,
+    kind: placement::KIND,
     default: || "same".to_string(),
     help: placement::RING_HELP,
 };
 
 const PROCS: OptionSpec = OptionSpec {
     name: "procs",
+    kind: OptionKind::Whole { min: 2, max: 64 },
     default: || "2".to_string(),
-    help: "processes in the ring, 2..=64 (the measuring process is one of them)",
+    help: "processes in the ring (the measuring process is one of them)",
 };
 
 const SIZE_KIB: OptionSpec = OptionSpec {
     name: "size",
+    kind: OptionKind::Whole { min: 0, max: 4096 },
     default: || "0".to_string(),
-    help: "KiB of its own buffer each process sums per hop, 0..=4096",
+    help: "KiB of its own buffer each process sums per hop",
 };
 
 pub const BENCHES: &[BenchInfo] = &[
@@ -122,8 +127,8 @@ fn touch(words: &[u64]) {
 
 impl Ring {
     fn new(options: &Options) -> Result<Ring, BenchError> {
-        let procs = options.number("procs", 2, 64)? as usize;
-        let kib = options.number("size", 0, 4096)? as usize;
+        let procs = options.number("procs") as usize;
+        let kib = options.number("size") as usize;
         let words = kib * 1024 / size_of::<u64>();
         let pinning = Pinning::spread(options)?;
         let buffers: Vec<u64> = (0..procs * words).map(|i| i as u64 | 1).collect();

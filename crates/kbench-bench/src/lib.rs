@@ -42,7 +42,7 @@ mod unit;
 
 pub use calibrate::{MIN_INTERVAL, calibrate};
 pub use kbench_model::{Direction, TestKey};
-pub use options::{OptionSpec, Options};
+pub use options::{OptionKind, OptionSpec, Options};
 pub use unit::{Interval, Unit};
 
 use std::fmt;

@@ -2,7 +2,9 @@
 //! than the last-level cache.
 
 use crate::sys::memory::available_memory;
-use crate::{BenchError, BenchInfo, Direction, Interval, OptionSpec, Options, Unit, Workload};
+use crate::{
+    BenchError, BenchInfo, Direction, Interval, OptionKind, OptionSpec, Options, Unit, Workload,
+};
 use std::hint::black_box;
 use std::io;
 use std::time::Instant;
@@ -11,8 +13,6 @@ const MIB: usize = 1024 * 1024;
 
 /// The largest buffer mem-bw accepts, in MiB.
 const MAX_SIZE_MIB: u64 = 1 << 20;
-
-const OPS: &[&str] = &["rd", "wr", "cp"];
 
 pub const BENCHES: &[BenchInfo] = &[BenchInfo {
     id: "mem-bw",
@@ -23,11 +23,16 @@ pub const BENCHES: &[BenchInfo] = &[BenchInfo {
     options: &[
         OptionSpec {
             name: "op",
+            kind: OptionKind::Choice(&["rd", "wr", "cp"]),
             default: || "rd".to_string(),
             help: "rd: sum the u64 words; wr: store every word; cp: copy_from_slice into a second buffer of the same size",
         },
         OptionSpec {
             name: "size",
+            kind: OptionKind::Whole {
+                min: 1,
+                max: MAX_SIZE_MIB,
+            },
             default: || "64".to_string(),
             help: "buffer size in MiB (each of the two for cp); default 64, above common LLC sizes",
         },
@@ -70,12 +75,12 @@ fn touched_buffer(words: usize, fill: u64) -> Result<Vec<u64>, BenchError> {
 
 impl MemBw {
     fn new(options: &Options) -> Result<MemBw, BenchError> {
-        let op = match options.choice("op", OPS)? {
+        let op = match options.choice("op") {
             "rd" => Op::Read,
             "wr" => Op::Write,
             _ => Op::Copy,
         };
-        let size_mib = options.number("size", 1, MAX_SIZE_MIB)?;
+        let size_mib = options.number("size");
         let buffers = if op == Op::Copy { 2 } else { 1 };
         let needed = size_mib * MIB as u64 * buffers;
         // Leave a quarter of the available memory alone (no OOM killer).

@@ -42,22 +42,28 @@
 mod bodies;
 mod tasks;
 
+use crate::shared::mode::MODES;
 use crate::sys::fd;
 use crate::sys::memory::available_memory;
 use crate::sys::signal::Sigusr1Guard;
-use crate::{BenchError, BenchInfo, Direction, OptionSpec, Options, Unit, Workload};
+use crate::{BenchError, BenchInfo, Direction, OptionKind, OptionSpec, Options, Unit, Workload};
 use bodies::MEMSIZE;
 use tasks::{Body, Launch, MAX_TASKS, Mode, Scale, Spec};
 
 const TASKS: OptionSpec = OptionSpec {
     name: "tasks",
+    kind: OptionKind::Whole {
+        min: 1,
+        max: MAX_TASKS,
+    },
     default: || "1".to_string(),
-    help: "tasks spinning on the loop body, 1..=1024 (context_switch1: pairs); \
+    help: "tasks spinning on the loop body (context_switch1: pairs); \
            more than the CPUs is allowed (oversubscribed)",
 };
 
 const MODE: OptionSpec = OptionSpec {
     name: "mode",
+    kind: MODES,
     default: || "process".to_string(),
     help: "process: each task is a forked process; thread: each task is a thread of one process",
 };
@@ -267,8 +273,8 @@ fn boxed(scale: Result<Scale, BenchError>) -> Result<Box<dyn Workload>, BenchErr
 
 /// Checks the options, makes what the tasks need and starts them.
 fn start(def: &Def, options: &Options) -> Result<Scale, BenchError> {
-    let tasks = options.number("tasks", 1, MAX_TASKS)? as usize;
-    let mode = match options.choice("mode", &["process", "thread"])? {
+    let tasks = options.number("tasks") as usize;
+    let mode = match options.choice("mode") {
         "process" => Mode::Process,
         _ => Mode::Thread,
     };

@@ -21,8 +21,9 @@ mod mutex;
 mod vm;
 mod xorshift;
 
+use crate::shared::mode::MODES;
 use crate::shared::spawn::prepare_exit0;
-use crate::{BenchInfo, Direction, OptionSpec, Unit};
+use crate::{BenchInfo, Direction, OptionKind, OptionSpec, Unit};
 
 pub const BENCHES: &[BenchInfo] = &[
     BenchInfo {
@@ -115,16 +116,22 @@ pub const BENCHES: &[BenchInfo] = &[
         options: &[
             OptionSpec {
                 name: "groups",
+                kind: OptionKind::Whole {
+                    min: 1,
+                    max: hackbench::MAX_GROUPS,
+                },
                 default: || "4".to_string(),
-                help: "groups of 20 senders + 20 receivers, 1..=100 (at most 4000 tasks); hackbench's default is 10",
+                help: "groups of 20 senders + 20 receivers (at most 4000 tasks); hackbench's default is 10",
             },
             OptionSpec {
                 name: "ipc",
+                kind: OptionKind::Choice(hackbench::IPCS),
                 default: || "pipe".to_string(),
                 help: "pipe: one pipe per receiver; socket: one AF_UNIX stream socketpair per receiver",
             },
             OptionSpec {
                 name: "mode",
+                kind: MODES,
                 default: || "process".to_string(),
                 help: "process: every sender and receiver is a forked process; thread: a thread",
             },
@@ -141,8 +148,12 @@ pub const BENCHES: &[BenchInfo] = &[
                   shared counter, unlock, then a 100-step spin",
         options: &[OptionSpec {
             name: "threads",
+            kind: OptionKind::Whole {
+                min: 1,
+                max: mutex::MAX_THREADS,
+            },
             default: || "2".to_string(),
-            help: "threads contending for the one mutex, 1..=1024 (the measuring thread is one of them)",
+            help: "threads contending for the one mutex (the measuring thread is one of them)",
         }],
         one_task: false,
         in_measuring_task: false,

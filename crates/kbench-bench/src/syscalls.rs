@@ -31,7 +31,9 @@ use crate::sys::signal::{Sigusr1Guard, empty_action, sigusr1_blocked};
 use crate::sys::tempdir::TempDir;
 use crate::sys::{check, os_error};
 use crate::unit::timed;
-use crate::{BenchError, BenchInfo, Direction, Interval, OptionSpec, Options, Unit, Workload};
+use crate::{
+    BenchError, BenchInfo, Direction, Interval, OptionKind, OptionSpec, Options, Unit, Workload,
+};
 use libc::{c_int, c_long};
 use std::ffi::CString;
 use std::fs::File;
@@ -138,8 +140,9 @@ pub const BENCHES: &[BenchInfo] = &[
         summary: "pselect6 with zero timeout over N always-ready fds (/dev/null) in the write set",
         options: &[OptionSpec {
             name: "fds",
+            kind: OptionKind::Whole { min: 1, max: 1000 },
             default: || "10".to_string(),
-            help: "how many fds to watch, 1..=1000 (fd numbers must stay below FD_SETSIZE)",
+            help: "how many fds to watch (fd numbers must stay below FD_SETSIZE)",
         }],
         one_task: true,
         in_measuring_task: true,
@@ -526,7 +529,7 @@ impl Workload for Select {
 }
 
 fn prepare_select(options: &Options) -> Result<Box<dyn Workload>, BenchError> {
-    let n = options.number("fds", 1, 1000)? as usize;
+    let n = options.number("fds") as usize;
     let fds = (0..n)
         .map(|_| open_fd("/dev/null", true))
         .collect::<Result<Vec<_>, _>>()?;
@@ -610,9 +613,9 @@ mod tests {
     #[test]
     fn select_rejects_bad_fds() {
         let info = crate::find("select").unwrap();
+        // Resolving refuses them, before anything is prepared.
         for bad in ["select[fds=0]", "select[fds=abc]", "select[fds=1001]"] {
-            let (_, options) = info.resolve(&TestKey::parse(bad).unwrap()).unwrap();
-            match info.prepare(&options) {
+            match info.resolve(&TestKey::parse(bad).unwrap()) {
                 Err(BenchError::InvalidOption { option, .. }) => assert_eq!(option, "fds", "{bad}"),
                 Err(other) => panic!("{bad}: {other}"),
                 Ok(_) => panic!("{bad} was accepted"),

@@ -41,6 +41,9 @@ pub struct Suite {
     pub sweep: BTreeMap<String, Vec<String>>,
 }
 
+/// The suite the measuring commands run when named nothing.
+pub const DEFAULT_SUITE: &str = "quick";
+
 /// The built-in suites, in listing order (by name).
 pub fn builtin_suites() -> Vec<Suite> {
     BUILTIN

@@ -1,6 +1,7 @@
 //! `kbench calibrate`: the host's drift between identical runs or boots.
 
 use clap::Args;
+use kbench_catalog::suite::DEFAULT_SUITE;
 
 #[derive(Debug, Args)]
 #[command(
@@ -14,7 +15,7 @@ An interrupted calibration stores nothing.",
 )]
 pub struct CalibrateArgs {
     /// Suites, benchmark ids or tests to calibrate, as for `kbench run`
-    #[arg(value_name = "NAME", default_value = "quick")]
+    #[arg(value_name = "NAME", default_value = DEFAULT_SUITE)]
     pub names: Vec<String>,
 
     /// A/A pairs of units to measure; the drift's degrees of freedom are pairs - 1

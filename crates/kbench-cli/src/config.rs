@@ -6,7 +6,9 @@
 //! that variable is not set, so clap applies the order and every command
 //! sees one source of values.
 
-use kbench_analysis::thresholds::Thresholds;
+use kbench_analysis::thresholds::{DEFAULT_THRESHOLD, Thresholds};
+use kbench_measure::plan::{MAX_TIME, SHORT_ROUND, TARGET_CI_PERCENT};
+use kbench_store::Location;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,7 +66,9 @@ pub struct Setting {
 pub struct Shown<'a> {
     pub key: &'static str,
     pub env: &'static str,
-    pub value: Option<&'a str>,
+    /// The value that applies before any flag: the one set, else the
+    /// built-in default; `None` when there is neither (no server).
+    pub value: Option<String>,
     pub source: &'a Source,
 }
 
@@ -73,12 +77,30 @@ impl Setting {
         Shown {
             key: self.key,
             env: self.env,
-            value: match self.key {
-                "token_file" => self.value.as_ref().map(|_| "(set)"),
-                _ => self.value.as_deref(),
+            value: match (self.key, &self.value) {
+                ("token_file", Some(_)) => Some("(set)".to_string()),
+                (_, Some(value)) => Some(value.clone()),
+                (key, None) => built_in(key),
             },
             source: &self.source,
         }
+    }
+}
+
+/// The built-in default of a key, from the constants the commands use:
+/// what applies when no flag, variable or file sets it; `None` for the
+/// keys without one (server, token_file).
+fn built_in(key: &str) -> Option<String> {
+    match key {
+        "db" => Some(Location::default_file().display().to_string()),
+        "max_time" => Some(format!(
+            "{} ({} in adaptive rounds and variants' blocks)",
+            MAX_TIME.as_secs_f64(),
+            SHORT_ROUND.as_secs_f64()
+        )),
+        "target_ci" => Some(TARGET_CI_PERCENT.to_string()),
+        "thresholds" => Some(DEFAULT_THRESHOLD.to_string()),
+        _ => None,
     }
 }
 
@@ -88,6 +110,33 @@ pub struct Settings {
     /// The file read, when there is one.
     pub file: Option<PathBuf>,
     pub settings: Vec<Setting>,
+}
+
+impl Settings {
+    /// The settings as `kbench config show` prints them: the file read (or
+    /// why there is none), then each key with its value and its source.
+    pub fn text(&self) -> String {
+        let mut out = match (&self.file, path()) {
+            (Some(file), _) => format!("config file: {}\n", file.display()),
+            (None, Some((file, _))) => {
+                format!("config file: none ({} does not exist)\n", file.display())
+            }
+            (None, None) => "config file: none (no HOME or XDG_CONFIG_HOME)\n".to_string(),
+        };
+        let shown: Vec<Shown> = self.settings.iter().map(Setting::shown).collect();
+        let values = shown.iter().filter_map(|s| s.value.as_ref());
+        let width = values.map(String::len).max().unwrap_or(0);
+        for s in shown {
+            let source = match s.source {
+                Source::Env(variable) => format!("environment {variable}"),
+                Source::File(_) => "config file".to_string(),
+                Source::Default => "built-in default".to_string(),
+            };
+            let value = s.value.as_deref().unwrap_or("none");
+            out.push_str(&format!("{:<11} {value:<width$} {source}\n", s.key));
+        }
+        out
+    }
 }
 
 /// A config file that cannot be used: what, where and what to do.

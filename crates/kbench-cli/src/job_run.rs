@@ -38,6 +38,9 @@ pub fn job_run_args(
         flag(run, "rounds", spec.rounds.to_string()),
         flag(&cli, "db", db),
         flag(run, "upload", server),
+        // A job measures every test it can; one that FAILED still fails
+        // the job (status 3), which the worker reports.
+        long(run, "keep_going"),
     ]);
     args.extend(spec.max_time.map(|t| flag(run, "max_time", t.to_string())));
     args.push("--".into());
@@ -47,12 +50,18 @@ pub fn job_run_args(
 
 /// `--LONG=VALUE` for the argument with id `id` of `command`.
 fn flag(command: &clap::Command, id: &str, value: impl AsRef<OsStr>) -> OsString {
+    let mut flag = long(command, id);
+    flag.push("=");
+    flag.push(value);
+    flag
+}
+
+/// `--LONG` of the argument with id `id` of `command`.
+fn long(command: &clap::Command, id: &str) -> OsString {
     let long = command
         .get_arguments()
         .find(|arg| arg.get_id() == id)
         .and_then(|arg| arg.get_long())
         .unwrap_or_else(|| panic!("`kbench {}` has no flag {id}", command.get_name()));
-    let mut flag = OsString::from(format!("--{long}="));
-    flag.push(value);
-    flag
+    OsString::from(format!("--{long}"))
 }

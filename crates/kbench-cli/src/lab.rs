@@ -1,6 +1,7 @@
 //! Flags of the shared lab's commands: serve, token, push, job, worker.
 
 use clap::{Args, Subcommand};
+use kbench_catalog::suite::DEFAULT_SUITE;
 use kbench_server::Limits;
 use kbench_store::Scope;
 use std::path::PathBuf;
@@ -193,8 +194,9 @@ pub struct SubmitArgs {
     #[arg(long, env = "KBENCH_TOKEN", hide_env_values = true)]
     pub token: String,
 
-    /// Suites, benchmark ids or tests with options, as for `kbench run` [default: quick]
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", help = format!(
+        "Suites, benchmark ids or tests with options, as for `kbench run` [default: {DEFAULT_SUITE}]"
+    ))]
     pub names: Vec<String>,
 
     /// A suite to run (the same as naming it)

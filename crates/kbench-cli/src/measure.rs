@@ -4,6 +4,9 @@
 use super::common::{SamplingArgs, UploadArgs};
 use clap::Args;
 use kbench_catalog::profile::adhoc::{self, AdHoc, AdHocMetric};
+use kbench_catalog::suite::DEFAULT_SUITE;
+use kbench_measure::adaptive::{BUDGET_SECONDS, MAX_ROUNDS, MIN_ROUNDS};
+use kbench_measure::interleave::BlockPlan;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -19,7 +22,7 @@ Example:\n  kbench run quick --as 6.18 --into lab --server http://lab:8080 --tok
 )]
 pub struct RunArgs {
     /// Suites, benchmark ids or tests with options, e.g. quick, pipe-lat, 'ctxsw[procs=8,size=16]'
-    #[arg(value_name = "NAME", default_value = "quick")]
+    #[arg(value_name = "NAME", default_value = DEFAULT_SUITE)]
     pub names: Vec<String>,
 
     /// Identifier of this run's column (default: the running kernel's release)
@@ -35,12 +38,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "CMD ARGS")]
     pub wrap: Option<String>,
 
-    /// Fresh invocations of each test, interleaved: compare treats the round as the unit of
-    /// replication, so drift between invocations shows up in the verdict's CI [default:
-    /// adaptive: short rounds until the CI of the round means is within --target-ci or the test
-    /// used --budget, at least 5]
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100),
-          conflicts_with_all = ["variant", "variants"])]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_ROUNDS)),
+          conflicts_with_all = ["variant", "variants"], help = rounds_help())]
     pub rounds: Option<u32>,
 
     /// Measure several identifiers on this kernel in randomized interleaved blocks, where the
@@ -71,10 +70,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    /// Seconds per test (and variant) that adaptive rounds or blocks may take once the minimum
-    /// is done (5 rounds, 12 blocks), unless the CI reaches --target-ci first; 3.5 s keeps the
-    /// quick suite near 60 s per identifier. Not used with --rounds
-    #[arg(long, value_name = "SECONDS", default_value_t = 3.5)]
+    #[arg(long, value_name = "SECONDS", default_value_t = BUDGET_SECONDS, help = budget_help())]
     pub budget: f64,
 
     /// Run rounds that ran disturbed (steal, a busy machine, a slow control loop) again as new
@@ -100,6 +96,26 @@ pub struct RunArgs {
     /// Print the run's result as JSON on stdout (schema kbench.run/1)
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--rounds`' help, with the adaptive rounds' bounds.
+fn rounds_help() -> String {
+    format!(
+        "Fresh invocations of each test, interleaved, at most {MAX_ROUNDS}: compare treats the \
+         round as the unit of replication, so drift between invocations shows up in the \
+         verdict's CI [default: adaptive: short rounds until the CI of the round means is within \
+         --target-ci or the test used --budget, at least {MIN_ROUNDS} and at most {MAX_ROUNDS}]"
+    )
+}
+
+/// `--budget`'s help, with the minimum of rounds and blocks.
+fn budget_help() -> String {
+    format!(
+        "Seconds per test (and variant) that adaptive rounds or blocks may take once the minimum \
+         is done ({MIN_ROUNDS} rounds, {} blocks), unless the CI reaches --target-ci first; the \
+         default keeps the quick suite near 60 s per identifier. Not used with --rounds",
+        BlockPlan::MIN_BLOCKS
+    )
 }
 
 /// Ad-hoc commands, timed as hyperfine times them (docs/profiles.md, "Ad-hoc

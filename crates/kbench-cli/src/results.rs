@@ -6,7 +6,7 @@ use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use kbench_analysis::comparison::ComparisonReport;
 use kbench_analysis::history::HistoryReport;
-use kbench_analysis::thresholds::{Thresholds, threshold_percent};
+use kbench_analysis::thresholds::{DEFAULT_THRESHOLD, Thresholds, threshold_percent};
 use kbench_formats::registry::{self, FileFormat};
 use kbench_report::format::{self, Report};
 use std::path::PathBuf;
@@ -69,7 +69,7 @@ pub struct CompareArgs {
 
     /// Practical threshold in percent: smaller changes are NO CHANGE. Per test too, the first
     /// match winning, `*` any text: 2,pipe-lat=3,syscall-*=1 (2 % for the rest)
-    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = "1", value_parser = Thresholds::parse, env = "KBENCH_THRESHOLD")]
+    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = DEFAULT_THRESHOLD, value_parser = Thresholds::parse, env = "KBENCH_THRESHOLD")]
     pub threshold: Thresholds,
 
     /// Exit with status 1 when any metric is a REGRESSION (a CI gate)

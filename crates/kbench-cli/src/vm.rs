@@ -1,9 +1,13 @@
 //! Flags of `kbench vm` and `kbench kernel`.
 
 use super::common::{SamplingArgs, UploadArgs};
+use super::results::CompareArgs;
 use clap::{Args, Subcommand};
-use kbench_analysis::thresholds::Thresholds;
+use kbench_analysis::thresholds::{DEFAULT_THRESHOLD, Thresholds};
+use kbench_catalog::suite::DEFAULT_SUITE;
+use kbench_vm::MachineRequest;
 use kbench_vm::kernel_fetch::KernelCache;
+use kbench_vm::qemu::AccelChoice;
 use std::path::PathBuf;
 
 /// Run benchmarks in a VM that boots a given kernel with kbench as its init
@@ -38,7 +42,7 @@ pub struct VmRunArgs {
     pub kernel: String,
 
     /// Suites, benchmark ids or tests with options, e.g. quick, pipe-lat, 'ctxsw[procs=8,size=16]'
-    #[arg(value_name = "NAME", default_value = "quick")]
+    #[arg(value_name = "NAME", default_value = DEFAULT_SUITE)]
     pub names: Vec<String>,
 
     /// Identifier of this kernel's column (default: the guest kernel's release)
@@ -86,7 +90,7 @@ pub struct VmCompareArgs {
     pub kernels: Vec<String>,
 
     /// Suites, benchmark ids or tests with options
-    #[arg(value_name = "NAME", default_value = "quick")]
+    #[arg(value_name = "NAME", default_value = DEFAULT_SUITE)]
     pub names: Vec<String>,
 
     /// Identifiers, one per --kernel in the same order (default: each guest kernel's release)
@@ -123,8 +127,30 @@ pub struct VmCompareArgs {
 
     /// Practical threshold in percent for the comparison's verdicts, per test too, as for
     /// `kbench compare`
-    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = "1", value_parser = Thresholds::parse, env = "KBENCH_THRESHOLD")]
+    #[arg(long, value_name = "PERCENT|TEST=PERCENT,..", default_value = DEFAULT_THRESHOLD, value_parser = Thresholds::parse, env = "KBENCH_THRESHOLD")]
     pub threshold: Thresholds,
+}
+
+impl VmCompareArgs {
+    /// The `kbench compare` of what this command stored: the kernels'
+    /// `identifiers` against the first, in this command's format and
+    /// thresholds.
+    pub fn comparison(&self, identifiers: &[String]) -> CompareArgs {
+        CompareArgs {
+            set: self.into.clone(),
+            identifiers: identifiers[1..].to_vec(),
+            baseline: Some(identifiers[0].clone()),
+            format: self.format.clone(),
+            by: None,
+            baseline_level: None,
+            threshold: self.threshold.clone(),
+            fail_on_regression: false,
+            metric: None,
+            all_rows: false,
+            output: None,
+            color: "auto".to_string(),
+        }
+    }
 }
 
 /// The machine the kernels boot in.
@@ -156,6 +182,21 @@ pub struct VmOptions {
 
     #[command(flatten)]
     pub cache: CacheArg,
+}
+
+impl VmOptions {
+    /// The machine these flags ask for, as kbench-vm takes it.
+    pub fn machine(&self) -> MachineRequest {
+        MachineRequest {
+            memory: self.memory.clone(),
+            cpus: self.cpus,
+            timeout: self.timeout,
+            accel: AccelChoice::parse(&self.accel).expect("clap checked --accel"),
+            append: self.append.clone(),
+            qemu: self.qemu.clone(),
+            cache: self.cache.cache(),
+        }
+    }
 }
 
 /// Fetch and list kernels for `kbench vm`

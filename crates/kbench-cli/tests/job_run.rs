@@ -1,6 +1,7 @@
 //! A lab job's child command line, as `kbench worker` runs it, parses back
 //! with kbench's own flags into the job: its set, identifier, rounds,
-//! time budget and names, the job's store and the server, and the kernel.
+//! time budget and names, the job's store and the server, the kernel, and
+//! --keep-going (a FAILED test fails the job after the other tests ran).
 
 use clap::Parser;
 use kbench_cli::{Cli, Command, VmCommand, job_run_args};
@@ -42,6 +43,7 @@ fn a_job_without_kernel_is_kbench_run_of_its_fields() {
         assert_eq!(run.sampling.max_time, job.max_time);
         assert_eq!(run.names, job.names);
         assert_eq!(run.upload.upload.as_deref(), Some("http://h:1"));
+        assert!(run.sampling.keep_going, "a FAILED test stops no job");
         assert_eq!(run.wrap, None, "a name became --wrap");
     }
 }
@@ -63,5 +65,6 @@ fn a_job_with_a_kernel_is_kbench_vm_run_on_it() {
         assert_eq!(run.sampling.max_time, job.max_time);
         assert_eq!(run.names, job.names);
         assert_eq!(run.upload.upload.as_deref(), Some("http://h:1"));
+        assert!(run.sampling.keep_going, "a FAILED test stops no job");
     }
 }

@@ -6,7 +6,7 @@
 //! before its minimum of rounds. Skipped and failed tests get no more.
 
 use crate::error::{Result, invalid};
-use crate::plan::SamplingPlan;
+use crate::plan::{SHORT_ROUND, SamplingPlan};
 use crate::sampler::relative_ci;
 use kbench_model::TestKey;
 use kbench_store::{TestOutcome, TestOutcomeKind};
@@ -23,19 +23,23 @@ pub struct AdaptiveRounds {
     pub budget: Duration,
 }
 
-/// Adaptive rounds are short (unless the user chose `--max-time`)...
-const ROUND_TIME: Duration = Duration::from_millis(200);
-/// ...at least 5 (Welch on round means needs a few degrees of freedom)...
-const MIN_ROUNDS: u32 = 5;
-/// ...and at most this many per test.
+/// Adaptive rounds are short ([`SHORT_ROUND`], unless the user chose
+/// `--max-time`), at least 5 (Welch on round means needs a few degrees of
+/// freedom)...
+pub const MIN_ROUNDS: u32 = 5;
+/// ...and at most this many per test...
 pub const MAX_ROUNDS: u32 = 100;
+/// ...within this many seconds per test once the minimum is done, unless
+/// chosen (`--budget`; variants' blocks too): the quick suite then takes
+/// about a minute per identifier.
+pub const BUDGET_SECONDS: f64 = 3.5;
 
 impl AdaptiveRounds {
     /// Adaptive rounds of `plan` within `budget_seconds` per test; the
     /// plan's rounds become short unless their time was chosen.
     pub fn for_plan(plan: &mut SamplingPlan, budget_seconds: f64) -> Result<AdaptiveRounds> {
         if !plan.max_time_chosen {
-            plan.max_time = ROUND_TIME;
+            plan.max_time = SHORT_ROUND;
         }
         Ok(AdaptiveRounds {
             min_rounds: MIN_ROUNDS,

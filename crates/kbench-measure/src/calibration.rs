@@ -8,6 +8,7 @@
 use crate::MeasureError;
 use crate::agent::stop_on_signals;
 use kbench_analysis::calibration;
+use kbench_catalog::profile::Profiles;
 use kbench_model::{CalibratedUnit, Calibration};
 use kbench_store::{Results, SqliteStore};
 use std::path::{Path, PathBuf};
@@ -56,6 +57,10 @@ impl CalibrationRun {
         &self,
         mut on_unit: impl FnMut(u32, String),
     ) -> Result<Calibrated, MeasureError> {
+        // The names resolve as each unit's `kbench run` resolves them: a
+        // bad name or option value fails here, before the first unit.
+        let profiles = Profiles::load(&self.profiles).map_err(invalid)?;
+        kbench_catalog::expand_with(&self.names, &profiles).map_err(invalid)?;
         let stop = Arc::new(AtomicBool::new(false));
         stop_on_signals(&stop).map_err(|cause| MeasureError::Os {
             what: "routing Ctrl-C to the calibration".into(),
@@ -119,4 +124,9 @@ impl CalibrationRun {
             ))),
         }
     }
+}
+
+/// A name or profile directory the catalog refuses, as this crate's error.
+fn invalid(error: kbench_catalog::CatalogError) -> MeasureError {
+    MeasureError::Invalid(error.to_string())
 }

@@ -20,7 +20,7 @@
 use crate::agent::AgentJob;
 use crate::error::{MeasureError, Result};
 use crate::launcher::{AgentStream, Launcher, Started};
-use crate::plan::SamplingPlan;
+use crate::plan::{SHORT_ROUND, SamplingPlan};
 use crate::runner::{self, RoundRun, RunEvent, RunRequest, RunSummary};
 use crate::variant::{SysctlGuard, Variant};
 use kbench_model::{TestKey, VariantRecord};
@@ -45,10 +45,6 @@ pub struct BlockPlan {
     pub budget: Duration,
 }
 
-/// Round time per variant when `--max-time` is not given: a block of a
-/// few variants then lasts about a second.
-const ROUND_TIME: Duration = Duration::from_millis(200);
-
 impl BlockPlan {
     /// The fewest blocks per test by default (see [`BlockPlan::min_blocks`]).
     pub const MIN_BLOCKS: usize = 12;
@@ -60,7 +56,7 @@ impl BlockPlan {
     /// unless their time was chosen.
     pub fn for_variants(plan: &mut SamplingPlan, budget: Duration) -> BlockPlan {
         if !plan.max_time_chosen {
-            plan.max_time = ROUND_TIME;
+            plan.max_time = SHORT_ROUND;
         }
         BlockPlan {
             min_blocks: BlockPlan::MIN_BLOCKS,
@@ -172,7 +168,9 @@ pub fn execute(
                 observer(RunEvent::TestEnded {
                     outcome: outcome.clone(),
                 });
-                summary.outcomes.push(outcome);
+                if summary.end_test(outcome, first.keep_going) {
+                    break;
+                }
             }
         }
         Ok::<(), MeasureError>(())
@@ -180,6 +178,7 @@ pub fn execute(
     let status = match (&outcome, stop.load(Ordering::SeqCst)) {
         (Err(_), _) => RunStatus::Failed,
         (Ok(()), true) => RunStatus::Interrupted,
+        (Ok(()), false) if summary.stopped_at_failure => RunStatus::Failed,
         (Ok(()), false) => RunStatus::Complete,
     };
     for variant_run in &runs {

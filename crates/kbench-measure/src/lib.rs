@@ -26,6 +26,7 @@ pub mod plan;
 pub mod process;
 pub mod profile;
 pub mod redo;
+pub mod round;
 pub mod runner;
 pub mod turns;
 pub mod variant;

@@ -248,6 +248,7 @@ mod tests {
             wrapper: None,
             notes: vec![],
             host: None,
+            keep_going: false,
         };
         let stop = std::sync::atomic::AtomicBool::new(false);
         crate::runner::execute(&mut store, &InProcess, &request, &mut |_| {}, &stop).unwrap();

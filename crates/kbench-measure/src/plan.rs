@@ -6,6 +6,19 @@ use crate::sysmon::SystemMonitor;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+/// The fewest samples per test and round, unless chosen (`--min-samples`).
+pub const MIN_SAMPLES: usize = 5;
+/// The most samples per test and round, unless chosen (`--max-samples`).
+pub const MAX_SAMPLES: usize = 10_000;
+/// The CI half-width to stop at, percent of the mean (`--target-ci`).
+pub const TARGET_CI_PERCENT: f64 = 1.0;
+/// Time per test and round unless chosen (`--max-time`): of `--rounds`
+/// and of a VM's rounds...
+pub const MAX_TIME: Duration = Duration::from_secs(1);
+/// ...and of the short rounds of adaptive runs and of variants' blocks
+/// (a block of a few variants then lasts about a second).
+pub const SHORT_ROUND: Duration = Duration::from_millis(200);
+
 /// The per-test stopping rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplingPlan {
@@ -66,11 +79,10 @@ impl Default for Recording {
 impl Default for SamplingPlan {
     fn default() -> Self {
         SamplingPlan {
-            min_samples: 5,
-            max_samples: 10_000,
-            target_ci: 0.01,
-            // Per round: the default 3 rounds give each test 3 s.
-            max_time: Duration::from_secs(1),
+            min_samples: MIN_SAMPLES,
+            max_samples: MAX_SAMPLES,
+            target_ci: TARGET_CI_PERCENT / 100.0,
+            max_time: MAX_TIME,
             min_interval: kbench_bench::MIN_INTERVAL,
             min_samples_chosen: false,
             max_time_chosen: false,

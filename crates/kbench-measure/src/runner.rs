@@ -25,6 +25,7 @@ use crate::error::{MeasureError, Result};
 use crate::events::{self, TestEvents, outcome};
 use crate::launcher::{AgentStream, Launcher};
 use crate::plan::{Recording, SamplingPlan};
+use crate::round::RoundStart;
 use crate::sampler::relative_ci;
 use kbench_analysis::show::{self, RunDocument};
 use kbench_model::results::ResultSetData;
@@ -55,16 +56,16 @@ pub struct RunRequest {
     /// The host's snapshot, stored as the run's `host`, when the measuring
     /// system (whose snapshot the launcher's agent sends) is a VM guest.
     pub host: Option<SystemSnapshot>,
+    /// After a test FAILED, measure the others too (`--keep-going`, as
+    /// make's -k); else the run stops at the first (a batched round, whose
+    /// guest runs every test anyway, at the end of that round).
+    pub keep_going: bool,
 }
 
 /// What the runner tells its observer (the progress bar, or nothing).
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {
-    RoundStarted {
-        round: u32,
-        rounds: u32,
-        resumed: bool,
-    },
+    RoundStarted(RoundStart),
     TestStarted {
         index: usize,
         total: usize,
@@ -91,6 +92,8 @@ pub struct RunSummary {
     pub samples: usize,
     /// Stopped by the caller's stop flag (SIGINT); samples so far are kept.
     pub interrupted: bool,
+    /// Stopped at a FAILED test (no `--keep-going`); samples so far are kept.
+    pub stopped_at_failure: bool,
 }
 
 impl RunSummary {
@@ -99,6 +102,21 @@ impl RunSummary {
         self.outcomes
             .iter()
             .any(|o| o.kind == TestOutcomeKind::Failed)
+    }
+
+    /// "2 of 50 tests FAILED: ..." of this run of `tests` tests; `None`
+    /// when none failed.
+    pub fn failed_line(&self, tests: usize) -> Option<String> {
+        show::failed_line(&self.outcomes, tests, self.stopped_at_failure)
+    }
+
+    /// Records how a test ended; true when the run stops there: the test
+    /// FAILED and the run does not keep going.
+    pub(crate) fn end_test(&mut self, outcome: TestOutcome, keep_going: bool) -> bool {
+        let stops = outcome.kind == TestOutcomeKind::Failed && !keep_going;
+        self.outcomes.push(outcome);
+        self.stopped_at_failure |= stops;
+        stops
     }
 
     /// This run of `request` as its `kbench.run/1` document, from the set
@@ -111,11 +129,24 @@ impl RunSummary {
             result_set: request.set.clone(),
             identifier: request.identifier.clone(),
             interrupted: self.interrupted,
+            stopped_at_failure: self.stopped_at_failure,
+            tests: request.tests.len(),
             samples_stored: self.samples,
             outcomes: self.outcomes.clone(),
             show: show::document(&data),
         }
     }
+}
+
+/// The tests that FAILED in each of several runs (`vm compare`'s kernels),
+/// one line per run with any, after its identifier.
+pub fn failed_lines(runs: &[(RunRequest, RunSummary)]) -> Vec<String> {
+    runs.iter()
+        .filter_map(|(request, summary)| {
+            let line = summary.failed_line(request.tests.len())?;
+            Some(format!("{}: {line}", request.identifier))
+        })
+        .collect()
 }
 
 /// Runs `request`, storing into `store`. `stop` is checked between events:
@@ -176,11 +207,13 @@ pub fn execute(
             run_info(launcher, request, stop)?
         };
         let run = store.begin_run(&request.set, &request.identifier, &info)?;
-        observer(RunEvent::RoundStarted {
+        observer(RunEvent::RoundStarted(RoundStart {
             round: offset,
             rounds: request.rounds.max(1),
+            min_rounds: adaptive.map(|plan| plan.min_rounds),
+            tests: todo.len(),
             resumed,
-        });
+        }));
         if offset == 0 {
             let recording = recording_notes(&info.snapshot, &request.plan.record);
             recording
@@ -250,7 +283,11 @@ pub fn execute(
                 observer(RunEvent::TestEnded {
                     outcome: outcome.clone(),
                 });
-                summary.outcomes.push(outcome);
+                // A batched round's guest runs every test anyway: its
+                // round is read to the end, and no other round starts.
+                if summary.end_test(outcome, request.keep_going) && batch.is_none() {
+                    break;
+                }
             }
             if failure.is_some() {
                 break;
@@ -275,6 +312,15 @@ pub fn execute(
         if stop.load(Ordering::SeqCst) {
             store.end_run(run, RunStatus::Interrupted, steal)?;
             summary.interrupted = true;
+            return Ok(summary);
+        }
+        if summary.stopped_at_failure {
+            // Cut short by the failure, unless the round was a batch.
+            let status = match batched {
+                true => RunStatus::Complete,
+                false => RunStatus::Failed,
+            };
+            store.end_run(run, status, steal)?;
             return Ok(summary);
         }
         store.end_run(run, RunStatus::Complete, steal)?;
@@ -528,6 +574,9 @@ fn builtin_spec(test: &TestKey) -> Option<TestSpec> {
 }
 
 #[cfg(test)]
+mod failures;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::sysmon::SystemMonitor;
@@ -544,6 +593,7 @@ mod tests {
             wrapper: None,
             notes: vec![],
             host: None,
+            keep_going: false,
         };
         let data = ResultSetData {
             name: "s".into(),
@@ -571,9 +621,37 @@ mod tests {
         );
         summary.interrupted = true;
         assert_eq!(
-            summary.document(&request, data).ending(),
+            summary.document(&request, data.clone()).ending(),
             "\nInterrupted: 12 sample(s) stored. Run the same command again to resume."
         );
+        // The tests that FAILED follow, each once, of the tests asked for.
+        let ended = |test: &str, kind| TestOutcome {
+            test: TestKey::new(test),
+            kind,
+            detail: String::new(),
+        };
+        summary.interrupted = false;
+        summary.outcomes = vec![
+            ended("a", TestOutcomeKind::Failed),
+            ended("b", TestOutcomeKind::TargetMet),
+            ended("c", TestOutcomeKind::Failed),
+            ended("a", TestOutcomeKind::Failed),
+        ];
+        let request = RunRequest {
+            tests: ["a", "b", "c", "d"].map(TestKey::new).to_vec(),
+            ..request
+        };
+        assert!(
+            summary
+                .document(&request, data.clone())
+                .ending()
+                .ends_with("in result set 's'.\n2 of 4 tests FAILED: a, c")
+        );
+        summary.stopped_at_failure = true;
+        assert!(summary.document(&request, data).ending().ends_with(
+            "2 of 4 tests FAILED: a, c; the run stopped there (--keep-going measures the other \
+             tests too)"
+        ));
     }
 
     /// What cannot be recorded is noted only when it was asked for.

@@ -192,13 +192,15 @@ impl Variant {
         Ok(launcher)
     }
 
-    /// This variant's run of `tests` into `set`, one round per block.
+    /// This variant's run of `tests` into `set`, one round per block
+    /// (going on after a FAILED test with `keep_going`).
     pub fn request(
         &self,
         set: &str,
         tests: &[TestKey],
         plan: &SamplingPlan,
         notes: Vec<String>,
+        keep_going: bool,
     ) -> RunRequest {
         let mut plan = plan.clone();
         if let Some(on) = self.counters {
@@ -214,6 +216,7 @@ impl Variant {
             wrapper: self.wrap.clone(),
             notes,
             host: None,
+            keep_going,
         }
     }
 }

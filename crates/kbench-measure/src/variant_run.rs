@@ -28,6 +28,8 @@ pub struct VariantChoice<'a> {
     pub duet: bool,
     /// The order's seed (`--seed`); random without it.
     pub seed: Option<u64>,
+    /// Measure the other tests after one FAILED (`--keep-going`).
+    pub keep_going: bool,
     /// The kbench binary the agents run, and their environment
     /// ([`crate::launcher::agent_env`]).
     pub exe: &'a Path,
@@ -69,7 +71,7 @@ impl VariantRun {
             .iter()
             .map(|v| {
                 let note = duet::note(&variants, v, choice.duet);
-                v.request(choice.set, choice.tests, &plan, note)
+                v.request(choice.set, choice.tests, &plan, note, choice.keep_going)
             })
             .collect();
         Ok(VariantRun {
@@ -114,18 +116,23 @@ impl VariantRun {
         )
     }
 
-    /// The line said after measuring, into set `set`.
+    /// The lines said after measuring, into set `set`: what was stored,
+    /// and the tests that FAILED, if any.
     pub fn ending(&self, summary: &RunSummary, set: &str) -> String {
         let interrupted = if summary.interrupted {
             " (interrupted: run the same command again to measure a new session)"
         } else {
             ""
         };
-        format!(
+        let stored = format!(
             "\nStored {} sample(s) of {} variants in result set '{set}'{interrupted}.",
             summary.samples,
             self.variants.len(),
-        )
+        );
+        match summary.failed_line(self.requests[0].tests.len()) {
+            Some(failed) => format!("{stored}\n{failed}"),
+            None => stored,
+        }
     }
 }
 
@@ -149,6 +156,7 @@ mod tests {
                 budget: Duration::from_secs(2),
                 duet,
                 seed,
+                keep_going: false,
                 exe: Path::new("/bin/kbench"),
                 env: &env,
             },

@@ -72,6 +72,12 @@ impl Lab {
                     observer(LabEvent::Note(Note::Interrupted { duet: false }));
                     return Ok(done);
                 }
+                // No more boots after the one a test FAILED in (unless
+                // the request keeps going).
+                if summary.stopped_at_failure {
+                    total.stopped_at_failure = true;
+                    return Ok(done);
+                }
                 warn_if_release_differs(store, request, &guest.kernel, observer)?;
             }
         }

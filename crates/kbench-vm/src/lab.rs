@@ -30,6 +30,9 @@ pub struct LabRequest {
     pub tests: Vec<TestKey>,
     pub plan: SamplingPlan,
     pub machine: MachineRequest,
+    /// Go on after a test FAILED (`--keep-going`); else the boots stop
+    /// after the one it failed in.
+    pub keep_going: bool,
 }
 
 /// The machine as the user asked for it (`--memory`, `--cpus`, ...).
@@ -66,6 +69,7 @@ pub struct Guests {
     plan: SamplingPlan,
     accel: AccelChoice,
     stop: Arc<AtomicBool>,
+    keep_going: bool,
 }
 
 /// Everything checked and ready to boot.
@@ -159,6 +163,7 @@ impl Guests {
             plan: request.plan.clone(),
             accel: vm.accel,
             stop,
+            keep_going: request.keep_going,
         })
     }
 
@@ -173,6 +178,7 @@ impl Guests {
             plan,
             accel,
             stop,
+            keep_going,
         } = self;
         let decision = qemu::decide_accel(accel, qemu::kvm_device(), || {
             observer(LabEvent::Note(Note::Probing {
@@ -204,6 +210,7 @@ impl Guests {
             wrapper: Some(guests[0].launcher.spec().machine.describe()),
             notes: decision.notes,
             host: Some(kbench_measure::snapshot(Path::new("."))),
+            keep_going,
         };
         Ok(Lab {
             guests,

@@ -27,18 +27,12 @@ impl Progress {
 
     pub fn observe(&mut self, event: RunEvent) {
         match event {
-            RunEvent::RoundStarted {
-                round,
-                rounds,
-                resumed,
-            } => {
-                if rounds > 1 || resumed {
-                    let resumed = if resumed {
-                        " (resuming an unfinished run)"
-                    } else {
-                        ""
-                    };
-                    self.line(format!("round {} of {rounds}{resumed}", round + 1));
+            RunEvent::RoundStarted(start) => {
+                // Adaptive rounds beyond their minimum add to the count.
+                self.total = self.total.max(self.done + start.tests as u64);
+                self.bar.set_length(self.total);
+                if start.worth_saying() {
+                    self.line(start.to_string());
                 }
             }
             RunEvent::TestStarted { test, .. } => {

@@ -177,9 +177,14 @@ fn a_failing_command_is_an_error_naming_it_its_status_and_its_output() {
             "1",
         ],
     );
-    assert!(!out.status.success(), "a failed command exits non-zero");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    for needle in ["exit 3`", "status 3", "broken-tool"] {
+    assert_eq!(out.status.code(), Some(3), "a FAILED test: {stderr}");
+    for needle in [
+        "exit 3`",
+        "status 3",
+        "broken-tool",
+        "1 of 1 test FAILED: cmd",
+    ] {
         assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
     }
     let warmup = output(
@@ -194,7 +199,7 @@ fn a_failing_command_is_an_error_naming_it_its_status_and_its_output() {
             "1",
         ],
     );
-    assert!(!warmup.status.success());
+    assert_eq!(warmup.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&warmup.stderr).contains("warm-up run 1"));
 }
 

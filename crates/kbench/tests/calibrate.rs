@@ -59,14 +59,43 @@ fn a_calibration_is_stored_shown_and_decides_one_run_each() {
 
 #[test]
 fn a_failed_calibration_stores_nothing_and_says_which_unit() {
-    let (_dir, db) = temp_db();
+    let (dir, db) = temp_db();
+    // A name that does not resolve is refused before the first unit.
     let out = kbench(&db)
         .args(["calibrate", "no-such-test", "--pairs", "2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("unknown benchmark, suite or profile 'no-such-test'"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("of the calibration"),
+        "no unit ran: {stderr}"
+    );
+    // A test that FAILS while measuring fails its unit, which is named.
+    std::fs::write(
+        dir.path().join("broken.toml"),
+        "name = \"broken\"\nrequires = { sh = \"dash\" }\ncommand = \"exit 1\"\n\
+         [[metrics]]\nname = \"v\"\nunit = \"s\"\ndirection = \"lower\"\nregex = '([0-9]+)'\n\
+         [[tests]]\nid = \"broken-test\"\n",
+    )
+    .unwrap();
+    let out = kbench(&db)
+        .arg("--profiles")
+        .arg(dir.path())
+        .args(["calibrate", "broken-test", "--pairs", "2"])
         .output()
         .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("run 1 of 4 of the calibration"), "{stderr}");
+    assert!(
+        stderr.contains("1 of 1 test FAILED: broken-test"),
+        "{stderr}"
+    );
     let stored = json_of(&db, &["calibrate", "--show", "--json"]);
     assert_eq!(stored, serde_json::json!([]));
 }

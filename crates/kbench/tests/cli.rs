@@ -428,3 +428,40 @@ fn a_password_in_a_server_url_is_refused_and_not_shown() {
         );
     }
 }
+
+/// The round times `run --help` states for --max-time are the ones a run
+/// takes without it: adaptive rounds' (a test that cannot reach its CI
+/// target uses the round's time budget), and --rounds'.
+#[test]
+fn the_round_time_that_help_states_is_the_one_a_run_uses() {
+    let help = kbench("unused.db")
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let max_time = &help[help.find("--max-time <SECONDS>").unwrap()..];
+    let stated = |before: &str, after: &str| -> Duration {
+        let text = &max_time[max_time.find(before).unwrap() + before.len()..];
+        let number = &text[..text.find(after).unwrap()];
+        Duration::from_secs_f64(number.parse().unwrap_or_else(|_| panic!("{number:?}")))
+    };
+    let adaptive = stated("[default: ", " in `kbench run`'s adaptive rounds");
+    let fixed = stated("variants' blocks, ", " with --rounds");
+    let (_dir, db) = temp_db();
+    for (identifier, rounds, budget) in [
+        ("adaptive", &[][..], adaptive),
+        ("fixed", &["--rounds", "1"], fixed),
+    ] {
+        let out = kbench(&db)
+            .args(["run", "--command", "true", "--as", identifier, "--json"])
+            .args(["--target-ci", "0.0001", "--budget", "0.1"])
+            .args(rounds)
+            .output()
+            .unwrap();
+        assert_success(&out, identifier);
+        let detail = json(&out.stdout)["outcomes"][0]["detail"].clone();
+        let used = format!("time budget of {budget:?} used");
+        assert_eq!(detail, used.as_str(), "{identifier}");
+    }
+}

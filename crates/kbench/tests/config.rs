@@ -235,3 +235,61 @@ fn one_server_flag_and_its_variable_for_every_command() {
         assert!(visible.is_empty(), "{path:?}: hidden, not {visible:?}");
     }
 }
+
+/// Without a config file or a variable, `config show` prints the value
+/// each key has by default (no "-"): the database file, the sampling
+/// defaults `run --help` states, the threshold `compare --help` states.
+#[test]
+fn config_show_prints_the_built_in_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let shown = kbench("unused.db")
+        .env_remove("KBENCH_DB")
+        .env("XDG_DATA_HOME", dir.path())
+        .args(["config", "show"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    let value = |key: &str| {
+        let line = text.lines().find(|l| l.starts_with(&format!("{key} ")));
+        let line = line.unwrap_or_else(|| panic!("no {key} in {text}"));
+        assert!(line.ends_with(" built-in default"), "{line}");
+        let value = line[key.len()..].trim_start();
+        value
+            .trim_end_matches("built-in default")
+            .trim_end()
+            .to_string()
+    };
+    let db = dir.path().join("kbench/results.db");
+    assert_eq!(value("db"), db.display().to_string());
+    assert_eq!(
+        (value("server"), value("token_file")),
+        ("none".into(), "none".into())
+    );
+    let help = |path: &[&str], long: &str| {
+        let mut command = kbench_cli::Cli::command();
+        for name in path {
+            command = command.find_subcommand(name).unwrap().clone();
+        }
+        let arg = command.get_arguments().find(|a| a.get_long() == Some(long));
+        let arg = arg.unwrap().clone();
+        let default = arg
+            .get_default_values()
+            .first()
+            .map(|v| v.to_string_lossy().into_owned());
+        (arg.get_help().unwrap().to_string(), default)
+    };
+    assert_eq!(Some(value("target_ci")), help(&["run"], "target-ci").1);
+    assert_eq!(Some(value("thresholds")), help(&["compare"], "threshold").1);
+    // "1 (0.2 in adaptive rounds ...)" as --max-time's help says them.
+    let max_time = value("max_time");
+    let (fixed, short) = max_time.split_once(" (").unwrap();
+    let (short, _) = short.split_once(' ').unwrap();
+    let stated = help(&["run"], "max-time").0;
+    let stated = stated.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        stated.contains(&format!("[default: {short} in"))
+            && stated.contains(&format!(", {fixed} with --rounds")),
+        "{max_time} against {stated}"
+    );
+    assert!(!text.contains(" - "), "no placeholder: {text}");
+}

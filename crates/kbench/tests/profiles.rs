@@ -321,11 +321,15 @@ fn a_hung_tool_is_killed_at_its_timeout_and_the_run_goes_on() {
             "--into",
             "hang",
             "--json",
+            "--keep-going",
         ])
         .args(["--max-time", "0.3", "--rounds", "1"])
         .output()
         .unwrap();
-    assert_success(&out, "");
+    // The killed tool FAILED its test: the run went on and says so.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("1 of 2 tests FAILED: toy-hang"), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(30));
     let ended = outcomes(&json(&out.stdout));
     assert_eq!(ended[0].0, "toy-hang");

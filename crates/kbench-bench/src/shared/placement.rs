@@ -4,10 +4,11 @@
 //! net families.
 
 use crate::sys::cpu::{CpuMask, allowed_cpus};
-use crate::{BenchError, OptionSpec, Options};
+use crate::{BenchError, OptionKind, OptionSpec, Options};
 
 pub(crate) const OPTION: &str = "placement";
-const CHOICES: &[&str] = &["same", "cross", "free"];
+/// The placements.
+pub(crate) const KIND: OptionKind = OptionKind::Choice(&["same", "cross", "free"]);
 const HELP: &str = "same: both tasks pinned to one CPU; cross: pinned to two different CPUs; \
      free: no pinning (default cross with 2+ allowed CPUs, else same)";
 pub(crate) const RING_HELP: &str = "same (default): every process of the ring pinned to one CPU; \
@@ -16,6 +17,7 @@ pub(crate) const RING_HELP: &str = "same (default): every process of the ring pi
 /// The `placement` option of two-task benchmarks.
 pub(crate) const PLACEMENT: OptionSpec = OptionSpec {
     name: OPTION,
+    kind: KIND,
     default: default_placement,
     help: HELP,
 };
@@ -53,7 +55,7 @@ impl Pinning {
 
     /// `cross` uses at most `max_cpus` of the allowed CPUs.
     fn with(options: &Options, max_cpus: usize) -> Result<Pinning, BenchError> {
-        let placement = options.choice(OPTION, CHOICES)?;
+        let placement = options.choice(OPTION);
         if placement == "free" {
             return Ok(Pinning {
                 cpus: Vec::new(),

@@ -36,8 +36,12 @@ const FDS: usize = 20;
 const LOOPS: usize = 100;
 /// Bytes per message (hackbench's DATASIZE).
 const DATASIZE: usize = 100;
-/// The most tasks (senders + receivers, all groups) a run may make.
+/// The most tasks (senders + receivers, all groups) a run may make...
 const MAX_TASKS: u64 = 4000;
+/// ...and so the most groups.
+pub(super) const MAX_GROUPS: u64 = MAX_TASKS / (2 * FDS as u64);
+/// The `ipc` option's words.
+pub(super) const IPCS: &[&str] = &["pipe", "socket"];
 /// Stack of a task in thread mode: they only read and write small buffers.
 const THREAD_STACK: usize = 128 * 1024;
 /// How long to wait for every task to report ready.
@@ -85,22 +89,13 @@ pub(super) struct Messaging {
 
 impl Messaging {
     pub(super) fn new(options: &Options) -> Result<Messaging, BenchError> {
-        let groups = options.number("groups", 1, u32::MAX as u64)?;
+        let groups = options.number("groups");
         let tasks = groups * 2 * FDS as u64;
-        if tasks > MAX_TASKS {
-            return Err(BenchError::InvalidOption {
-                option: "groups".into(),
-                reason: format!(
-                    "{groups} groups are {tasks} tasks, more than {MAX_TASKS} (at most {} groups)",
-                    MAX_TASKS / (2 * FDS as u64)
-                ),
-            });
-        }
-        let ipc = match options.choice("ipc", &["pipe", "socket"])? {
+        let ipc = match options.choice("ipc") {
             "pipe" => Ipc::Pipe,
             _ => Ipc::Socket,
         };
-        let mode = match options.choice("mode", &["process", "thread"])? {
+        let mode = match options.choice("mode") {
             "process" => Mode::Process,
             _ => Mode::Thread,
         };

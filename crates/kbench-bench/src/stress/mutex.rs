@@ -26,7 +26,7 @@ use std::time::Instant;
 /// Spin steps between two ops of a thread.
 const SPIN: u32 = 100;
 /// The most threads.
-const MAX_THREADS: u64 = 1024;
+pub(super) const MAX_THREADS: u64 = 1024;
 
 /// The contended lock and what it protects.
 struct Shared {
@@ -106,7 +106,7 @@ pub(super) struct MutexContend {
 
 impl MutexContend {
     pub(super) fn new(options: &Options) -> Result<MutexContend, BenchError> {
-        let threads = options.number("threads", 1, MAX_THREADS)?;
+        let threads = options.number("threads");
         let shared = Arc::new(Shared {
             mutex: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
             counter: AtomicU64::new(0),

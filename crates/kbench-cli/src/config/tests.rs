@@ -53,7 +53,31 @@ fn the_environment_beats_the_file_which_beats_the_defaults() {
         .iter()
         .find(|s| s.key == "token_file")
         .unwrap();
-    assert_eq!(token.shown().value, Some("(set)"));
+    assert_eq!(token.shown().value.as_deref(), Some("(set)"));
+}
+
+/// Without a file or a variable, each key shows the built-in default a
+/// command uses, from the same constants.
+#[test]
+fn defaults_are_shown_as_the_commands_use_them() {
+    let none = settings(None, |_| None).unwrap();
+    let shown = |key: &str| {
+        let setting = none.settings.iter().find(|s| s.key == key).unwrap();
+        assert_eq!(setting.source, Source::Default, "{key}");
+        setting.shown().value
+    };
+    let plan = kbench_measure::plan::SamplingPlan::default();
+    let db = kbench_store::Location::default_file();
+    assert_eq!(shown("db"), Some(db.display().to_string()));
+    let target: f64 = shown("target_ci").unwrap().parse().unwrap();
+    assert_eq!(target / 100.0, plan.target_ci);
+    let thresholds = Thresholds::parse(&shown("thresholds").unwrap()).unwrap();
+    assert_eq!(thresholds, Thresholds::default());
+    let max_time = shown("max_time").unwrap();
+    let first: f64 = max_time.split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(first, plan.max_time.as_secs_f64(), "{max_time}");
+    assert!(max_time.contains("(0.2 in adaptive rounds"), "{max_time}");
+    assert_eq!((shown("server"), shown("token_file")), (None, None));
 }
 
 #[test]

@@ -99,6 +99,7 @@ fn request(tests: &[&str], rounds: u32) -> RunRequest {
         wrapper: None,
         notes: vec![],
         host: None,
+        keep_going: false,
     }
 }
 

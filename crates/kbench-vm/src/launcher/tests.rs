@@ -390,6 +390,7 @@ fn request(identifier: &str) -> RunRequest {
             kernel_release: "host-release".into(),
             ..SystemSnapshot::default()
         }),
+        keep_going: false,
     }
 }
 

@@ -5,6 +5,7 @@
 use crate::cli::{SamplingArgs, UploadArgs};
 use kbench_fleet::upload::{Upload, Uploaded};
 use kbench_measure::plan::{PlanChoice, Recording, SamplingPlan};
+use kbench_measure::runner::RunSummary;
 use kbench_store::{Database, Location};
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -46,6 +47,10 @@ pub(crate) const EXIT_REGRESSION: u8 = 1;
 /// Exit status of every error, usage or not: nothing more was done.
 pub(crate) const EXIT_ERROR: u8 = 2;
 
+/// Exit status when a test FAILED while measuring; what was measured is
+/// stored.
+pub(crate) const EXIT_TEST_FAILED: u8 = 3;
+
 /// Exit status after Ctrl-C, as shells report a SIGINT death.
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
@@ -54,6 +59,15 @@ pub(crate) fn ended(interrupted: bool) -> ExitCode {
     match interrupted {
         true => ExitCode::from(EXIT_INTERRUPTED),
         false => ExitCode::SUCCESS,
+    }
+}
+
+/// The exit status of a run that ended: interrupted, a test FAILED, or
+/// neither.
+pub(crate) fn ran(summary: &RunSummary) -> ExitCode {
+    match summary.any_failed() && !summary.interrupted {
+        true => ExitCode::from(EXIT_TEST_FAILED),
+        false => ended(summary.interrupted),
     }
 }
 

@@ -4,6 +4,7 @@
 use super::context::print_json;
 use crate::cli::{JobCommand, JobListArgs, SubmitArgs};
 use kbench_catalog::profile::Profiles;
+use kbench_catalog::suite::DEFAULT_SUITE;
 use kbench_fleet::api::Api;
 use kbench_fleet::jobs;
 use kbench_model::lab::Job;
@@ -23,7 +24,7 @@ fn submit(args: SubmitArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<ExitCode
     let mut names = args.names.clone();
     names.extend(args.suites.iter().cloned());
     if names.is_empty() {
-        names.push("quick".to_string());
+        names.push(DEFAULT_SUITE.to_string());
     }
     let profiles = Profiles::load(profile_dirs)?;
     let spec = JobSpec {

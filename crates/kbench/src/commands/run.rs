@@ -1,7 +1,7 @@
 //! `kbench run`: measure, storing every sample as it arrives, then print
 //! the summary of what was run.
 
-use super::context::{ended, print_json, sampling_plan, upload_target, with_upload};
+use super::context::{print_json, ran, sampling_plan, upload_target, with_upload};
 use crate::cli::RunArgs;
 use crate::progress::Progress;
 use kbench_analysis::interference::redone_text;
@@ -64,6 +64,7 @@ pub fn run(
         wrapper: args.wrap.clone(),
         notes: vec![],
         host: None,
+        keep_going: args.sampling.keep_going,
     };
     let upload = upload_target(&args.upload)?;
     let rounds = request
@@ -78,7 +79,7 @@ pub fn run(
         let mut observe = |e| progress.observe(e);
         let mut summary = runner::execute(store, &launcher, &request, &mut observe, &stop)?;
         measured = true;
-        if args.redo_disturbed && !summary.interrupted {
+        if args.redo_disturbed && !summary.interrupted && !summary.stopped_at_failure {
             let stored = store.load(&request.set)?;
             redone = redo::redo_disturbed(
                 store,
@@ -100,19 +101,13 @@ pub fn run(
     if !crate::logs::quiet() {
         eprint!("{}", redone_text(&redone));
     }
-    let ended = summary.and_then(|summary| {
-        let code = report(store, &request, &summary, args.json)?;
-        // A --command that fails is an error, as in hyperfine.
-        match adhoc.is_some() && !summary.interrupted && summary.any_failed() {
-            true => Ok(ExitCode::FAILURE),
-            false => Ok(code),
-        }
-    });
+    let ended = summary.and_then(|summary| report(store, &request, &summary, args.json));
     with_upload(ended, uploaded.as_ref())
 }
 
 /// Prints what a run stored (its identifier's summary, or the
-/// `kbench.run/1` document) and picks the exit status.
+/// `kbench.run/1` document) and the tests that FAILED on stderr, even with
+/// -q or --json; picks the exit status.
 pub(crate) fn report(
     store: &mut dyn Results,
     request: &RunRequest,
@@ -122,10 +117,15 @@ pub(crate) fn report(
     let document = summary.document(request, store.load(&request.set)?);
     if json {
         print_json(&document)?;
+        document
+            .failed()
+            .iter()
+            .for_each(|line| eprintln!("{line}"));
     } else {
         let renderer = text_or_json::<ShowDocument>(false);
         print!("{}", renderer.render(&document.show, Style::default()));
-        crate::logs::closing(&document.ending(), summary.interrupted);
+        let loud = summary.interrupted || summary.any_failed();
+        crate::logs::closing(&document.ending(), loud);
     }
-    Ok(ended(summary.interrupted))
+    Ok(ran(summary))
 }

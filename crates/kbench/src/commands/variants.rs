@@ -2,7 +2,7 @@
 //! in randomized interleaved blocks (kbench_measure::interleave), then their
 //! comparison against the first, paired block by block.
 
-use super::context::{budget, ended, sampling_plan, upload_target, with_upload};
+use super::context::{budget, ran, sampling_plan, upload_target, with_upload};
 use crate::cli::RunArgs;
 use crate::progress::Progress;
 use kbench_catalog::profile::Profiles;
@@ -39,6 +39,7 @@ pub fn run(
         budget,
         duet: args.duet,
         seed: args.seed,
+        keep_going: args.sampling.keep_going,
         exe: &own_exe()?,
         env: &agent_env(profile_dirs, args.show_output)?,
     };
@@ -66,8 +67,9 @@ pub fn run(
             "{}",
             printed::whole(&data, baseline, others, vec![], format)?
         );
-        crate::logs::closing(&prepared.ending(&summary, &args.into), summary.interrupted);
-        Ok(ended(summary.interrupted))
+        let loud = summary.interrupted || summary.any_failed();
+        crate::logs::closing(&prepared.ending(&summary, &args.into), loud);
+        Ok(ran(&summary))
     });
     with_upload(outcome, uploaded.as_ref())
 }

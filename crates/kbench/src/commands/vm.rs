@@ -4,12 +4,14 @@
 //! kbench-vm's [`Lab`], which does the work: its events become the progress
 //! bar and the lines on stderr.
 
-use super::context::{Db, EXIT_INTERRUPTED, sampling_plan, upload_target, with_upload};
-use crate::cli::{CompareArgs, SamplingArgs, VmCommand, VmCompareArgs, VmOptions};
+use super::context::{
+    Db, EXIT_INTERRUPTED, EXIT_TEST_FAILED, sampling_plan, upload_target, with_upload,
+};
+use crate::cli::{SamplingArgs, VmCommand, VmCompareArgs, VmOptions};
 use crate::progress::Progress;
+use kbench_measure::runner::{RunRequest, RunSummary};
 use kbench_store::Database;
-use kbench_vm::qemu::AccelChoice;
-use kbench_vm::{Guests, Lab, LabEvent, LabRequest, MachineRequest};
+use kbench_vm::{Guests, Lab, LabEvent, LabRequest};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -70,6 +72,10 @@ fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
     if done.iter().any(|(_, summary)| summary.interrupted) {
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
+    // Stopped at a FAILED test: nothing whole to compare.
+    if done.iter().any(|(_, summary)| summary.stopped_at_failure) {
+        return Ok(failed(&done).expect("a test FAILED"));
+    }
     let identifiers: Vec<String> = done.iter().map(|(r, _)| r.identifier.clone()).collect();
     crate::logs::note(format_args!(
         "\nStored {} {} of {} in result set '{}'; `kbench compare {}` shows this again.\n",
@@ -79,23 +85,17 @@ fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
         args.into,
         args.into
     ));
-    super::compare::compare(
-        CompareArgs {
-            set: args.into.clone(),
-            identifiers: identifiers[1..].to_vec(),
-            baseline: Some(identifiers[0].clone()),
-            format: args.format.clone(),
-            by: None,
-            baseline_level: None,
-            threshold: args.threshold.clone(),
-            fail_on_regression: false,
-            metric: None,
-            all_rows: false,
-            output: None,
-            color: "auto".to_string(),
-        },
-        db,
-    )
+    let code = super::compare::compare(args.comparison(&identifiers), db)?;
+    Ok(failed(&done)
+        .filter(|_| code == ExitCode::SUCCESS)
+        .unwrap_or(code))
+}
+
+/// Says which tests FAILED on each kernel; the exit status when any did.
+fn failed(done: &[(RunRequest, RunSummary)]) -> Option<ExitCode> {
+    let lines = kbench_measure::runner::failed_lines(done);
+    lines.iter().for_each(|line| eprintln!("{line}"));
+    (!lines.is_empty()).then(|| ExitCode::from(EXIT_TEST_FAILED))
 }
 
 /// The lab for `kernels` with every input checked and the accelerator
@@ -111,18 +111,11 @@ fn prepare(
 ) -> anyhow::Result<(Lab, Box<dyn Database>)> {
     let request = LabRequest {
         plan: sampling_plan(sampling)?,
+        keep_going: sampling.keep_going,
         tests: kbench_catalog::expand(names)?,
         kernels,
         set: set.to_string(),
-        machine: MachineRequest {
-            memory: vm.memory.clone(),
-            cpus: vm.cpus,
-            timeout: vm.timeout,
-            accel: AccelChoice::parse(&vm.accel).expect("clap checked --accel"),
-            append: vm.append.clone(),
-            qemu: vm.qemu.clone(),
-            cache: vm.cache.cache(),
-        },
+        machine: vm.machine(),
     };
     let location = db.location()?;
     let stop = Arc::new(AtomicBool::new(false));
