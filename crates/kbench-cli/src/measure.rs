@@ -17,7 +17,7 @@ so far and exits with status 130.\n\n\
 With --server, every sample also goes to a `kbench serve` server while the run goes on (batched \
 about once a second; retried while the server is unreachable). The local --db still stores \
 everything first. A server that refuses the upload (bad token, conflict) stops the upload, not \
-the run, which then exits with status 1; `kbench push` can send the samples later.\n\n\
+the run, which then exits with status 2; `kbench push` can send the samples later.\n\n\
 Example:\n  kbench run quick --as 6.18 --into lab --server http://lab:8080 --token $T"
 )]
 pub struct RunArgs {

@@ -45,7 +45,7 @@ pub fn whole(
     let request = CompareRequest {
         baseline,
         identifiers,
-        threshold: Thresholds::uniform(0.01),
+        threshold: Thresholds::default(),
         metric_filter: None,
         calibrations,
     };
