@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{kbench, succeeds, temp_db};
+use common::{kbench, seed_fixture, succeeds, temp_db};
 use std::path::Path;
 
 /// Status of every error, usage or not.
@@ -14,8 +14,7 @@ const EXIT_ERROR: i32 = 2;
 /// A database holding seed 004's set: baseline 'v6.9' and 'v6.10-rc5'.
 fn seed_004() -> (tempfile::TempDir, std::path::PathBuf) {
     let (dir, db) = temp_db();
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seeds/004_linaro.json");
+    let fixture = seed_fixture("004_linaro.json");
     succeeds(&db, &["import", fixture.to_str().unwrap()]);
     (dir, db)
 }

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{json_of, kbench, succeeds, temp_db};
+use common::{json_of, seed_fixture, stdout, succeeds, temp_db};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -64,17 +64,6 @@ fn agree() -> (tempfile::TempDir, PathBuf) {
     .unwrap();
     succeeds(&db, &["import", file.to_str().unwrap()]);
     (dir, db)
-}
-
-/// The stdout of `kbench ARGS`, which must succeed (exit 0).
-fn stdout(db: &Path, args: &[&str]) -> String {
-    let out = kbench(db).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "kbench {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// `compare agree` in `format` at the fixture's threshold.
@@ -318,12 +307,6 @@ fn text_formats_open_with_the_verdict() {
     }
 }
 
-fn seed(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/seeds")
-        .join(name)
-}
-
 /// Seed 003: twelve kernels transcribed from one LKML report. Every note
 /// that holds for all of them is said once with their count, the eleven
 /// compared ones decided alike share one line, and the kernels get the
@@ -332,7 +315,10 @@ fn seed(name: &str) -> PathBuf {
 #[test]
 fn notes_for_every_identifier_are_said_once_with_their_count() {
     let (_dir, db) = temp_db();
-    succeeds(&db, &["import", seed("003_lmbench.json").to_str().unwrap()]);
+    succeeds(
+        &db,
+        &["import", seed_fixture("003_lmbench.json").to_str().unwrap()],
+    );
     let text = stdout(&db, &["compare", "seed-003", "--format", "table"]);
     let notes: Vec<&str> = text
         .lines()
@@ -379,7 +365,10 @@ fn notes_for_every_identifier_are_said_once_with_their_count() {
 #[test]
 fn a_set_without_snapshots_prints_no_placeholder() {
     let (_dir, db) = temp_db();
-    succeeds(&db, &["import", seed("004_linaro.json").to_str().unwrap()]);
+    succeeds(
+        &db,
+        &["import", seed_fixture("004_linaro.json").to_str().unwrap()],
+    );
     let none = "No identifier has a system snapshot (imported samples): their systems \
                 cannot be compared.";
     let mut texts: Vec<(String, String)> = ["bars", "table", "regressions", "markdown", "html"]

@@ -9,32 +9,15 @@
 
 mod common;
 
-use common::{kbench, temp_db};
+use common::{seed_fixture, stdout, temp_db};
 use kbench_analysis::number;
 use std::path::{Path, PathBuf};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/seeds")
-        .join(name)
-}
 
 /// A database holding the fixture `name`.
 fn imported(name: &str) -> (tempfile::TempDir, PathBuf) {
     let (dir, db) = temp_db();
-    stdout(&db, &["import", fixture(name).to_str().unwrap()]);
+    stdout(&db, &["import", seed_fixture(name).to_str().unwrap()]);
     (dir, db)
-}
-
-/// kbench's stdout, failing the test (with its stderr) unless it succeeds.
-fn stdout(db: &Path, args: &[&str]) -> String {
-    let out = kbench(db).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "kbench {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The lines of the block of `--format bars` whose title is `title`: the

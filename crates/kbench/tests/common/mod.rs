@@ -50,6 +50,25 @@ pub fn json(output: &[u8]) -> Value {
     })
 }
 
+/// The stdout of `kbench ARGS`, failing the test (with its stderr)
+/// unless it succeeds.
+pub fn stdout(db: impl AsRef<OsStr>, args: &[&str]) -> String {
+    let out = kbench(db).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "kbench {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The transcribed seed report `name` (tests/fixtures/seeds).
+pub fn seed_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/seeds")
+        .join(name)
+}
+
 /// Runs kbench with `args` and returns what it did, whatever its status.
 pub fn output(db: impl AsRef<OsStr>, args: &[&str]) -> Output {
     kbench(db).args(args).output().unwrap()
