@@ -134,7 +134,7 @@ fn apt_get(args: &[&str]) -> Result<()> {
 }
 
 /// Whether apt has package lists (a fresh container has none).
-fn has_package_lists(dir: &Path) -> bool {
+pub fn has_package_lists(dir: &Path) -> bool {
     std::fs::read_dir(dir)
         .map(|entries| {
             entries

@@ -2,6 +2,8 @@
 
 use clap::Args;
 use kbench_analysis::thresholds::threshold_percent;
+use kbench_bisect::{KernelMeasure, Measure, Setup};
+use kbench_stats::bisection::BisectionOptions;
 use std::path::PathBuf;
 
 /// Find the commit that changed a metric: automatic bisection with statistics
@@ -98,4 +100,42 @@ pub struct BisectArgs {
     /// Print the result as JSON on stdout (schema kbench.bisect/2)
     #[arg(long)]
     pub json: bool,
+}
+
+impl BisectArgs {
+    /// The flags as the library's request (which checks them); a guest
+    /// (`--kernel`) runs `guest_binary` and logs its boots in `log_dir`.
+    pub fn setup(&self, guest_binary: PathBuf, log_dir: PathBuf) -> kbench_bisect::Result<Setup> {
+        let measure = match &self.kernel {
+            Some(image) => Measure::Kernel(KernelMeasure {
+                image: image.clone(),
+                benches: self.bench.clone(),
+                metric: self.metric.clone(),
+                guest_binary,
+                log_dir,
+            }),
+            None => Measure::command(
+                self.run.clone(),
+                self.metric.clone(),
+                self.unit.clone(),
+                self.higher_is_better,
+                self.lower_is_better,
+            )?,
+        };
+        Ok(Setup {
+            repo: self.repo.clone(),
+            good: self.good.clone(),
+            bad: self.bad.clone(),
+            build: self.build.clone(),
+            measure,
+            into: self.into.clone(),
+            options: BisectionOptions {
+                threshold: self.threshold / 100.0,
+                initial_blocks: self.blocks as usize,
+                max_blocks: self.max_blocks as usize,
+                ..BisectionOptions::default()
+            },
+            allow_dirty: self.allow_dirty,
+        })
+    }
 }

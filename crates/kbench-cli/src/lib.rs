@@ -14,6 +14,7 @@ mod job_run;
 mod lab;
 mod measure;
 mod results;
+mod rootfs;
 mod set;
 mod vm;
 
@@ -27,6 +28,7 @@ pub use lab::{
 };
 pub use measure::{AgentArgs, InstallArgs, RunArgs};
 pub use results::{CompareArgs, ExportArgs, HistoryArgs, ImportArgs, ShowArgs};
+pub use rootfs::{RootfsBuildArgs, RootfsCommand};
 pub use set::{SetCommand, SetEditArgs};
 pub use vm::{
     FetchArgs, KernelCommand, ListArgs as KernelListArgs, VmCommand, VmCompareArgs, VmOptions,
@@ -117,6 +119,9 @@ pub enum Command {
     /// Fetch and list kernels for `kbench vm`
     #[command(subcommand)]
     Kernel(KernelCommand),
+    /// Build, list and remove guest root filesystems with profiles' packages, for `kbench vm`
+    #[command(subcommand)]
+    Rootfs(RootfsCommand),
     /// Serve the shared lab: JSON HTTP API, dashboard pages and the job queue
     Serve(ServeArgs),
     /// Create, list and revoke API tokens for `kbench serve`

@@ -35,6 +35,20 @@ pub fn set_kbench_version(version: &'static str) {
     let _ = KBENCH_VERSION.set(version);
 }
 
+/// The build [`set_kbench_version`] named, else the library's version.
+pub fn kbench_version() -> &'static str {
+    KBENCH_VERSION
+        .get()
+        .copied()
+        .unwrap_or(concat!(env!("CARGO_PKG_VERSION"), " (build unknown)"))
+}
+
+/// This system's release codename (VERSION_CODENAME of os-release:
+/// "bookworm"), when it says one.
+pub fn os_codename() -> Option<String> {
+    os_release_text().and_then(|text| parse::os_release_field(&text, "VERSION_CODENAME"))
+}
+
 /// Reads this machine's snapshot; `work_dir` is where the benchmarks do
 /// their I/O. Never fails. `steal_percent` is left `None` for the caller,
 /// who knows when the run started and ended (see [`steal_percent`]), and
@@ -73,11 +87,7 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
         compiler: option_env!("KBENCH_RUSTC_VERSION")
             .unwrap_or("rustc (unknown)")
             .to_string(),
-        kbench_version: KBENCH_VERSION
-            .get()
-            .copied()
-            .unwrap_or(concat!(env!("CARGO_PKG_VERSION"), " (build unknown)"))
-            .to_string(),
+        kbench_version: kbench_version().to_string(),
         counters: vec![],
         counters_note: None,
         monitors_missing: vec![],
@@ -143,13 +153,18 @@ fn read_trimmed(path: &str) -> String {
     read(path).trim().to_string()
 }
 
-/// PRETTY_NAME from os-release, `/etc` first as the os-release spec says.
+/// PRETTY_NAME from os-release.
 fn os_name() -> String {
+    os_release_text()
+        .and_then(|text| parse::os_release_name(&text))
+        .unwrap_or_default()
+}
+
+/// os-release, `/etc` first as the os-release spec says.
+fn os_release_text() -> Option<String> {
     ["/etc/os-release", "/usr/lib/os-release"]
         .iter()
         .find_map(|path| fs::read_to_string(path).ok())
-        .and_then(|text| parse::os_release_name(&text))
-        .unwrap_or_default()
 }
 
 /// `/sys/devices/system/cpu/vulnerabilities/*`, file name -> state.

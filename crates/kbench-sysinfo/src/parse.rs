@@ -72,15 +72,16 @@ pub fn meminfo_kib(meminfo: &str, key: &str) -> Option<u64> {
 
 /// The OS name from os-release: PRETTY_NAME, else NAME, unquoted.
 pub fn os_release_name(os_release: &str) -> Option<String> {
-    let value = |key: &str| {
-        os_release
-            .lines()
-            .find_map(|line| line.trim().strip_prefix(key)?.strip_prefix('='))
-    };
-    value("PRETTY_NAME")
-        .or_else(|| value("NAME"))
+    os_release_field(os_release, "PRETTY_NAME").or_else(|| os_release_field(os_release, "NAME"))
+}
+
+/// One field of os-release, unquoted, when it is there and not empty.
+pub fn os_release_field(os_release: &str, key: &str) -> Option<String> {
+    os_release
+        .lines()
+        .find_map(|line| line.trim().strip_prefix(key)?.strip_prefix('='))
         .map(unquote)
-        .filter(|name| !name.is_empty())
+        .filter(|value| !value.is_empty())
 }
 
 /// Undoes os-release's shell-style quoting.
@@ -468,6 +469,12 @@ mod tests {
             Some("A \"quoted\" OS")
         );
         assert_eq!(os_release_name("ID=debian\n"), None);
+        let codename = "VERSION_CODENAME=bookworm\nID=debian\n";
+        assert_eq!(
+            os_release_field(codename, "VERSION_CODENAME").as_deref(),
+            Some("bookworm")
+        );
+        assert_eq!(os_release_field(debian, "VERSION_CODENAME"), None);
     }
 
     #[test]

@@ -9,12 +9,12 @@
 //! `debian:6.1` means the newest `linux-image-6.1.*-cloud-amd64` apt knows;
 //! `debian:6.1.0-57` or `debian:6.12.117+deb12` pick one build.
 
+use super::command::run;
 use super::error::{Result, VmError, invalid};
 use super::kernel_image::KernelImage;
 use kbench_catalog::programs::find_program;
 pub use kbench_model::KernelSpec;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const FLAVOUR: &str = "cloud-amd64";
 const PREFIX: &str = "linux-image-";
@@ -340,28 +340,6 @@ impl KernelCache {
             ))
         })
     }
-}
-
-/// Runs a tool, returning its stdout; the error holds its stderr.
-fn run(program: &str, args: &[&str], dir: Option<&Path>) -> Result<String> {
-    let mut command = Command::new(program);
-    command.args(args);
-    if let Some(dir) = dir {
-        command.current_dir(dir);
-    }
-    tracing::info!("running {command:?}");
-    let output = command
-        .output()
-        .map_err(VmError::os(format!("cannot run {program}")))?;
-    if !output.status.success() {
-        return Err(VmError::Command(format!(
-            "`{program} {}` failed ({}): {}",
-            args.join(" "),
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 #[cfg(test)]

@@ -9,10 +9,13 @@
 //!   that boots one guest per round and streams its events.
 //! - [`guest`]: the PID-1 side inside the VM.
 //! - [`kernel_fetch`]: Debian's cloud kernels, fetched and cached.
+//! - [`rootfs`]: Debian root filesystems for profiles, built by
+//!   mmdebstrap into cached ext4 images.
 //! - [`lab`]: `kbench vm run` and `vm compare` from request to guests ready
 //!   to boot, and their boot loops ([`Lab::measure`]: A B A B rounds;
 //!   [`Lab::measure_duet`]), which tell their progress as [`LabEvent`]s.
 
+mod command;
 mod compare;
 mod error;
 
@@ -26,6 +29,7 @@ pub mod kernel_image;
 pub mod lab;
 pub mod launcher;
 pub mod qemu;
+pub mod rootfs;
 
 pub use error::{Result, VmError};
 pub use event::{LabEvent, Note};

@@ -7,15 +7,16 @@ use super::context::{Db, EXIT_INTERRUPTED};
 use crate::cli::BisectArgs;
 use anyhow::Context;
 use kbench_analysis::bisect::BisectReport;
-use kbench_bisect::{Bisection, KernelMeasure, Measure, Progress, Setup};
+use kbench_bisect::{Bisection, Progress};
 use kbench_report::format::{Style, text_or_json};
-use kbench_stats::bisection::BisectionOptions;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 pub fn bisect(args: BisectArgs, db: &Db) -> anyhow::Result<ExitCode> {
-    let setup = setup(&args, db)?;
+    let guest_binary =
+        std::env::current_exe().context("finding the kbench binary for the guest")?;
+    let setup = args.setup(guest_binary, db.location()?.data_dir().join("vm-logs"))?;
     // Everything that can be checked without writing comes first.
     let bisection = Bisection::prepare(setup, &mut say)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -49,42 +50,6 @@ pub fn bisect(args: BisectArgs, db: &Db) -> anyhow::Result<ExitCode> {
         text_or_json::<BisectReport>(args.json).render(&report, Style::default())
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The flags as the library's request (which checks them).
-fn setup(args: &BisectArgs, db: &Db) -> anyhow::Result<Setup> {
-    let measure = match &args.kernel {
-        Some(image) => Measure::Kernel(KernelMeasure {
-            image: image.clone(),
-            benches: args.bench.clone(),
-            metric: args.metric.clone(),
-            guest_binary: std::env::current_exe()
-                .context("finding the kbench binary for the guest")?,
-            log_dir: db.location()?.data_dir().join("vm-logs"),
-        }),
-        None => Measure::command(
-            args.run.clone(),
-            args.metric.clone(),
-            args.unit.clone(),
-            args.higher_is_better,
-            args.lower_is_better,
-        )?,
-    };
-    Ok(Setup {
-        repo: args.repo.clone(),
-        good: args.good.clone(),
-        bad: args.bad.clone(),
-        build: args.build.clone(),
-        measure,
-        into: args.into.clone(),
-        options: BisectionOptions {
-            threshold: args.threshold / 100.0,
-            initial_blocks: args.blocks as usize,
-            max_blocks: args.max_blocks as usize,
-            ..BisectionOptions::default()
-        },
-        allow_dirty: args.allow_dirty,
-    })
 }
 
 /// Progress on stderr; with -q only warnings. `run` draws the search's

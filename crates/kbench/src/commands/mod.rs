@@ -15,6 +15,7 @@ mod job;
 mod kernel;
 mod list;
 mod push;
+mod rootfs;
 mod run;
 mod serve;
 mod set;
@@ -46,6 +47,7 @@ pub fn dispatch(cli: Cli, settings: &Settings) -> anyhow::Result<ExitCode> {
         Command::Bisect(args) => bisect::bisect(args, &db),
         Command::Vm(command) => vm::vm(command, &db),
         Command::Kernel(command) => kernel::kernel(command),
+        Command::Rootfs(command) => rootfs::rootfs(command, &profiles),
         Command::Serve(args) => serve::serve(args, &db, &profiles),
         Command::Token(command) => token::token(command, &db),
         Command::Push(args) => push::push(args, &db),
