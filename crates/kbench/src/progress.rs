@@ -86,8 +86,11 @@ pub struct Steps {
 }
 
 impl Steps {
+    /// The bar ticks on its own: a step may take minutes (mmdebstrap).
     pub fn new(total: u64) -> Steps {
-        Steps { bar: bar(total) }
+        let bar = bar(total);
+        bar.enable_steady_tick(std::time::Duration::from_millis(500));
+        Steps { bar }
     }
 
     /// Step `position` (of the total) starts: `text` says what it does.
