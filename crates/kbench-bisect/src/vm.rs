@@ -95,7 +95,7 @@ impl KernelSetup {
         };
         let better = info.direction;
         let qemu = qemu::find_qemu(None)?;
-        let guest = GuestImage::build(&measure.guest_binary, None)?;
+        let guest = GuestImage::build(&measure.guest_binary, None, None)?;
         Ok(KernelSetup {
             test,
             unit: info.unit.label().to_string(),
@@ -131,6 +131,7 @@ impl KernelSetup {
                 memory_mib: MEMORY_MIB,
                 cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
                 append: None,
+                disk: None,
             },
             log_dir: self.log_dir,
             stop: stop.clone(),

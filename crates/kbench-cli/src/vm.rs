@@ -180,6 +180,12 @@ pub struct VmOptions {
     #[arg(long, value_name = "PATH", env = "KBENCH_QEMU")]
     pub qemu: Option<PathBuf>,
 
+    /// An ext4 image the guest mounts (virtio-blk, writes thrown away at exit) and runs the tests
+    /// chrooted in, after loading its kernel's virtio modules; a bzImage of your own needs
+    /// CONFIG_VIRTIO_PCI=y and CONFIG_VIRTIO_BLK=y
+    #[arg(long, value_name = "IMAGE")]
+    pub rootfs: Option<PathBuf>,
+
     #[command(flatten)]
     pub cache: CacheArg,
 }
@@ -195,6 +201,7 @@ impl VmOptions {
             append: self.append.clone(),
             qemu: self.qemu.clone(),
             cache: self.cache.cache(),
+            rootfs: self.rootfs.clone(),
         }
     }
 }

@@ -142,6 +142,39 @@ pub fn runtime_files(program: &[u8]) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The contents of the section called `name` (by the section headers and
+/// their string table), e.g. a kernel module's `.modinfo`; `None` when the
+/// file has no such section.
+pub fn section<'a>(bytes: &'a [u8], name: &str) -> Result<Option<&'a [u8]>> {
+    if bytes.get(..4) != Some(b"\x7fELF") || bytes.get(4) != Some(&2) || bytes.get(5) != Some(&1) {
+        invalid!("not a 64-bit little-endian ELF file");
+    }
+    let shoff = u64_at(bytes, 0x28)? as usize;
+    let shentsize = u16_at(bytes, 0x3a)? as usize;
+    let shnum = u16_at(bytes, 0x3c)? as usize;
+    let shstrndx = u16_at(bytes, 0x3e)? as usize;
+    // (name offset, file offset, size) of section `i`.
+    let header = |i: usize| -> Result<(u32, u64, u64)> {
+        let at = shoff + i * shentsize;
+        Ok((
+            u32_at(bytes, at)?,
+            u64_at(bytes, at + 0x18)?,
+            u64_at(bytes, at + 0x20)?,
+        ))
+    };
+    let (_, names_offset, names_size) = header(shstrndx)?;
+    let names = slice(bytes, names_offset, names_size)?;
+    for i in 0..shnum {
+        let (name_offset, offset, size) = header(i)?;
+        let rest = names.get(name_offset as usize..).unwrap_or_default();
+        let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+        if &rest[..end] == name.as_bytes() {
+            return slice(bytes, offset, size).map(Some);
+        }
+    }
+    Ok(None)
+}
+
 fn find_library(name: &str) -> Option<PathBuf> {
     if name.contains('/') {
         return Some(PathBuf::from(name)).filter(|p| p.exists());

@@ -10,12 +10,16 @@
 //! which the host keeps as the serial log. A gated guest
 //! ([`GATE_PATH`]) first writes [`READY_MARKER`] and waits for one byte
 //! from the host on the same port, so that two guests booted at once start
-//! measuring together.
+//! measuring together. A guest with a `--rootfs` disk ([`ROOTFS_PATH`])
+//! runs its job chrooted in it ([`rootfs`]).
+
+mod mounts;
+mod rootfs;
 
 use super::error::{Result, VmError};
-use super::image::{GATE_PATH, JOB_PATH};
+use super::image::{GATE_PATH, JOB_PATH, ROOTFS_PATH};
 use kbench_measure::agent::{AgentJob, run_job};
-use std::ffi::CString;
+use mounts::mount_filesystems;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -52,7 +56,16 @@ pub fn main() -> ! {
 }
 
 fn run() -> Result<()> {
-    mount_filesystems()?;
+    mount_filesystems(Path::new("/"))?;
+    // What the initramfs says, read before a chroot leaves it behind.
+    let job: AgentJob = serde_json::from_slice(
+        &std::fs::read(JOB_PATH).map_err(VmError::os(format!("reading {JOB_PATH}")))?,
+    )
+    .map_err(|e| VmError::Invalid(format!("reading the job in {JOB_PATH}: {e}")))?;
+    let gated = Path::new(GATE_PATH).exists();
+    if Path::new(ROOTFS_PATH).exists() {
+        rootfs::enter()?;
+    }
     if let Err(error) = loopback_up() {
         eprintln!(
             "kbench guest: the loopback interface stays down ({error}); network benchmarks will skip"
@@ -62,12 +75,8 @@ fn run() -> Result<()> {
     // SAFETY: the pointer and length describe a valid byte string.
     unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) };
     std::env::set_current_dir("/tmp").map_err(VmError::os("changing to /tmp"))?;
-    let job: AgentJob = serde_json::from_slice(
-        &std::fs::read(JOB_PATH).map_err(VmError::os(format!("reading {JOB_PATH}")))?,
-    )
-    .map_err(|e| VmError::Invalid(format!("reading the job in {JOB_PATH}: {e}")))?;
     let mut port = open_results_port()?;
-    if Path::new(GATE_PATH).exists() {
+    if gated {
         wait_for_start(&mut port)?;
     }
     eprintln!(
@@ -85,41 +94,6 @@ fn run() -> Result<()> {
     unsafe { libc::tcdrain(port.as_raw_fd()) };
     eprintln!("kbench guest: the agent ended with status {status}; powering off");
     Ok(())
-}
-
-fn mount_filesystems() -> Result<()> {
-    for (source, target, fstype) in [
-        ("proc", "/proc", "proc"),
-        ("sysfs", "/sys", "sysfs"),
-        ("devtmpfs", "/dev", "devtmpfs"),
-        ("tmpfs", "/tmp", "tmpfs"),
-    ] {
-        mount(source, target, fstype)
-            .map_err(VmError::os(format!("mounting {fstype} on {target}")))?;
-    }
-    // Optional: the preempt model is read from debugfs when it is there.
-    let _ = mount("debugfs", "/sys/kernel/debug", "debugfs");
-    Ok(())
-}
-
-fn mount(source: &str, target: &str, fstype: &str) -> std::io::Result<()> {
-    let c = |s: &str| CString::new(s).expect("no NUL in mount arguments");
-    let (source, target, fstype) = (c(source), c(target), c(fstype));
-    // SAFETY: all pointers are valid NUL-terminated strings; no data.
-    let rc = unsafe {
-        libc::mount(
-            source.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
 }
 
 /// `ip link set lo up`: the TCP/UDP benchmarks use 127.0.0.1.

@@ -26,6 +26,17 @@ pub const JOB_PATH: &str = "/kbench/job.json";
 /// boot in different times, and start measuring together.
 pub const GATE_PATH: &str = "/kbench/gate";
 
+/// When this file is in the initramfs, the guest has a `--rootfs` disk: it
+/// loads the modules in [`MODULES_PATH`], mounts /dev/vda at
+/// [`ROOTFS_MOUNT`] and runs its job chrooted there ([`super::guest`]).
+pub const ROOTFS_PATH: &str = "/kbench/rootfs";
+
+/// The kernel modules a `--rootfs` guest loads, in their names' order.
+pub const MODULES_PATH: &str = "/kbench/modules";
+
+/// Where a `--rootfs` guest mounts its disk.
+pub const ROOTFS_MOUNT: &str = "/rootfs";
+
 /// The part of the initramfs common to every boot.
 #[derive(Debug, Clone)]
 pub struct GuestImage {
@@ -38,7 +49,14 @@ impl GuestImage {
     /// Builds the base from the kbench binary at `exe`; `kernel_config` is
     /// the kernel's build configuration, if known, kept as
     /// /boot/config-RELEASE for the guest's snapshot (preempt model).
-    pub fn build(exe: &Path, kernel_config: Option<(&str, &Path)>) -> Result<GuestImage> {
+    /// With `rootfs_modules` the guest mounts a `--rootfs` disk, after
+    /// loading these modules (host paths, in load order; empty when the
+    /// kernel has the drivers built in).
+    pub fn build(
+        exe: &Path,
+        kernel_config: Option<(&str, &Path)>,
+        rootfs_modules: Option<&[PathBuf]>,
+    ) -> Result<GuestImage> {
         let cannot = || {
             format!(
                 "cannot build the guest's initramfs from the kbench binary {}",
@@ -73,6 +91,14 @@ impl GuestImage {
             && let Ok(config) = std::fs::read(path)
         {
             archive.file(&format!("/boot/config-{release}"), 0o644, config);
+        }
+        if let Some(modules) = rootfs_modules {
+            archive.dir(ROOTFS_MOUNT).dir(MODULES_PATH);
+            archive.file(ROOTFS_PATH, 0o644, Vec::new());
+            for path in modules {
+                let name = path.file_name().expect("a module file").to_string_lossy();
+                archive.file(&format!("{MODULES_PATH}/{name}"), 0o644, read(path)?);
+            }
         }
         Ok(GuestImage {
             base: archive.to_bytes(),
@@ -124,7 +150,7 @@ mod tests {
     #[test]
     fn holds_the_binary_its_libraries_and_the_job() {
         let exe = std::env::current_exe().unwrap();
-        let image = GuestImage::build(&exe, None).unwrap();
+        let image = GuestImage::build(&exe, None, None).unwrap();
         let job = AgentJob {
             snapshot: true,
             tests: vec![TestKey::new("syscall-null")],
@@ -154,6 +180,7 @@ mod tests {
         assert_eq!(back, job);
         assert!(image.base_len() < bytes.len());
         assert!(find("kbench/gate").is_none(), "an ungated boot has no gate");
+        assert!(find("kbench/rootfs").is_none(), "no --rootfs, no disk");
         let gated = read_archive(&image.initramfs(&job, true)).unwrap();
         assert!(
             gated
@@ -163,8 +190,31 @@ mod tests {
     }
 
     #[test]
+    fn a_rootfs_guest_carries_its_modules() {
+        let dir = tempfile::tempdir().unwrap();
+        let module = dir.path().join("01-virtio_blk.ko");
+        std::fs::write(&module, b"\x7fELF module").unwrap();
+        let exe = std::env::current_exe().unwrap();
+        let image = GuestImage::build(&exe, None, Some(&[module])).unwrap();
+        let job = AgentJob {
+            snapshot: true,
+            tests: vec![],
+            plan: SamplingPlan::default(),
+            tools: vec![],
+        };
+        let entries = read_archive(&image.initramfs(&job, false)).unwrap();
+        let find = |name: &str| entries.iter().find(|(n, _, _)| n == name).map(|e| &e.2);
+        assert_eq!(find("kbench/rootfs"), Some(&Entry::File(vec![])));
+        assert_eq!(find("rootfs"), Some(&Entry::Dir));
+        assert_eq!(
+            find("kbench/modules/01-virtio_blk.ko"),
+            Some(&Entry::File(b"\x7fELF module".to_vec()))
+        );
+    }
+
+    #[test]
     fn a_missing_binary_is_a_clear_error() {
-        let error = GuestImage::build(Path::new("/no/such/kbench"), None).unwrap_err();
+        let error = GuestImage::build(Path::new("/no/such/kbench"), None, None).unwrap_err();
         let text = format!("{error:#}");
         assert!(
             text.contains("cannot build the guest's initramfs"),

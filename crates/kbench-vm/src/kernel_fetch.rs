@@ -3,8 +3,9 @@
 //! directory ($XDG_CACHE_HOME/kbench/kernels) as
 //! `RELEASE/vmlinuz-RELEASE` and `RELEASE/config-RELEASE`, the layout of
 //! /boot. The cloud flavour (`linux-image-*-cloud-amd64`) is small and has
-//! the serial and virtio drivers built in, so it boots in qemu with no
-//! modules.
+//! the serial drivers built in, so it boots in qemu with no modules; the
+//! virtio-blk drivers a `--rootfs` disk needs are modules in it, kept in
+//! `RELEASE/modules/` ([`super::modules`]).
 //!
 //! `debian:6.1` means the newest `linux-image-6.1.*-cloud-amd64` apt knows;
 //! `debian:6.1.0-57` or `debian:6.12.117+deb12` pick one build.
@@ -12,6 +13,7 @@
 use super::command::run;
 use super::error::{Result, VmError, invalid};
 use super::kernel_image::KernelImage;
+use super::modules::{self, MODULES_DIR};
 use kbench_catalog::programs::find_program;
 pub use kbench_model::KernelSpec;
 use std::path::{Path, PathBuf};
@@ -32,6 +34,11 @@ pub enum FetchStep {
     },
     /// It is cached already: nothing to download.
     Cached {
+        release: String,
+    },
+    /// It is cached without its modules (fetched by an older kbench): it
+    /// is fetched again.
+    Outdated {
         release: String,
     },
     Downloading {
@@ -55,7 +62,7 @@ impl FetchStep {
     /// kernel is done at once.
     pub fn number(&self) -> u64 {
         match self {
-            FetchStep::Chosen { .. } => 1,
+            FetchStep::Chosen { .. } | FetchStep::Outdated { .. } => 1,
             FetchStep::Downloading { .. } => 2,
             FetchStep::Unpacking { .. } => 3,
             FetchStep::Storing { .. } | FetchStep::Cached { .. } => FetchStep::TOTAL,
@@ -68,6 +75,10 @@ impl std::fmt::Display for FetchStep {
         match self {
             FetchStep::Chosen { release, package } => write!(f, "{release}: {package}"),
             FetchStep::Cached { release } => write!(f, "{release}: already cached"),
+            FetchStep::Outdated { release } => write!(
+                f,
+                "{release}: cached without the modules a --rootfs disk needs; fetching it again"
+            ),
             FetchStep::Downloading { release, package } => {
                 write!(f, "{release}: downloading {package}")
             }
@@ -85,6 +96,10 @@ pub struct CachedKernel {
     pub config: Option<PathBuf>,
     /// "PACKAGE VERSION" it came from, when fetched by kbench.
     pub source: Option<String>,
+    /// The modules the guest loads to mount a `--rootfs` disk, in load
+    /// order ([`super::modules`]); `None` in kernels an older kbench
+    /// fetched.
+    pub modules: Option<PathBuf>,
 }
 
 /// The ABI part of an image package name, when it is one:
@@ -193,11 +208,13 @@ impl KernelCache {
         let source = std::fs::read_to_string(dir.join("source"))
             .ok()
             .map(|s| s.trim().to_string());
+        let modules = Some(dir.join(MODULES_DIR)).filter(|p| p.is_dir());
         Some(CachedKernel {
             release: release.to_string(),
             vmlinuz: std::path::absolute(&vmlinuz).unwrap_or(vmlinuz),
             config,
             source,
+            modules,
         })
     }
 
@@ -248,9 +265,15 @@ impl KernelCache {
         observe: &mut dyn FnMut(&FetchStep),
     ) -> Result<CachedKernel> {
         let release = release.to_string();
-        if let Some(cached) = self.get(&release) {
-            observe(&FetchStep::Cached { release });
-            return Ok(cached);
+        match self.get(&release) {
+            Some(cached) if cached.modules.is_some() => {
+                observe(&FetchStep::Cached { release });
+                return Ok(cached);
+            }
+            Some(_) => observe(&FetchStep::Outdated {
+                release: release.clone(),
+            }),
+            None => {}
         }
         std::fs::create_dir_all(&self.dir).map_err(VmError::os(format!(
             "creating the kernel cache {}",
@@ -318,6 +341,10 @@ impl KernelCache {
         if config.is_file() {
             std::fs::rename(&config, staged.join(format!("config-{release}"))).map_err(staging())?;
         }
+        let tree = root.join("lib/modules").join(release);
+        let modules = modules::resolve(&tree, modules::DISK_DRIVERS)
+            .map_err(|e| e.at(format!("the package {package}")))?;
+        modules::store(&staged.join(MODULES_DIR), &modules)?;
         std::fs::write(
             staged.join("source"),
             format!("{package} {}\n", version.trim()),
@@ -325,7 +352,11 @@ impl KernelCache {
         .map_err(staging())?;
         // One rename: a kernel is in the cache whole or not at all. When
         // another kbench fetched the same kernel meanwhile, theirs stays.
+        // An outdated one (no modules) goes aside first.
         let target = self.dir.join(release);
+        if target.is_dir() && !target.join(MODULES_DIR).is_dir() {
+            let _ = std::fs::rename(&target, work.join("outdated"));
+        }
         if let Err(error) = std::fs::rename(&staged, &target)
             && self.get(release).is_none()
         {
@@ -445,7 +476,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = KernelCache::new(dir.path().to_path_buf());
         let release = "6.1.0-57-cloud-amd64";
-        std::fs::create_dir_all(dir.path().join(release)).unwrap();
+        std::fs::create_dir_all(dir.path().join(release).join(MODULES_DIR)).unwrap();
         std::fs::write(
             dir.path().join(release).join(format!("vmlinuz-{release}")),
             b"x",
@@ -486,5 +517,10 @@ mod tests {
         let numbers: Vec<u64> = steps.iter().map(FetchStep::number).collect();
         assert_eq!(numbers, [1, 2, 3, FetchStep::TOTAL]);
         assert_eq!(steps[1].to_string(), "r: downloading p");
+        let outdated = FetchStep::Outdated {
+            release: "r".into(),
+        };
+        assert_eq!(outdated.number(), 1);
+        assert!(outdated.to_string().contains("without the modules"));
     }
 }

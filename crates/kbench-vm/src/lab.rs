@@ -10,6 +10,7 @@ use super::image::{self, GuestImage};
 use super::kernel_fetch::KernelCache;
 use super::kernel_image::KernelImage;
 use super::launcher::{VmLauncher, VmSpec};
+use super::modules;
 use super::qemu::{self, Accel, AccelChoice, Machine};
 use kbench_measure::plan::SamplingPlan;
 use kbench_measure::runner::RunRequest;
@@ -51,6 +52,8 @@ pub struct MachineRequest {
     pub qemu: Option<PathBuf>,
     /// Where cached kernels are found by release.
     pub cache: KernelCache,
+    /// An ext4 image the guest mounts and chroots into (`--rootfs`).
+    pub rootfs: Option<PathBuf>,
 }
 
 /// One kernel to boot, under its identifier.
@@ -70,6 +73,8 @@ pub struct Guests {
     accel: AccelChoice,
     stop: Arc<AtomicBool>,
     keep_going: bool,
+    /// Stored with every run besides the accelerator's (the rootfs).
+    notes: Vec<String>,
 }
 
 /// Everything checked and ready to boot.
@@ -112,6 +117,7 @@ impl Guests {
             }
             images.push((identifier, image));
         }
+        let rootfs = vm.rootfs.as_deref().map(check_rootfs).transpose()?;
         let qemu = qemu::find_qemu(vm.qemu.as_deref())?;
         let exe = std::env::current_exe().map_err(VmError::os(
             "finding the kbench binary to put in the guest's initramfs",
@@ -123,17 +129,26 @@ impl Guests {
                 std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
             }),
             append: vm.append.clone(),
+            disk: rootfs.as_ref().map(|(path, _)| path.clone()),
         };
         let mut guests = Vec::new();
         for (identifier, kernel) in images {
             let config = kernel.release.as_deref().and_then(|release| {
                 image::find_kernel_config(&kernel.path, release).map(|c| (release, c))
             });
+            let modules = match rootfs {
+                Some(_) => Some(modules::for_kernel(
+                    &kernel.path,
+                    config.as_ref().map(|(_, path)| path.as_path()),
+                )?),
+                None => None,
+            };
             let guest_image = GuestImage::build(
                 &exe,
                 config
                     .as_ref()
                     .map(|(release, path)| (*release, path.as_path())),
+                modules.as_deref(),
             )?;
             // Its size is what each boot copies into guest memory (README,
             // "Install": the dist build's smaller binary).
@@ -164,6 +179,7 @@ impl Guests {
             accel: vm.accel,
             stop,
             keep_going: request.keep_going,
+            notes: rootfs.into_iter().map(|(_, note)| note).collect(),
         })
     }
 
@@ -179,6 +195,7 @@ impl Guests {
             accel,
             stop,
             keep_going,
+            notes,
         } = self;
         let decision = qemu::decide_accel(accel, qemu::kvm_device(), || {
             observer(LabEvent::Note(Note::Probing {
@@ -208,7 +225,7 @@ impl Guests {
             rounds: 1,
             adaptive: None,
             wrapper: Some(guests[0].launcher.spec().machine.describe()),
-            notes: decision.notes,
+            notes: decision.notes.iter().cloned().chain(notes).collect(),
             host: Some(kbench_measure::snapshot(Path::new("."))),
             keep_going,
         };
@@ -286,6 +303,31 @@ fn resolve_kernel(text: &str, cache: &KernelCache) -> Result<KernelImage> {
     )
 }
 
+/// The `--rootfs` image, checked before anything boots: its absolute path,
+/// and the note every run stores (its file name and size).
+fn check_rootfs(path: &Path) -> Result<(PathBuf, String)> {
+    let metadata = std::fs::metadata(path).map_err(|e| {
+        VmError::Invalid(format!(
+            "the --rootfs image {} cannot be read ({e}); give an ext4 image file (`kbench rootfs` \
+             builds one)",
+            path.display()
+        ))
+    })?;
+    if !metadata.is_file() {
+        invalid!(
+            "the --rootfs image {} is not a regular file; give an ext4 image file",
+            path.display()
+        );
+    }
+    let absolute = std::path::absolute(path).map_err(VmError::os("resolving the --rootfs path"))?;
+    let name = absolute.file_name().unwrap_or_default().to_string_lossy();
+    let note = format!(
+        "rootfs: the guest ran chrooted in the image {name} ({} MiB) on virtio-blk",
+        metadata.len().div_ceil(1 << 20)
+    );
+    Ok((absolute, note))
+}
+
 /// "1G", "512M", "1024" (MiB) -> MiB.
 fn parse_memory(text: &str) -> Result<u32> {
     let trimmed = text.trim();
@@ -329,6 +371,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(short.starts_with("1 --as for 2 --kernel"), "{short}");
+    }
+
+    #[test]
+    fn a_rootfs_must_be_a_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = check_rootfs(&dir.path().join("none.img"))
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains("none.img cannot be read"), "{missing}");
+        let not_file = check_rootfs(dir.path()).unwrap_err().to_string();
+        assert!(not_file.contains("not a regular file"), "{not_file}");
+        let image = dir.path().join("root.img");
+        std::fs::write(&image, vec![0; 3 << 20]).unwrap();
+        let (path, note) = check_rootfs(&image).unwrap();
+        assert_eq!(path, image);
+        assert!(note.contains("root.img (3 MiB)"), "{note}");
     }
 
     #[test]

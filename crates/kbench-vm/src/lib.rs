@@ -8,7 +8,8 @@
 //! - [`launcher`]: [`VmLauncher`], the [`Launcher`](kbench_measure::launcher::Launcher)
 //!   that boots one guest per round and streams its events.
 //! - [`guest`]: the PID-1 side inside the VM.
-//! - [`kernel_fetch`]: Debian's cloud kernels, fetched and cached.
+//! - [`kernel_fetch`]: Debian's cloud kernels, fetched and cached;
+//!   [`modules`]: the modules of theirs a `--rootfs` guest loads.
 //! - [`rootfs`]: Debian root filesystems for profiles, built by
 //!   mmdebstrap into cached ext4 images.
 //! - [`lab`]: `kbench vm run` and `vm compare` from request to guests ready
@@ -28,6 +29,7 @@ pub mod kernel_fetch;
 pub mod kernel_image;
 pub mod lab;
 pub mod launcher;
+pub mod modules;
 pub mod qemu;
 pub mod rootfs;
 

@@ -175,6 +175,10 @@ pub struct Machine {
     pub cpus: u32,
     /// Extra kernel command line, after kbench's own.
     pub append: Option<String>,
+    /// The `--rootfs` image, the guest's virtio-blk disk /dev/vda. Opened
+    /// with `snapshot=on`: the guest's writes go to a throwaway overlay and
+    /// the image stays as it was.
+    pub disk: Option<PathBuf>,
 }
 
 impl Machine {
@@ -240,8 +244,27 @@ impl Machine {
             "-serial".into(),
             "chardev:results".into(),
         ]);
+        if let Some(disk) = &self.disk {
+            args.push("-drive".into());
+            args.push(drive(disk));
+        }
         args
     }
+}
+
+/// `-drive`'s value for the disk at `path`; qemu reads a comma in a file
+/// name as the option separator unless it is doubled.
+fn drive(path: &Path) -> OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let mut value = b"file=".to_vec();
+    for &byte in path.as_os_str().as_bytes() {
+        value.push(byte);
+        if byte == b',' {
+            value.push(b',');
+        }
+    }
+    value.extend_from_slice(b",format=raw,if=virtio,snapshot=on,readonly=off");
+    OsString::from_vec(value)
 }
 
 #[cfg(test)]
@@ -312,6 +335,7 @@ mod tests {
             memory_mib: 1024,
             cpus: 2,
             append: Some("mitigations=off".into()),
+            disk: Some("/i/root,fs.img".into()),
         };
         let args: Vec<String> = machine
             .args(
@@ -331,6 +355,7 @@ mod tests {
             "-initrd /t/initrd",
             "-serial file:/l/serial.log -chardev stdio,id=results,signal=off -serial chardev:results",
             "-no-reboot",
+            "-drive file=/i/root,,fs.img,format=raw,if=virtio,snapshot=on,readonly=off",
         ] {
             assert!(text.contains(part), "{part} missing from {text}");
         }

@@ -257,6 +257,69 @@ fn guest_monitors(db: &Path, kernel: &str, release: &str) {
     assert!(metrics.contains(&"perf.task_clock_per_op"), "{metrics:?}");
 }
 
+/// An ext4 image of a tiny tree (no mmdebstrap): an /etc/os-release whose
+/// PRETTY_NAME the guest's snapshot must then say.
+fn tiny_rootfs(dir: &Path, pretty_name: &str) -> PathBuf {
+    let tree = dir.join("tree");
+    std::fs::create_dir_all(tree.join("etc")).unwrap();
+    std::fs::write(
+        tree.join("etc/os-release"),
+        format!("PRETTY_NAME=\"{pretty_name}\"\nNAME=kbench-test\nID=kbench-test\n"),
+    )
+    .unwrap();
+    let image = dir.join("tiny-rootfs.img");
+    let made = std::process::Command::new("mke2fs")
+        .args(["-q", "-t", "ext4", "-d"])
+        .arg(&tree)
+        .arg("-F")
+        .arg(&image)
+        .arg("64M")
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "mke2fs: {made:?}");
+    image
+}
+
+/// `vm run --rootfs`: a Debian kernel loads its own virtio modules, mounts
+/// the image and runs the test chrooted in it, as the snapshot's OS (read
+/// from the image) and the run's note (the image's name) say.
+#[test]
+fn a_guest_runs_in_its_rootfs_image() {
+    let _turn = one_guest_at_a_time();
+    if !can_fetch_and_boot_kernels() || !have_programs(&["mke2fs"], "apt-get install e2fsprogs") {
+        return;
+    }
+    let (dir, db) = temp_db();
+    let release = debian_6_1(&db);
+    let image = tiny_rootfs(dir.path(), "kbench rootfs of issue 35");
+    let pristine = std::fs::read(&image).unwrap();
+    let image = image.to_str().unwrap();
+    let (_, stderr) = ok(
+        &db,
+        &vm_run_syscall_null(&release, "disk", &[&TCG[..], &["--rootfs", image]].concat()),
+    );
+    assert!(stderr.contains("boot: agent up after"), "{stderr}");
+    let show = json_of(&db, &["show", "disk", "--json"]);
+    let run = &show["identifiers"][0]["runs"][0];
+    assert_eq!(run["status"], "complete");
+    let snapshot = &run["info"]["snapshot"];
+    assert_eq!(snapshot["os"], "kbench rootfs of issue 35", "{snapshot}");
+    assert_eq!(snapshot["kernel_release"], release.as_str());
+    let notes = run["info"]["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("tiny-rootfs.img (64 MiB)")),
+        "{notes:?}"
+    );
+    // The image is as it was (mounting alone writes the superblock): the
+    // guest's writes went to qemu's throwaway overlay.
+    assert!(
+        std::fs::read(image).unwrap() == pristine,
+        "the image changed"
+    );
+}
+
 /// `vm compare --duet`: both kernels boot at once, block by block, each
 /// qemu on a CPU of its own, and compare pairs them by block.
 fn duet(db: &Path, old: &str, new: &str) {
@@ -447,6 +510,18 @@ fn bad_input_is_explained() {
     fails_with(
         &[
             "vm",
+            "run",
+            "--kernel",
+            image,
+            "--rootfs",
+            "/no/such.img",
+            "syscall-null",
+        ],
+        "the --rootfs image /no/such.img cannot be read",
+    );
+    fails_with(
+        &[
+            "vm",
             "compare",
             "--kernel",
             image,
@@ -579,7 +654,7 @@ fn kernel_fetch_steps_are_plain_lines_off_a_terminal() {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let cache = dir.path().join("kernels");
-    std::fs::create_dir_all(cache.join(release)).unwrap();
+    std::fs::create_dir_all(cache.join(release).join("modules")).unwrap();
     std::fs::write(cache.join(release).join(format!("vmlinuz-{release}")), b"x").unwrap();
     let path = std::env::join_paths(
         std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),

@@ -175,7 +175,7 @@ fn image() -> Arc<GuestImage> {
     static IMAGE: OnceLock<Arc<GuestImage>> = OnceLock::new();
     IMAGE
         .get_or_init(|| {
-            Arc::new(GuestImage::build(&std::env::current_exe().unwrap(), None).unwrap())
+            Arc::new(GuestImage::build(&std::env::current_exe().unwrap(), None, None).unwrap())
         })
         .clone()
 }
@@ -193,6 +193,7 @@ fn launcher(fake: &str, log_dir: &Path, timeout: Duration) -> VmLauncher {
             memory_mib: 256,
             cpus: 1,
             append: None,
+            disk: None,
         },
         timeout,
         log_dir: log_dir.to_path_buf(),

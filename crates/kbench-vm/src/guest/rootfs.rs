@@ -1,0 +1,112 @@
+//! A `--rootfs` guest's move onto its disk: load the kernel's virtio
+//! modules carried in the initramfs, wait for /dev/vda, mount it (ext4),
+//! give it its own /proc, /sys, /dev, /tmp and /run, and chroot into it.
+//! The running kbench goes on from there: the programs it starts resolve
+//! in the rootfs, and the snapshot reads the rootfs's /etc/os-release.
+
+use super::super::error::{Result, VmError};
+use super::super::image::{MODULES_PATH, ROOTFS_MOUNT};
+use super::mounts::{mount, mount_filesystems};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The disk qemu gives the guest (the first virtio-blk device).
+const DISK: &str = "/dev/vda";
+
+/// How long the disk may take to appear once its driver is loaded; it
+/// takes well under a second under TCG.
+const DISK_WAIT: Duration = Duration::from_secs(20);
+
+/// Mounts the disk and chroots into it.
+pub(super) fn enter() -> Result<()> {
+    let loaded = load_modules()?;
+    wait_for_disk(&loaded)?;
+    mount(DISK, ROOTFS_MOUNT, "ext4").map_err(|e| {
+        VmError::Invalid(format!(
+            "mounting the --rootfs disk {DISK} as ext4 at {ROOTFS_MOUNT} failed ({e}): is the \
+             image an ext4 file system?"
+        ))
+    })?;
+    mount_filesystems(Path::new(ROOTFS_MOUNT))?;
+    std::os::unix::fs::chroot(ROOTFS_MOUNT)
+        .map_err(VmError::os(format!("chroot into {ROOTFS_MOUNT}")))?;
+    std::env::set_current_dir("/").map_err(VmError::os("changing to / in the rootfs"))?;
+    eprintln!("kbench guest: running in the rootfs on {DISK}");
+    Ok(())
+}
+
+/// Loads the modules in [`MODULES_PATH`] in their names' order (the
+/// host numbered them dependencies first); returns their file names.
+fn load_modules() -> Result<Vec<String>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(MODULES_PATH)
+        .map_err(VmError::os(format!("reading {MODULES_PATH}")))?
+        .flatten()
+        .map(|entry| entry.path())
+        .collect();
+    files.sort();
+    let mut names = Vec::new();
+    for file in files {
+        let name = file
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let module = std::fs::File::open(&file)
+            .map_err(VmError::os(format!("opening {}", file.display())))?;
+        // SAFETY: finit_module reads the open module file; the parameter
+        // string is an empty NUL-terminated string.
+        let rc =
+            unsafe { libc::syscall(libc::SYS_finit_module, module.as_raw_fd(), c"".as_ptr(), 0) };
+        let error = std::io::Error::last_os_error();
+        if rc != 0 && error.raw_os_error() != Some(libc::EEXIST) {
+            return Err(VmError::Invalid(format!(
+                "loading the kernel module {name} failed ({error}); the kernel said:\n{}",
+                kernel_messages(5)
+            )));
+        }
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// Polls devtmpfs for the disk until [`DISK_WAIT`] has passed.
+fn wait_for_disk(loaded: &[String]) -> Result<()> {
+    let started = Instant::now();
+    while !Path::new(DISK).exists() {
+        if started.elapsed() > DISK_WAIT {
+            let modules = if loaded.is_empty() {
+                "no modules were loaded (none were beside the kernel): a kernel of your own needs \
+                 CONFIG_VIRTIO_PCI=y and CONFIG_VIRTIO_BLK=y for --rootfs"
+                    .to_string()
+            } else {
+                format!("the modules {} were loaded", loaded.join(", "))
+            };
+            return Err(VmError::Invalid(format!(
+                "the --rootfs disk {DISK} did not appear within {} s; {modules}. The kernel's \
+                 last messages:\n{}",
+                DISK_WAIT.as_secs(),
+                kernel_messages(15)
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// The last `lines` lines of the kernel's log buffer.
+fn kernel_messages(lines: usize) -> String {
+    const SYSLOG_ACTION_READ_ALL: libc::c_int = 3;
+    let mut buffer = vec![0u8; 1 << 16];
+    // SAFETY: klogctl writes at most `buffer.len()` bytes into `buffer`.
+    let read = unsafe {
+        libc::klogctl(
+            SYSLOG_ACTION_READ_ALL,
+            buffer.as_mut_ptr().cast(),
+            buffer.len() as libc::c_int,
+        )
+    };
+    let text = String::from_utf8_lossy(&buffer[..read.max(0) as usize]).into_owned();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
