@@ -172,19 +172,9 @@ impl KernelCache {
 
     /// Every cached kernel, by release.
     pub fn list(&self) -> Result<Vec<CachedKernel>> {
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-            Err(e) => return Err(VmError::os(format!("reading {}", self.dir.display()))(e)),
-        };
-        let mut kernels: Vec<CachedKernel> = entries
-            .flatten()
-            .filter_map(|entry| {
-                let release = entry.file_name().to_str()?.to_string();
-                (!release.starts_with('.'))
-                    .then(|| self.get(&release))
-                    .flatten()
-            })
+        let mut kernels: Vec<CachedKernel> = entry_names(&self.dir)?
+            .iter()
+            .filter_map(|release| self.get(release))
             .collect();
         kernels.sort_by(|a, b| {
             version_key(&a.release)
@@ -371,6 +361,21 @@ impl KernelCache {
             ))
         })
     }
+}
+
+/// The names in a cache directory, but hidden ones (work in progress);
+/// none when it does not exist yet.
+pub(crate) fn entry_names(dir: &Path) -> Result<Vec<String>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(VmError::os(format!("reading {}", dir.display()))(e)),
+    };
+    Ok(entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str().map(str::to_string))
+        .filter(|name| !name.starts_with('.'))
+        .collect())
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use super::manifest::Manifest;
 use crate::error::{Result, VmError};
-use crate::kernel_fetch::KernelCache;
+use crate::kernel_fetch::{KernelCache, entry_names};
 use std::path::{Path, PathBuf};
 
 /// The image's file name in its entry.
@@ -60,14 +60,9 @@ impl RootfsCache {
 
     /// Every cached rootfs, oldest first.
     pub fn list(&self) -> Result<Vec<CachedRootfs>> {
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-            Err(e) => return Err(VmError::os(format!("reading {}", self.dir.display()))(e)),
-        };
-        let mut found: Vec<CachedRootfs> = entries
-            .flatten()
-            .filter_map(|entry| self.get(entry.file_name().to_str()?))
+        let mut found: Vec<CachedRootfs> = entry_names(&self.dir)?
+            .iter()
+            .filter_map(|id| self.get(id))
             .collect();
         found.sort_by(|a, b| {
             (a.manifest.built_ms, &a.manifest.id).cmp(&(b.manifest.built_ms, &b.manifest.id))
