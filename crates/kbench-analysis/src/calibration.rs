@@ -216,8 +216,7 @@ impl<'a> Prior<'a> {
 mod tests {
     use super::*;
     use kbench_model::results::{RunId, RunInfo, RunRecord, RunStatus};
-    use kbench_model::{Sample, SystemSnapshot, TestSpec};
-    use std::collections::BTreeMap;
+    use kbench_model::{SystemSnapshot, TestSpec};
 
     fn key() -> TestKey {
         TestKey::new("syscall-null")
@@ -250,24 +249,8 @@ mod tests {
                 outcomes: vec![],
             })
             .collect();
-        let samples: Vec<Sample> = values
-            .iter()
-            .flat_map(|&v| [v * 0.99, v * 1.01])
-            .map(|value| Sample {
-                value,
-                iterations: 1,
-                at_ms: 0,
-                round: 0,
-            })
-            .collect();
-        let sample_runs = (0..values.len()).flat_map(|i| [i, i]).collect();
-        IdentifierData {
-            name: name.into(),
-            factors: Default::default(),
-            runs,
-            samples: BTreeMap::from([(key(), samples)]),
-            sample_runs: BTreeMap::from([(key(), sample_runs)]),
-        }
+        let samples: Vec<[f64; 2]> = values.iter().map(|&v| [v * 0.99, v * 1.01]).collect();
+        crate::fixtures::of_runs(name, runs, key(), &samples)
     }
 
     fn set(identifier: IdentifierData) -> ResultSetData {

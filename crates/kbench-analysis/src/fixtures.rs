@@ -102,6 +102,34 @@ pub fn identifier(name: &str, cpus: u32, rounds: &[Round]) -> IdentifierData {
     }
 }
 
+/// An identifier whose stored run `i` measured `key` in the two samples
+/// `samples[i]`: runs of a unit test on units (invocations, boots).
+pub fn of_runs(
+    name: &str,
+    runs: Vec<RunRecord>,
+    key: TestKey,
+    samples: &[[f64; 2]],
+) -> IdentifierData {
+    let sample_runs = (0..samples.len()).flat_map(|i| [i, i]).collect();
+    let samples = samples
+        .iter()
+        .flatten()
+        .map(|&value| Sample {
+            value,
+            iterations: 1,
+            at_ms: 0,
+            round: 0,
+        })
+        .collect();
+    IdentifierData {
+        name: name.into(),
+        factors: Default::default(),
+        runs,
+        samples: BTreeMap::from([(key.clone(), samples)]),
+        sample_runs: BTreeMap::from([(key, sample_runs)]),
+    }
+}
+
 /// A set of `identifiers` declaring the test's main metric and monitors.
 pub fn set(identifiers: Vec<IdentifierData>) -> ResultSetData {
     let spec = |metric: &str, unit: &str| kbench_model::TestSpec {

@@ -129,10 +129,8 @@ fn unit_indices(runs: &[RunRecord], level: UnitKind) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kbench_model::Sample;
     use kbench_model::SystemSnapshot;
     use kbench_model::results::{RunId, RunInfo, RunStatus};
-    use std::collections::BTreeMap;
 
     /// A stored run (one round) by process `pid` in boot `boot`.
     fn run(id: i64, pid: u32, boot: &str) -> RunRecord {
@@ -156,25 +154,8 @@ mod tests {
     /// An identifier whose run `i` measured `key` in two samples around
     /// `values[i]`.
     fn identifier(runs: Vec<RunRecord>, values: &[f64]) -> IdentifierData {
-        let key = TestKey::new("syscall-null");
-        let samples: Vec<Sample> = values
-            .iter()
-            .flat_map(|&v| [v - 1.0, v + 1.0])
-            .map(|value| Sample {
-                value,
-                iterations: 1,
-                at_ms: 0,
-                round: 0,
-            })
-            .collect();
-        let sample_runs = (0..values.len()).flat_map(|i| [i, i]).collect();
-        IdentifierData {
-            name: "i".into(),
-            factors: Default::default(),
-            runs,
-            samples: BTreeMap::from([(key.clone(), samples)]),
-            sample_runs: BTreeMap::from([(key, sample_runs)]),
-        }
+        let samples: Vec<[f64; 2]> = values.iter().map(|&v| [v - 1.0, v + 1.0]).collect();
+        crate::fixtures::of_runs("i", runs, TestKey::new("syscall-null"), &samples)
     }
 
     /// Each unit's round means (back from their logs, rounded).
