@@ -80,7 +80,6 @@ pub(crate) fn side_of(identifier: &IdentifierData, key: &TestKey) -> Option<Side
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kbench_model::Sample;
     use kbench_model::results::{RunId, RunInfo, RunRecord, RunStatus};
 
     fn run(id: i64) -> RunRecord {
@@ -98,23 +97,9 @@ mod tests {
     #[test]
     fn a_round_is_one_runs_samples_of_one_round_number() {
         let key = TestKey::new("a");
-        let values = [10.0, 11.0, 20.0, 21.0, 30.0, 31.0];
-        let samples: Vec<Sample> = values
-            .iter()
-            .map(|&value| Sample {
-                value,
-                iterations: 1,
-                at_ms: 0,
-                round: 0,
-            })
-            .collect();
-        let identifier = IdentifierData {
-            name: "i".into(),
-            factors: Default::default(),
-            runs: vec![run(1), run(2), run(3)],
-            samples: BTreeMap::from([(key.clone(), samples)]),
-            sample_runs: BTreeMap::from([(key.clone(), vec![0, 0, 1, 1, 2, 2])]),
-        };
+        let samples = [[10.0, 11.0], [20.0, 21.0], [30.0, 31.0]];
+        let runs = vec![run(1), run(2), run(3)];
+        let identifier = crate::fixtures::of_runs("i", runs, key.clone(), &samples);
         let side = side_of(&identifier, &key).unwrap();
         assert_eq!(side.rounds(), 3);
         assert_eq!(side.observations().as_slice(), &[10.5, 20.5, 30.5]);

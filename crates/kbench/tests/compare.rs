@@ -4,7 +4,8 @@
 mod common;
 
 use common::{
-    assert_success, have_programs, json, json_of, json_stdout, kbench, succeeds, temp_db,
+    assert_success, have_programs, json, json_of, json_stdout, kbench, quiet_series, succeeds,
+    temp_db,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -330,13 +331,6 @@ fn every_format_renders_and_usage_errors_exit_2() {
 #[test]
 fn the_gate_on_one_run_each_fails_only_beyond_the_drift() {
     let (dir, db) = temp_db();
-    let series = |base: f64| -> String {
-        let values: Vec<String> = [0.997, 1.003, 0.999, 1.001, 0.998, 1.002]
-            .iter()
-            .map(|w| format!(r#"{{"value": {}, "round": 0, "at_ms": 1}}"#, base * w))
-            .collect();
-        format!("[{}]", values.join(","))
-    };
     let file = dir.path().join("apart.json");
     std::fs::write(
         &file,
@@ -347,10 +341,10 @@ fn the_gate_on_one_run_each_fails_only_beyond_the_drift() {
                 "identifiers": [
                   {{"name": "a", "samples": {{"lat": {}, "open": {}}}}},
                   {{"name": "b", "samples": {{"lat": {}, "open": {}}}}}]}}"#,
-            series(10.0),
-            series(2.0),
-            series(10.5),
-            series(2.6)
+            quiet_series(10.0),
+            quiet_series(2.0),
+            quiet_series(10.5),
+            quiet_series(2.6)
         ),
     )
     .unwrap();

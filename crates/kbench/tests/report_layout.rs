@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{json_of, seed_fixture, stdout, succeeds, temp_db};
+use common::{json_of, quiet_series, seed_fixture, stdout, succeeds, temp_db};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -29,17 +29,10 @@ const TESTS: [(&str, &str, &str, f64, f64); 6] = [
 /// A database holding [`TESTS`] as result set `agree`, `a` against `b`.
 fn agree() -> (tempfile::TempDir, PathBuf) {
     let (dir, db) = temp_db();
-    let series = |level: f64| -> String {
-        let values: Vec<String> = [0.997, 1.003, 0.999, 1.001, 0.998, 1.002]
-            .iter()
-            .map(|w| format!(r#"{{"value": {}, "round": 0, "at_ms": 1}}"#, level * w))
-            .collect();
-        format!("[{}]", values.join(","))
-    };
     let samples = |side: usize| -> String {
         let each: Vec<String> = TESTS
             .iter()
-            .map(|t| format!("\"{}\": {}", t.0, series([t.3, t.4][side])))
+            .map(|t| format!("\"{}\": {}", t.0, quiet_series([t.3, t.4][side])))
             .collect();
         each.join(", ")
     };

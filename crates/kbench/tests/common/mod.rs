@@ -62,6 +62,16 @@ pub fn stdout(db: impl AsRef<OsStr>, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Six samples within ±0.3 % of `level`, as a kbench.samples/1 series
+/// of one round: one quiet run of a test, to import.
+pub fn quiet_series(level: f64) -> String {
+    let values: Vec<String> = [0.997, 1.003, 0.999, 1.001, 0.998, 1.002]
+        .iter()
+        .map(|w| format!(r#"{{"value": {}, "round": 0, "at_ms": 1}}"#, level * w))
+        .collect();
+    format!("[{}]", values.join(","))
+}
+
 /// The transcribed seed report `name` (tests/fixtures/seeds).
 pub fn seed_fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
