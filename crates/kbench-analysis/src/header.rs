@@ -94,6 +94,7 @@ pub const HEADLINE_FACTS: &[&str] = &[
     "Disk",
     "Network",
     "OS",
+    "Rootfs",
     "Kernel",
     "Compiler",
     "File-System",

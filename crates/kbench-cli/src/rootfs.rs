@@ -76,11 +76,15 @@ pub struct RootfsRemoveArgs {
 pub struct RootfsCacheArg {
     /// Rootfs cache directory (default: $XDG_CACHE_HOME/kbench/rootfs)
     #[arg(long = "rootfs-cache", value_name = "DIR", env = "KBENCH_ROOTFS_CACHE")]
-    pub dir: Option<PathBuf>,
+    pub rootfs_dir: Option<PathBuf>,
 }
 
 impl RootfsCacheArg {
     pub fn cache(&self) -> RootfsCache {
-        RootfsCache::new(self.dir.clone().unwrap_or_else(RootfsCache::default_dir))
+        RootfsCache::new(
+            self.rootfs_dir
+                .clone()
+                .unwrap_or_else(RootfsCache::default_dir),
+        )
     }
 }

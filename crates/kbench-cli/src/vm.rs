@@ -156,9 +156,10 @@ impl VmCompareArgs {
 /// The machine the kernels boot in.
 #[derive(Debug, Args)]
 pub struct VmOptions {
-    /// Guest memory, e.g. 1G or 512M (a number alone is MiB)
-    #[arg(long, value_name = "SIZE", default_value = "1G")]
-    pub memory: String,
+    /// Guest memory, e.g. 1G or 512M (a number alone is MiB) [default: what the profiles ask
+    /// for, at least 1G]
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
 
     /// Guest CPUs (default: the CPUs this process may use)
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
@@ -180,14 +181,18 @@ pub struct VmOptions {
     #[arg(long, value_name = "PATH", env = "KBENCH_QEMU")]
     pub qemu: Option<PathBuf>,
 
-    /// An ext4 image the guest mounts (virtio-blk, writes thrown away at exit) and runs the tests
-    /// chrooted in, after loading its kernel's virtio modules; a bzImage of your own needs
-    /// CONFIG_VIRTIO_PCI=y and CONFIG_VIRTIO_BLK=y
-    #[arg(long, value_name = "IMAGE")]
-    pub rootfs: Option<PathBuf>,
+    /// An ext4 image, or a cached rootfs id, the guest mounts (virtio-blk, writes thrown away at
+    /// exit) and runs the tests chrooted in, after loading its kernel's virtio modules; a bzImage
+    /// of your own needs CONFIG_VIRTIO_PCI=y and CONFIG_VIRTIO_BLK=y [default: for profile tests,
+    /// the rootfs of their packages, built unless cached (`kbench rootfs`); none for built-ins]
+    #[arg(long, value_name = "IMAGE|ID")]
+    pub rootfs: Option<String>,
 
     #[command(flatten)]
     pub cache: CacheArg,
+
+    #[command(flatten)]
+    pub rootfs_cache: crate::rootfs::RootfsCacheArg,
 }
 
 impl VmOptions {
@@ -202,6 +207,7 @@ impl VmOptions {
             qemu: self.qemu.clone(),
             cache: self.cache.cache(),
             rootfs: self.rootfs.clone(),
+            rootfs_cache: self.rootfs_cache.cache(),
         }
     }
 }

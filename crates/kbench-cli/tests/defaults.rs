@@ -98,3 +98,30 @@ fn the_threshold_default_is_the_analysis_default() {
         Thresholds::default().default
     );
 }
+
+/// No two flags of one command share an argument id: clap lets flattened
+/// structs collide, and then one flag's value and environment variable
+/// reach the other's field (`--rootfs-cache` once set the kernel cache).
+#[test]
+fn every_flag_of_a_command_has_an_id_of_its_own() {
+    fn check(command: &clap::Command, path: &str) {
+        let mut ids: Vec<&str> = command
+            .get_arguments()
+            .map(|a| a.get_id().as_str())
+            .collect();
+        ids.sort();
+        let repeated: Vec<&&str> = ids
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| &w[0])
+            .collect();
+        assert!(
+            repeated.is_empty(),
+            "kbench {path}: ids {repeated:?} are given twice"
+        );
+        for sub in command.get_subcommands() {
+            check(sub, &format!("{path} {}", sub.get_name()));
+        }
+    }
+    check(&Cli::command(), "");
+}

@@ -62,6 +62,15 @@ pub struct RunRequest {
     pub keep_going: bool,
 }
 
+impl RunRequest {
+    /// The tests its first rounds run: all rounds, or an adaptive run's
+    /// minimum (more rounds add to a progress bar's count as they start).
+    pub fn first_tests(&self) -> usize {
+        let rounds = self.adaptive.as_ref().map_or(self.rounds, |a| a.min_rounds);
+        self.tests.len() * rounds as usize
+    }
+}
+
 /// What the runner tells its observer (the progress bar, or nothing).
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunEvent {

@@ -10,6 +10,12 @@ pub struct KernelSpec {
 }
 
 impl KernelSpec {
+    /// Reads every one of `texts`, so that a typo in the second fails
+    /// before anything is done with the first.
+    pub fn parse_all(texts: &[String]) -> Result<Vec<KernelSpec>, String> {
+        texts.iter().map(|text| KernelSpec::parse(text)).collect()
+    }
+
     /// Reads `debian:VERSION`; the error says how to write it.
     pub fn parse(text: &str) -> Result<KernelSpec, String> {
         let Some(version) = text.strip_prefix("debian:") else {

@@ -36,7 +36,7 @@ pub use secondary::{
     COUNTER_PREFIX, SECONDARY_FAMILIES, is_result_metric, is_secondary_metric, secondary_family,
     secondary_label,
 };
-pub use snapshot::{SystemSnapshot, ToolRecord, VariantRecord};
+pub use snapshot::{ROOTFS_RECORD_PATH, RootfsRecord, SystemSnapshot, ToolRecord, VariantRecord};
 pub use test_key::{MAIN_METRIC, ParseTestKeyError, TestKey};
 
 use serde::{Deserialize, Serialize};

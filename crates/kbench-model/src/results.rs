@@ -121,6 +121,20 @@ pub struct TestOutcome {
     pub detail: String,
 }
 
+impl TestOutcome {
+    /// How it ended, as the progress line says: "done (CI ±0.8%)",
+    /// "done, CI target missed (...)", "SKIPPED: ...", "FAILED: ...".
+    pub fn ended(&self) -> String {
+        let detail = &self.detail;
+        match self.kind {
+            TestOutcomeKind::TargetMet => format!("done ({detail})"),
+            TestOutcomeKind::BudgetHit => format!("done, CI target missed ({detail})"),
+            TestOutcomeKind::Skipped => format!("SKIPPED: {detail}"),
+            TestOutcomeKind::Failed => format!("FAILED: {detail}"),
+        }
+    }
+}
+
 /// One identifier of a result set with its runs and raw samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IdentifierData {

@@ -96,6 +96,26 @@ pub struct SystemSnapshot {
     /// command failed or printed nothing its regex matched).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools_notes: Vec<String>,
+    /// The kbench guest root filesystem the run's programs came from, as
+    /// the image names itself ([`ROOTFS_RECORD_PATH`]); `None` on a system
+    /// that is not one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rootfs: Option<RootfsRecord>,
+}
+
+/// Where a root filesystem built by `kbench rootfs` names itself: a JSON
+/// [`RootfsRecord`], read by the snapshot of any system running from it
+/// (a `kbench vm` guest, a LAVA board).
+pub const ROOTFS_RECORD_PATH: &str = "/etc/kbench-rootfs.json";
+
+/// A guest root filesystem: its id (the cache's, from its content), Debian
+/// release and architecture.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RootfsRecord {
+    pub id: String,
+    pub release: String,
+    pub architecture: String,
 }
 
 /// The tool a profile test ran, as read when its run began.
@@ -129,6 +149,13 @@ impl ToolRecord {
         } else {
             format!("{} - {}", self.tool_version(), self.description)
         }
+    }
+}
+
+impl RootfsRecord {
+    /// "7b8edfe231440051 (bookworm/amd64)".
+    pub fn describe(&self) -> String {
+        format!("{} ({}/{})", self.id, self.release, self.architecture)
     }
 }
 
@@ -178,6 +205,13 @@ impl SystemSnapshot {
             ("Disk", self.disks.join(" + ")),
             ("Network", self.network.join(" + ")),
             ("OS", self.os.clone()),
+            (
+                "Rootfs",
+                self.rootfs
+                    .as_ref()
+                    .map(RootfsRecord::describe)
+                    .unwrap_or_default(),
+            ),
             ("Kernel", detailed(&self.kernel_release, &self.arch)),
             ("Kernel cmdline", self.kernel_cmdline.clone()),
             ("Preempt", self.preempt.clone()),

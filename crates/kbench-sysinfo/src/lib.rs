@@ -95,6 +95,7 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
         imported: None,
         tools: Default::default(),
         tools_notes: vec![],
+        rootfs: rootfs_record(),
         motherboard: hardware::motherboard(Path::new("/sys")),
         disks: hardware::disks(Path::new("/sys")),
         network: hardware::network(Path::new("/sys")),
@@ -106,6 +107,40 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
         kernel_release: uname.release,
         kernel_version: uname.version,
     }
+}
+
+/// The guest root filesystem this system runs from, when it is one kbench
+/// built (it names itself in [`kbench_model::ROOTFS_RECORD_PATH`]).
+fn rootfs_record() -> Option<kbench_model::RootfsRecord> {
+    let text = fs::read(kbench_model::ROOTFS_RECORD_PATH).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// The kernel's log buffer (what dmesg prints), when this process may
+/// read it (root, or `kernel.dmesg_restrict=0`).
+pub fn kernel_log() -> Option<String> {
+    const SYSLOG_ACTION_READ_ALL: libc::c_int = 3;
+    let mut buffer = vec![0u8; 1 << 17];
+    // SAFETY: klogctl writes at most `buffer.len()` bytes into `buffer`.
+    let read = unsafe {
+        libc::klogctl(
+            SYSLOG_ACTION_READ_ALL,
+            buffer.as_mut_ptr().cast(),
+            buffer.len() as libc::c_int,
+        )
+    };
+    let read = usize::try_from(read).ok()?;
+    Some(String::from_utf8_lossy(&buffer[..read]).into_owned())
+}
+
+/// The OOM killer's lines of a kernel log ("Out of memory: Killed process
+/// 123 (hackbench) ...", a memory cgroup's too), oldest first, without
+/// klogctl's `<level>` prefix.
+pub fn oom_kills(log: &str) -> Vec<&str> {
+    log.lines()
+        .filter(|line| line.to_ascii_lowercase().contains("out of memory: kill"))
+        .map(|line| line.trim_start_matches(|c: char| c == '<' || c == '>' || c.is_ascii_digit()))
+        .collect()
 }
 
 /// The running kernel's release, `kbench run`'s identifier by default
@@ -300,6 +335,20 @@ impl Uname {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Debian 6.1 guest's log of an OOM kill, as klogctl gives it.
+    #[test]
+    fn oom_kills_are_the_killer_s_lines() {
+        let log = "<4>[   27.56] hackbench invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0\n\
+<6>[   27.94] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/,task=init,pid=89,uid=0\n\
+<3>[   27.94] Out of memory: Killed process 89 (init) total-vm:90504kB, anon-rss:1488kB, file-rss:4kB, shmem-rss:6172kB, UID:0 pgtables:72kB oom_score_adj:0\n";
+        let kills = oom_kills(log);
+        assert_eq!(kills.len(), 1);
+        assert!(kills[0].starts_with("[   27.94] Out of memory: Killed process 89 (init)"));
+        let cgroup = "<6>[ 1.0] Memory cgroup out of memory: Killed process 7 (x)\n";
+        assert_eq!(oom_kills(cgroup).len(), 1);
+        assert!(oom_kills("<6>[ 1.0] all is well\n").is_empty());
+    }
 
     #[test]
     fn steal_share_between_readings() {

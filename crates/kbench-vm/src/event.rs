@@ -4,6 +4,7 @@
 
 use super::launcher::BootTimes;
 use super::qemu::Accel;
+use super::rootfs::RootfsStep;
 use kbench_measure::runner::RunEvent;
 use std::fmt;
 use std::path::PathBuf;
@@ -20,6 +21,9 @@ pub enum LabEvent {
     Run(RunEvent),
     /// The run ended, stored or not.
     Ended,
+    /// A step of building the rootfs the profiles need, or finding it
+    /// cached.
+    Rootfs(RootfsStep),
 }
 
 /// A line for the user.

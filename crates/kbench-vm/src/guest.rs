@@ -63,9 +63,10 @@ fn run() -> Result<()> {
     )
     .map_err(|e| VmError::Invalid(format!("reading the job in {JOB_PATH}: {e}")))?;
     let gated = Path::new(GATE_PATH).exists();
-    if Path::new(ROOTFS_PATH).exists() {
-        rootfs::enter()?;
-    }
+    let work_dir = match Path::new(ROOTFS_PATH).exists() {
+        true => rootfs::enter()?,
+        false => "/tmp",
+    };
     if let Err(error) = loopback_up() {
         eprintln!(
             "kbench guest: the loopback interface stays down ({error}); network benchmarks will skip"
@@ -74,7 +75,7 @@ fn run() -> Result<()> {
     let name = b"kbench-guest";
     // SAFETY: the pointer and length describe a valid byte string.
     unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) };
-    std::env::set_current_dir("/tmp").map_err(VmError::os("changing to /tmp"))?;
+    std::env::set_current_dir(work_dir).map_err(VmError::os(format!("changing to {work_dir}")))?;
     let mut port = open_results_port()?;
     if gated {
         wait_for_start(&mut port)?;
@@ -174,6 +175,10 @@ fn run_agent(job: &AgentJob, port: &File) -> Result<i32> {
         ));
     }
     if pid == 0 {
+        // A guest out of memory loses the tool that took it, not the agent
+        // that reports it: the OOM killer passes over -1000, and the tools
+        // the agent starts go back to 0 (kbench-measure's profile command).
+        let _ = std::fs::write("/proc/self/oom_score_adj", "-1000");
         let mut out = port;
         // Nothing stops a guest's agent but its VM's end.
         let never = std::sync::atomic::AtomicBool::new(false);

@@ -102,6 +102,18 @@ pub struct CachedKernel {
     pub modules: Option<PathBuf>,
 }
 
+impl CachedKernel {
+    /// One line per kernel, releases aligned: release, then the full path
+    /// of its vmlinuz.
+    pub fn listing(kernels: &[CachedKernel]) -> String {
+        let width = kernels.iter().map(|k| k.release.len()).max().unwrap_or(0);
+        kernels
+            .iter()
+            .map(|k| format!("{:width$}  {}\n", k.release, k.vmlinuz.display()))
+            .collect()
+    }
+}
+
 /// The ABI part of an image package name, when it is one:
 /// `linux-image-6.1.0-57-cloud-amd64` -> `6.1.0-57`. Meta packages
 /// (`linux-image-6.12-cloud-amd64`, `linux-image-cloud-amd64`) and debug or

@@ -6,12 +6,15 @@
 
 use super::error::{Result, VmError, invalid};
 use super::event::{LabEvent, Note};
+use super::guest_disk;
 use super::image::{self, GuestImage};
 use super::kernel_fetch::KernelCache;
 use super::kernel_image::KernelImage;
 use super::launcher::{VmLauncher, VmSpec};
 use super::modules;
 use super::qemu::{self, Accel, AccelChoice, Machine};
+use super::rootfs::RootfsCache;
+use kbench_catalog::profile::Profiles;
 use kbench_measure::plan::SamplingPlan;
 use kbench_measure::runner::RunRequest;
 use kbench_model::TestKey;
@@ -39,8 +42,8 @@ pub struct LabRequest {
 /// The machine as the user asked for it (`--memory`, `--cpus`, ...).
 #[derive(Debug, Clone)]
 pub struct MachineRequest {
-    /// "1G", "512M", or MiB.
-    pub memory: String,
+    /// "1G", "512M", or MiB; default: what the profiles need, at least 1G.
+    pub memory: Option<String>,
     /// Default: the CPUs this process may use.
     pub cpus: Option<u32>,
     /// Seconds of silence (boot included) before a guest is killed.
@@ -52,8 +55,12 @@ pub struct MachineRequest {
     pub qemu: Option<PathBuf>,
     /// Where cached kernels are found by release.
     pub cache: KernelCache,
-    /// An ext4 image the guest mounts and chroots into (`--rootfs`).
-    pub rootfs: Option<PathBuf>,
+    /// An ext4 image (or a cached rootfs id) the guest mounts and chroots
+    /// into (`--rootfs`); default: the rootfs of the profiles' packages,
+    /// when any test is a profile's.
+    pub rootfs: Option<String>,
+    /// Where rootfs images are cached and built.
+    pub rootfs_cache: RootfsCache,
 }
 
 /// One kernel to boot, under its identifier.
@@ -87,13 +94,21 @@ pub struct Lab {
 }
 
 impl Guests {
-    /// Checks every input (names, kernels, qemu) and builds each kernel's
-    /// guest image, before anything boots. Serial logs of failed boots go
-    /// to `log_dir`; once `stop` is raised, running guests are killed.
-    pub fn prepare(request: &LabRequest, log_dir: &Path, stop: Arc<AtomicBool>) -> Result<Guests> {
+    /// Checks every input (names, kernels, qemu), builds each kernel's
+    /// guest image and the rootfs profiles need (`observe` hears its
+    /// build), before anything boots. Serial logs of failed boots go to
+    /// `log_dir`; once `stop` is raised, running guests are killed.
+    pub fn prepare(
+        request: &LabRequest,
+        log_dir: &Path,
+        stop: Arc<AtomicBool>,
+        observe: &mut dyn FnMut(LabEvent),
+    ) -> Result<Guests> {
         kbench_model::validate_name("result set", &request.set).map_err(VmError::Invalid)?;
         let vm = &request.machine;
-        let memory_mib = parse_memory(&vm.memory)?;
+        let profiles = Profiles::from_env()?;
+        let (memory_mib, memory_note) =
+            guest_disk::memory_mib(vm.memory.as_deref(), &profiles, &request.tests)?;
         if !(vm.timeout.is_finite() && vm.timeout >= 1.0) {
             invalid!("--timeout {} must be at least 1 second", vm.timeout);
         }
@@ -117,8 +132,17 @@ impl Guests {
             }
             images.push((identifier, image));
         }
-        let rootfs = vm.rootfs.as_deref().map(check_rootfs).transpose()?;
         let qemu = qemu::find_qemu(vm.qemu.as_deref())?;
+        if let Some(note) = memory_note {
+            observe(LabEvent::Note(Note::Warning(note)));
+        }
+        let rootfs = guest_disk::choose(
+            vm.rootfs.as_deref(),
+            &vm.rootfs_cache,
+            &profiles,
+            &request.tests,
+            &mut |step| observe(LabEvent::Rootfs(step.clone())),
+        )?;
         let exe = std::env::current_exe().map_err(VmError::os(
             "finding the kbench binary to put in the guest's initramfs",
         ))?;
@@ -129,7 +153,7 @@ impl Guests {
                 std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
             }),
             append: vm.append.clone(),
-            disk: rootfs.as_ref().map(|(path, _)| path.clone()),
+            disk: rootfs.as_ref().map(|disk| disk.image.clone()),
         };
         let mut guests = Vec::new();
         for (identifier, kernel) in images {
@@ -179,7 +203,7 @@ impl Guests {
             accel: vm.accel,
             stop,
             keep_going: request.keep_going,
-            notes: rootfs.into_iter().map(|(_, note)| note).collect(),
+            notes: rootfs.into_iter().map(|disk| disk.note).collect(),
         })
     }
 
@@ -303,55 +327,6 @@ fn resolve_kernel(text: &str, cache: &KernelCache) -> Result<KernelImage> {
     )
 }
 
-/// The `--rootfs` image, checked before anything boots: its absolute path,
-/// and the note every run stores (its file name and size).
-fn check_rootfs(path: &Path) -> Result<(PathBuf, String)> {
-    let metadata = std::fs::metadata(path).map_err(|e| {
-        VmError::Invalid(format!(
-            "the --rootfs image {} cannot be read ({e}); give an ext4 image file (`kbench rootfs` \
-             builds one)",
-            path.display()
-        ))
-    })?;
-    if !metadata.is_file() {
-        invalid!(
-            "the --rootfs image {} is not a regular file; give an ext4 image file",
-            path.display()
-        );
-    }
-    let absolute = std::path::absolute(path).map_err(VmError::os("resolving the --rootfs path"))?;
-    let name = absolute.file_name().unwrap_or_default().to_string_lossy();
-    let note = format!(
-        "rootfs: the guest ran chrooted in the image {name} ({} MiB) on virtio-blk",
-        metadata.len().div_ceil(1 << 20)
-    );
-    Ok((absolute, note))
-}
-
-/// "1G", "512M", "1024" (MiB) -> MiB.
-fn parse_memory(text: &str) -> Result<u32> {
-    let trimmed = text.trim();
-    let (number, factor) = match trimmed.char_indices().last() {
-        Some((i, 'G' | 'g')) => (&trimmed[..i], 1024),
-        Some((i, 'M' | 'm')) => (&trimmed[..i], 1),
-        _ => (trimmed, 1),
-    };
-    let mib = number
-        .trim()
-        .parse::<u32>()
-        .ok()
-        .and_then(|n| n.checked_mul(factor))
-        .ok_or_else(|| {
-            VmError::Invalid(format!(
-                "--memory '{text}' is not a size such as 1G or 512M"
-            ))
-        })?;
-    if mib < 128 {
-        invalid!("--memory {text} is too small: a guest needs at least 128M");
-    }
-    Ok(mib)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,31 +346,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(short.starts_with("1 --as for 2 --kernel"), "{short}");
-    }
-
-    #[test]
-    fn a_rootfs_must_be_a_regular_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let missing = check_rootfs(&dir.path().join("none.img"))
-            .unwrap_err()
-            .to_string();
-        assert!(missing.contains("none.img cannot be read"), "{missing}");
-        let not_file = check_rootfs(dir.path()).unwrap_err().to_string();
-        assert!(not_file.contains("not a regular file"), "{not_file}");
-        let image = dir.path().join("root.img");
-        std::fs::write(&image, vec![0; 3 << 20]).unwrap();
-        let (path, note) = check_rootfs(&image).unwrap();
-        assert_eq!(path, image);
-        assert!(note.contains("root.img (3 MiB)"), "{note}");
-    }
-
-    #[test]
-    fn memory_sizes() {
-        assert_eq!(parse_memory("1G").unwrap(), 1024);
-        assert_eq!(parse_memory("512M").unwrap(), 512);
-        assert_eq!(parse_memory("2048").unwrap(), 2048);
-        assert!(parse_memory("64M").is_err());
-        assert!(parse_memory("lots").is_err());
-        assert!(parse_memory("").is_err());
     }
 }

@@ -610,6 +610,11 @@ impl AgentStream for VmStream {
             return Ok(());
         };
         let mut details = String::new();
+        if let Some(killed) = kbench_sysinfo::oom_kills(&end.serial).last() {
+            details.push_str(&format!(
+                "the guest ran out of memory (give it more with --memory); its kernel said: {killed}\n"
+            ));
+        }
         if !end.serial.trim().is_empty() {
             details.push_str(&format!(
                 "the serial log's last lines:\n{}\n",

@@ -11,7 +11,8 @@
 //! - [`kernel_fetch`]: Debian's cloud kernels, fetched and cached;
 //!   [`modules`]: the modules of theirs a `--rootfs` guest loads.
 //! - [`rootfs`]: Debian root filesystems for profiles, built by
-//!   mmdebstrap into cached ext4 images.
+//!   mmdebstrap into cached ext4 images; [`guest_disk`]: which one a
+//!   lab's guests boot with, and their memory.
 //! - [`lab`]: `kbench vm run` and `vm compare` from request to guests ready
 //!   to boot, and their boot loops ([`Lab::measure`]: A B A B rounds;
 //!   [`Lab::measure_duet`]), which tell their progress as [`LabEvent`]s.
@@ -23,6 +24,7 @@ mod error;
 pub mod elf;
 pub mod event;
 pub mod guest;
+pub mod guest_disk;
 pub mod image;
 pub mod initramfs;
 pub mod kernel_fetch;

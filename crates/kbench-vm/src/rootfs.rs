@@ -23,8 +23,6 @@ use std::time::Instant;
 
 /// The file system's label, for `root=LABEL=kbench-rootfs`.
 pub const LABEL: &str = "kbench-rootfs";
-/// Free space in the image beyond its files, for the tools' scratch files.
-const HEADROOM_MIB: u64 = 512;
 const MIB: u64 = 1 << 20;
 /// What dpkg leaves out of the image.
 const EXCLUDED: &[&str] = &[
@@ -113,15 +111,21 @@ impl std::fmt::Display for RootfsStep {
 }
 
 /// The request for `packages` in `release` and `architecture`, each this
-/// host's when not given.
+/// host's when not given, with `free_mib` free in the image.
 pub fn request(
     release: Option<String>,
     architecture: Option<String>,
     packages: Vec<String>,
+    free_mib: u32,
 ) -> Result<RootfsRequest> {
     let release = release.map_or_else(host_release, Ok)?;
     let architecture = architecture.map_or_else(host_architecture, Ok)?;
-    Ok(RootfsRequest::new(release, architecture, packages))
+    Ok(RootfsRequest::new(
+        release,
+        architecture,
+        packages,
+        free_mib,
+    ))
 }
 
 /// This host's Debian release codename (os-release's VERSION_CODENAME).
@@ -261,7 +265,9 @@ fn build_in(
         &[&admin, "-W", "-f", "${Package}\t${Version}\n"],
         None,
     )?;
-    let mib = disk_usage(&tree)?.div_ceil(MIB) + HEADROOM_MIB;
+    write_record(&tree, request)?;
+    install_kbench(&tree)?;
+    let mib = disk_usage(&tree)?.div_ceil(MIB) + u64::from(request.free_mib);
     observe(&RootfsStep::Imaging { mib });
     let entry = work.join("entry");
     std::fs::create_dir(&entry).map_err(VmError::os(format!("creating {}", entry.display())))?;
@@ -297,10 +303,40 @@ fn build_in(
         packages: request.packages.clone(),
         installed: manifest::parse_installed(&listed),
         image_bytes,
+        free_mib: request.free_mib,
         built_ms: kbench_model::now_ms(),
         build_seconds: started.elapsed().as_secs_f64(),
         kbench_version: kbench_sysinfo::kbench_version().to_string(),
     })
+}
+
+/// Names the rootfs inside itself, for the snapshot of any system that
+/// runs from it ([`kbench_model::ROOTFS_RECORD_PATH`]).
+fn write_record(tree: &Path, request: &RootfsRequest) -> Result<()> {
+    let record = kbench_model::RootfsRecord {
+        id: request.id(),
+        release: request.release.clone(),
+        architecture: request.architecture.clone(),
+    };
+    let path = tree.join(kbench_model::ROOTFS_RECORD_PATH.trim_start_matches('/'));
+    let json = serde_json::to_string_pretty(&record).expect("a record serializes");
+    std::fs::write(&path, json + "\n").map_err(VmError::os(format!("writing {}", path.display())))
+}
+
+/// Where the image holds the kbench that built it: what a board booted
+/// from the image runs (a `kbench vm` guest runs its initramfs's own).
+pub const KBENCH_IN_IMAGE: &str = "usr/local/bin/kbench";
+
+/// Copies the running kbench into the tree at [`KBENCH_IN_IMAGE`].
+fn install_kbench(tree: &Path) -> Result<()> {
+    let exe = std::env::current_exe().map_err(VmError::os("finding the kbench binary"))?;
+    let target = tree.join(KBENCH_IN_IMAGE);
+    std::fs::copy(&exe, &target)
+        .map(drop)
+        .map_err(VmError::os(format!(
+            "copying kbench to {}",
+            target.display()
+        )))
 }
 
 /// The bytes the files under `dir` take on disk, symbolic links not

@@ -6,7 +6,7 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kbench_measure::runner::RunEvent;
-use kbench_store::TestOutcomeKind;
+use kbench_vm::rootfs::RootfsStep;
 use std::io::IsTerminal;
 
 pub struct Progress {
@@ -55,14 +55,7 @@ impl Progress {
             RunEvent::TestEnded { outcome } => {
                 self.done += 1;
                 self.bar.set_position(self.done);
-                let how = match outcome.kind {
-                    TestOutcomeKind::TargetMet => format!("done ({})", outcome.detail),
-                    TestOutcomeKind::BudgetHit => {
-                        format!("done, CI target missed ({})", outcome.detail)
-                    }
-                    TestOutcomeKind::Skipped => format!("SKIPPED: {}", outcome.detail),
-                    TestOutcomeKind::Failed => format!("FAILED: {}", outcome.detail),
-                };
+                let how = outcome.ended();
                 self.line(format!(
                     "[{}/{}] {}: {how}",
                     self.done, self.total, outcome.test
@@ -113,6 +106,27 @@ impl Steps {
 
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+/// A rootfs build's [`Steps`], from its first step heard to its last (or
+/// its drop, when the build failed).
+#[derive(Default)]
+pub struct RootfsProgress(Option<Steps>);
+
+impl RootfsProgress {
+    pub fn observe(&mut self, step: &RootfsStep) {
+        let steps = self.0.get_or_insert_with(|| Steps::new(RootfsStep::TOTAL));
+        steps.step(step.number(), step.to_string());
+        if step.number() == RootfsStep::TOTAL {
+            self.0.take().inspect(Steps::finish);
+        }
+    }
+}
+
+impl Drop for RootfsProgress {
+    fn drop(&mut self) {
+        self.0.take().inspect(Steps::finish);
     }
 }
 

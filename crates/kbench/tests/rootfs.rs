@@ -52,6 +52,17 @@ fn ext4_label(image: &Path) -> (u16, String) {
     (magic, label.trim_end_matches('\0').to_string())
 }
 
+/// A file of an ext4 image, read with e2fsprogs' debugfs.
+fn image_file(image: &Path, path: &str) -> Vec<u8> {
+    let out = std::process::Command::new("debugfs")
+        .args(["-R", &format!("cat {path}")])
+        .arg(image)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "debugfs cat {path}: {out:?}");
+    out.stdout
+}
+
 #[test]
 fn a_rootfs_with_redis_is_built_once_and_cached() {
     if !have_programs(&["mmdebstrap", "mke2fs"], INSTALL) {
@@ -94,6 +105,13 @@ fn a_rootfs_with_redis_is_built_once_and_cached() {
         entry["image_bytes"],
         std::fs::metadata(image).unwrap().len()
     );
+    // The image names itself, and holds the kbench that built it.
+    let record: serde_json::Value =
+        serde_json::from_slice(&image_file(image, "/etc/kbench-rootfs.json")).unwrap();
+    assert_eq!(record["id"], id);
+    assert_eq!(record["release"], entry["release"]);
+    let kbench = image_file(image, "/usr/local/bin/kbench");
+    assert!(kbench == std::fs::read(env!("CARGO_BIN_EXE_kbench")).unwrap());
     // Built again: from the cache, with no mmdebstrap to run.
     let bin = tempfile::tempdir().unwrap();
     let path = path_without_mmdebstrap(bin.path());

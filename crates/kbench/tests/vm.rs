@@ -8,23 +8,11 @@
 
 mod common;
 
-use common::{have_programs, json_of, kbench, temp_db};
+use common::{have_programs, json_of, kbench, one_guest_at_a_time, temp_db};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
 
 const TCG_NOTE: &str = "emulated (TCG)";
-
-/// The tests that boot guests take turns. Two TCG guests at once on a
-/// 2-CPU host starve each other's vCPUs: in one CI run both guests' kernels
-/// hung spinning for a cross-CPU call (`smp_call_function_many_cond`) and
-/// never reached the agent.
-fn one_guest_at_a_time() -> MutexGuard<'static, ()> {
-    static GUESTS: Mutex<()> = Mutex::new(());
-    GUESTS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 fn kernel_cache() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernels")

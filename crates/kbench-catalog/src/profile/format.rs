@@ -69,6 +69,7 @@ struct ProfileFile {
     #[serde(default)]
     files: BTreeMap<String, Spanned<String>>,
     service: Option<ServiceFile>,
+    guest: Option<Spanned<super::guest::GuestFile>>,
     description: Option<Spanned<String>>,
     command: Option<Spanned<String>>,
     setup: Option<Spanned<String>>,
@@ -297,6 +298,10 @@ fn build(raw: ProfileFile, ctx: &Ctx, origin: Origin) -> Result<Profile, FormatE
             .map(|(k, v)| (k.clone(), v.get_ref().clone()))
             .collect(),
         service,
+        guest: match &raw.guest {
+            Some(file) => super::guest::needs(file.get_ref()).map_err(|e| ctx.at(file, e))?,
+            None => Default::default(),
+        },
         tests,
     })
 }

@@ -13,6 +13,7 @@
 //!
 //! - [`format`]: the file, checked strictly (errors name file, line, key)
 //! - [`spec`]: the checked profile
+//! - [`guest`]: what a profile needs of a `kbench vm` guest
 //! - [`matrix`]: options, expansion into tests, descriptions
 //! - [`template`]: `{placeholder}` substitution, quoted per context
 //! - [`parse`]: metrics from output (regex, `NAME: VALUE` line, JSON path,
@@ -25,6 +26,7 @@
 
 pub mod adhoc;
 pub mod format;
+pub mod guest;
 pub mod matrix;
 pub mod name_value;
 pub mod parse;
@@ -244,18 +246,37 @@ impl Profiles {
     /// The Debian packages of the named profiles (a test id names its
     /// profile), sorted and unique.
     pub fn packages_of(&self, names: &[String]) -> Result<Vec<String>> {
-        let mut packages = Vec::new();
-        for name in names {
-            let base = name.split('[').next().unwrap_or(name);
-            let profile = self
-                .profile(base)
-                .or_else(|| self.test(base).map(|(p, _)| p))
-                .ok_or_else(|| CatalogError::Invalid(self.unknown_profile(base)))?;
-            packages.extend(profile.packages());
-        }
+        let mut packages: Vec<String> = self
+            .profiles_of(names)?
+            .into_iter()
+            .flat_map(Profile::packages)
+            .collect();
         packages.sort();
         packages.dedup();
         Ok(packages)
+    }
+
+    /// What the profiles of `names` (as [`Profiles::packages_of`] takes
+    /// them) need of a guest, together: the largest of each need.
+    pub fn guest_needs_of(&self, names: &[String]) -> Result<guest::GuestNeeds> {
+        Ok(self
+            .profiles_of(names)?
+            .into_iter()
+            .fold(guest::GuestNeeds::default(), |needs, p| needs.max(p.guest)))
+    }
+
+    /// The profile of each name: a profile, or a test of one, with or
+    /// without options.
+    fn profiles_of(&self, names: &[String]) -> Result<Vec<&Profile>> {
+        names
+            .iter()
+            .map(|name| {
+                let base = name.split('[').next().unwrap_or(name);
+                self.profile(base)
+                    .or_else(|| self.test(base).map(|(p, _)| p))
+                    .ok_or_else(|| CatalogError::Invalid(self.unknown_profile(base)))
+            })
+            .collect()
     }
 
     fn unknown_profile(&self, name: &str) -> String {

@@ -50,6 +50,8 @@ pub struct Profile {
     /// relative path -> template.
     pub files: BTreeMap<String, String>,
     pub service: Option<ServiceSpec>,
+    /// What it needs of a `kbench vm` guest (`[guest]`).
+    pub guest: super::guest::GuestNeeds,
     pub tests: Vec<ProfileTest>,
 }
 

@@ -93,6 +93,9 @@ pub enum Ended {
     Interrupted,
 }
 
+/// The OOM killer's adjustment of this process.
+const OOM_SCORE_ADJ: &str = "/proc/self/oom_score_adj";
+
 impl Shell {
     /// Starts `script` (as `user` when given) without waiting; `label`
     /// names its output files.
@@ -120,10 +123,20 @@ impl Shell {
                 .env("LOGNAME", &user.name);
         }
         let parent = std::process::id() as libc::pid_t;
+        // A `kbench vm` guest's agent is kept from the OOM killer; what it
+        // starts is killable as usual.
+        let reset_oom = std::fs::read_to_string(OOM_SCORE_ADJ).is_ok_and(|s| s.trim() == "-1000");
         // SAFETY: between fork and exec only async-signal-safe calls
-        // (prctl, getppid, kill); nothing allocates.
+        // (prctl, getppid, kill, open, write, close); nothing allocates.
         unsafe {
             command.pre_exec(move || {
+                if reset_oom {
+                    let fd = libc::open(c"/proc/self/oom_score_adj".as_ptr(), libc::O_WRONLY);
+                    if fd >= 0 {
+                        libc::write(fd, c"0".as_ptr().cast(), 1);
+                        libc::close(fd);
+                    }
+                }
                 // Dies with the agent; set after the uid change, which clears it.
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
                     return Err(io::Error::last_os_error());

@@ -5,6 +5,7 @@
 //!   temporary files
 //! - [`run`]: one test in the agent
 //! - [`version`]: the tools' versions, read when a run begins
+//! - [`starved`]: a failed run's full disk or OOM kill, said with it
 //!
 //! Ctrl-C: the terminal's SIGINT reaches `kbench run` and its agent, whose
 //! handler ([`crate::agent::stop_on_signals`]) raises a flag instead of
@@ -16,6 +17,7 @@ mod command;
 mod run;
 mod scratch;
 mod service;
+mod starved;
 pub(crate) mod version;
 
 pub use run::run_test;

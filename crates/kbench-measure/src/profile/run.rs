@@ -15,6 +15,7 @@
 use super::command::{self, Ended, Shell, User};
 use super::scratch::Scratch;
 use super::service::{self, Service, StartError};
+use super::starved::Starvation;
 use crate::plan::{SamplingPlan, StopReason};
 use crate::sampler::should_stop;
 use kbench_catalog::profile::Profiles;
@@ -463,6 +464,8 @@ impl<'a> Session<'a> {
                 }
             }
         }
+        let scratch = self.scratch.as_ref().map(|s| s.dir.clone());
+        let starvation = Starvation::watch(&scratch.unwrap_or_default());
         let started = Instant::now();
         let mut main_values: Vec<f64> = Vec::new();
         let mut run_times: Vec<Duration> = Vec::new();
@@ -495,6 +498,7 @@ impl<'a> Session<'a> {
                 }
                 Err(Halt::Interrupted) => return Ok(End::Interrupted),
                 Err(Halt::Failed(reason)) => {
+                    let reason = starvation.explain(reason);
                     in_a_row += 1;
                     if let Some(died) = self.service_died() {
                         return Ok(End::Failed(format!("{died} (run {runs}: {reason})")));

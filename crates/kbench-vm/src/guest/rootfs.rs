@@ -14,12 +14,20 @@ use std::time::{Duration, Instant};
 /// The disk qemu gives the guest (the first virtio-blk device).
 const DISK: &str = "/dev/vda";
 
+/// Debian's PATH for root (/etc/login.defs' ENV_SUPATH).
+const DEBIAN_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 /// How long the disk may take to appear once its driver is loaded; it
 /// takes well under a second under TCG.
 const DISK_WAIT: Duration = Duration::from_secs(20);
 
-/// Mounts the disk and chroots into it.
-pub(super) fn enter() -> Result<()> {
+/// Where the tests do their I/O in the rootfs: on its disk (ext4 on
+/// virtio-blk, as fio's file should be), not in a tmpfs that takes the
+/// guest's memory. TMPDIR points there too (pgbench's cluster).
+const WORK_DIR: &str = "/var/tmp/kbench";
+
+/// Mounts the disk and chroots into it; returns the work directory.
+pub(super) fn enter() -> Result<&'static str> {
     let loaded = load_modules()?;
     wait_for_disk(&loaded)?;
     mount(DISK, ROOTFS_MOUNT, "ext4").map_err(|e| {
@@ -32,8 +40,16 @@ pub(super) fn enter() -> Result<()> {
     std::os::unix::fs::chroot(ROOTFS_MOUNT)
         .map_err(VmError::os(format!("chroot into {ROOTFS_MOUNT}")))?;
     std::env::set_current_dir("/").map_err(VmError::os("changing to / in the rootfs"))?;
+    // The kernel starts init without PATH; profiles find their programs
+    // (redis-server, fio, ...) where Debian puts them.
+    // SAFETY: PID 1 is single-threaded here.
+    unsafe {
+        std::env::set_var("PATH", DEBIAN_PATH);
+        std::env::set_var("TMPDIR", WORK_DIR);
+    }
+    std::fs::create_dir_all(WORK_DIR).map_err(VmError::os(format!("creating {WORK_DIR}")))?;
     eprintln!("kbench guest: running in the rootfs on {DISK}");
-    Ok(())
+    Ok(WORK_DIR)
 }
 
 /// Loads the modules in [`MODULES_PATH`] in their names' order (the
@@ -96,17 +112,7 @@ fn wait_for_disk(loaded: &[String]) -> Result<()> {
 
 /// The last `lines` lines of the kernel's log buffer.
 fn kernel_messages(lines: usize) -> String {
-    const SYSLOG_ACTION_READ_ALL: libc::c_int = 3;
-    let mut buffer = vec![0u8; 1 << 16];
-    // SAFETY: klogctl writes at most `buffer.len()` bytes into `buffer`.
-    let read = unsafe {
-        libc::klogctl(
-            SYSLOG_ACTION_READ_ALL,
-            buffer.as_mut_ptr().cast(),
-            buffer.len() as libc::c_int,
-        )
-    };
-    let text = String::from_utf8_lossy(&buffer[..read.max(0) as usize]).into_owned();
+    let text = kbench_sysinfo::kernel_log().unwrap_or_default();
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
 }

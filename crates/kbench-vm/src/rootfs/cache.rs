@@ -191,6 +191,7 @@ mod tests {
             "bookworm".into(),
             "amd64".into(),
             packages.iter().map(|p| p.to_string()).collect(),
+            512,
         );
         Manifest {
             id: request.id(),
@@ -200,6 +201,7 @@ mod tests {
             packages: request.packages,
             installed: vec![],
             image_bytes: 1,
+            free_mib: request.free_mib,
             built_ms,
             build_seconds: 1.0,
             kbench_version: "test".into(),

@@ -5,34 +5,45 @@ use sha2::{Digest, Sha256};
 
 /// The recipe's version, part of every key: a change to how images are
 /// built (variant, exclusions, file system) makes new ones.
-const RECIPE: &str = "kbench-rootfs/1";
+const RECIPE: &str = "kbench-rootfs/2";
 
 /// A root filesystem to build: a Debian release and architecture with
-/// these packages (sorted, without duplicates).
+/// these packages (sorted, without duplicates), and free space for the
+/// tools' files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RootfsRequest {
     pub release: String,
     pub architecture: String,
     pub packages: Vec<String>,
+    /// MiB free in the image beyond its files.
+    pub free_mib: u32,
 }
 
 impl RootfsRequest {
     /// The request for `packages` in any order, duplicates allowed.
-    pub fn new(release: String, architecture: String, mut packages: Vec<String>) -> RootfsRequest {
+    pub fn new(
+        release: String,
+        architecture: String,
+        mut packages: Vec<String>,
+        free_mib: u32,
+    ) -> RootfsRequest {
         packages.sort();
         packages.dedup();
         RootfsRequest {
             release,
             architecture,
             packages,
+            free_mib,
         }
     }
 
-    /// The SHA-256 of the recipe, release, architecture and packages, in
-    /// hex: the same request is the same key, whatever the packages' order.
+    /// The SHA-256 of the recipe, release, architecture, free space and
+    /// packages, in hex: the same request is the same key, whatever the
+    /// packages' order.
     pub fn key(&self) -> String {
         let mut hash = Sha256::new();
-        for part in [RECIPE, &self.release, &self.architecture]
+        let free = format!("free={}M", self.free_mib);
+        for part in [RECIPE, &self.release, &self.architecture, &free]
             .into_iter()
             .chain(self.packages.iter().map(String::as_str))
         {
@@ -72,10 +83,15 @@ pub struct Manifest {
     pub installed: Vec<Installed>,
     /// The image file's size (its apparent size: the file is sparse).
     pub image_bytes: u64,
+    /// MiB left free in it for the tools' files (0 in images built before
+    /// kbench recorded it).
+    #[serde(default)]
+    pub free_mib: u32,
     /// When it was built, in milliseconds since the Unix epoch.
     pub built_ms: i64,
     pub build_seconds: f64,
-    /// The kbench that built it.
+    /// The kbench that built it, which the image holds in
+    /// /usr/local/bin/kbench.
     pub kbench_version: String,
 }
 
@@ -108,7 +124,7 @@ mod tests {
 
     fn request(release: &str, arch: &str, packages: &[&str]) -> RootfsRequest {
         let packages = packages.iter().map(|p| p.to_string()).collect();
-        RootfsRequest::new(release.to_string(), arch.to_string(), packages)
+        RootfsRequest::new(release.to_string(), arch.to_string(), packages, 512)
     }
 
     #[test]
@@ -123,6 +139,10 @@ mod tests {
             request("trixie", "amd64", &["fio", "redis-server"]),
             request("bookworm", "arm64", &["fio", "redis-server"]),
             request("bookworm", "amd64", &["fio"]),
+            RootfsRequest {
+                free_mib: 2048,
+                ..base.clone()
+            },
         ] {
             assert_ne!(base.key(), other.key(), "{other:?}");
         }

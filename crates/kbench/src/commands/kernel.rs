@@ -14,12 +14,7 @@ pub fn kernel(command: KernelCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn fetch(args: FetchArgs) -> anyhow::Result<ExitCode> {
-    // Read every spec first: a typo in the second fails before any download.
-    let specs = args
-        .kernels
-        .iter()
-        .map(|text| KernelSpec::parse(text).map_err(anyhow::Error::msg))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let specs = KernelSpec::parse_all(&args.kernels).map_err(anyhow::Error::msg)?;
     let cache = args.cache.cache();
     let mut fetched = Vec::new();
     let steps = crate::progress::Steps::new(specs.len() as u64 * FetchStep::TOTAL);
@@ -30,7 +25,7 @@ fn fetch(args: FetchArgs) -> anyhow::Result<ExitCode> {
         fetched.push(kernel);
     }
     steps.finish();
-    print_kernels(&fetched);
+    print!("{}", CachedKernel::listing(&fetched));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -45,15 +40,7 @@ fn list(args: KernelListArgs) -> anyhow::Result<ExitCode> {
             cache.dir.display()
         );
     } else {
-        print_kernels(&kernels);
+        print!("{}", CachedKernel::listing(&kernels));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// One line per kernel: release, then the full path of its vmlinuz.
-fn print_kernels(kernels: &[CachedKernel]) {
-    let width = kernels.iter().map(|k| k.release.len()).max().unwrap_or(0);
-    for kernel in kernels {
-        println!("{:width$}  {}", kernel.release, kernel.vmlinuz.display());
-    }
 }

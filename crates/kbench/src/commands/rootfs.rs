@@ -3,7 +3,7 @@
 
 use super::context::print_json;
 use crate::cli::{RootfsBuildArgs, RootfsCommand};
-use kbench_vm::rootfs::{self, RootfsStep};
+use kbench_vm::rootfs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -37,12 +37,11 @@ fn build(args: RootfsBuildArgs, profile_dirs: &[PathBuf]) -> anyhow::Result<()> 
     let profiles = kbench_catalog::profile::Profiles::load(profile_dirs)?;
     let mut packages = profiles.packages_of(&args.profiles)?;
     packages.extend(args.packages);
-    let request = rootfs::request(args.release, args.architecture, packages)?;
-    let steps = crate::progress::Steps::new(RootfsStep::TOTAL);
-    let built = rootfs::build(&args.cache.cache(), &request, &mut |step| {
-        steps.step(step.number(), step.to_string())
-    });
-    steps.finish();
+    let free = profiles.guest_needs_of(&args.profiles)?.disk_or_default();
+    let request = rootfs::request(args.release, args.architecture, packages, free)?;
+    let mut progress = crate::progress::RootfsProgress::default();
+    let built = rootfs::build(&args.cache.cache(), &request, &mut |s| progress.observe(s));
+    drop(progress);
     println!("{}", built?);
     Ok(())
 }

@@ -67,11 +67,7 @@ pub fn run(
         keep_going: args.sampling.keep_going,
     };
     let upload = upload_target(&args.upload)?;
-    let rounds = request
-        .adaptive
-        .as_ref()
-        .map_or(request.rounds, |a| a.min_rounds);
-    let mut progress = Progress::new(request.tests.len() * rounds as usize);
+    let mut progress = Progress::new(request.first_tests());
     let mut redone = vec![];
     // Factors go to the identifier once a run has made it.
     let mut measured = false;

@@ -119,7 +119,8 @@ fn prepare(
     };
     let location = db.location()?;
     let stop = Arc::new(AtomicBool::new(false));
-    let guests = Guests::prepare(&request, &location.data_dir().join("vm-logs"), stop.clone())?;
+    let logs = location.data_dir().join("vm-logs");
+    let guests = Guests::prepare(&request, &logs, stop.clone(), &mut shown())?;
     let store = location.open()?;
     kbench_measure::agent::stop_on_signals(&stop)?;
     Ok((guests.choose_accel(&mut shown())?, store))
@@ -129,7 +130,9 @@ fn prepare(
 /// note (none with -q).
 fn shown() -> impl FnMut(LabEvent) {
     let mut progress: Option<Progress> = None;
+    let mut rootfs = crate::progress::RootfsProgress::default();
     move |event| match event {
+        LabEvent::Rootfs(step) => rootfs.observe(&step),
         LabEvent::Note(note) => crate::logs::note(note),
         LabEvent::Started { tests } => progress = Some(Progress::new(tests)),
         LabEvent::Run(event) => progress.as_mut().expect("a run started").observe(event),

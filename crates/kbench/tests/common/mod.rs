@@ -11,6 +11,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
+/// The tests that boot guests take turns. Two TCG guests at once on a
+/// 2-CPU host starve each other's vCPUs: in one CI run both guests' kernels
+/// hung spinning for a cross-CPU call (`smp_call_function_many_cond`) and
+/// never reached the agent.
+pub fn one_guest_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static GUESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    GUESTS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Short sampling for tests: behaviour, not precision.
 pub const SHORT: [&str; 6] = ["--max-time", "0.2", "--max-samples", "20", "--rounds", "1"];
 
