@@ -505,7 +505,7 @@ fn bad_input_is_explained() {
             "/no/such.img",
             "syscall-null",
         ],
-        "the --rootfs image /no/such.img cannot be read",
+        "--rootfs /no/such.img is neither an image file nor a rootfs id",
     );
     fails_with(
         &[
