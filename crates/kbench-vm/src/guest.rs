@@ -17,7 +17,7 @@ mod mounts;
 mod rootfs;
 
 use super::error::{Result, VmError};
-use super::image::{GATE_PATH, JOB_PATH, ROOTFS_PATH};
+use super::image::{GATE_PATH, JOB_PATH, PROFILES_PATH, ROOTFS_PATH};
 use kbench_measure::agent::{AgentJob, run_job};
 use mounts::mount_filesystems;
 use std::fs::{File, OpenOptions};
@@ -67,6 +67,14 @@ fn run() -> Result<()> {
         true => rootfs::enter()?,
         false => "/tmp",
     };
+    // The user's profiles, in the initramfs or carried into the rootfs.
+    if let Some(dir) = [PROFILES_PATH, rootfs::CARRIED_PROFILES]
+        .into_iter()
+        .find(|dir| Path::new(dir).is_dir())
+    {
+        // SAFETY: PID 1 is single-threaded here.
+        unsafe { std::env::set_var(kbench_catalog::PROFILES_ENV, dir) };
+    }
     if let Err(error) = loopback_up() {
         eprintln!(
             "kbench guest: the loopback interface stays down ({error}); network benchmarks will skip"

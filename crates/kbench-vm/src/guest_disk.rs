@@ -34,7 +34,6 @@ pub fn choose(
     observe: &mut dyn FnMut(&RootfsStep),
 ) -> Result<Option<GuestDisk>> {
     let names = profile_names(tests);
-    refuse_own_profiles(profiles, &names)?;
     if let Some(given) = given {
         return given_disk(given, cache).map(Some);
     }
@@ -99,23 +98,24 @@ fn profile_names(tests: &[TestKey]) -> Vec<String> {
     names
 }
 
-/// The guest's agent knows the built-in profiles only (the files of
-/// `--profiles` stay on the host): a test of another is refused before
-/// anything boots.
-fn refuse_own_profiles(profiles: &Profiles, names: &[String]) -> Result<()> {
-    for name in names {
-        let profile = profiles
-            .profile(name)
-            .or_else(|| profiles.test(name).map(|(p, _)| p));
-        if let Some(Origin::File(path)) = profile.map(|p| &p.origin) {
-            invalid!(
-                "{name} is a test of your profile {}: `kbench vm` guests run the built-in \
-                 profiles only; run it on the host with `kbench run`",
-                path.display()
-            );
-        }
-    }
-    Ok(())
+/// The files of the user's own profiles (`--profiles`) among `tests`,
+/// which the guest's initramfs carries: it knows the built-in ones.
+pub fn own_profile_files(profiles: &Profiles, tests: &[TestKey]) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = profile_names(tests)
+        .iter()
+        .filter_map(|name| {
+            profiles
+                .profile(name)
+                .or_else(|| profiles.test(name).map(|(p, _)| p))
+        })
+        .filter_map(|profile| match &profile.origin {
+            Origin::File(path) => Some(path.clone()),
+            Origin::Builtin => None,
+        })
+        .collect();
+    files.sort();
+    files.dedup();
+    files
 }
 
 /// `--rootfs`: an image file, else a cached rootfs id.
@@ -200,23 +200,19 @@ mod tests {
     }
 
     #[test]
-    fn a_test_of_the_user_s_own_profile_is_refused() {
+    fn the_guest_carries_the_user_s_own_profiles_only() {
         let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mine.toml");
         std::fs::write(
-            dir.path().join("mine.toml"),
+            &file,
             "name = \"mine\"\ncommand = \"true\"\n[[metrics]]\nname = \"t\"\nunit = \"s\"\n\
              direction = \"lower\"\nelapsed = true\n[[tests]]\nid = \"mine\"\n",
         )
         .unwrap();
         let profiles = Profiles::load(&[dir.path().to_path_buf()]).unwrap();
-        let tests = kbench_catalog::expand_with(&["mine".to_string()], &profiles).unwrap();
-        let cache = RootfsCache::new(dir.path().join("cache"));
-        let refused = choose(None, &cache, &profiles, &tests, &mut |_| {}).unwrap_err();
-        assert!(
-            refused
-                .to_string()
-                .contains("mine.toml: `kbench vm` guests run the built-in")
-        );
+        let names = ["mine", "hackbench", "syscall-null"].map(String::from);
+        let tests = kbench_catalog::expand_with(&names, &profiles).unwrap();
+        assert_eq!(own_profile_files(&profiles, &tests), [file]);
     }
 
     #[test]

@@ -37,6 +37,10 @@ pub const MODULES_PATH: &str = "/kbench/modules";
 /// Where a `--rootfs` guest mounts its disk.
 pub const ROOTFS_MOUNT: &str = "/rootfs";
 
+/// The user's profile files the guest's tests need (`--profiles`); the
+/// guest points `KBENCH_PROFILES` at them.
+pub const PROFILES_PATH: &str = "/kbench/profiles";
+
 /// The part of the initramfs common to every boot.
 #[derive(Debug, Clone)]
 pub struct GuestImage {
@@ -104,6 +108,24 @@ impl GuestImage {
             base: archive.to_bytes(),
             runtime_files,
         })
+    }
+
+    /// Adds the user's profile `files` under [`PROFILES_PATH`] (an archive
+    /// of their own after the base: the kernel unpacks them in order).
+    pub fn with_profiles(mut self, files: &[PathBuf]) -> Result<GuestImage> {
+        if files.is_empty() {
+            return Ok(self);
+        }
+        let mut archive = Archive::new();
+        archive.dir(PROFILES_PATH);
+        for path in files {
+            let bytes =
+                std::fs::read(path).map_err(VmError::os(format!("reading {}", path.display())))?;
+            let name = path.file_name().expect("a profile file").to_string_lossy();
+            archive.file(&format!("{PROFILES_PATH}/{name}"), 0o644, bytes);
+        }
+        self.base.extend(archive.to_bytes());
+        Ok(self)
     }
 
     /// The whole initramfs for one boot: the base, then the job (and the

@@ -168,6 +168,14 @@ pub struct KernelCache {
 }
 
 impl KernelCache {
+    /// What `kernel list` says of a cache with no kernel.
+    pub fn none_note(&self) -> String {
+        format!(
+            "No kernels in {}; fetch some with `kbench kernel fetch debian:6.1 debian:6.12`.",
+            self.dir.display()
+        )
+    }
+
     /// $XDG_CACHE_HOME/kbench/kernels, else ~/.cache/kbench/kernels.
     pub fn default_dir() -> PathBuf {
         let base = std::env::var_os("XDG_CACHE_HOME")

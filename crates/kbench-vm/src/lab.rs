@@ -31,7 +31,11 @@ pub struct LabRequest {
     /// the baseline.
     pub kernels: Vec<(String, Option<String>)>,
     pub set: String,
-    pub tests: Vec<TestKey>,
+    /// The tests as the user named them (built-ins, profiles, suites).
+    pub names: Vec<String>,
+    /// The user's profile directories (`--profiles`), besides the
+    /// built-in profiles.
+    pub profile_dirs: Vec<PathBuf>,
     pub plan: SamplingPlan,
     pub machine: MachineRequest,
     /// Go on after a test FAILED (`--keep-going`); else the boots stop
@@ -106,9 +110,11 @@ impl Guests {
     ) -> Result<Guests> {
         kbench_model::validate_name("result set", &request.set).map_err(VmError::Invalid)?;
         let vm = &request.machine;
-        let profiles = Profiles::from_env()?;
+        let profiles = Profiles::load(&request.profile_dirs)?;
+        let tests = kbench_catalog::expand_with(&request.names, &profiles)?;
+        let own_profiles = guest_disk::own_profile_files(&profiles, &tests);
         let (memory_mib, memory_note) =
-            guest_disk::memory_mib(vm.memory.as_deref(), &profiles, &request.tests)?;
+            guest_disk::memory_mib(vm.memory.as_deref(), &profiles, &tests)?;
         if !(vm.timeout.is_finite() && vm.timeout >= 1.0) {
             invalid!("--timeout {} must be at least 1 second", vm.timeout);
         }
@@ -140,7 +146,7 @@ impl Guests {
             vm.rootfs.as_deref(),
             &vm.rootfs_cache,
             &profiles,
-            &request.tests,
+            &tests,
             &mut |step| observe(LabEvent::Rootfs(step.clone())),
         )?;
         let exe = std::env::current_exe().map_err(VmError::os(
@@ -173,7 +179,8 @@ impl Guests {
                     .as_ref()
                     .map(|(release, path)| (*release, path.as_path())),
                 modules.as_deref(),
-            )?;
+            )?
+            .with_profiles(&own_profiles)?;
             // Its size is what each boot copies into guest memory (README,
             // "Install": the dist build's smaller binary).
             tracing::debug!(
@@ -198,7 +205,7 @@ impl Guests {
         Ok(Guests {
             guests,
             set: request.set.clone(),
-            tests: request.tests.clone(),
+            tests,
             plan: request.plan.clone(),
             accel: vm.accel,
             stop,

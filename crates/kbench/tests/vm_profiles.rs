@@ -181,23 +181,37 @@ fn two_debian_kernels_compared_on_redis_and_hackbench_in_their_rootfs() {
     );
 }
 
+/// A profile of the user's own (`--profiles DIR`) whose command succeeds
+/// only in a kbench guest (its hostname); it needs fio, so the rootfs is
+/// the comparison's.
+const MINE: &str = "name = \"mine\"\nrequires = { fio = \"fio\" }\n\
+command = \"grep -qx kbench-guest /proc/sys/kernel/hostname && echo 'took: 7'\"\n\
+[[metrics]]\nname = \"took\"\nunit = \"ms\"\ndirection = \"lower\"\nline = \"took\"\n\
+[[tests]]\nid = \"mine\"\n";
+
 /// A guest that runs out of disk (fio's file larger than the rootfs's free
 /// space) and of memory (12,000 hackbench processes in 256 MiB): each test
-/// FAILED with what the guest ran out of, the agent lives on, and the test
-/// that ran before them keeps its samples. The same rootfs as the
-/// comparison's (same packages), so it is built once.
+/// FAILED with what the guest ran out of, the agent lives on, and the tests
+/// that ran before them keep their samples, the user's own profile's among
+/// them. The same rootfs as the comparison's (same packages), so it is
+/// built once.
 #[test]
 fn a_guest_out_of_disk_or_memory_fails_the_test_and_says_why() {
     let _turn = one_guest_at_a_time();
     if !can_boot_profiles() {
         return;
     }
-    let (_dir, db) = temp_db();
+    let (dir, db) = temp_db();
+    let mine = dir.path().join("profiles");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("mine.toml"), MINE).unwrap();
     let (fetched, _) = ok(&db, &["kernel", "fetch", "debian:6.1"]);
     let release = fetched.split_whitespace().next().unwrap();
     let out = kbench_cached(
         &db,
         &[
+            "--profiles",
+            mine.to_str().unwrap(),
             "vm",
             "run",
             "--kernel",
@@ -205,6 +219,7 @@ fn a_guest_out_of_disk_or_memory_fails_the_test_and_says_why() {
             "--memory",
             "256M",
             HACKBENCH,
+            "mine",
             REDIS,
             "fio-write[direct=0,engine=libaio,size=3g,runtime=1]",
             "hackbench[groups=300,loops=5,ipc=pipe,mode=process]",
@@ -248,6 +263,15 @@ fn a_guest_out_of_disk_or_memory_fails_the_test_and_says_why() {
     assert!(
         counts.iter().any(|(_, n)| *n >= 3),
         "samples kept: {counts:?}"
+    );
+    let tests = show["tests"].as_array().unwrap();
+    let mine = tests
+        .iter()
+        .find(|t| t["test"] == "mine")
+        .expect("mine ran");
+    assert!(
+        mine["results"][0]["summary"]["n"].as_u64().unwrap() >= 1,
+        "{mine}"
     );
 }
 

@@ -5,7 +5,7 @@
 //! in the rootfs, and the snapshot reads the rootfs's /etc/os-release.
 
 use super::super::error::{Result, VmError};
-use super::super::image::{MODULES_PATH, ROOTFS_MOUNT};
+use super::super::image::{MODULES_PATH, PROFILES_PATH, ROOTFS_MOUNT};
 use super::mounts::{mount, mount_filesystems};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -37,6 +37,7 @@ pub(super) fn enter() -> Result<&'static str> {
         ))
     })?;
     mount_filesystems(Path::new(ROOTFS_MOUNT))?;
+    carry_profiles()?;
     std::os::unix::fs::chroot(ROOTFS_MOUNT)
         .map_err(VmError::os(format!("chroot into {ROOTFS_MOUNT}")))?;
     std::env::set_current_dir("/").map_err(VmError::os("changing to / in the rootfs"))?;
@@ -50,6 +51,25 @@ pub(super) fn enter() -> Result<&'static str> {
     std::fs::create_dir_all(WORK_DIR).map_err(VmError::os(format!("creating {WORK_DIR}")))?;
     eprintln!("kbench guest: running in the rootfs on {DISK}");
     Ok(WORK_DIR)
+}
+
+/// Where the user's profiles are in the rootfs: its /run, a tmpfs.
+pub(super) const CARRIED_PROFILES: &str = "/run/kbench-profiles";
+
+/// Copies the user's profiles from the initramfs into the rootfs, before
+/// the chroot leaves them behind.
+fn carry_profiles() -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(PROFILES_PATH) else {
+        return Ok(());
+    };
+    let target = Path::new(ROOTFS_MOUNT).join(CARRIED_PROFILES.trim_start_matches('/'));
+    std::fs::create_dir_all(&target)
+        .map_err(VmError::os(format!("creating {CARRIED_PROFILES}")))?;
+    for entry in entries.flatten() {
+        std::fs::copy(entry.path(), target.join(entry.file_name()))
+            .map_err(VmError::os(format!("copying {}", entry.path().display())))?;
+    }
+    Ok(())
 }
 
 /// Loads the modules in [`MODULES_PATH`] in their names' order (the

@@ -35,10 +35,7 @@ fn list(args: KernelListArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         print_json(&kernels)?;
     } else if kernels.is_empty() {
-        eprintln!(
-            "No kernels in {}; fetch some with `kbench kernel fetch debian:6.1 debian:6.12`.",
-            cache.dir.display()
-        );
+        eprintln!("{}", cache.none_note());
     } else {
         print!("{}", CachedKernel::listing(&kernels));
     }

@@ -45,7 +45,7 @@ pub fn dispatch(cli: Cli, settings: &Settings) -> anyhow::Result<ExitCode> {
         Command::Calibrate(args) => calibrate::calibrate(args, &db, &profiles),
         Command::History(args) => history::history(args, &db),
         Command::Bisect(args) => bisect::bisect(args, &db),
-        Command::Vm(command) => vm::vm(command, &db),
+        Command::Vm(command) => vm::vm(command, &db, &profiles),
         Command::Kernel(command) => kernel::kernel(command),
         Command::Rootfs(command) => rootfs::rootfs(command, &profiles),
         Command::Serve(args) => serve::serve(args, &db, &profiles),

@@ -12,11 +12,12 @@ use crate::progress::Progress;
 use kbench_measure::runner::{RunRequest, RunSummary};
 use kbench_store::Database;
 use kbench_vm::{Guests, Lab, LabEvent, LabRequest};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-pub fn vm(command: VmCommand, db: &Db) -> anyhow::Result<ExitCode> {
+pub fn vm(command: VmCommand, db: &Db, profiles: &[PathBuf]) -> anyhow::Result<ExitCode> {
     match command {
         VmCommand::Run(args) => {
             let kernels = vec![(args.kernel.clone(), args.identifier.clone())];
@@ -27,7 +28,7 @@ pub fn vm(command: VmCommand, db: &Db) -> anyhow::Result<ExitCode> {
                 &args.into,
                 &args.sampling,
                 &args.vm,
-                db,
+                (db, profiles),
             )?;
             let (done, uploaded) =
                 kbench_fleet::mirror::mirrored(store.as_mut(), upload.as_ref(), |store| {
@@ -39,11 +40,11 @@ pub fn vm(command: VmCommand, db: &Db) -> anyhow::Result<ExitCode> {
             });
             with_upload(ended, uploaded.as_ref())
         }
-        VmCommand::Compare(args) => compare(args, db),
+        VmCommand::Compare(args) => compare(args, db, profiles),
     }
 }
 
-fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
+fn compare(mut args: VmCompareArgs, db: &Db, profiles: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let kernels = kbench_vm::lab::compared_kernels(&args.kernels, &args.identifiers)?;
     if args.duet {
         kbench_vm::lab::check_duet(args.kernels.len(), args.vm.cpus, &args.names)?;
@@ -55,7 +56,7 @@ fn compare(mut args: VmCompareArgs, db: &Db) -> anyhow::Result<ExitCode> {
         &args.into,
         &args.sampling,
         &args.vm,
-        db,
+        (db, profiles),
     )?;
     let done = match args.duet {
         true => lab.measure_duet(
@@ -107,12 +108,13 @@ fn prepare(
     set: &str,
     sampling: &SamplingArgs,
     vm: &VmOptions,
-    db: &Db,
+    (db, profile_dirs): (&Db, &[PathBuf]),
 ) -> anyhow::Result<(Lab, Box<dyn Database>)> {
     let request = LabRequest {
         plan: sampling_plan(sampling)?,
         keep_going: sampling.keep_going,
-        tests: kbench_catalog::expand(names)?,
+        names: names.to_vec(),
+        profile_dirs: profile_dirs.to_vec(),
         kernels,
         set: set.to_string(),
         machine: vm.machine(),
