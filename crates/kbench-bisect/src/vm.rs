@@ -11,6 +11,8 @@ use super::progress::Progress;
 use kbench_measure::launcher::Launcher;
 use kbench_measure::plan::SamplingPlan;
 use kbench_model::{Direction, TestKey};
+use kbench_vm::accel_memo::ProbeMemo;
+use kbench_vm::kernel_fetch::KernelCache;
 use kbench_vm::qemu::{self, Accel, AccelChoice, Machine};
 use kbench_vm::{GuestImage, KernelImage, VmLauncher, VmSpec};
 use std::path::{Path, PathBuf};
@@ -184,12 +186,15 @@ impl VmBoot {
         let accel = match self.accel {
             Some(accel) => accel,
             None => {
-                progress(Progress::Step(&format!(
-                    "probing KVM with a short boot of {} ...",
-                    path.display()
-                )));
+                let memo = ProbeMemo::beside(&KernelCache::new(KernelCache::default_dir()));
                 let decision = qemu::decide_accel(AccelChoice::Auto, qemu::kvm_device(), || {
-                    launcher.probe_kvm()
+                    memo.kvm_works(&self.qemu, || {
+                        progress(Progress::Step(&format!(
+                            "probing KVM with a short boot of {} ...",
+                            path.display()
+                        )));
+                        launcher.probe_kvm()
+                    })
                 })?;
                 for note in &decision.notes {
                     progress(Progress::Warning(note));

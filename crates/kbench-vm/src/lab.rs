@@ -4,6 +4,7 @@
 //! (KVM or TCG, with a probe boot when asked), before anything is measured.
 //! [`Lab::measure`] and [`Lab::measure_duet`] boot them.
 
+use super::accel_memo::ProbeMemo;
 use super::error::{Result, VmError, invalid};
 use super::event::{LabEvent, Note};
 use super::guest_disk;
@@ -86,6 +87,8 @@ pub struct Guests {
     keep_going: bool,
     /// Stored with every run besides the accelerator's (the rootfs).
     notes: Vec<String>,
+    /// The KVM probe's answer for this host boot.
+    probe_memo: ProbeMemo,
 }
 
 /// Everything checked and ready to boot.
@@ -211,6 +214,7 @@ impl Guests {
             stop,
             keep_going: request.keep_going,
             notes: rootfs.into_iter().map(|disk| disk.note).collect(),
+            probe_memo: ProbeMemo::beside(&vm.cache),
         })
     }
 
@@ -227,12 +231,16 @@ impl Guests {
             stop,
             keep_going,
             notes,
+            probe_memo,
         } = self;
         let decision = qemu::decide_accel(accel, qemu::kvm_device(), || {
-            observer(LabEvent::Note(Note::Probing {
-                kernel: guests[0].kernel.path.clone(),
-            }));
-            guests[0].launcher.probe_kvm()
+            let qemu = guests[0].launcher.spec().qemu.clone();
+            probe_memo.kvm_works(&qemu, || {
+                observer(LabEvent::Note(Note::Probing {
+                    kernel: guests[0].kernel.path.clone(),
+                }));
+                guests[0].launcher.probe_kvm()
+            })
         })?;
         if stop.load(Ordering::SeqCst) {
             return Err(VmError::Interrupted);

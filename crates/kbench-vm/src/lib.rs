@@ -4,7 +4,8 @@
 //! - [`kernel_image`]: checks a file is a bootable x86 kernel, reads its release.
 //! - [`initramfs`]: the newc cpio writer; [`elf`] and [`image`] put the
 //!   running kbench binary, its loader and libraries, and the job in it.
-//! - [`qemu`]: qemu's command line and the KVM-or-TCG decision.
+//! - [`qemu`]: qemu's command line and the KVM-or-TCG decision, whose
+//!   probe boot's answer [`accel_memo`] keeps for the host's boot.
 //! - [`launcher`]: [`VmLauncher`], the [`Launcher`](kbench_measure::launcher::Launcher)
 //!   that boots one guest per round and streams its events.
 //! - [`guest`]: the PID-1 side inside the VM.
@@ -21,6 +22,7 @@ mod command;
 mod compare;
 mod error;
 
+pub mod accel_memo;
 pub mod elf;
 pub mod event;
 pub mod guest;
