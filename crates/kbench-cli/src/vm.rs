@@ -225,6 +225,46 @@ cached is not downloaded again."
     Fetch(FetchArgs),
     /// List cached kernels: release and the full path of its vmlinuz
     List(ListArgs),
+    /// Write the smallest configuration of a Linux tree that boots kbench's guest
+    #[command(
+        after_help = "Examples:\n  kbench kernel config ~/linux --build-dir ~/linux-build   \
+# tinyconfig plus the guest's options\n  kbench kernel config ~/linux --base ~/my.config         \
+# your config, with them merged in\n\nThe base (make tinyconfig, make defconfig, or your \
+.config) gets the guest's fragment (serial console, initramfs, devtmpfs, ACPI power-off, perf \
+events, the benchmarks' syscalls and sockets, virtio-blk and ext4 for --rootfs; the file \
+kbench-guest.config beside .config says what each is for) merged in with the tree's \
+merge_config.sh, then make olddefconfig, all out of tree (O=): the tree is not written. Every \
+option is checked afterwards; one the tree's Kconfig dropped is named. Prints the .config's \
+path; then `make -C TREE O=DIR bzImage` builds the kernel `kbench vm run --kernel` boots."
+    )]
+    Config(ConfigArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// The Linux source tree
+    #[arg(value_name = "TREE")]
+    pub tree: PathBuf,
+
+    /// The build directory (O=) the .config is written to
+    #[arg(
+        long = "build-dir",
+        value_name = "DIR",
+        default_value = "kbench-guest-build"
+    )]
+    pub build_dir: PathBuf,
+
+    /// tiny (make tinyconfig), default (make defconfig), or the path of a .config of yours
+    #[arg(long, value_name = "tiny|default|FILE", default_value = "tiny")]
+    pub base: String,
+}
+
+impl ConfigArgs {
+    /// Writes the configuration; its path.
+    pub fn write(&self) -> kbench_vm::Result<PathBuf> {
+        let base = kbench_vm::guest_config::ConfigBase::parse(&self.base);
+        kbench_vm::guest_config::write(&self.tree, &self.build_dir, &base)
+    }
 }
 
 #[derive(Debug, Args)]

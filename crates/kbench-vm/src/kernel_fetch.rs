@@ -230,6 +230,24 @@ impl KernelCache {
 
     /// Fetches the kernel `spec` names unless it is cached; `observe`
     /// hears each step as it starts.
+    /// [`KernelCache::fetch`] of each of `specs` in turn; `observe` hears
+    /// each step's place among all of theirs (from 1 to `specs.len()` x
+    /// [`FetchStep::TOTAL`]) and its text.
+    pub fn fetch_all(
+        &self,
+        specs: &[KernelSpec],
+        observe: &mut dyn FnMut(u64, String),
+    ) -> Result<Vec<CachedKernel>> {
+        (0u64..)
+            .zip(specs)
+            .map(|(done, spec)| {
+                self.fetch(spec, &mut |step| {
+                    observe(done * FetchStep::TOTAL + step.number(), step.to_string())
+                })
+            })
+            .collect()
+    }
+
     pub fn fetch(
         &self,
         spec: &KernelSpec,

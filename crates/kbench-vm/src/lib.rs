@@ -9,6 +9,8 @@
 //! - [`launcher`]: [`VmLauncher`], the [`Launcher`](kbench_measure::launcher::Launcher)
 //!   that boots one guest per round and streams its events.
 //! - [`guest`]: the PID-1 side inside the VM.
+//! - [`guest_config`]: the smallest kernel configuration that boots the
+//!   guest, for kernels built from a tree.
 //! - [`kernel_fetch`]: Debian's cloud kernels, fetched and cached;
 //!   [`modules`]: the modules of theirs a `--rootfs` guest loads.
 //! - [`rootfs`]: Debian root filesystems for profiles, built by
@@ -26,6 +28,7 @@ pub mod accel_memo;
 pub mod elf;
 pub mod event;
 pub mod guest;
+pub mod guest_config;
 pub mod guest_disk;
 pub mod image;
 pub mod initramfs;

@@ -10,21 +10,22 @@ pub fn kernel(command: KernelCommand) -> anyhow::Result<ExitCode> {
     match command {
         KernelCommand::Fetch(args) => fetch(args),
         KernelCommand::List(args) => list(args),
+        KernelCommand::Config(args) => {
+            println!("{}", args.write()?.display());
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
 fn fetch(args: FetchArgs) -> anyhow::Result<ExitCode> {
     let specs = KernelSpec::parse_all(&args.kernels).map_err(anyhow::Error::msg)?;
-    let cache = args.cache.cache();
-    let mut fetched = Vec::new();
     let steps = crate::progress::Steps::new(specs.len() as u64 * FetchStep::TOTAL);
-    for (done, spec) in (0u64..).zip(&specs) {
-        let kernel = cache.fetch(spec, &mut |step| {
-            steps.step(done * FetchStep::TOTAL + step.number(), step.to_string())
-        })?;
-        fetched.push(kernel);
-    }
+    let fetched = args
+        .cache
+        .cache()
+        .fetch_all(&specs, &mut |at, text| steps.step(at, text));
     steps.finish();
+    let fetched = fetched?;
     print!("{}", CachedKernel::listing(&fetched));
     Ok(ExitCode::SUCCESS)
 }
