@@ -7,7 +7,7 @@
 //! space and the guest's memory unless `--memory` is given.
 
 use super::error::{Result, VmError, invalid};
-use super::rootfs::{self, RootfsCache, RootfsStep};
+use super::rootfs::{self, Manifest, RootfsCache, RootfsStep};
 use kbench_catalog::profile::guest::{GuestNeeds, mebibytes};
 use kbench_catalog::profile::{Origin, Profiles};
 use kbench_model::TestKey;
@@ -33,10 +33,10 @@ pub fn choose(
     tests: &[TestKey],
     observe: &mut dyn FnMut(&RootfsStep),
 ) -> Result<Option<GuestDisk>> {
-    let names = profile_names(tests);
     if let Some(given) = given {
         return given_disk(given, cache).map(Some);
     }
+    let names = profile_names(tests);
     if names.is_empty() {
         return Ok(None);
     }
@@ -45,11 +45,7 @@ pub fn choose(
     let request = rootfs::request(None, None, packages, free)?;
     let built = rootfs::build(cache, &request, observe)?;
     Ok(Some(GuestDisk {
-        note: cached_note(
-            &built.manifest.id,
-            &built.manifest.release,
-            built.manifest.image_bytes,
-        ),
+        note: cached_note(&built.manifest),
         image: built.image,
     }))
 }
@@ -94,6 +90,7 @@ fn profile_names(tests: &[TestKey]) -> Vec<String> {
         .filter(|t| kbench_bench::find(&t.benchmark).is_none())
         .map(|t| t.benchmark.clone())
         .collect();
+    names.sort();
     names.dedup();
     names
 }
@@ -103,11 +100,7 @@ fn profile_names(tests: &[TestKey]) -> Vec<String> {
 pub fn own_profile_files(profiles: &Profiles, tests: &[TestKey]) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = profile_names(tests)
         .iter()
-        .filter_map(|name| {
-            profiles
-                .profile(name)
-                .or_else(|| profiles.test(name).map(|(p, _)| p))
-        })
+        .filter_map(|name| profiles.profile_of(name))
         .filter_map(|profile| match &profile.origin {
             Origin::File(path) => Some(path.clone()),
             Origin::Builtin => None,
@@ -136,11 +129,7 @@ fn given_disk(given: &str, cache: &RootfsCache) -> Result<GuestDisk> {
     }
     match cache.get(given) {
         Some(cached) => Ok(GuestDisk {
-            note: cached_note(
-                &cached.manifest.id,
-                &cached.manifest.release,
-                cached.manifest.image_bytes,
-            ),
+            note: cached_note(&cached.manifest),
             image: cached.image,
         }),
         None => invalid!(
@@ -152,10 +141,12 @@ fn given_disk(given: &str, cache: &RootfsCache) -> Result<GuestDisk> {
 }
 
 /// The note of a cached rootfs.
-fn cached_note(id: &str, release: &str, bytes: u64) -> String {
+fn cached_note(manifest: &Manifest) -> String {
     format!(
-        "rootfs: the guest ran chrooted in rootfs {id} ({release}, {} MiB) on virtio-blk",
-        bytes.div_ceil(1 << 20)
+        "rootfs: the guest ran chrooted in rootfs {} ({}, {} MiB) on virtio-blk",
+        manifest.id,
+        manifest.release,
+        manifest.image_bytes.div_ceil(1 << 20)
     )
 }
 

@@ -265,16 +265,23 @@ impl Profiles {
             .fold(guest::GuestNeeds::default(), |needs, p| needs.max(p.guest)))
     }
 
-    /// The profile of each name: a profile, or a test of one, with or
+    /// The profile a name names: a profile, or a test of one, with or
     /// without options.
+    pub fn profile_of(&self, name: &str) -> Option<&Profile> {
+        let base = name.split('[').next().unwrap_or(name);
+        self.profile(base)
+            .or_else(|| self.test(base).map(|(p, _)| p))
+    }
+
+    /// [`Profiles::profile_of`] each name; an unknown one is an error.
     fn profiles_of(&self, names: &[String]) -> Result<Vec<&Profile>> {
         names
             .iter()
             .map(|name| {
-                let base = name.split('[').next().unwrap_or(name);
-                self.profile(base)
-                    .or_else(|| self.test(base).map(|(p, _)| p))
-                    .ok_or_else(|| CatalogError::Invalid(self.unknown_profile(base)))
+                self.profile_of(name).ok_or_else(|| {
+                    let base = name.split('[').next().unwrap_or(name);
+                    CatalogError::Invalid(self.unknown_profile(base))
+                })
             })
             .collect()
     }
