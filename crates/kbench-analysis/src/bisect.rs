@@ -1,5 +1,5 @@
 //! The report of a bisection (`kbench bisect`, kbench-bisect), the model
-//! its renderer lays out and `--json` writes as `kbench.bisect/2`; and the
+//! its renderer lays out and `--json` writes as `kbench.bisect/3`; and the
 //! words of its log. The log is the model's too: kbench-bisect writes each
 //! [`LogEntry`] (its `detail` in [`change_text`]'s words) into its saved
 //! state as it goes, prints [`LogEntry::line`] as progress, and hands the
@@ -13,8 +13,10 @@ use kbench_stats::Estimate;
 use kbench_stats::bisection::{BlockedChange, DecidedBy, Position, State};
 use serde::{Deserialize, Serialize};
 
-/// Version 2: blocked analyses in `reference` and `change`.
-pub const SCHEMA: &str = "kbench.bisect/2";
+/// Version 3: merges searched, the build method, the builds, the A/A
+/// rebuild, the diffstat and the wall time; no `undecided` (an undecided
+/// step stops the bisection). Version 2: blocked analyses.
+pub const SCHEMA: &str = "kbench.bisect/3";
 
 /// A commit as reports name it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -31,7 +33,7 @@ pub struct SkippedCommit {
     pub reason: String,
 }
 
-/// How a bisection ended (`kbench.bisect/2`).
+/// How a bisection ended (`kbench.bisect/3`).
 #[derive(Debug, Clone, Serialize)]
 pub struct BisectReport {
     pub schema: &'static str,
@@ -59,9 +61,6 @@ pub struct BisectReport {
     /// The fresh blocks show the endpoints' verdict again.
     pub confirmed: bool,
     pub skipped: Vec<SkippedCommit>,
-    /// Commits the search could not tell at the block cap; each was called
-    /// by the sign of its estimate, which may be wrong.
-    pub undecided: Vec<CommitRef>,
     /// Blocks measured, all steps together.
     pub blocks: usize,
     /// Seed of the order of the commits in every block.
@@ -82,8 +81,113 @@ pub struct BisectReport {
     /// the endpoints' own blocks.
     pub every_commit_measurements: usize,
     pub resumed: bool,
+    /// How commits were built and measured, and what one measurement is.
+    pub method: Method,
+    /// The builds of this invocation (kbench's own kernel builds).
+    pub builds: Vec<BuildRecord>,
+    /// The A/A rebuild of good: what builds alone move.
+    pub rebuild: Option<RebuildCheck>,
+    /// `git show --stat` of the culprit.
+    pub diffstat: String,
+    /// Wall time of this invocation.
+    pub elapsed_s: f64,
     pub notes: Vec<String>,
     pub log: Vec<LogEntry>,
+}
+
+/// How a bisection built and measured its commits.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Method {
+    /// What one measurement is, and so the level its decisions compare
+    /// ("one boot of the commit's kernel: a round of samples").
+    pub measurement: String,
+    /// How kernels were built (`--kernel-config`): base, fragment,
+    /// function alignment, ccache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+}
+
+/// One build of a commit by kbench (`--kernel-config`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BuildRecord {
+    pub identifier: String,
+    pub seconds: f64,
+    pub ok: bool,
+    /// What ccache answered, when the build used it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ccache: Option<CacheUse>,
+    /// The build's whole output.
+    pub log: String,
+}
+
+/// Compilations ccache served from its cache (`hits`) and ran (`misses`)
+/// during one build.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CacheUse {
+    pub hits: u64,
+    pub misses: u64,
+}
+
+impl CacheUse {
+    /// Hits in percent of the compilations; `None` without any.
+    pub fn hit_pct(&self) -> Option<f64> {
+        let all = self.hits + self.misses;
+        (all > 0).then(|| 100.0 * self.hits as f64 / all as f64)
+    }
+
+    /// "812 of 830 compilations from ccache (97.8 %)", or "no compilation".
+    pub fn text(&self) -> String {
+        match self.hit_pct() {
+            Some(pct) => format!(
+                "{} of {} compilations from ccache ({pct:.1} %)",
+                self.hits,
+                self.hits + self.misses
+            ),
+            None => "no compilation".to_string(),
+        }
+    }
+}
+
+/// Good built a second time from scratch, and measured in blocks against
+/// its first build: what a rebuild alone moves the metric by (code
+/// alignment, link order), the floor under any commit's effect.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RebuildCheck {
+    /// The two images are byte for byte the same (a reproducible build):
+    /// the change is then boots alone.
+    pub identical: bool,
+    /// The rebuild against the first build.
+    pub change: BlockedChange,
+}
+
+/// What a step cost: its builds and its measurements, in seconds of wall
+/// time (a measurement of a kernel is a boot).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepCosts {
+    pub builds_s: Vec<f64>,
+    pub measurements_s: Vec<f64>,
+}
+
+impl StepCosts {
+    /// "built in 43 s; 24 measured, median 6.1 s each", or "" when the
+    /// step measured and built nothing (all from the store).
+    pub fn text(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.builds_s.is_empty() {
+            let total: f64 = self.builds_s.iter().sum();
+            parts.push(format!("{} built in {total:.0} s", self.builds_s.len()));
+        }
+        if !self.measurements_s.is_empty() {
+            let mut sorted = self.measurements_s.clone();
+            sorted.sort_by(f64::total_cmp);
+            parts.push(format!(
+                "{} measured, median {:.1} s each",
+                sorted.len(),
+                sorted[sorted.len() / 2]
+            ));
+        }
+        parts.join("; ")
+    }
 }
 
 /// The phase a step belongs to.
@@ -95,6 +199,8 @@ pub enum Phase {
     /// A bracket end measured again after a failed confirmation.
     Recheck,
     Confirm,
+    /// Good rebuilt from scratch against its first build.
+    Rebuild,
 }
 
 impl std::fmt::Display for Phase {
@@ -104,6 +210,7 @@ impl std::fmt::Display for Phase {
             Phase::Search => "search",
             Phase::Recheck => "recheck",
             Phase::Confirm => "confirm",
+            Phase::Rebuild => "rebuild",
         })
     }
 }
@@ -140,6 +247,9 @@ pub struct LogEntry {
     pub change_pct: Option<Estimate>,
     /// Reasons, p-values and the like, for people.
     pub detail: String,
+    /// What the step's builds and measurements took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub costs: Option<StepCosts>,
 }
 
 impl LogEntry {
@@ -158,8 +268,12 @@ impl LogEntry {
         let blocks = self
             .blocks
             .map_or_else(String::new, |b| format!("{b} blocks, "));
+        let costs = match self.costs.as_ref().map(StepCosts::text) {
+            Some(text) if !text.is_empty() => format!("; {text}"),
+            _ => String::new(),
+        };
         format!(
-            "[{:>2}] {:<9} {}: {} [{blocks}{} measurements{now}]{detail}",
+            "[{:>2}] {:<9} {}: {} [{blocks}{} measurements{now}{costs}]{detail}",
             self.step, self.phase, self.identifier, self.event, self.measurements
         )
     }

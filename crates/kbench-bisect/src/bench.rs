@@ -17,6 +17,7 @@
 use super::error::{BisectError, Result};
 use super::git::{Commit, Repo, Worktree};
 use super::progress::Progress;
+use kbench_analysis::bisect::BuildRecord;
 use kbench_catalog::profile::name_value;
 use kbench_measure::process::{last_output, push_bounded};
 use kbench_model::Sample;
@@ -72,6 +73,32 @@ pub trait Workbench {
 
     /// Whether a build of `commit` is kept, so that selecting it is free.
     fn has_build(&self, commit: &Commit) -> bool;
+
+    /// What one measurement is, for the report: the level its decisions
+    /// compare.
+    fn measurement(&self) -> String;
+
+    /// How commits are built, when kbench builds them itself.
+    fn build_method(&self) -> Option<String> {
+        None
+    }
+
+    /// The builds kbench did so far, with their costs.
+    fn build_records(&self) -> Vec<BuildRecord> {
+        Vec::new()
+    }
+
+    /// Builds `commit` again from scratch and keeps it as `twin`, an A/A
+    /// rebuild: `None` when this workbench cannot; else whether the two
+    /// builds are byte-identical, or why the rebuild failed.
+    fn rebuild(
+        &mut self,
+        _commit: &Commit,
+        _twin: &Commit,
+        _progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Option<Result<bool, String>>> {
+        Ok(None)
+    }
 }
 
 /// A worktree and the commit built in it.
@@ -204,6 +231,10 @@ impl Workbench for CommandBench {
             .iter()
             .any(|s| s.built.as_deref() == Some(&commit.hash))
     }
+
+    fn measurement(&self) -> String {
+        "one run of the --run command: one sample".to_string()
+    }
 }
 
 /// Runs `sh -c command` in `dir`: `Ok(stdout)` on success, `Err(what
@@ -248,10 +279,54 @@ pub(super) fn shell(command: &str, dir: &Path, commit: &str) -> Result<Result<St
     }
     let out_tail: Vec<&str> = stdout.lines().rev().take(TAIL).collect();
     tail.extend(out_tail.into_iter().rev().map(str::to_string));
+    let missing = missing_tool(&tail.join("\n"))
+        .map(|tool| format!(" (it needs {tool})"))
+        .unwrap_or_default();
     Ok(Err(format!(
-        "'{command}' ended with {status}{}",
+        "'{command}' ended with {status}{missing}{}",
         last_output(&tail)
     )))
+}
+
+/// The program or header a failed build's output says is missing, with
+/// the Debian package to install where it is a known one: "`bc`, which
+/// is not installed" or "gelf.h (apt-get install libelf-dev)".
+pub fn missing_tool(output: &str) -> Option<String> {
+    const HEADERS: [(&str, &str); 3] = [
+        ("gelf.h", "libelf-dev"),
+        ("libelf.h", "libelf-dev"),
+        ("openssl/", "libssl-dev"),
+    ];
+    for line in output.lines() {
+        let line = line.trim();
+        if let Some(rest) = line
+            .strip_suffix(": not found")
+            .or(line.strip_suffix(": command not found"))
+        {
+            let tool = rest.rsplit(": ").next().unwrap_or(rest).trim();
+            if !tool.is_empty() && !tool.contains(' ') {
+                return Some(format!("`{tool}`, which is not installed"));
+            }
+        }
+        if let Some(at) = line.find("fatal error: ")
+            && line.ends_with("No such file or directory")
+        {
+            let header = line[at + "fatal error: ".len()..]
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .trim();
+            let package = HEADERS
+                .iter()
+                .find(|(prefix, _)| header.starts_with(prefix))
+                .map_or_else(
+                    || "its development package is not installed".to_string(),
+                    |(_, package)| format!("apt-get install {package}"),
+                );
+            return Some(format!("{header} ({package})"));
+        }
+    }
+    None
 }
 
 /// The value of `metric` in a run's output: one JSON object, or
@@ -349,6 +424,30 @@ mod tests {
         assert_eq!(
             parse_metric("nothing here", "t").unwrap_err().to_string(),
             "the output has no metric 't'; it printed no `NAME: VALUE` line and no JSON object"
+        );
+    }
+
+    #[test]
+    fn a_missing_program_or_header_is_named() {
+        let bc =
+            "  CC      kernel/time/timeconst.h\n/bin/sh: 1: bc: not found\nmake[2]: *** Error 127";
+        assert_eq!(missing_tool(bc).unwrap(), "`bc`, which is not installed");
+        assert_eq!(
+            missing_tool("bash: line 1: mytool: command not found").unwrap(),
+            "`mytool`, which is not installed"
+        );
+        let elf = "tools/objtool/include/objtool/elf.h:10:10: fatal error: gelf.h: No such file or directory";
+        assert_eq!(
+            missing_tool(elf).unwrap(),
+            "gelf.h (apt-get install libelf-dev)"
+        );
+        assert_eq!(missing_tool("error: expected ';'"), None);
+        let failed = shell("kbench-no-such-tool --build", &std::env::temp_dir(), "c")
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            failed.contains("it needs `kbench-no-such-tool`, which is not installed"),
+            "{failed}"
         );
     }
 

@@ -17,12 +17,17 @@ use std::process::{Command, Output, Stdio};
 pub struct Commit {
     pub hash: String,
     pub subject: String,
-    /// More than one parent: the change may come from the merged branch.
+    /// Its parents' hashes, the first parent first.
     #[serde(default)]
-    pub merge: bool,
+    pub parents: Vec<String>,
 }
 
 impl Commit {
+    /// More than one parent: a merge.
+    pub fn is_merge(&self) -> bool {
+        self.parents.len() > 1
+    }
+
     /// The first 12 hex digits.
     pub fn short(&self) -> &str {
         &self.hash[..self.hash.len().min(12)]
@@ -162,6 +167,23 @@ impl Repo {
         }
     }
 
+    /// `git show --stat` of a commit: what it changed, file by file (a
+    /// merge's against its first parent).
+    pub fn diffstat(&self, hash: &str) -> Result<String> {
+        let mut c = self.git();
+        c.args([
+            "show",
+            "--stat",
+            "--first-parent",
+            "--format=",
+            "--no-color",
+            hash,
+        ]);
+        Ok(run(c, "reading the culprit's diffstat")?
+            .trim_end()
+            .to_string())
+    }
+
     /// One commit's subject and parents.
     pub fn commit(&self, hash: &str) -> Result<Commit> {
         let mut c = self.git();
@@ -173,15 +195,14 @@ impl Repo {
             .ok_or_else(|| BisectError::Git("git printed no commit".to_string()))
     }
 
-    /// The commits after `good` up to and including `bad`, oldest first,
-    /// along the first-parent chain of `bad`: each contains all before it,
-    /// so "the first bad commit" is well defined; a change that came with a
-    /// merge is found at the merge.
+    /// The commits after `good` up to and including `bad` (`good..bad`:
+    /// the merged branches' commits too), parents before children
+    /// ([`super::graph::Graph`] searches them as a graph).
     pub fn range(&self, good: &str, bad: &str) -> Result<Vec<Commit>> {
         let mut c = self.git();
         c.args([
             "log",
-            "--first-parent",
+            "--topo-order",
             "--reverse",
             "--format=%H%x00%P%x00%s",
             &format!("{good}..{bad}"),
@@ -200,7 +221,7 @@ fn parse_commits(text: &str) -> Vec<Commit> {
             (!hash.is_empty()).then(|| Commit {
                 hash,
                 subject,
-                merge: parents.split_whitespace().count() > 1,
+                parents: parents.split_whitespace().map(str::to_string).collect(),
             })
         })
         .collect()
@@ -283,7 +304,8 @@ mod tests {
         let commits = parse_commits(text);
         assert_eq!(commits.len(), 3);
         assert_eq!(commits[0].subject, "first: a subject");
-        assert!(!commits[0].merge && commits[1].merge);
+        assert!(!commits[0].is_merge() && commits[1].is_merge());
+        assert_eq!(commits[1].parents, ["p1", "p2"]);
         assert_eq!(commits[2].identifier(), "cccc");
     }
 
@@ -292,7 +314,7 @@ mod tests {
         let commit = Commit {
             hash: "0123456789abcdef0123".into(),
             subject: "x".repeat(300),
-            merge: false,
+            parents: vec![],
         };
         let id = commit.identifier();
         assert!(id.starts_with("0123456789ab x"));

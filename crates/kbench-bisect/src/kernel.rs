@@ -1,15 +1,19 @@
-//! The `--kernel` workbench: the build command makes a kernel image in the
-//! tree; each measurement boots it in a VM (`kbench vm`'s launcher, or any
-//! [`Launcher`]) with kbench as init, runs one built-in test there and
-//! returns that boot's samples of its metric as the guest measured them
-//! (their iterations, and their times on arrival): one round, so the boot
-//! is the unit of replication. A kernel that does not boot, or a test that fails
-//! in it, skips the commit.
+//! The `--kernel` workbench: each commit's kernel is built (the user's
+//! `--build` command in the tree, or kbench's own out-of-tree build with
+//! `--kernel-config`, [`LinuxBuild`]); each measurement boots it in a VM
+//! (`kbench vm`'s launcher, or any [`Launcher`]) with kbench as init, runs
+//! one built-in test there and returns that boot's samples of its metric
+//! as the guest measured them (their iterations, and their times on
+//! arrival): one round, so the boot is the unit of replication. A kernel
+//! that does not build or boot, or a test that fails in it, skips the
+//! commit.
 
 use super::bench::{MeasureError, Workbench, shell};
 use super::error::{BisectError, Result};
 use super::git::{Commit, Worktree};
+use super::linux::LinuxBuild;
 use super::progress::Progress;
+use kbench_analysis::bisect::BuildRecord;
 use kbench_measure::agent::AgentJob;
 use kbench_measure::events::{self, TestEvents};
 use kbench_measure::launcher::Launcher;
@@ -26,12 +30,32 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// skips the commit.
 pub type Boot = Box<dyn FnMut(&Path, &mut dyn FnMut(Progress<'_>)) -> Result<Box<dyn Launcher>>>;
 
+/// How a commit's kernel is built.
+#[derive(Debug, Clone)]
+pub enum KernelBuild {
+    /// `--build CMD` run in the tree, leaving the image at `image` in it
+    /// (`--kernel arch/x86/boot/bzImage`).
+    Command { command: String, image: PathBuf },
+    /// `--kernel-config BASE`: kbench's own build, out of tree.
+    Linux(LinuxBuild),
+}
+
+impl KernelBuild {
+    /// What the state's fingerprint and the report say of it.
+    pub fn describe(&self) -> String {
+        match self {
+            KernelBuild::Command { command, .. } => command.clone(),
+            KernelBuild::Linux(linux) => linux.describe(),
+        }
+    }
+}
+
 pub struct KernelBench {
     pub worktree: Worktree,
-    pub build: String,
-    /// Where the build leaves the image, relative to the tree
-    /// (`arch/x86/boot/bzImage`).
-    pub image_in_tree: PathBuf,
+    pub build: KernelBuild,
+    /// The bisection's directory: the worktree's and the build
+    /// directories' parent (ccache's base).
+    pub root: PathBuf,
     /// Where each commit's image is copied to boot it.
     pub image_dir: PathBuf,
     pub boot: Boot,
@@ -42,6 +66,9 @@ pub struct KernelBench {
     /// A launcher per commit built, and the commit selected.
     pub launchers: HashMap<String, Box<dyn Launcher>>,
     pub current: Option<String>,
+    /// The image copied for each commit built.
+    pub images: HashMap<String, PathBuf>,
+    pub records: Vec<BuildRecord>,
 }
 
 impl KernelBench {
@@ -50,6 +77,82 @@ impl KernelBench {
             return Err(BisectError::Interrupted);
         }
         Ok(())
+    }
+
+    /// Builds the commit checked out into `out` (kbench's build) or runs
+    /// the build command; the image, or why there is none.
+    fn build_image(
+        &mut self,
+        name: &str,
+        out: &Path,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<std::result::Result<PathBuf, String>> {
+        let tree = self.worktree.path().to_path_buf();
+        match &self.build {
+            KernelBuild::Command { command, image } => {
+                let built = shell(command, &tree, name)?;
+                self.interrupted()?;
+                if let Err(log) = built {
+                    return Ok(Err(log));
+                }
+                let image = tree.join(image);
+                if !image.is_file() {
+                    return Ok(Err(format!(
+                        "the build left no kernel image at {} (--kernel is relative to the tree)",
+                        image.strip_prefix(&tree).unwrap_or(&image).display()
+                    )));
+                }
+                Ok(Ok(image))
+            }
+            KernelBuild::Linux(linux) => {
+                let (record, built) = linux.build(&tree, out, &self.root, name)?;
+                self.interrupted()?;
+                let cache = record
+                    .ccache
+                    .map(|c| format!("; {}", c.text()))
+                    .unwrap_or_default();
+                progress(Progress::Step(&format!(
+                    "{} {name} in {:.0} s{cache}",
+                    if record.ok {
+                        "built"
+                    } else {
+                        "FAILED to build"
+                    },
+                    record.seconds
+                )));
+                self.records.push(record);
+                Ok(built)
+            }
+        }
+    }
+
+    /// Copies `image` as `name`'s and boots it: the launcher is kept
+    /// under `hash`.
+    fn install(
+        &mut self,
+        hash: &str,
+        name: &str,
+        image: &Path,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<std::result::Result<(), String>> {
+        std::fs::create_dir_all(&self.image_dir).map_err(BisectError::os(format!(
+            "creating {}",
+            self.image_dir.display()
+        )))?;
+        let copy = self.image_dir.join(format!("{name}-image"));
+        std::fs::copy(image, &copy).map_err(BisectError::os(format!(
+            "copying {} to {}",
+            image.display(),
+            copy.display()
+        )))?;
+        match (self.boot)(&copy, progress) {
+            Ok(launcher) => {
+                self.launchers.insert(hash.to_string(), launcher);
+                self.images.insert(hash.to_string(), copy);
+                Ok(Ok(()))
+            }
+            Err(error) => Ok(Err(format!("{error:#}"))),
+        }
     }
 }
 
@@ -71,41 +174,71 @@ impl Workbench for KernelBench {
         progress: &mut dyn FnMut(Progress<'_>),
     ) -> Result<Result<(), String>> {
         self.current = None;
-        if self.launchers.contains_key(&commit.hash) {
-            self.current = Some(commit.hash.clone());
-            return Ok(Ok(()));
-        }
-        self.worktree.checkout(&commit.hash)?;
-        let built = shell(&self.build, self.worktree.path(), &commit.hash)?;
-        self.interrupted()?;
-        if let Err(log) = built {
-            return Ok(Err(log));
-        }
-        let image = self.worktree.path().join(&self.image_in_tree);
-        if !image.is_file() {
-            return Ok(Err(format!(
-                "the build left no kernel image at {} (--kernel is relative to the tree)",
-                self.image_in_tree.display()
-            )));
-        }
-        std::fs::create_dir_all(&self.image_dir).map_err(BisectError::os(format!(
-            "creating {}",
-            self.image_dir.display()
-        )))?;
-        let copy = self.image_dir.join(format!("{}-bzImage", commit.short()));
-        std::fs::copy(&image, &copy).map_err(BisectError::os(format!(
-            "copying {} to {}",
-            image.display(),
-            copy.display()
-        )))?;
-        match (self.boot)(&copy, progress) {
-            Ok(launcher) => {
-                self.launchers.insert(commit.hash.clone(), launcher);
-                self.current = Some(commit.hash.clone());
-                Ok(Ok(()))
+        if !self.launchers.contains_key(&commit.hash) {
+            self.worktree.checkout(&commit.hash)?;
+            let out = self.root.join("build");
+            let name = format!("{}-build", commit.short());
+            let image = match self.build_image(&name, &out, progress)? {
+                Ok(image) => image,
+                Err(log) => return Ok(Err(log)),
+            };
+            if let Err(log) = self.install(&commit.hash, commit.short(), &image, progress)? {
+                return Ok(Err(log));
             }
-            Err(error) => Ok(Err(format!("{error:#}"))),
         }
+        self.current = Some(commit.hash.clone());
+        Ok(Ok(()))
+    }
+
+    fn measurement(&self) -> String {
+        format!(
+            "one boot of the commit's kernel in a VM running {}: a round of samples; \
+             decisions compare boots, never samples pooled across boots",
+            self.test
+        )
+    }
+
+    fn build_method(&self) -> Option<String> {
+        match &self.build {
+            KernelBuild::Linux(linux) => Some(linux.describe()),
+            KernelBuild::Command { .. } => None,
+        }
+    }
+
+    fn build_records(&self) -> Vec<BuildRecord> {
+        self.records.clone()
+    }
+
+    fn rebuild(
+        &mut self,
+        commit: &Commit,
+        twin: &Commit,
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Result<Option<Result<bool, String>>> {
+        if !matches!(self.build, KernelBuild::Linux(_)) {
+            return Ok(None);
+        }
+        let Some(first) = self.images.get(&commit.hash).cloned() else {
+            return Ok(Some(Err(format!(
+                "{} was not built before",
+                commit.short()
+            ))));
+        };
+        self.worktree.checkout(&commit.hash)?;
+        let out = self.root.join("build-rebuild");
+        let _ = std::fs::remove_dir_all(&out);
+        let name = format!("{}-rebuild", commit.short());
+        let built = self.build_image(&name, &out, progress)?;
+        let result = match built {
+            Ok(image) => {
+                let identical = std::fs::read(&image).ok() == std::fs::read(&first).ok();
+                self.install(&twin.hash, &name, &image, progress)?
+                    .map(|()| identical)
+            }
+            Err(log) => Err(log),
+        };
+        let _ = std::fs::remove_dir_all(&out);
+        Ok(Some(result))
     }
 
     fn measure(&mut self, round: u32) -> Result<Result<Vec<Sample>, MeasureError>> {
@@ -278,11 +411,14 @@ mod tests {
         let worktree = Worktree::add(&repo, &dir.path().join("wt"), &head).unwrap();
         let bench = KernelBench {
             worktree,
-            build: build.into(),
-            image_in_tree: "bzImage".into(),
+            build: KernelBuild::Command {
+                command: build.into(),
+                image: "bzImage".into(),
+            },
+            root: dir.path().to_path_buf(),
             image_dir: dir.path().join("images"),
             boot: Box::new(move |path: &Path, _: &mut dyn FnMut(Progress<'_>)| {
-                if !path.ends_with(format!("{}-bzImage", &head[..12])) {
+                if !path.ends_with(format!("{}-image", &head[..12])) {
                     return Err(BisectError::Invalid(format!("{path:?}")));
                 }
                 Ok(Box::new(FakeVm {
@@ -295,11 +431,13 @@ mod tests {
             stop: Arc::default(),
             launchers: HashMap::new(),
             current: None,
+            images: HashMap::new(),
+            records: Vec::new(),
         };
         let commit = Commit {
             hash: repo_head(&bench),
             subject: "one".into(),
-            merge: false,
+            parents: vec![],
         };
         (dir, bench, commit)
     }

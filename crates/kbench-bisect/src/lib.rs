@@ -4,12 +4,13 @@
 //!
 //! 1. [`Plan::new`] checks the repository (it exists, is a git work tree,
 //!    has no uncommitted changes to tracked files), resolves the endpoints,
-//!    checks that good is an ancestor of bad, and lists the commits between
-//!    along bad's first-parent chain. Nothing is written.
+//!    checks that good is an ancestor of bad, and lists the commits between,
+//!    merged branches included (searched as a [`graph::Graph`]). Nothing is
+//!    written.
 //! 2. [`Session::open`] loads or starts the state kept in the store under
 //!    the result set's name; a rerun of the same request continues it.
 //! 3. [`Session::run`] measures the endpoints until they differ (or stops
-//!    and says so), binary-searches the commits with the three-state
+//!    and says so), bisects the commits with the three-state
 //!    decision and its doubling of blocks, skips commits that fail to build
 //!    or run, then re-measures the culprit and its last good ancestor afresh
 //!    to confirm. A failed confirmation has the bracket's ends measured
@@ -31,9 +32,12 @@
 pub mod bench;
 mod error;
 pub mod git;
+mod graph;
 pub mod kernel;
+pub mod linux;
 pub mod order;
 mod progress;
+mod rebuild;
 mod search;
 mod setup;
 pub mod state;
@@ -43,7 +47,7 @@ use bench::{MeasureError, Workbench};
 use error::invalid;
 use git::{Commit, Repo};
 use kbench_analysis::bisect::{
-    BisectReport, CommitRef, LogEntry, Phase, SCHEMA, SkippedCommit, change_text,
+    BisectReport, CommitRef, LogEntry, Method, Phase, SCHEMA, SkippedCommit, StepCosts, change_text,
 };
 use kbench_model::{Direction, TestKey, TestSpec};
 use kbench_stats::bisection::{BisectionOptions, EndpointCheck, check_endpoints};
@@ -54,6 +58,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use error::{BisectError, Result};
+pub use kernel::KernelBuild;
+pub use linux::LinuxBuild;
 pub use progress::Progress;
 pub use setup::{Bisection, Measure, Setup};
 pub use vm::KernelMeasure;
@@ -81,16 +87,32 @@ pub struct BisectRequest {
     /// The seed of the blocks' orders for a new bisection (`None`: drawn
     /// from the kernel's generator; a continued one keeps its own).
     pub seed: Option<u64>,
+    /// Rebuild good from scratch and measure it against its first build
+    /// (A/A), where the workbench can.
+    pub rebuild: bool,
 }
 
-/// The commits of a bisection: `commits[0]` good, the last one bad.
+/// The commits of a bisection: `commits[0]` good, the last one bad,
+/// parents before children.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub repo: Option<Repo>,
     pub commits: Vec<Commit>,
+    graph: graph::Graph,
 }
 
 impl Plan {
+    /// The plan of `commits` (good first, bad last, parents before
+    /// children).
+    pub fn of(repo: Option<Repo>, commits: Vec<Commit>) -> Plan {
+        let graph = graph::Graph::new(&commits);
+        Plan {
+            repo,
+            commits,
+            graph,
+        }
+    }
+
     /// Checks the repository and the endpoints; reads only.
     pub fn new(request: &BisectRequest) -> Result<Plan> {
         let repo = Repo::open(&request.repo)?;
@@ -137,10 +159,7 @@ impl Plan {
                 "git listed no commits from --good to --bad".to_string(),
             ));
         }
-        Ok(Plan {
-            repo: Some(repo),
-            commits,
-        })
+        Ok(Plan::of(Some(repo), commits))
     }
 }
 
@@ -180,6 +199,11 @@ pub struct Session<'a> {
     runs: HashMap<String, RunId>,
     test: Option<TestId>,
     spec: TestSpec,
+    /// Where the first bad commit is, for a step that stops undecided.
+    range_left: String,
+    /// What the current step's builds and measurements took so far.
+    costs: StepCosts,
+    started: std::time::Instant,
 }
 
 /// Which of a block's members failed, and why.
@@ -270,6 +294,9 @@ impl<'a> Session<'a> {
             runs: HashMap::new(),
             test: None,
             spec,
+            range_left: String::new(),
+            costs: StepCosts::default(),
+            started: std::time::Instant::now(),
         })
     }
 
@@ -326,12 +353,18 @@ impl<'a> Session<'a> {
         if self.built.as_deref() == Some(commit.hash.as_str()) {
             return Ok(Ok(()));
         }
-        if !bench.has_build(commit) {
+        let building = !bench.has_build(commit);
+        if building {
             observer(Progress::Step(&format!("building {}", commit.identifier())));
             self.builds_now += 1;
         }
         self.built = None;
-        if let Err(log) = bench.build(commit, observer)? {
+        let started = std::time::Instant::now();
+        let built = bench.build(commit, observer)?;
+        if building {
+            self.costs.builds_s.push(started.elapsed().as_secs_f64());
+        }
+        if let Err(log) = built {
             return Ok(Err(Failure::Build(log)));
         }
         self.built = Some(commit.hash.clone());
@@ -390,7 +423,12 @@ impl<'a> Session<'a> {
                 .insert(self.store.test_id(&self.request.set, &self.spec)?),
         };
         let round = self.count(commit) as u32;
-        let failure = match bench.measure(round)? {
+        let started = std::time::Instant::now();
+        let measured = bench.measure(round)?;
+        self.costs
+            .measurements_s
+            .push(started.elapsed().as_secs_f64());
+        let failure = match measured {
             Ok(samples) if !samples.is_empty() => {
                 for sample in &samples {
                     self.store.add_sample(run, test, sample)?;
@@ -458,6 +496,10 @@ impl<'a> Session<'a> {
 
     fn log(&mut self, mut entry: LogEntry, observer: &mut dyn FnMut(Progress<'_>)) -> Result<()> {
         entry.step = self.state.log.len() + 1;
+        let costs = std::mem::take(&mut self.costs);
+        if costs != StepCosts::default() {
+            entry.costs = Some(costs);
+        }
         observer(Progress::Step(&entry.line()));
         self.state.log.push(entry);
         self.save()
@@ -485,6 +527,7 @@ impl<'a> Session<'a> {
             position: None,
             change_pct: None,
             detail,
+            costs: None,
         }
     }
 
@@ -611,12 +654,14 @@ impl<'a> Session<'a> {
                 }
             }
         };
+        // What a rebuild alone moves the metric by (A/A).
+        let rebuild = self.rebuild_check(bench, observer, stop)?;
         // 2. and 3. Search, confirm, and recheck a failed confirmation.
         let search::Found {
             lo,
             hi,
+            candidates,
             confirmation,
-            undecided,
             rechecks,
         } = self.search_and_confirm(bench, &reference, observer, stop)?;
         let (parent, culprit) = (self.plan.commits[lo].clone(), self.plan.commits[hi].clone());
@@ -624,7 +669,7 @@ impl<'a> Session<'a> {
         self.state.finished = true;
         self.save()?;
         let mut notes = Vec::new();
-        if culprit.merge {
+        if culprit.is_merge() {
             notes.push(format!(
                 "{} is a merge: the change came with the branch it merged. To find the commit \
                  on that branch, bisect again with --good $(git merge-base {h}^1 {h}^2) --bad {h}^2",
@@ -632,24 +677,12 @@ impl<'a> Session<'a> {
                 h = culprit.short()
             ));
         }
-        if hi - lo > 1 {
+        if candidates.len() > 1 {
             notes.push(format!(
-                "{} commits between {} and {} were skipped (they failed to build or run): the \
-                 change is in one of the candidates",
-                hi - lo - 1,
-                parent.short(),
+                "{} commits before {} were skipped (they failed to build or run) and could not \
+                 be ruled out: the change is in one of the candidates",
+                candidates.len() - 1,
                 culprit.short()
-            ));
-        }
-        if !undecided.is_empty() {
-            let names: Vec<&str> = undecided.iter().map(|c| &c.hash[..12]).collect();
-            notes.push(format!(
-                "the search could not tell {} at the cap of {} blocks and called {} by the \
-                 estimate alone: the culprit may be wrong; measure more (--max-blocks) or with \
-                 less noise",
-                names.join(", "),
-                options.max_blocks,
-                if names.len() == 1 { "it" } else { "them" }
             ));
         }
         if !rechecks.is_empty() {
@@ -686,9 +719,9 @@ impl<'a> Session<'a> {
             reference,
             first_bad: (&culprit).into(),
             parent: (&parent).into(),
-            candidates: self.plan.commits[lo + 1..=hi]
+            candidates: candidates
                 .iter()
-                .map(CommitRef::from)
+                .map(|&c| CommitRef::from(&self.plan.commits[c]))
                 .collect(),
             change: confirmation.change,
             confirmed: confirmation.confirmed,
@@ -703,7 +736,6 @@ impl<'a> Session<'a> {
                     })
                 })
                 .collect(),
-            undecided,
             blocks: self.blocks as usize,
             seed: self.state.seed,
             measurements: self.samples.values().map(Vec::len).sum(),
@@ -718,6 +750,17 @@ impl<'a> Session<'a> {
             commits_measured,
             every_commit_measurements: options.initial_blocks * (2 + 3 * between),
             resumed: self.resumed,
+            method: Method {
+                measurement: bench.measurement(),
+                build: bench.build_method(),
+            },
+            builds: bench.build_records(),
+            rebuild,
+            diffstat: match &self.plan.repo {
+                Some(repo) => repo.diffstat(&culprit.hash)?,
+                None => String::new(),
+            },
+            elapsed_s: self.started.elapsed().as_secs_f64(),
             notes,
             log: self.state.log.clone(),
         })
@@ -782,7 +825,8 @@ fn stored_samples(
         Err(error) => return Err(error.into()),
     };
     let mut samples = HashMap::new();
-    for commit in &plan.commits {
+    let twin = rebuild::twin(&plan.commits[0]);
+    for commit in plan.commits.iter().chain([&twin]) {
         let name = commit.identifier();
         if let Some(id) = data.identifiers.iter().find(|i| i.name == name)
             && let Some(values) = id.samples.get(key)

@@ -4,10 +4,10 @@
 //! A binary search trusts every step: one wrong call (a culprit called
 //! like-good through a slow spell) ends it a commit or more off, and the
 //! confirmation then fails. So a failed confirmation is not the end. The
-//! bracket's ends are measured again in fresh blocks with both endpoints:
-//! a parent that now reads like-bad moves the bracket back to the last
-//! commit called like-good before it; a culprit that now reads like-good
-//! moves it on to the next commit called like-bad. The search goes on in
+//! culprit and the parent it was confirmed against are measured again in
+//! fresh blocks with both endpoints: a parent that now reads like-bad
+//! becomes the bad commit to search below; a culprit that now reads
+//! like-good hands over to the nearest commit above it called like-bad. The search goes on in
 //! the new bracket and confirms again, up to [`MAX_RECHECKS`] times. When
 //! both ends stand, the change is spread over commits (or too small for
 //! the blocks), and the report says it was not confirmed.
@@ -17,7 +17,7 @@ use super::bench::Workbench;
 use super::error::{Result, invalid};
 use super::git::Commit;
 use super::progress::Progress;
-use kbench_analysis::bisect::{CommitRef, Phase, change_text};
+use kbench_analysis::bisect::{Phase, change_text};
 use kbench_stats::bisection::{BlockedChange, Confirmation, DecidedBy, State, classify, confirm};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -25,15 +25,16 @@ use std::sync::atomic::AtomicBool;
 /// Failed confirmations a bisection recovers from before it reports one.
 pub(super) const MAX_RECHECKS: usize = 2;
 
-/// What the search found: the culprit bracket and how it got there.
+/// What the search found: the culprit and how it got there.
 pub(super) struct Found {
-    /// Indexes into the plan's commits: the last like-good and the first
-    /// like-bad commit.
+    /// Indexes into the plan's commits: the good commit the culprit was
+    /// confirmed against, and the first like-bad commit.
     pub lo: usize,
     pub hi: usize,
+    /// The commits the change may be in: the culprit, and those skipped
+    /// that the search could not rule out.
+    pub candidates: Vec<usize>,
     pub confirmation: Confirmation,
-    /// Commits called by the estimate at the block cap.
-    pub undecided: Vec<CommitRef>,
     /// The rechecks done, as "commit: state" for the report's notes.
     pub rechecks: Vec<String>,
 }
@@ -52,27 +53,27 @@ impl Session<'_> {
         let last = self.plan.commits.len() - 1;
         let mut decided: BTreeMap<usize, State> = BTreeMap::from([(0, State::LikeGood)]);
         decided.insert(last, State::LikeBad);
-        let mut undecided = Vec::new();
         let mut rechecks = Vec::new();
         // Failed confirmations so far.
         let mut failed = 0;
-        let (mut lo, mut hi) = (0, last);
+        let mut hi = last;
         loop {
-            (lo, hi) = self.search(
-                bench,
-                reference,
-                (lo, hi),
-                &mut decided,
-                &mut undecided,
-                observer,
-                stop,
-            )?;
+            let candidates;
+            (hi, candidates) = self.search(bench, reference, hi, &mut decided, observer, stop)?;
+            let lo = self.plan.graph.parent(hi, &decided, |c| self.is_skipped(c));
             let confirmation = self.confirm_bracket(bench, reference, lo, hi, observer, stop)?;
-            // Which end of the bracket was called wrong, if either: the
-            // bracket around it.
+            // Which end was called wrong, if either: the bad commit to
+            // search below again.
             let mut turned = None;
             if !confirmation.confirmed && failed < MAX_RECHECKS {
                 failed += 1;
+                // Both ends in doubt: the range between the decisions
+                // around them.
+                let mut without = decided.clone();
+                without.remove(&lo);
+                without.remove(&hi);
+                let above = self.plan.graph.bad_after_recheck(&without, hi);
+                self.range_left = self.describe_range(&self.plan.graph.candidates(above, &without));
                 for (end, wrong) in [(lo, State::LikeBad), (hi, State::LikeGood)] {
                     if end == 0 || end == last {
                         continue;
@@ -83,7 +84,6 @@ impl Session<'_> {
                         &commit,
                         Phase::Recheck,
                         reference,
-                        &mut undecided,
                         observer,
                         stop,
                     )?
@@ -93,19 +93,19 @@ impl Session<'_> {
                     rechecks.push(format!("{}: {state}", commit.short()));
                     decided.insert(end, state);
                     if state == wrong {
-                        turned = Some(bracket(&decided, end));
+                        turned = Some(self.plan.graph.bad_after_recheck(&decided, end));
                         break;
                     }
                 }
             }
             match turned {
-                Some(bracket) => (lo, hi) = bracket,
+                Some(bad) => hi = bad,
                 None => {
                     return Ok(Found {
                         lo,
                         hi,
+                        candidates,
                         confirmation,
-                        undecided,
                         rechecks,
                     });
                 }
@@ -113,57 +113,84 @@ impl Session<'_> {
         }
     }
 
-    /// Binary search with three states in `(lo, hi)`, in blocks of (good,
-    /// bad, commit); commits that fail are skipped. The final bracket.
+    fn is_skipped(&self, commit: usize) -> bool {
+        self.state
+            .skipped
+            .contains_key(&self.plan.commits[commit].hash)
+    }
+
+    /// Bisects the ancestors of the bad commit `hi` (module doc of
+    /// [`super::graph`]) with three states, in blocks of (good, bad,
+    /// commit); commits that fail are skipped. The first bad commit found,
+    /// with the candidates left.
     #[allow(clippy::too_many_arguments)]
     fn search(
         &mut self,
         bench: &mut dyn Workbench,
         reference: &BlockedChange,
-        (mut lo, mut hi): (usize, usize),
+        mut hi: usize,
         decided: &mut BTreeMap<usize, State>,
-        undecided: &mut Vec<CommitRef>,
         observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
-    ) -> Result<(usize, usize)> {
+    ) -> Result<(usize, Vec<usize>)> {
         loop {
-            let open: Vec<usize> = (lo + 1..hi)
-                .filter(|i| !self.state.skipped.contains_key(&self.plan.commits[*i].hash))
-                .collect();
-            let Some(&mid) = open.iter().min_by_key(|&&i| (2 * i).abs_diff(lo + hi)) else {
-                return Ok((lo, hi));
+            let candidates = self.plan.graph.candidates(hi, decided);
+            let open = |c: usize| !self.is_skipped(c) && !decided.contains_key(&c);
+            let Some(mid) = self.plan.graph.midpoint(&candidates, hi, open) else {
+                return Ok((hi, candidates));
             };
+            let untested = candidates.iter().filter(|&&c| open(c)).count();
+            self.range_left = self.describe_range(&candidates);
             let commit = self.plan.commits[mid].clone();
             observer(Progress::Testing {
                 commit: &commit.identifier(),
                 tested: decided.len(),
-                left: (open.len() + 1).next_power_of_two().trailing_zeros() as usize,
+                left: (untested + 1).next_power_of_two().trailing_zeros() as usize,
             });
             let phase = Phase::Search;
             let Some(state) =
-                self.classify_commit(bench, &commit, phase, reference, undecided, observer, stop)?
+                self.classify_commit(bench, &commit, phase, reference, observer, stop)?
             else {
                 continue;
             };
             decided.insert(mid, state);
-            match state {
-                State::LikeBad => hi = mid,
-                _ => lo = mid,
+            if state == State::LikeBad {
+                hi = mid;
             }
         }
     }
 
+    /// "the 5 commits from 0123456789ab (after 89abcdef0123) to
+    /// 456789abcdef": where the first bad commit is, for a bisection that
+    /// stops undecided.
+    fn describe_range(&self, candidates: &[usize]) -> String {
+        let (Some(&first), Some(&last)) = (candidates.first(), candidates.last()) else {
+            return "no commit".to_string();
+        };
+        let short = |i: usize| self.plan.commits[i].short().to_string();
+        let below = self.plan.commits[first]
+            .parents
+            .first()
+            .map(|p| format!(" (git log {}..{})", &p[..12.min(p.len())], short(last)))
+            .unwrap_or_default();
+        format!(
+            "the {} commits from {} to {}{below}",
+            candidates.len(),
+            short(first),
+            short(last)
+        )
+    }
+
     /// Classifies `commit` in blocks with good and bad, doubling the blocks
     /// until decided; `None` when it fails to build or run (it is then
-    /// skipped).
-    #[allow(clippy::too_many_arguments)]
+    /// skipped). Undecided at `--max-blocks`, the bisection stops and
+    /// names the range left: it does not guess.
     fn classify_commit(
         &mut self,
         bench: &mut dyn Workbench,
         commit: &Commit,
         phase: Phase,
         reference: &BlockedChange,
-        undecided: &mut Vec<CommitRef>,
         observer: &mut dyn FnMut(Progress<'_>),
         stop: &AtomicBool,
     ) -> Result<Option<State>> {
@@ -228,17 +255,21 @@ impl Session<'_> {
             }
             entry.state = Some(class.state);
             entry.decided_by = class.decided_by;
-            entry.event = match class.decided_by {
-                Some(DecidedBy::Estimate) => {
-                    undecided.push(CommitRef::from(commit));
-                    format!(
-                        "could not tell at the cap of {} blocks: called {} by the estimate",
-                        blocks.len(),
-                        class.state
-                    )
-                }
-                _ => class.state.to_string(),
-            };
+            if class.decided_by == Some(DecidedBy::Estimate) {
+                entry.event = format!("undecided at the cap of {} blocks", blocks.len());
+                entry.detail = detail.clone();
+                self.log(entry, observer)?;
+                invalid!(
+                    "could not tell whether {} is like good or like bad within --max-blocks {} \
+                     ({detail}); kbench does not guess, so the bisection stops here. The first \
+                     bad commit is among {}. Run the same command with a larger --max-blocks to \
+                     go on from here, or measure with less noise",
+                    commit.identifier(),
+                    options.max_blocks,
+                    self.range_left
+                );
+            }
+            entry.event = class.state.to_string();
             entry.detail = detail;
             self.log(entry, observer)?;
             return Ok(Some(class.state));
@@ -298,63 +329,5 @@ impl Session<'_> {
                 None => return Ok(result),
             }
         }
-    }
-}
-
-/// The bracket around `end` after a recheck turned it: the last commit
-/// called like-good before the first one called like-bad, from `decided`
-/// (which always holds good, like-good, and bad, like-bad).
-fn bracket(decided: &BTreeMap<usize, State>, end: usize) -> (usize, usize) {
-    let is = |state: State| move |(i, s): (&usize, &State)| (*s == state).then_some(*i);
-    let hi = if decided[&end] == State::LikeBad {
-        end
-    } else {
-        decided
-            .range(end..)
-            .find_map(is(State::LikeBad))
-            .unwrap_or(end)
-    };
-    let lo = decided
-        .range(..hi)
-        .rev()
-        .find_map(is(State::LikeGood))
-        .unwrap_or(0);
-    (lo, hi)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_parent_turned_like_bad_reopens_the_bracket_below_it() {
-        // Searched 0 good, 16 good, 24 bad, 20 good, 22 bad, 21 good: the
-        // bracket (21, 22). The recheck finds 21 like-bad.
-        let mut decided = BTreeMap::from([
-            (0, State::LikeGood),
-            (16, State::LikeGood),
-            (20, State::LikeGood),
-            (21, State::LikeBad),
-            (22, State::LikeBad),
-            (24, State::LikeBad),
-            (32, State::LikeBad),
-        ]);
-        assert_eq!(bracket(&decided, 21), (20, 21));
-        // 20 turned too: back to 16.
-        decided.insert(20, State::LikeBad);
-        assert_eq!(bracket(&decided, 20), (16, 20));
-    }
-
-    #[test]
-    fn a_culprit_turned_like_good_reopens_the_bracket_above_it() {
-        let decided = BTreeMap::from([
-            (0, State::LikeGood),
-            (16, State::LikeGood),
-            (20, State::LikeGood),
-            (22, State::LikeGood),
-            (24, State::LikeBad),
-            (32, State::LikeBad),
-        ]);
-        assert_eq!(bracket(&decided, 22), (22, 24));
     }
 }

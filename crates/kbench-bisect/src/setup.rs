@@ -83,7 +83,8 @@ pub struct Setup {
     pub repo: PathBuf,
     pub good: String,
     pub bad: String,
-    /// Shell command that builds a checked-out commit, run in the worktree.
+    /// Shell command that builds a checked-out commit, run in the worktree
+    /// (a kernel's build is in its [`KernelMeasure`]).
     pub build: String,
     pub measure: Measure,
     /// The result set (`None`: `bisect-` and the metric's name, or with a
@@ -92,6 +93,8 @@ pub struct Setup {
     pub options: BisectionOptions,
     /// Bisect even with uncommitted changes in the repository.
     pub allow_dirty: bool,
+    /// Measure an A/A rebuild of good where kbench builds the kernels.
+    pub rebuild: bool,
 }
 
 /// A bisection checked and ready to run; nothing is written yet.
@@ -147,11 +150,15 @@ impl Bisection {
             BenchSetup::Command { metric, .. } => format!("bisect-{metric}"),
             BenchSetup::Kernel(kernel) => format!("bisect-{}", kernel.test.benchmark),
         });
+        let build = match &workbench {
+            BenchSetup::Command { .. } => setup.build,
+            BenchSetup::Kernel(kernel) => kernel.build.describe(),
+        };
         let request = BisectRequest {
             repo: setup.repo,
             good: setup.good,
             bad: setup.bad,
-            build: setup.build,
+            build,
             measure,
             metric,
             unit,
@@ -160,6 +167,7 @@ impl Bisection {
             options: setup.options,
             allow_dirty: setup.allow_dirty,
             seed: None,
+            rebuild: setup.rebuild,
         };
         let plan = Plan::new(&request)?;
         let repo = plan.repo.clone().expect("Plan::new opens the repository");
@@ -202,7 +210,7 @@ impl Bisection {
                 stop.clone(),
             )),
             BenchSetup::Kernel(kernel) => {
-                Box::new(kernel.workbench(&self.repo, &root, &good, build, stop.clone())?)
+                Box::new(kernel.workbench(&self.repo, &root, &good, stop.clone())?)
             }
         };
         let result = session.run(bench.as_mut(), progress, stop);
@@ -262,6 +270,7 @@ mod tests {
                 ..BisectionOptions::default()
             },
             allow_dirty: false,
+            rebuild: false,
         };
         let error = Bisection::prepare(setup, &mut |_| {}).err().unwrap();
         assert_eq!(error.to_string(), "--max-blocks 4 is below --blocks 8");

@@ -48,6 +48,10 @@ pub struct SavedState {
     pub log: Vec<LogEntry>,
     /// Set once a bisection has ended with a result.
     pub finished: bool,
+    /// Whether good's A/A rebuild was byte-identical to its first build,
+    /// once it was built.
+    #[serde(default)]
+    pub rebuild_identical: Option<bool>,
 }
 
 impl SavedState {
@@ -60,6 +64,7 @@ impl SavedState {
             skipped: BTreeMap::new(),
             log: Vec::new(),
             finished: false,
+            rebuild_identical: None,
         }
     }
 }

@@ -128,6 +128,10 @@ impl Workbench for Fake {
         let index = self.commits.iter().position(|c| c == commit).unwrap();
         self.built.contains(&index)
     }
+
+    fn measurement(&self) -> String {
+        "one fake measurement".to_string()
+    }
 }
 
 /// The fake's iterations per sample.
@@ -139,12 +143,17 @@ fn measured_at(measured: usize, i: usize) -> i64 {
     1_700_000_000_000 + 1000 * measured as i64 + i as i64
 }
 
+/// Commit i's hash: its first 12 digits tell it apart.
+fn hash(i: usize) -> String {
+    format!("{:012x}{}", 0xc0ffee_u64 * 1000 + i as u64, "0".repeat(28))
+}
+
 fn commits(n: usize) -> Vec<Commit> {
     (0..=n)
         .map(|i| Commit {
-            hash: format!("{:040x}", 0xc0ffee_u64 * 1000 + i as u64),
+            hash: hash(i),
             subject: format!("change {i}"),
-            merge: false,
+            parents: if i == 0 { vec![] } else { vec![hash(i - 1)] },
         })
         .collect()
 }
@@ -163,6 +172,7 @@ fn request(set: &str) -> BisectRequest {
         options: BisectionOptions::default(),
         allow_dirty: false,
         seed: Some(7),
+        rebuild: false,
     }
 }
 
@@ -192,10 +202,7 @@ fn bisect(
     bench: &mut Fake,
     stop: &AtomicBool,
 ) -> Result<BisectReport> {
-    let plan = Plan {
-        repo: None,
-        commits: bench.commits.clone(),
-    };
+    let plan = Plan::of(None, bench.commits.clone());
     let session = Session::open(store, request(set), plan)?;
     session.run(bench, &mut |_| {}, stop)
 }
@@ -244,10 +251,7 @@ fn finds_every_culprit_in_fewer_samples_than_measuring_every_commit() {
 fn the_search_reports_each_commit_it_tests() {
     let (_dir, mut store) = temp_store();
     let mut bench = fake(32, 10, 3);
-    let plan = Plan {
-        repo: None,
-        commits: bench.commits.clone(),
-    };
+    let plan = Plan::of(None, bench.commits.clone());
     let session = Session::open(&mut store, request("p"), plan).unwrap();
     let mut testing = Vec::new();
     let stop = AtomicBool::new(false);
@@ -301,6 +305,48 @@ fn commits_that_fail_to_build_are_skipped() {
     let report = bisect(&mut store, "t", &mut bench, &AtomicBool::new(false)).unwrap();
     assert_eq!(report.first_bad.hash, bench.commits[10].hash);
     assert_eq!(report.candidates.len(), 2);
+}
+
+/// A commit half-way between good and bad stays unknown however many
+/// blocks: at the cap the bisection stops and names the range left
+/// instead of calling it by the estimate.
+#[test]
+fn a_step_undecided_at_the_cap_stops_and_names_the_range_left() {
+    let (_dir, mut store) = temp_store();
+    let mut bench = fake(16, 9, 8);
+    bench.level = Box::new(|i| match i {
+        0..10 => 100.0,
+        10 => 102.5,
+        _ => 105.0,
+    });
+    let plan = Plan::of(None, bench.commits.clone());
+    let mut request = request("s");
+    request.options.max_blocks = 16;
+    let session = Session::open(&mut store, request, plan).unwrap();
+    let error = session
+        .run(&mut bench, &mut |_| {}, &AtomicBool::new(false))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("could not tell whether") && error.contains("within --max-blocks 16"),
+        "{error}"
+    );
+    assert!(error.contains("kbench does not guess"), "{error}");
+    // 8 like-good and 12 like-bad had narrowed it to 9 ..= 12 when 10
+    // would not decide.
+    let range = format!(
+        "the 4 commits from {} to {} (git log {}..{})",
+        bench.commits[9].short(),
+        bench.commits[12].short(),
+        bench.commits[8].short(),
+        bench.commits[12].short()
+    );
+    assert!(error.contains(&range), "{error}");
+    let state: serde_json::Value =
+        serde_json::from_str(&store.load_bisect("s").unwrap().unwrap()).unwrap();
+    let last = state["log"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["event"], "undecided at the cap of 16 blocks", "{last}");
 }
 
 #[test]
@@ -385,10 +431,7 @@ fn a_request_that_stored_nothing_makes_way() {
     // The build is fixed: another request, same result set.
     let mut fixed = fake(8, 4, 6);
     fixed.commits = commits(8);
-    let plan = Plan {
-        repo: None,
-        commits: fixed.commits.clone(),
-    };
+    let plan = Plan::of(None, fixed.commits.clone());
     let mut request = request("s");
     request.build = "make fixed".into();
     let report = Session::open(&mut store, request, plan)

@@ -6,7 +6,7 @@
 
 use super::error::{BisectError, Result, invalid};
 use super::git::{Repo, Worktree};
-use super::kernel::KernelBench;
+use super::kernel::{KernelBench, KernelBuild};
 use super::progress::Progress;
 use kbench_measure::launcher::Launcher;
 use kbench_measure::plan::SamplingPlan;
@@ -30,9 +30,8 @@ const MEMORY_MIB: u32 = 1024;
 /// test; one boot is one round of its samples.
 #[derive(Debug, Clone)]
 pub struct KernelMeasure {
-    /// Where the build leaves the image, relative to the tree
-    /// (`arch/x86/boot/bzImage`).
-    pub image: PathBuf,
+    /// How each commit's kernel is built.
+    pub build: KernelBuild,
     /// Built-in benchmarks (`--bench`); the first test, or the one
     /// `metric` names, is bisected.
     pub benches: Vec<String>,
@@ -49,7 +48,7 @@ pub(crate) struct KernelSetup {
     pub test: TestKey,
     pub unit: String,
     pub better: Direction,
-    image: PathBuf,
+    pub build: KernelBuild,
     qemu: PathBuf,
     guest: Arc<GuestImage>,
     log_dir: PathBuf,
@@ -62,10 +61,12 @@ impl KernelSetup {
         measure: KernelMeasure,
         progress: &mut dyn FnMut(Progress<'_>),
     ) -> Result<KernelSetup> {
-        if measure.image.is_absolute() {
+        if let KernelBuild::Command { image, .. } = &measure.build
+            && image.is_absolute()
+        {
             invalid!(
                 "--kernel {} must be a path inside the tree, e.g. arch/x86/boot/bzImage",
-                measure.image.display()
+                image.display()
             );
         }
         let tests = kbench_catalog::expand(&measure.benches)?;
@@ -102,7 +103,7 @@ impl KernelSetup {
             test,
             unit: info.unit.label().to_string(),
             better,
-            image: measure.image,
+            build: measure.build,
             qemu,
             guest: Arc::new(guest),
             log_dir: measure.log_dir,
@@ -111,17 +112,22 @@ impl KernelSetup {
 
     /// What the state's fingerprint records of how commits are measured.
     pub fn describe(&self) -> String {
-        format!("kernel {} running {}", self.image.display(), self.test)
+        match &self.build {
+            KernelBuild::Command { image, .. } => {
+                format!("kernel {} running {}", image.display(), self.test)
+            }
+            KernelBuild::Linux(_) => format!("kernel built by kbench running {}", self.test),
+        }
     }
 
     /// The workbench: a worktree at `root/tree` with `good` checked out,
-    /// the images copied to `root/images`, one VM per boot.
+    /// kbench's builds in `root/build`, the images copied to
+    /// `root/images`, one VM per boot.
     pub fn workbench(
         self,
         repo: &Repo,
         root: &Path,
         good: &str,
-        build: String,
         stop: Arc<AtomicBool>,
     ) -> Result<KernelBench> {
         let worktree = Worktree::add(repo, &root.join("tree"), good)?;
@@ -141,8 +147,8 @@ impl KernelSetup {
         };
         Ok(KernelBench {
             worktree,
-            build,
-            image_in_tree: self.image,
+            build: self.build,
+            root: root.to_path_buf(),
             image_dir: root.join("images"),
             boot: Box::new(move |path, progress| vm.boot(path, progress)),
             test: self.test,
@@ -153,6 +159,8 @@ impl KernelSetup {
             stop,
             launchers: Default::default(),
             current: None,
+            images: Default::default(),
+            records: Vec::new(),
         })
     }
 }

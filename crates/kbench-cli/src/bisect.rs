@@ -2,8 +2,9 @@
 
 use clap::Args;
 use kbench_analysis::thresholds::threshold_percent;
-use kbench_bisect::{KernelMeasure, Measure, Setup};
+use kbench_bisect::{KernelBuild, KernelMeasure, LinuxBuild, Measure, Setup};
 use kbench_stats::bisection::BisectionOptions;
+use kbench_vm::guest_config::ConfigBase;
 use std::path::PathBuf;
 
 /// Find the commit that changed a metric: automatic bisection with statistics
@@ -13,24 +14,31 @@ use std::path::PathBuf;
 commit involved, in a random order drawn from a recorded seed, so that drift and slow spells of the \
 machine cancel in the per-block ratios; the analysis is the Hodges-Lehmann shift of the per-block \
 log ratios with its signed-rank CI. The endpoints must differ (blocks of good and bad; verdict \
-REGRESSION or IMPROVEMENT: significant, the CI beyond --threshold). Each commit between is built \
+REGRESSION or IMPROVEMENT: significant, the CI beyond --threshold). Each commit tested is built \
 and measured in blocks with both endpoints, and is like-bad when its per-block shift is \
 significantly nearer bad's, like-good when nearer good's, else unknown (twice the blocks, up to \
---max-blocks; then it is called by the estimate and the report says it could not tell). Commits \
-that fail to build or run are skipped. At the end the culprit and its parent are measured in \
-fresh blocks to confirm.\n\n\
+--max-blocks; a commit still unknown there stops the bisection, which names the range left: \
+kbench does not guess). The range is searched as a graph, merged branches included, as git bisect \
+does. Commits that fail to build or run are skipped. At the end the culprit and its parent are \
+measured in fresh blocks to confirm.\n\n\
 The repository's checkout, index and branches are never touched: kbench builds in detached \
 `git worktree`s of its own in the temporary directory (hooks off; one per commit of the last 4 \
 built, so that a block needs no rebuild) and removes them at the end. With \
 --kernel each measurement boots the built image in a VM as `kbench vm` does (KVM when a probe boot \
-works, else emulated) and takes one round of the test's samples. Samples go to the result set (--into), one \
+works, else emulated) and takes one round of the test's samples. With --kernel-config kbench \
+builds the kernels itself: the guest's options merged into the base config, out of tree (O=), \
+incrementally, KBUILD_BUILD_* fixed, through ccache when installed (each build's log is kept in \
+build-logs/ beside the database), and good is rebuilt from scratch and measured against its \
+first build (A/A: what a rebuild alone moves). Samples go to the result set (--into), one \
 identifier per commit ('<hash> <subject>'), so `kbench compare` and `kbench history` read them; \
 the state is kept in the store and the same command run again continues an interrupted \
 bisection.\n\n\
 Examples:\n  kbench bisect --repo . --good v1.0 --bad main --build 'cargo build --release' \\\n      \
 --run './target/release/app --bench' --metric ops_per_sec --higher-is-better\n  \
+kbench bisect --repo ~/linux --good v6.9 --bad v6.10-rc5 --kernel-config tiny \\\n      \
+--bench madvise --into bisect-madvise --html bisect.html\n  \
 kbench bisect --repo ~/linux --good v6.9 --bad v6.10-rc5 --build 'make -j$(nproc) bzImage' \\\n      \
---kernel arch/x86/boot/bzImage --bench madvise --into bisect-madvise"
+--kernel arch/x86/boot/bzImage --bench madvise"
 )]
 pub struct BisectArgs {
     /// The git repository (a checkout); it is only read
@@ -46,8 +54,8 @@ pub struct BisectArgs {
     pub bad: String,
 
     /// Shell command that builds a checked-out commit, run in the worktree
-    #[arg(long, value_name = "CMD")]
-    pub build: String,
+    #[arg(long, value_name = "CMD", required_unless_present = "kernel_config")]
+    pub build: Option<String>,
 
     /// Shell command run in the worktree for one sample; prints `NAME: VALUE` lines or one JSON object
     #[arg(long, value_name = "CMD", conflicts_with = "kernel")]
@@ -70,8 +78,28 @@ pub struct BisectArgs {
     pub unit: String,
 
     /// Path of the built kernel image in the tree, booted with `kbench vm`
-    #[arg(long, value_name = "PATH_IN_TREE", requires = "bench")]
+    #[arg(long, value_name = "PATH_IN_TREE", requires_all = ["bench", "build"])]
     pub kernel: Option<PathBuf>,
+
+    /// kbench builds each commit of the Linux tree itself, out of tree with ccache, from this
+    /// config with the guest's options merged in: tiny (make tinyconfig), default (make
+    /// defconfig) or the path of your .config; and boots it like --kernel
+    #[arg(long, value_name = "tiny|default|FILE", requires = "bench", conflicts_with_all = ["build", "kernel", "run"])]
+    pub kernel_config: Option<String>,
+
+    /// With --kernel-config: align every function to 64 bytes
+    /// (CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B), so that commits cannot move code they do not touch
+    #[arg(long, requires = "kernel_config")]
+    pub align_functions: bool,
+
+    /// With --kernel-config: skip the A/A rebuild of good (built again from scratch and measured
+    /// against its first build, to show what a rebuild alone moves)
+    #[arg(long, requires = "kernel_config")]
+    pub no_rebuild: bool,
+
+    /// Also write the report as a self-contained HTML page to FILE
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 
     /// Built-in benchmarks for --kernel; the first (or the one --metric names) is run and bisected
     #[arg(long, value_name = "NAME", num_args = 1..)]
@@ -97,22 +125,38 @@ pub struct BisectArgs {
     #[arg(long)]
     pub allow_dirty: bool,
 
-    /// Print the result as JSON on stdout (schema kbench.bisect/2)
+    /// Print the result as JSON on stdout (schema kbench.bisect/3)
     #[arg(long)]
     pub json: bool,
 }
 
 impl BisectArgs {
     /// The flags as the library's request (which checks them); a guest
-    /// (`--kernel`) runs `guest_binary` and logs its boots in `log_dir`.
-    pub fn setup(&self, guest_binary: PathBuf, log_dir: PathBuf) -> kbench_bisect::Result<Setup> {
-        let measure = match &self.kernel {
-            Some(image) => Measure::Kernel(KernelMeasure {
+    /// (`--kernel`, `--kernel-config`) runs this kbench binary and logs its
+    /// boots in `log_dir/vm-logs`, kbench's builds in `log_dir/build-logs`.
+    pub fn setup(&self, log_dir: PathBuf) -> kbench_bisect::Result<Setup> {
+        let guest_binary = std::env::current_exe().map_err(kbench_bisect::BisectError::os(
+            "finding the kbench binary for the guest",
+        ))?;
+        let build = match (&self.kernel_config, &self.kernel) {
+            (Some(base), _) => Some(KernelBuild::Linux(LinuxBuild::new(
+                ConfigBase::parse(base),
+                self.align_functions,
+                log_dir.join("build-logs"),
+            )?)),
+            (None, Some(image)) => Some(KernelBuild::Command {
+                command: self.build.clone().unwrap_or_default(),
                 image: image.clone(),
+            }),
+            (None, None) => None,
+        };
+        let measure = match build {
+            Some(build) => Measure::Kernel(KernelMeasure {
+                build,
                 benches: self.bench.clone(),
                 metric: self.metric.clone(),
                 guest_binary,
-                log_dir,
+                log_dir: log_dir.join("vm-logs"),
             }),
             None => Measure::command(
                 self.run.clone(),
@@ -126,7 +170,7 @@ impl BisectArgs {
             repo: self.repo.clone(),
             good: self.good.clone(),
             bad: self.bad.clone(),
-            build: self.build.clone(),
+            build: self.build.clone().unwrap_or_default(),
             measure,
             into: self.into.clone(),
             options: BisectionOptions {
@@ -136,6 +180,7 @@ impl BisectArgs {
                 ..BisectionOptions::default()
             },
             allow_dirty: self.allow_dirty,
+            rebuild: !self.no_rebuild,
         })
     }
 }

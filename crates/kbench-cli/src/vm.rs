@@ -257,13 +257,28 @@ pub struct ConfigArgs {
     /// tiny (make tinyconfig), default (make defconfig), or the path of a .config of yours
     #[arg(long, value_name = "tiny|default|FILE", default_value = "tiny")]
     pub base: String,
+
+    /// Align every function to 64 bytes (CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B), so that a commit
+    /// cannot move the alignment of code it does not touch
+    #[arg(long)]
+    pub align_functions: bool,
 }
 
 impl ConfigArgs {
     /// Writes the configuration; its path.
     pub fn write(&self) -> kbench_vm::Result<PathBuf> {
-        let base = kbench_vm::guest_config::ConfigBase::parse(&self.base);
-        kbench_vm::guest_config::write(&self.tree, &self.build_dir, &base)
+        use kbench_vm::guest_config::{ALIGN_FUNCTIONS, ConfigBase, write};
+        let extra = if self.align_functions {
+            ALIGN_FUNCTIONS
+        } else {
+            ""
+        };
+        write(
+            &self.tree,
+            &self.build_dir,
+            &ConfigBase::parse(&self.base),
+            extra,
+        )
     }
 }
 

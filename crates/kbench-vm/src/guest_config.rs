@@ -93,18 +93,48 @@ impl ConfigBase {
     }
 }
 
-/// The options of [`FRAGMENT`] as (name, value).
-pub fn fragment_options() -> Vec<(&'static str, &'static str)> {
-    FRAGMENT
+/// What `CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B` needs: the kernel's own
+/// remedy for the few percent a neutral commit can move a benchmark by
+/// shifting the alignment of functions it does not touch.
+pub const ALIGN_FUNCTIONS: &str = "\
+# Every function starts on 64 bytes, so that a commit cannot move the
+# alignment of code it does not touch (a debug option: EXPERT first).
+CONFIG_EXPERT=y
+CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y
+";
+
+/// The options of a fragment as (name, value).
+pub fn fragment_options(fragment: &str) -> Vec<(&str, &str)> {
+    fragment
         .lines()
         .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
         .filter_map(|line| line.split_once('='))
         .collect()
 }
 
+/// The programs a kernel build needs, with their Debian packages; the
+/// first one missing, named.
+pub fn check_build_tools() -> Result<()> {
+    for (tool, package) in [
+        ("make", "make"),
+        ("gcc", "gcc"),
+        ("flex", "flex"),
+        ("bison", "bison"),
+        ("bc", "bc"),
+    ] {
+        if find_program(tool).is_none() {
+            invalid!(
+                "{tool} was not found: building a kernel needs it (apt-get install {package})"
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Writes the guest's configuration of `tree` to `build/.config`
-/// (`build` is made if missing); returns its path.
-pub fn write(tree: &Path, build: &Path, base: &ConfigBase) -> Result<PathBuf> {
+/// (`build` is made if missing), with `extra` (more fragment lines, as
+/// [`ALIGN_FUNCTIONS`]) merged in after [`FRAGMENT`]; returns its path.
+pub fn write(tree: &Path, build: &Path, base: &ConfigBase, extra: &str) -> Result<PathBuf> {
     for file in ["Makefile", "Kconfig", "scripts/kconfig/merge_config.sh"] {
         if !tree.join(file).is_file() {
             invalid!(
@@ -113,18 +143,7 @@ pub fn write(tree: &Path, build: &Path, base: &ConfigBase) -> Result<PathBuf> {
             );
         }
     }
-    for (tool, package) in [
-        ("make", "make"),
-        ("gcc", "gcc"),
-        ("flex", "flex"),
-        ("bison", "bison"),
-    ] {
-        if find_program(tool).is_none() {
-            invalid!(
-                "{tool} was not found: configuring a kernel needs it (apt-get install {package})"
-            );
-        }
-    }
+    check_build_tools()?;
     std::fs::create_dir_all(build).map_err(VmError::os(format!("creating {}", build.display())))?;
     let build = std::path::absolute(build).map_err(VmError::os("resolving the build directory"))?;
     let tree_text = tree.to_string_lossy();
@@ -141,7 +160,7 @@ pub fn write(tree: &Path, build: &Path, base: &ConfigBase) -> Result<PathBuf> {
         }
     }
     let fragment = build.join("kbench-guest.config");
-    std::fs::write(&fragment, FRAGMENT)
+    std::fs::write(&fragment, format!("{FRAGMENT}{extra}"))
         .map_err(VmError::os(format!("writing {}", fragment.display())))?;
     let merge = tree.join("scripts/kconfig/merge_config.sh");
     run(
@@ -157,9 +176,16 @@ pub fn write(tree: &Path, build: &Path, base: &ConfigBase) -> Result<PathBuf> {
         None,
     )?;
     run("make", &["-C", &tree_text, &out, "olddefconfig"], None)?;
-    let written = std::fs::read_to_string(&config)
+    check(&config, extra)?;
+    Ok(config)
+}
+
+/// Checks that the configuration at `config` (after `olddefconfig`) holds
+/// every option of [`FRAGMENT`] and `extra`; the ones it lost are named.
+pub fn check(config: &Path, extra: &str) -> Result<()> {
+    let written = std::fs::read_to_string(config)
         .map_err(VmError::os(format!("reading {}", config.display())))?;
-    let refused = refused(&written);
+    let refused = refused(&written, extra);
     if !refused.is_empty() {
         invalid!(
             "this tree's Kconfig did not keep {} that kbench's guest needs (a dependency is \
@@ -169,13 +195,15 @@ pub fn write(tree: &Path, build: &Path, base: &ConfigBase) -> Result<PathBuf> {
             config.display()
         );
     }
-    Ok(config)
+    Ok(())
 }
 
-/// The fragment's options that `config` does not set as asked.
-fn refused(config: &str) -> Vec<String> {
-    fragment_options()
+/// The options of the fragment and `extra` that `config` does not set as
+/// asked.
+fn refused(config: &str, extra: &str) -> Vec<String> {
+    fragment_options(FRAGMENT)
         .into_iter()
+        .chain(fragment_options(extra))
         .filter(|(name, value)| {
             !config
                 .lines()
@@ -191,7 +219,7 @@ mod tests {
 
     #[test]
     fn every_option_of_the_fragment_says_what_it_is_for() {
-        let options = fragment_options();
+        let options = fragment_options(FRAGMENT);
         assert!(options.len() > 30, "{options:?}");
         assert!(
             options
@@ -207,19 +235,27 @@ mod tests {
 
     #[test]
     fn options_not_kept_are_named() {
-        let mut config: String = fragment_options()
+        let mut config: String = fragment_options(FRAGMENT)
             .iter()
             .map(|(name, value)| format!("{name}={value}\n"))
             .collect();
-        assert!(refused(&config).is_empty());
+        assert!(refused(&config, "").is_empty());
         config = config.replace("CONFIG_ACPI=y\n", "# CONFIG_ACPI is not set\n");
-        assert_eq!(refused(&config), ["CONFIG_ACPI=y"]);
+        assert_eq!(refused(&config, ""), ["CONFIG_ACPI=y"]);
+        assert_eq!(
+            refused(&config, ALIGN_FUNCTIONS),
+            [
+                "CONFIG_ACPI=y",
+                "CONFIG_EXPERT=y",
+                "CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y"
+            ]
+        );
     }
 
     #[test]
     fn a_directory_that_is_no_kernel_tree_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let error = write(dir.path(), &dir.path().join("build"), &ConfigBase::Tiny)
+        let error = write(dir.path(), &dir.path().join("build"), &ConfigBase::Tiny, "")
             .unwrap_err()
             .to_string();
         assert!(

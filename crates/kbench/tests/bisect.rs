@@ -198,7 +198,7 @@ fn finds_the_commit_that_slowed_the_loop_in_fewer_measurements() {
     let before = repo_state(&f.repo);
     let args = bisect_args(&f.repo, &f.hashes[0], "main");
     let report = ok_json(&f.db, &args, &[]);
-    assert_eq!(report["schema"], "kbench.bisect/2");
+    assert_eq!(report["schema"], "kbench.bisect/3");
     assert_eq!(report["first_bad"]["hash"], f.hashes[CULPRIT], "{report:#}");
     assert_eq!(report["parent"]["hash"], f.hashes[CULPRIT - 1]);
     assert_eq!(report["candidates"].as_array().unwrap().len(), 1);
@@ -437,6 +437,39 @@ fn bad_input_gets_clear_errors_and_leaves_the_repository_alone() {
         "{error}"
     );
 
+    // A build that needs a program not installed names it.
+    let error = fails(
+        &f,
+        &with(args.clone(), "--build", "kbench-test-compiler -O2 prog.c"),
+    );
+    assert!(
+        error.contains("it needs `kbench-test-compiler`, which is not installed"),
+        "{error}"
+    );
+
+    // --kernel-config: a base config that does not exist, before anything
+    // is built; and it builds the kernel itself, so it takes no --build.
+    let mut kernel_args = args[..7].to_vec();
+    kernel_args.extend(
+        [
+            "--kernel-config",
+            "/no/such/.config",
+            "--bench",
+            "syscall-null",
+        ]
+        .map(String::from),
+    );
+    let error = fails(&f, &kernel_args);
+    assert!(
+        error.contains("--kernel-config /no/such/.config: no such file"),
+        "{error}"
+    );
+    let error = fails(
+        &f,
+        &[kernel_args.clone(), vec!["--build".into(), "make".into()]].concat(),
+    );
+    assert!(error.contains("cannot be used with"), "{error}");
+
     let error = fails(&f, &with(args.clone(), "--metric", "ops_per_sec"));
     assert!(
         error.contains("no metric 'ops_per_sec'") && error.contains("loop_ms, iterations"),
@@ -509,4 +542,67 @@ fn a_build_that_fails_in_the_middle_is_skipped() {
             "{s}"
         );
     }
+}
+
+/// A range made of merges, as v6.9..v6.10 is: the main line only merges
+/// topic branches, and the culprit is the third commit of the second
+/// topic. Bisect descends into the merged branch and names that commit,
+/// not the merge that brought it (`git bisect` does the same).
+#[test]
+fn the_culprit_on_a_merged_branch_is_found_not_its_merge() {
+    let _alone = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let f = fixture(|_| 1_500_000);
+    // The fixture's hook would run on this test's own checkouts.
+    std::fs::remove_file(f.repo.join(".git/hooks/post-checkout")).unwrap();
+    let good = f.hashes[COMMITS].clone();
+    let mut culprit = String::new();
+    for topic in 0..3 {
+        let branch = format!("topic{topic}");
+        git(&f.repo, &["checkout", "-q", "-b", &branch, &good]);
+        for step in 0..4 {
+            // Topic 1's third commit makes the loop 30 % longer; each
+            // topic edits its own file, so the merges do not conflict.
+            if topic == 1 && step == 2 {
+                std::fs::write(
+                    f.repo.join("work.h"),
+                    format!("#define VERSION {COMMITS}\n#define WORK 1950000L\n"),
+                )
+                .unwrap();
+            }
+            std::fs::write(
+                f.repo.join(format!("notes-{topic}.txt")),
+                format!("{step}\n"),
+            )
+            .unwrap();
+            git(&f.repo, &["add", "-A"]);
+            let subject = format!("topic {topic}, change {step}");
+            git(&f.repo, &["commit", "-q", "-m", &subject]);
+            if topic == 1 && step == 2 {
+                culprit = git(&f.repo, &["rev-parse", "HEAD"]).trim().to_string();
+            }
+        }
+        git(&f.repo, &["checkout", "-q", "main"]);
+        git(
+            &f.repo,
+            &[
+                "merge",
+                "-q",
+                "--no-ff",
+                "-m",
+                &format!("Merge {branch}"),
+                &branch,
+            ],
+        );
+    }
+    let args = with(
+        bisect_args(&f.repo, &good, "main"),
+        "--into",
+        "bisect-merges",
+    );
+    let report = ok_json(&f.db, &args, &[]);
+    assert_eq!(report["first_bad"]["hash"], culprit, "{report:#}");
+    assert_eq!(report["commits"], 15, "12 topic commits and 3 merges");
+    let parent = git(&f.repo, &["rev-parse", &format!("{culprit}^")]);
+    assert_eq!(report["parent"]["hash"], parent.trim());
+    assert_eq!(report["confirmed"], true, "{report:#}");
 }

@@ -9,48 +9,9 @@
 
 mod common;
 
-use common::{
-    assert_success, have_programs, json_of, kbench, one_guest_at_a_time, stdout, temp_db,
-};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn target_tmp() -> &'static Path {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-}
-
-/// Runs `program args` in `dir`, asserting success.
-fn sh(dir: &Path, program: &str, args: &[&str]) {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert_success(&out, &format!("{program} {args:?}: "));
-}
-
-/// Debian's linux-source-6.1, unpacked once into the target directory.
-fn linux_source() -> PathBuf {
-    let dir = target_tmp().join("linux-source");
-    let tree = dir.join("linux-source-6.1");
-    if tree.join("Makefile").is_file() {
-        return tree;
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    sh(&dir, "apt-get", &["download", "linux-source-6.1"]);
-    let deb = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "deb"))
-        .expect("the downloaded .deb");
-    sh(&dir, "dpkg-deb", &["-x", deb.to_str().unwrap(), "deb"]);
-    sh(&dir, "tar", &["xJf", "deb/usr/src/linux-source-6.1.tar.xz"]);
-    std::fs::remove_dir_all(dir.join("deb")).unwrap();
-    std::fs::remove_file(deb).unwrap();
-    tree
-}
+use common::linux::{linux_source, sh, target_tmp};
+use common::{have_programs, json_of, kbench, one_guest_at_a_time, stdout, temp_db};
+use std::path::Path;
 
 #[test]
 fn a_tree_configured_for_the_guest_builds_and_boots_kbench() {

@@ -10,6 +10,7 @@
 //!   identifier, the table of every metric and its charts;
 //! - [`history_page`]: a line per metric over the versions with its change
 //!   points marked;
+//! - [`bisect_page`]: a bisection's culprit, steps and builds;
 //! - `page`: the skeleton, table script and systems section both share;
 //!   `fragments`: the markup both write.
 //!
@@ -17,11 +18,13 @@
 //! facts, notes) reaches the page through [`crate::markup`]'s escaping; the
 //! charts are the svg format's.
 
+mod bisect;
 mod compare;
 mod fragments;
 mod history;
 mod page;
 
+pub use bisect::bisect_page;
 pub use compare::{MetricPart, changed, compare_page, compare_page_part};
 pub use history::history_page;
 pub use page::{PAGE_SCRIPT, PAGE_STYLE, page, page_policy, policy_meta, systems_section};

@@ -1,7 +1,6 @@
-//! `kbench bisect`: find the commit that changed a metric, by automatic
-//! bisection with the three-state decision of docs/statistics.md, on blocked
-//! measurements. Progress on stderr; the result as text, or `--json`
-//! (kbench.bisect/2), on stdout.
+//! `kbench bisect`: find the commit that changed a metric (kbench-bisect).
+//! Progress on stderr; the result as text, or `--json` (kbench.bisect/3),
+//! on stdout, and as an HTML page with `--html`.
 
 use super::context::{Db, EXIT_INTERRUPTED};
 use crate::cli::BisectArgs;
@@ -14,9 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 pub fn bisect(args: BisectArgs, db: &Db) -> anyhow::Result<ExitCode> {
-    let guest_binary =
-        std::env::current_exe().context("finding the kbench binary for the guest")?;
-    let setup = args.setup(guest_binary, db.location()?.data_dir().join("vm-logs"))?;
+    let setup = args.setup(db.location()?.data_dir())?;
     // Everything that can be checked without writing comes first.
     let bisection = Bisection::prepare(setup, &mut say)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -45,6 +42,10 @@ pub fn bisect(args: BisectArgs, db: &Db) -> anyhow::Result<ExitCode> {
         }
         Err(error) => return Err(error.into()),
     };
+    if let Some(path) = &args.html {
+        let page = kbench_report::format::html::bisect_page(&report);
+        std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
+    }
     print!(
         "{}",
         text_or_json::<BisectReport>(args.json).render(&report, Style::default())

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod linux;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::ffi::OsStr;

@@ -4,7 +4,7 @@
 //!
 //! Never coloured.
 
-use kbench_analysis::bisect::{BisectReport, change_text};
+use kbench_analysis::bisect::{BisectReport, CacheUse, change_text};
 use kbench_model::Direction;
 
 pub(super) fn text(report: &BisectReport) -> String {
@@ -23,6 +23,9 @@ pub(super) fn text(report: &BisectReport) -> String {
             "First bad commit: {} {}\n",
             first.hash, first.subject
         ));
+    }
+    for line in report.diffstat.lines() {
+        out.push_str(&format!("  | {}\n", line.trim_start()));
     }
     out.push_str(&format!(
         "Parent (last like good): {} {}\n",
@@ -47,7 +50,40 @@ pub(super) fn text(report: &BisectReport) -> String {
         "Endpoints: {}\n",
         change_text(&report.reference, "bad against good")
     ));
+    if let Some(rebuild) = &report.rebuild {
+        out.push_str(&format!(
+            "A/A rebuild of good ({}): {}\n",
+            if rebuild.identical {
+                "byte-identical images, so boots alone"
+            } else {
+                "the images differ"
+            },
+            change_text(&rebuild.change, "against its first build")
+        ));
+    }
     out.push_str(&format!("Analysis: {}\n", report.reference.analysis));
+    out.push_str(&format!("One measurement: {}\n", report.method.measurement));
+    if let Some(build) = &report.method.build {
+        out.push_str(&format!("Builds: {build}\n"));
+    }
+    if !report.builds.is_empty() {
+        let seconds: f64 = report.builds.iter().map(|b| b.seconds).sum();
+        let cache =
+            report
+                .builds
+                .iter()
+                .filter_map(|b| b.ccache)
+                .fold(CacheUse::default(), |all, c| CacheUse {
+                    hits: all.hits + c.hits,
+                    misses: all.misses + c.misses,
+                });
+        out.push_str(&format!(
+            "Built: {} kernels in {:.1} min; {}\n",
+            report.builds.len(),
+            seconds / 60.0,
+            cache.text()
+        ));
+    }
     out.push_str(&format!(
         "Cost: {} blocks (orders seeded {}), {} measurements ({} samples) on {} of {} commits \
          ({} taken now, {} builds now); measuring every commit in blocks at the starting count \
@@ -62,6 +98,7 @@ pub(super) fn text(report: &BisectReport) -> String {
         report.builds_now,
         report.every_commit_measurements
     ));
+    out.push_str(&format!("Time: {:.1} min\n", report.elapsed_s / 60.0));
     for s in &report.skipped {
         let reason = s.reason.lines().next().unwrap_or("");
         out.push_str(&format!("Skipped {}: {reason}\n", s.commit.identifier));
@@ -84,7 +121,10 @@ pub(super) fn text(report: &BisectReport) -> String {
 mod tests {
     use super::*;
     use crate::format::{Render, Style, Text};
-    use kbench_analysis::bisect::{CommitRef, LogEntry, Phase, SCHEMA, SkippedCommit};
+    use kbench_analysis::bisect::{
+        BuildRecord, CommitRef, LogEntry, Method, Phase, RebuildCheck, SCHEMA, SkippedCommit,
+        StepCosts,
+    };
     use kbench_stats::bisection::{ANALYSIS, BlockedChange};
     use kbench_stats::{Estimate, Verdict};
 
@@ -141,7 +181,6 @@ mod tests {
                 commit: skipped,
                 reason: "fails to build: 'make' ended with exit status: 1\nerror".into(),
             }],
-            undecided: vec![],
             blocks: 40,
             seed: 7,
             measurements: 104,
@@ -152,6 +191,26 @@ mod tests {
             commits_measured: 5,
             every_commit_measurements: 280,
             resumed: true,
+            method: Method {
+                measurement: "one boot".into(),
+                build: Some("make tinyconfig".into()),
+            },
+            builds: vec![BuildRecord {
+                identifier: "777777777777-build".into(),
+                seconds: 90.0,
+                ok: true,
+                ccache: Some(CacheUse {
+                    hits: 90,
+                    misses: 10,
+                }),
+                log: "/logs/777777777777-build.log".into(),
+            }],
+            rebuild: Some(RebuildCheck {
+                identical: true,
+                change: change(0.1, -0.5, 0.6, Verdict::NoChange),
+            }),
+            diffstat: " kernel/sys.c | 2 ++\n 1 file changed, 2 insertions(+)".into(),
+            elapsed_s: 1230.0,
             notes: vec!["look at the log".into()],
             log: vec![LogEntry {
                 step: 1,
@@ -167,6 +226,10 @@ mod tests {
                 position: None,
                 change_pct: None,
                 detail: "against 555555555555".into(),
+                costs: Some(StepCosts {
+                    builds_s: vec![],
+                    measurements_s: vec![6.0, 7.0, 6.5],
+                }),
             }],
         };
         assert_eq!(
@@ -174,18 +237,26 @@ mod tests {
             "The first bad commit is one of 2 (commits between were skipped):
   6666666666666666666666666666666666666666 tune six
   7777777777777777777777777777777777777777 tune seven
+  | kernel/sys.c | 2 ++
+  | 1 file changed, 2 insertions(+)
 Parent (last like good): 5555555555555555555555555555555555555555 tune five
 Change of 'ops' (ns, lower is better) at the culprit, measured afresh: +9.76 % [95 % CI +9.49, \
 n/a] against the parent, p = 7.81e-3, REGRESSION (8 blocks) (NOT confirmed)
 Endpoints: +9.99 % [95 % CI +9.74, +10.27] bad against good, p = 7.81e-3, REGRESSION (8 blocks)
+A/A rebuild of good (byte-identical images, so boots alone): +0.10 % [95 % CI -0.50, +0.60] \
+against its first build, p = 7.81e-3, NO CHANGE (8 blocks)
 Analysis: blocked: Hodges-Lehmann shift of per-block log ratios, Wilcoxon signed-rank CI and p
+One measurement: one boot
+Builds: make tinyconfig
+Built: 1 kernels in 1.5 min; 90 of 100 compilations from ccache (90.0 %)
 Cost: 40 blocks (orders seeded 7), 104 measurements (104 samples) on 5 of 13 commits (16 taken \
 now, 2 builds now); measuring every commit in blocks at the starting count would take 280
+Time: 20.5 min
 Skipped 666666666666 tune six: fails to build: 'make' ended with exit status: 1
 Note: look at the log
 Log:
   [ 1] confirm 777777777777 tune seven: NOT confirmed: REGRESSION [8 blocks, 16 measurements \
-(from the store)]: against 555555555555
+(from the store); 3 measured, median 6.5 s each]: against 555555555555
 Samples are in result set 'bisect-ops': kbench compare 'bisect-ops' --baseline '555555555555 \
 tune five' '777777777777 tune seven'
 "
