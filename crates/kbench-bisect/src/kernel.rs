@@ -192,8 +192,9 @@ impl Workbench for KernelBench {
 
     fn measurement(&self) -> String {
         format!(
-            "one boot of the commit's kernel in a VM running {}: a round of samples; \
-             decisions compare boots, never samples pooled across boots",
+            "one boot of the commit's kernel in a VM running {}, one round of samples: the \
+             unit is the boot, and decisions compare boots (each its round's mean) in blocks, \
+             never samples pooled across boots",
             self.test
         )
     }

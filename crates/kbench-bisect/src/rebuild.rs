@@ -63,6 +63,7 @@ impl Session<'_> {
                         good.identifier()
                     ),
                     Some(Ok(identical)) => {
+                        self.builds_now += 1;
                         self.state.rebuild_identical = Some(identical);
                         identical
                     }

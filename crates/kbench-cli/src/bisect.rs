@@ -180,7 +180,7 @@ impl BisectArgs {
                 ..BisectionOptions::default()
             },
             allow_dirty: self.allow_dirty,
-            rebuild: !self.no_rebuild,
+            rebuild: self.kernel_config.is_some() && !self.no_rebuild,
         })
     }
 }
