@@ -16,15 +16,17 @@
 # and appends the same as JSON to $WORK/summary.jsonl.
 #
 # Usage: bench/bisect-kernel.sh [--commits N] [--sizes "big small"]
-#          [--seeds "1 2 3"] [--blocks N] [--max-blocks N] [--source TREE]
-#          [--work DIR]
+#          [--seeds "1 2 3"] [--blocks N] [--max-blocks N] [--align-functions]
+#          [--source TREE] [--work DIR]
 #   --commits  commits on top of the base (default 16)
 #   --sizes    culprit sizes: big (100 increments of a volatile counter),
-#              small (1), or a number of increments (default "big small")
+#              small (3), or a number of increments (default "big small")
 #   --seeds    one run per seed and size (default "1 2 3")
 #   --blocks   bisect's starting blocks per decision (default 8)
 #   --max-blocks  bisect's cap of the doubling (default 32: a step still
 #              undecided there stops the run, which says so)
+#   --align-functions  build with CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B
+#              (runs are named SIZE-SEED-aligned)
 #   --source   an unpacked Linux tree to start from (default: Debian's
 #              linux-source-6.1, downloaded with apt-get into WORK)
 #   --work     where the repository, ccache, databases and reports go
@@ -41,6 +43,7 @@ SIZES="big small"
 SEEDS="1 2 3"
 BLOCKS=8
 MAX_BLOCKS=32
+ALIGN=()
 SOURCE=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -49,6 +52,7 @@ while [ $# -gt 0 ]; do
     --seeds) SEEDS=$2; shift 2 ;;
     --blocks) BLOCKS=$2; shift 2 ;;
     --max-blocks) MAX_BLOCKS=$2; shift 2 ;;
+    --align-functions) ALIGN=(--align-functions); shift ;;
     --source) SOURCE=$(realpath "$2"); shift 2 ;;
     --work) WORK=$2; shift 2 ;;
     *) echo "bisect-kernel.sh: unknown option $1 (see the comment at the top)" >&2; exit 2 ;;
@@ -82,7 +86,7 @@ fi
 loops_of() {
     case "$1" in
     big) echo 100 ;;
-    small) echo 1 ;;
+    small) echo 3 ;;
     *[!0-9]* | "") echo "bisect-kernel.sh: a size is big, small or a number of increments, not $1" >&2; exit 2 ;;
     *) echo "$1" ;;
     esac
@@ -181,13 +185,14 @@ run_one() {
         if [ "$i" -eq "$at" ]; then culprit=$("${GIT[@]}" rev-parse HEAD); fi
     done
     "${GIT[@]}" checkout -q -f base
-    local name="$size-$seed" db="$WORK/runs/$size-$seed.db"
+    local name="$size-$seed${ALIGN:+-aligned}"
+    local db="$WORK/runs/$name.db"
     mkdir -p "$WORK/runs"
     rm -f "$db"
     echo "== $name: culprit at commit $at of $COMMITS (getppid +$loops increments), $culprit" >&2
     local started=$SECONDS status=0
     "$KBENCH" --db "$db" bisect --repo "$REPO" --good base --bad "series-$size-$seed" \
-        --kernel-config tiny --bench syscall-null --blocks "$BLOCKS" --max-blocks "$MAX_BLOCKS" --into "bisect-$name" \
+        --kernel-config tiny "${ALIGN[@]}" --bench syscall-null --blocks "$BLOCKS" --max-blocks "$MAX_BLOCKS" --into "bisect-$name" \
         --html "$WORK/runs/$name.html" --json >"$WORK/runs/$name.json" 2>"$WORK/runs/$name.log" || status=$?
     local seconds=$((SECONDS - started))
     python3 - "$WORK/runs/$name.json" "$name" "$loops" "$at" "$culprit" "$status" "$seconds" "$WORK/runs/$name.log" <<'EOF' | tee -a "$WORK/summary.jsonl"
