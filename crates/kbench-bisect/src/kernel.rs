@@ -232,7 +232,11 @@ impl Workbench for KernelBench {
         let built = self.build_image(&name, &out, progress)?;
         let result = match built {
             Ok(image) => {
-                let identical = std::fs::read(&image).ok() == std::fs::read(&first).ok();
+                let read = |path: &Path| {
+                    std::fs::read(path)
+                        .map_err(BisectError::os(format!("reading {}", path.display())))
+                };
+                let identical = read(&image)? == read(&first)?;
                 self.install(&twin.hash, &name, &image, progress)?
                     .map(|()| identical)
             }
