@@ -10,6 +10,7 @@ use crate::apart;
 use crate::apart_notes;
 use crate::header::recorded_snapshot;
 use crate::named;
+use crate::units;
 use kbench_model::results::IdentifierData;
 use kbench_stats::{Analysis, Comparison, Verdict, Warning};
 
@@ -187,10 +188,13 @@ fn kernels_note(identifiers: &[IdentifierData], undecided: &[&str]) -> Option<St
     };
     let (baseline, others) = identifiers.split_first()?;
     let base = kernel(baseline)?;
+    // Boots that took turns already (a campaign): the plan's note says
+    // how many more would decide.
+    let alternated = |id: &IdentifierData| units::boots(baseline) >= 2 && units::boots(id) >= 2;
     let other: Vec<&str> = others
         .iter()
         .filter(|id| undecided.contains(&id.name.as_str()))
-        .filter(|id| kernel(id).is_some_and(|k| k != base))
+        .filter(|id| kernel(id).is_some_and(|k| k != base) && !alternated(id))
         .map(|id| id.name.as_str())
         .collect();
     if other.is_empty() {
@@ -199,8 +203,8 @@ fn kernels_note(identifiers: &[IdentifierData], undecided: &[&str]) -> Option<St
     let verb = if other.len() == 1 { "runs" } else { "run" };
     Some(format!(
         "{} {verb} another kernel than '{}': more runs decide only when the kernels take \
-         turns, so boot the other kernel between runs (A, reboot, B, reboot, A, ...), or let \
-         `kbench vm compare` boot them in turn.",
+         turns, so boot the other kernel between runs (A, reboot, B, reboot, A, ...): \
+         `kbench campaign start` does that on this machine, `kbench vm compare` in VMs.",
         named::identifiers(&other, identifiers.len() - 1),
         baseline.name
     ))

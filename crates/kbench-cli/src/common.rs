@@ -1,7 +1,11 @@
 //! Flags several commands share: sampling, upload, --json.
 
 use clap::Args;
-use kbench_measure::plan::{MAX_SAMPLES, MAX_TIME, MIN_SAMPLES, SHORT_ROUND, TARGET_CI_PERCENT};
+use kbench_measure::MeasureError;
+use kbench_measure::plan::{
+    MAX_SAMPLES, MAX_TIME, MIN_SAMPLES, PlanChoice, Recording, SHORT_ROUND, SamplingPlan,
+    TARGET_CI_PERCENT,
+};
 
 /// Uploading a run to the lab's server as it goes (shared by `run` and `vm run`).
 #[derive(Debug, Args)]
@@ -59,6 +63,20 @@ pub struct SamplingArgs {
     /// stored, the summary names the tests that FAILED, and kbench exits with status 3
     #[arg(short = 'k', long)]
     pub keep_going: bool,
+}
+
+impl SamplingArgs {
+    /// The flags as a sampling plan, checked.
+    pub fn plan(&self) -> Result<SamplingPlan, MeasureError> {
+        let mut plan = SamplingPlan::chosen(&PlanChoice {
+            target_ci_percent: self.target_ci,
+            max_time: self.max_time,
+            min_samples: self.min_samples,
+            max_samples: self.max_samples,
+        })?;
+        plan.record = Recording::chosen(self.no_counters, &self.monitor)?;
+        Ok(plan)
+    }
 }
 
 /// `--max-time`'s help, with the defaults a run uses.

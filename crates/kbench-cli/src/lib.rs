@@ -7,6 +7,7 @@
 
 mod bisect;
 mod calibrate;
+mod campaign;
 mod common;
 pub mod config;
 mod docs;
@@ -20,6 +21,7 @@ mod vm;
 
 pub use bisect::BisectArgs;
 pub use calibrate::CalibrateArgs;
+pub use campaign::{CampaignCommand, CampaignShowArgs, CampaignStartArgs};
 pub use common::{JsonArg, SamplingArgs, UploadArgs};
 pub use docs::{CompletionsArgs, ManArgs};
 pub use job_run::job_run_args;
@@ -113,6 +115,9 @@ pub enum Command {
     History(HistoryArgs),
     /// Find the commit that changed a metric: automatic bisection with statistics
     Bisect(BisectArgs),
+    /// Measure kernels one boot at a time on this machine, alternating, with no one at the keyboard
+    #[command(subcommand)]
+    Campaign(CampaignCommand),
     /// Run benchmarks in a VM that boots a given kernel with kbench as its init
     #[command(subcommand)]
     Vm(VmCommand),

@@ -5,8 +5,11 @@ use super::common::{SamplingArgs, UploadArgs};
 use clap::Args;
 use kbench_catalog::profile::adhoc::{self, AdHoc, AdHocMetric};
 use kbench_catalog::suite::DEFAULT_SUITE;
-use kbench_measure::adaptive::{BUDGET_SECONDS, MAX_ROUNDS, MIN_ROUNDS};
+use kbench_measure::adaptive::{AdaptiveRounds, BUDGET_SECONDS, MAX_ROUNDS, MIN_ROUNDS};
 use kbench_measure::interleave::BlockPlan;
+use kbench_measure::plan::SamplingPlan;
+use kbench_measure::runner::RunRequest;
+use kbench_model::TestKey;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -96,6 +99,34 @@ pub struct RunArgs {
     /// Print the run's result as JSON on stdout (schema kbench.run/1)
     #[arg(long)]
     pub json: bool,
+}
+
+impl RunArgs {
+    /// The request to measure `tests` (resolved from the names) with
+    /// `plan` as `identifier` (`--as`, else the running kernel's release):
+    /// both names checked.
+    pub fn request(
+        &self,
+        tests: Vec<TestKey>,
+        plan: SamplingPlan,
+        adaptive: Option<AdaptiveRounds>,
+    ) -> Result<RunRequest, String> {
+        let identifier = (self.identifier.clone()).unwrap_or_else(kbench_sysinfo::kernel_release);
+        kbench_model::validate_name("identifier", &identifier)?;
+        kbench_model::validate_name("result set", &self.into)?;
+        Ok(RunRequest {
+            set: self.into.clone(),
+            identifier,
+            tests,
+            plan,
+            rounds: self.rounds.unwrap_or(MAX_ROUNDS),
+            adaptive,
+            wrapper: self.wrap.clone(),
+            notes: vec![],
+            host: None,
+            keep_going: self.sampling.keep_going,
+        })
+    }
 }
 
 /// `--rounds`' help, with the adaptive rounds' bounds.

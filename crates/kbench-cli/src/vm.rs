@@ -5,9 +5,9 @@ use super::results::CompareArgs;
 use clap::{Args, Subcommand};
 use kbench_analysis::thresholds::{DEFAULT_THRESHOLD, Thresholds};
 use kbench_catalog::suite::DEFAULT_SUITE;
-use kbench_vm::MachineRequest;
 use kbench_vm::kernel_fetch::KernelCache;
 use kbench_vm::qemu::AccelChoice;
+use kbench_vm::{LabRequest, MachineRequest};
 use std::path::PathBuf;
 
 /// Run benchmarks in a VM that boots a given kernel with kbench as its init
@@ -196,6 +196,26 @@ pub struct VmOptions {
 }
 
 impl VmOptions {
+    /// The lab request of `vm run` and `vm compare`: `kernels` measured on
+    /// the tests `names` into `set` with these flags.
+    pub fn lab_request(
+        &self,
+        kernels: Vec<(String, Option<String>)>,
+        (names, set): (&[String], &str),
+        sampling: &SamplingArgs,
+        profile_dirs: &[PathBuf],
+    ) -> Result<LabRequest, kbench_measure::MeasureError> {
+        Ok(LabRequest {
+            plan: sampling.plan()?,
+            keep_going: sampling.keep_going,
+            names: names.to_vec(),
+            profile_dirs: profile_dirs.to_vec(),
+            kernels,
+            set: set.to_string(),
+            machine: self.machine(),
+        })
+    }
+
     /// The machine these flags ask for, as kbench-vm takes it.
     pub fn machine(&self) -> MachineRequest {
         MachineRequest {

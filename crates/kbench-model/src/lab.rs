@@ -325,9 +325,10 @@ pub struct WorkerInfo {
     pub job: Option<i64>,
 }
 
-/// A saved bisection (its state is the JSON `kbench bisect` keeps).
+/// A saved bisection or campaign: its name, and the state `kbench bisect`
+/// or `kbench campaign` keeps as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BisectInfo {
+pub struct SavedState {
     pub name: String,
     pub state_json: String,
     pub updated_at_ms: i64,

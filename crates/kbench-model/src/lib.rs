@@ -6,9 +6,11 @@
 //! measuring process streams to whoever stores its samples (the `kbench run`
 //! parent on the host, or the host side of a VM). [`results`] is the read
 //! model of stored results (a [`results::ResultSetData`] is what reports
-//! read), and [`lab`] the records of the shared lab and its API.
+//! read), [`lab`] the records of the shared lab and its API, and
+//! [`campaign`] the state of a campaign of boots.
 
 mod calibration;
+pub mod campaign;
 mod event;
 mod imported;
 mod kernel_spec;
@@ -36,7 +38,9 @@ pub use secondary::{
     COUNTER_PREFIX, SECONDARY_FAMILIES, is_result_metric, is_secondary_metric, secondary_family,
     secondary_label,
 };
-pub use snapshot::{ROOTFS_RECORD_PATH, RootfsRecord, SystemSnapshot, ToolRecord, VariantRecord};
+pub use snapshot::{
+    BOOT_VIA_ENV, ROOTFS_RECORD_PATH, RootfsRecord, SystemSnapshot, ToolRecord, VariantRecord,
+};
 pub use test_key::{MAIN_METRIC, ParseTestKeyError, TestKey};
 
 use serde::{Deserialize, Serialize};

@@ -23,6 +23,11 @@ pub enum RunStatus {
     /// Stopped by SIGINT; samples so far are kept.
     Interrupted,
     Failed,
+    /// Cut short by the machine going down (a crash or power loss
+    /// mid-invocation) and found so afterwards by `kbench campaign`, which
+    /// measures that boot again. Its samples are kept in the store; result
+    /// sets as reports read them leave it out.
+    Aborted,
 }
 
 impl RunStatus {
@@ -32,6 +37,7 @@ impl RunStatus {
             RunStatus::Complete => "complete",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",
+            RunStatus::Aborted => "aborted",
         }
     }
 
@@ -41,6 +47,7 @@ impl RunStatus {
             RunStatus::Complete,
             RunStatus::Interrupted,
             RunStatus::Failed,
+            RunStatus::Aborted,
         ]
         .into_iter()
         .find(|s| s.as_str() == text)

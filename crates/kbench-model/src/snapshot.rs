@@ -12,6 +12,10 @@ use crate::ImportedRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The environment variable a campaign sets for the runs it starts, saying
+/// how the boot started ([`SystemSnapshot::boot_via`]).
+pub const BOOT_VIA_ENV: &str = "KBENCH_BOOT_VIA";
+
 /// One machine's state as a measuring process saw it. Unknown facts are
 /// empty strings or zero, never guesses.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -30,6 +34,12 @@ pub struct SystemSnapshot {
     /// kbench recorded it, and where it cannot be read.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub boot_id: String,
+    /// How this boot started, as `kbench campaign` knew when it ran the
+    /// invocation ([`BOOT_VIA_ENV`]): "kexec" (the firmware skipped) or
+    /// "firmware" (a boot loader's boot, or after a power cycle). Empty
+    /// for runs outside a campaign.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub boot_via: String,
     /// The machine, as kbench's own hash of `/etc/machine-id` (the id is
     /// private; its hash names the machine without giving it away): what
     /// a calibration is keyed by besides the CPU and memory. Empty where
@@ -179,6 +189,17 @@ pub struct VariantRecord {
 }
 
 impl SystemSnapshot {
+    /// The kernel command line without a campaign's boot marker
+    /// ([`crate::campaign::BOOT_MARKER`]), which differs at every boot.
+    fn cmdline_without_marker(&self) -> String {
+        let marker = format!("{}=", crate::campaign::BOOT_MARKER);
+        self.kernel_cmdline
+            .split(' ')
+            .filter(|parameter| !parameter.starts_with(&marker))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// The facts this snapshot knows as (label, value) pairs, in the order
     /// reports print them: for a run imported from another tool's file,
     /// that file's own. An unknown fact is left out, and a fact made of
@@ -213,7 +234,8 @@ impl SystemSnapshot {
                     .unwrap_or_default(),
             ),
             ("Kernel", detailed(&self.kernel_release, &self.arch)),
-            ("Kernel cmdline", self.kernel_cmdline.clone()),
+            ("Kernel cmdline", self.cmdline_without_marker()),
+            ("Boot", self.boot_via.clone()),
             ("Preempt", self.preempt.clone()),
             ("Governor", self.governor.clone()),
             ("Clocksource", self.clocksource.clone()),

@@ -19,7 +19,6 @@
 //! This module is private: its `pub` items are reachable from the backends
 //! but not from outside the crate, so [`Sql`] is sealed.
 
-mod bisects;
 pub mod blocks;
 mod calibrations;
 mod check;
@@ -34,6 +33,7 @@ mod recording;
 mod records;
 mod results;
 mod run_sink;
+mod saved;
 mod tokens;
 
 use crate::{Result, StoreError};
@@ -202,6 +202,14 @@ pub trait Sql {
     fn commit(&mut self) -> Res<()>;
 
     fn rollback(&mut self) -> Res<()>;
+
+    /// Puts what is committed on disk now, whatever the connection's
+    /// durability: a run's ended round survives a power cut. SQLite syncs
+    /// its write-ahead log (a passive checkpoint); PostgreSQL's commits
+    /// are on disk already.
+    fn sync(&mut self) -> Res<()> {
+        Ok(())
+    }
 
     /// Takes the exclusive lock `key` for as long as this connection stays
     /// open; false when another connection (of this process or another)

@@ -8,8 +8,8 @@
 //!
 //! Callers see the store through its role traits: [`RunSink`]
 //! (what a run writes), [`Results`] (reads), [`Exchange`] (imports, pushes,
-//! live uploads), [`JobQueue`], [`Tokens`], [`Bisects`] and
-//! [`Calibrations`] (a host's drift between units, per test); an opened
+//! live uploads), [`JobQueue`], [`Tokens`], [`Bisects`],
+//! [`Campaigns`] and [`Calibrations`] (a host's drift between units, per test); an opened
 //! [`Database`] holds them all. [`SqliteStore`] is the embedded default and
 //! [`PostgresStore`] the shared one, both with the same schema versions and
 //! the same logic (`engine`), which implements every role over a small
@@ -30,8 +30,8 @@ pub mod validate;
 
 pub use error::StoreError;
 pub use kbench_model::lab::{
-    BisectInfo, Job, JobLease, JobSpec, JobState, LiveBatch, LiveOutcome, LiveSamples, Push,
-    PushOutcome, Scope, TokenInfo, WorkerInfo,
+    Job, JobLease, JobSpec, JobState, LiveBatch, LiveOutcome, LiveSamples, Push, PushOutcome,
+    SavedState, Scope, TokenInfo, WorkerInfo,
 };
 pub use kbench_model::results::{
     IdentifierData, ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord,
@@ -40,8 +40,8 @@ pub use kbench_model::results::{
 pub use location::{Location, Opening, PostgresUrl, redact};
 pub use postgres::PostgresStore;
 pub use roles::{
-    Bisects, Calibrations, Database, Editing, Exchange, JobQueue, Recorder, Removed, Results,
-    RunSink, SetHead, SetWriter, Tokens,
+    Bisects, Calibrations, Campaigns, Database, Editing, Exchange, JobQueue, Recorder, Removed,
+    Results, RunSink, SetHead, SetWriter, Tokens,
 };
 pub use sqlite::SqliteStore;
 

@@ -84,6 +84,18 @@ impl Location {
             .to_path_buf()
     }
 
+    /// The `--db` another process (a boot hook) opens the same store with:
+    /// the file's absolute path, or the whole URL, password included.
+    pub fn to_arg(&self) -> String {
+        match self {
+            Location::Sqlite(path) => std::path::absolute(path)
+                .unwrap_or_else(|_| path.clone())
+                .to_string_lossy()
+                .into_owned(),
+            Location::Postgres(url) => url.url.clone(),
+        }
+    }
+
     /// Opens (creating and migrating as needed) the store.
     pub fn open(&self) -> Result<Box<dyn Database>> {
         Ok(self.open_send()?)

@@ -49,6 +49,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("postgres/schema_v9.sql"),
     include_str!("postgres/schema_v10.sql"),
     include_str!("postgres/schema_v11.sql"),
+    include_str!("postgres/schema_v12.sql"),
 ];
 
 const _: () = assert!(

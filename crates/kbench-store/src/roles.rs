@@ -12,8 +12,8 @@
 
 use crate::outline::{OutlinePages, SetOutline, SetOverview};
 use crate::{
-    BisectInfo, IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result,
-    ResultSetData, ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, Scope,
+    IdentifierData, Job, JobSpec, LiveBatch, LiveOutcome, Push, PushOutcome, Result, ResultSetData,
+    ResultSetSummary, RunContents, RunId, RunInfo, RunRecord, RunStatus, SavedState, Scope,
     SetPart, TestId, TestOutcome, TokenInfo, WorkerInfo,
 };
 use kbench_model::{Calibration, Sample, TestKey, TestSpec};
@@ -189,6 +189,12 @@ pub trait Editing {
     /// what was removed. The set's tests stay.
     fn remove_identifier(&mut self, set: &str, identifier: &str) -> Result<Removed>;
 
+    /// Marks run `run` aborted: the machine went down while it measured
+    /// (`kbench campaign` finds it so after the next boot). `reason` joins
+    /// its notes and it is ended if it was not. Its samples stay stored;
+    /// result sets as reports read them leave it out.
+    fn abort_run(&mut self, run: RunId, reason: &str) -> Result<()>;
+
     /// Sets factors of the identifier (`levels`, replacing the level of a
     /// factor it has) and removes those of `unset` (each one it must
     /// have); returns all its factors now. Names and levels are checked
@@ -291,7 +297,24 @@ pub trait Bisects {
     fn delete_bisect(&mut self, name: &str) -> Result<()>;
 
     /// Every saved bisection, by name.
-    fn bisects(&mut self) -> Result<Vec<BisectInfo>>;
+    fn bisects(&mut self) -> Result<Vec<SavedState>>;
+}
+
+/// The state of campaigns (`kbench campaign`): one JSON document per
+/// name, replaced after every boot's step.
+pub trait Campaigns {
+    /// Saves (replacing) the state of the campaign `name`; committed
+    /// before returning, so that a machine going down right after keeps it.
+    fn save_campaign(&mut self, name: &str, state_json: &str) -> Result<()>;
+
+    /// The saved state of the campaign `name`, if any.
+    fn load_campaign(&mut self, name: &str) -> Result<Option<String>>;
+
+    /// Forgets the campaign `name` (its samples stay); no error when absent.
+    fn delete_campaign(&mut self, name: &str) -> Result<()>;
+
+    /// Every saved campaign, by name.
+    fn campaigns(&mut self) -> Result<Vec<SavedState>>;
 }
 
 /// Host calibrations (`kbench calibrate`): how far identical units differ
@@ -321,11 +344,12 @@ impl<T: RunSink + Results + ?Sized> Recorder for T {}
 
 /// An opened result database: every role at once.
 pub trait Database:
-    Recorder + Exchange + Editing + JobQueue + Tokens + Bisects + Calibrations
+    Recorder + Exchange + Editing + JobQueue + Tokens + Bisects + Campaigns + Calibrations
 {
 }
 
-impl<T: Recorder + Exchange + Editing + JobQueue + Tokens + Bisects + Calibrations + ?Sized>
-    Database for T
+impl<
+    T: Recorder + Exchange + Editing + JobQueue + Tokens + Bisects + Campaigns + Calibrations + ?Sized,
+> Database for T
 {
 }

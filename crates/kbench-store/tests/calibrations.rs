@@ -5,7 +5,7 @@
 #[macro_use]
 mod common;
 
-use common::{SCHEMA_VERSION, TestDb, UNDO_V11, info, sample, spec};
+use common::{SCHEMA_VERSION, TestDb, UNDO_V11, UNDO_V12, info, sample, spec};
 use kbench_model::{CalibratedUnit, Calibration, Direction, Hardware, TestDrift, TestKey};
 use kbench_store::{RunStatus, StoreError};
 
@@ -174,6 +174,7 @@ fn version_10_databases_are_upgraded_and_store_calibrations(db: &TestDb) {
     store.end_run(run, RunStatus::Complete, None).unwrap();
     let before = store.load("old").unwrap();
     drop(store);
+    db.raw(UNDO_V12);
     db.raw(UNDO_V11);
     db.set_schema_version(10);
     assert_eq!(db.schema_version(), 10);

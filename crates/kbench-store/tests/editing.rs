@@ -7,7 +7,8 @@
 mod common;
 
 use common::{
-    SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, UNDO_V9, UNDO_V11, info, outcome, sample, spec,
+    SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, UNDO_V9, UNDO_V11, UNDO_V12, info, outcome, sample,
+    spec,
 };
 use kbench_model::Direction;
 use kbench_store::{Database, Removed, ResultSetData, RunStatus, StoreError, TestOutcomeKind};
@@ -56,6 +57,7 @@ fn version_5_databases_are_migrated_keeping_their_data(db: &TestDb) {
     let mut store = db.open();
     let before = filled(store.as_mut(), &["stock", "patched"]);
     drop(store);
+    db.raw(UNDO_V12);
     db.raw(UNDO_V11);
     db.undo_v10();
     db.raw(&format!("{UNDO_V9} {} {UNDO_V7} {UNDO_V6}", db.undo_v8()));

@@ -6,7 +6,8 @@
 mod common;
 
 use common::{
-    SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, UNDO_V9, UNDO_V11, info, job, outcome, sample, spec,
+    SCHEMA_VERSION, TestDb, UNDO_V6, UNDO_V7, UNDO_V9, UNDO_V11, UNDO_V12, info, job, outcome,
+    sample, spec,
 };
 use kbench_model::{Direction, Sample, TestKey};
 use kbench_store::exchange::stream;
@@ -39,6 +40,8 @@ on_both_backends!(
     samples_stay_in_their_run_whatever_their_clock,
     sample_of_another_sets_test_is_refused,
     bisect_state_is_saved_replaced_and_forgotten,
+    campaign_states_are_kept_apart_from_bisections,
+    an_aborted_run_is_kept_but_left_out_of_the_set,
     concurrent_writers_share_sets_and_tests,
     a_push_id_stores_its_samples_once,
     tokens_are_created_found_by_hash_and_revoked,
@@ -304,6 +307,7 @@ fn newer_schema_is_too_new(db: &TestDb) {
 /// data intact.
 fn version_1_databases_are_migrated_keeping_their_data(db: &TestDb) {
     drop(db.open());
+    db.raw(UNDO_V12);
     db.raw(UNDO_V11);
     db.undo_v10();
     db.raw(&format!(
@@ -337,6 +341,7 @@ fn version_7_databases_are_migrated_keeping_their_data(db: &TestDb) {
     }
     let before = store.load("old").unwrap();
     drop(store);
+    db.raw(UNDO_V12);
     db.raw(UNDO_V11);
     db.undo_v10();
     db.raw(&format!("{UNDO_V9} {}", db.undo_v8()));
@@ -396,6 +401,7 @@ fn version_9_databases_are_migrated_packing_samples_exactly(db: &TestDb) {
             .collect::<Vec<_>>()
     );
     drop(store);
+    db.raw(UNDO_V12);
     db.raw(UNDO_V11);
     db.undo_v10();
     db.set_schema_version(9);
@@ -428,6 +434,7 @@ fn version_8_databases_are_migrated_counting_samples(db: &TestDb) {
         store.end_run(run, RunStatus::Complete, None).unwrap();
     }
     drop(store);
+    db.raw(UNDO_V12);
     db.raw(UNDO_V11);
     db.undo_v10();
     db.raw(UNDO_V9);
@@ -465,6 +472,7 @@ fn version_3_databases_are_migrated_keeping_their_data(db: &TestDb) {
     }
     store.end_run(run, RunStatus::Complete, None).unwrap();
     drop(store);
+    db.raw(UNDO_V12);
     db.raw(UNDO_V11);
     db.undo_v10();
     db.raw(&format!(
@@ -503,6 +511,7 @@ fn version_4_databases_are_migrated_keeping_what_tokens_could_do(db: &TestDb) {
         .unwrap()
         .unwrap();
     drop(store);
+    db.raw(UNDO_V12);
     db.raw(UNDO_V11);
     db.undo_v10();
     db.raw(&format!(
@@ -1117,4 +1126,73 @@ fn tokens_are_created_found_by_hash_and_revoked(db: &TestDb) {
     };
     assert_eq!(revoked("runner-1"), Some(true));
     assert_eq!(revoked("<b>'; --"), Some(false), "{tokens:?}");
+}
+
+fn campaign_states_are_kept_apart_from_bisections(db: &TestDb) {
+    let mut store = db.open();
+    store.save_bisect("same", r#"{"bisect":1}"#).unwrap();
+    store.save_campaign("same", r#"{"campaign":1}"#).unwrap();
+    store.save_campaign("same", r#"{"campaign":2}"#).unwrap();
+    assert_eq!(
+        store.load_campaign("same").unwrap().as_deref(),
+        Some(r#"{"campaign":2}"#)
+    );
+    assert_eq!(
+        store.load_bisect("same").unwrap().as_deref(),
+        Some(r#"{"bisect":1}"#)
+    );
+    let names: Vec<String> = store
+        .campaigns()
+        .unwrap()
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(names, ["same"]);
+    store.delete_campaign("same").unwrap();
+    assert_eq!(store.load_campaign("same").unwrap(), None);
+    assert!(store.load_bisect("same").unwrap().is_some());
+    let refused = store.save_campaign("", "{}").unwrap_err().to_string();
+    assert!(refused.contains("campaign"), "{refused}");
+}
+
+/// A run cut short by a crash, marked aborted: its samples stay stored
+/// (the run reads back, aborted, with the reason among its notes), the
+/// set as reports read it leaves it out, and a later run of the
+/// identifier does not resume it.
+fn an_aborted_run_is_kept_but_left_out_of_the_set(db: &TestDb) {
+    let mut store = db.open();
+    let a = spec("a", "ns", Direction::Lower);
+    let kept = store.begin_run("set", "id", &info("k", 1)).unwrap();
+    let test = store.test_id("set", &a).unwrap();
+    store.add_sample(kept, test, &sample(1.0, 2, 0)).unwrap();
+    store.end_run(kept, RunStatus::Complete, None).unwrap();
+    let cut = store.begin_run("set", "id", &info("k", 2)).unwrap();
+    store.add_sample(cut, test, &sample(9.0, 2, 1)).unwrap();
+    drop(store); // the machine went down: no end_run
+    let mut store = db.open();
+    store
+        .abort_run(cut, "aborted: the machine went down")
+        .unwrap();
+    assert!(store.abort_run(RunId(9999), "x").is_err());
+
+    let contents = store.run_contents(cut).unwrap();
+    assert_eq!(contents.record.status, RunStatus::Aborted);
+    assert!(contents.record.ended_at_ms.is_some());
+    assert_eq!(
+        contents.record.info.notes.last().map(String::as_str),
+        Some("aborted: the machine went down")
+    );
+    assert_eq!(contents.samples[&a.key].len(), 1);
+
+    let data = store.load("set").unwrap();
+    let id = &data.identifiers[0];
+    assert_eq!(id.runs.iter().map(|r| r.id).collect::<Vec<_>>(), [kept]);
+    assert_eq!(
+        id.samples[&a.key]
+            .iter()
+            .map(|s| s.value)
+            .collect::<Vec<_>>(),
+        [1.0]
+    );
+    assert_eq!(store.unfinished_run("set", "id").unwrap(), None);
 }

@@ -101,6 +101,7 @@ pub fn snapshot(work_dir: &Path) -> SystemSnapshot {
         network: hardware::network(Path::new("/sys")),
         kernel_cmdline: cmdline,
         boot_id: read_trimmed("/proc/sys/kernel/random/boot_id"),
+        boot_via: std::env::var(kbench_model::BOOT_VIA_ENV).unwrap_or_default(),
         machine_id: machine_id(),
         hostname: uname.nodename,
         arch: uname.machine,

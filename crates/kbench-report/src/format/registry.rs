@@ -25,6 +25,7 @@ use kbench_analysis::factors::FactorReport;
 use kbench_analysis::history::HistoryReport;
 use kbench_analysis::show::{SetList, ShowDocument};
 use kbench_model::Calibration;
+use kbench_model::campaign::Campaign;
 use kbench_model::lab::Job;
 
 /// A report model, and which of a format's renderers lays it out.
@@ -75,6 +76,8 @@ reports! {
     Vec<Job> => jobs,
     SetList => sets,
     Vec<Calibration> => calibrations,
+    Campaign => campaign,
+    Vec<Campaign> => campaigns,
 }
 
 impl Format {
@@ -93,7 +96,9 @@ static FORMATS: &[Format] = &[
         .bisect(&Text)
         .jobs(&Text)
         .sets(&Text)
-        .calibrations(&Text),
+        .calibrations(&Text)
+        .campaign(&Text)
+        .campaigns(&Text),
     Format::new(
         "bars",
         "a bar per identifier and metric, with the change and verdict (OpenBenchmarking's text)",
@@ -124,7 +129,9 @@ static FORMATS: &[Format] = &[
         .history(&Json)
         .bisect(&Json)
         .sets(&Json)
-        .calibrations(&Json),
+        .calibrations(&Json)
+        .campaign(&Json)
+        .campaigns(&Json),
     Format::new("csv", "a row per metric and identifier (RFC 4180)").compare(&Csv),
     Format::new("html", "a self-contained page with a chart per metric")
         .compare(&Html)

@@ -2,10 +2,11 @@
 //! identifier's counters the way `perf stat` prints them, the history as
 //! each metric's series with its change points, a bisection's culprit and
 //! log, the lab's jobs as a table, a line per result set, and the host's
-//! drift calibrations (see the submodules). Never coloured.
+//! drift calibrations, and campaigns of boots (see the submodules). Never coloured.
 
 mod bisect;
 mod calibrations;
+mod campaigns;
 mod counters;
 mod history;
 mod jobs;
@@ -18,6 +19,7 @@ use kbench_analysis::counters::CounterDocument;
 use kbench_analysis::history::HistoryReport;
 use kbench_analysis::show::{SetList, ShowDocument};
 use kbench_model::Calibration;
+use kbench_model::campaign::Campaign;
 use kbench_model::lab::Job;
 
 pub struct Text;
@@ -61,5 +63,17 @@ impl Render<SetList> for Text {
 impl Render<Vec<Calibration>> for Text {
     fn render(&self, calibrations: &Vec<Calibration>, _style: Style) -> String {
         calibrations::text(calibrations)
+    }
+}
+
+impl Render<Campaign> for Text {
+    fn render(&self, campaign: &Campaign, _style: Style) -> String {
+        campaigns::text(campaign)
+    }
+}
+
+impl Render<Vec<Campaign>> for Text {
+    fn render(&self, campaigns: &Vec<Campaign>, _style: Style) -> String {
+        campaigns::list(campaigns)
     }
 }

@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use kbench_report::markup;
 use kbench_report::markup::Markup;
-use kbench_store::{BisectInfo, Job, JobState, WorkerInfo};
+use kbench_store::{Job, JobState, SavedState, WorkerInfo};
 use serde_json::Value;
 
 /// `/jobs`: every job, newest first.
@@ -146,7 +146,7 @@ pub async fn bisects(State(state): State<AppState>) -> Page {
     Ok(respond(StatusCode::OK, html))
 }
 
-fn bisect_row(bisect: &BisectInfo) -> Markup {
+fn bisect_row(bisect: &SavedState) -> Markup {
     markup!(
         "<tr><td>{{name}}</td><td class=\"when\">{{updated}}</td><td>{{summary}}</td></tr>\n",
         name = bisect.name,

@@ -7,11 +7,11 @@ use crate::error::ApiError;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use kbench_store::BisectInfo;
+use kbench_store::SavedState;
 use serde_json::Value;
 
 /// A bisection as the API shows it: its state as JSON, not as a string.
-fn shown(bisect: BisectInfo) -> Result<Value, ApiError> {
+fn shown(bisect: SavedState) -> Result<Value, ApiError> {
     let state: Value = serde_json::from_str(&bisect.state_json).map_err(|e| {
         ApiError::internal(format!(
             "the saved state of bisection '{}' is not JSON ({e}); the store is damaged: \

@@ -8,7 +8,8 @@ use super::records::{FIND_IDENTIFIER, missing_set};
 use super::{
     Fail, Res, Sql, args, blocks, first_int, identifier_lock_key, rows, texts, transaction, with,
 };
-use crate::{Editing, Removed, Result, StoreError};
+use crate::{Editing, Removed, Result, RunId, StoreError};
+use kbench_model::now_ms;
 use std::collections::BTreeMap;
 
 /// The id of result set `set`; `NotFound` naming those that exist.
@@ -205,6 +206,25 @@ fn factors(
     Ok(factors)
 }
 
+fn abort(db: &mut dyn Sql, run: RunId, reason: &str) -> Res<()> {
+    let notes = texts(
+        db,
+        "SELECT notes_json FROM runs WHERE id = ?1",
+        args![run.0],
+    )?
+    .pop()
+    .ok_or_else(|| invalid(format!("there is no run {}: nothing was changed", run.0)))?;
+    let mut notes: Vec<String> = from_json("a run's notes", &notes)?;
+    notes.push(reason.to_string());
+    let now = now_ms();
+    db.execute(
+        "UPDATE runs SET status = 'failed', ended_at_ms = COALESCE(ended_at_ms, ?2), \
+         aborted_at_ms = ?2, notes_json = ?3 WHERE id = ?1",
+        args![run.0, now, &to_json("a run's notes", &notes)?],
+    )?;
+    Ok(())
+}
+
 impl<S: Sql> Editing for S {
     fn describe_set(
         &mut self,
@@ -235,6 +255,12 @@ impl<S: Sql> Editing for S {
     fn remove_identifier(&mut self, set: &str, identifier: &str) -> Result<Removed> {
         with(self, "removing an identifier", |db| {
             transaction(db, true, |db| remove(db, set, identifier))
+        })
+    }
+
+    fn abort_run(&mut self, run: RunId, reason: &str) -> Result<()> {
+        with(self, "marking a run aborted", |db| {
+            transaction(db, true, |db| abort(db, run, reason))
         })
     }
 

@@ -32,13 +32,13 @@ pub(super) fn read_direction(text: &str, what: impl std::fmt::Display) -> Res<Di
 }
 
 /// How many columns [`run_columns!`] has; a query's own columns follow them.
-pub(super) const RUN_COLUMN_COUNT: usize = 12;
+pub(super) const RUN_COLUMN_COUNT: usize = 13;
 
 /// The columns [`read_run`] reads, after `r.`.
 macro_rules! run_columns {
     () => {
         "r.id, r.status, r.started_at_ms, r.ended_at_ms, r.pid, r.wrapper, r.tool_version, \
-         r.snapshot_json, r.host_json, r.notes_json, r.steal_percent, r.uid"
+         r.snapshot_json, r.host_json, r.notes_json, r.steal_percent, r.uid, r.aborted_at_ms"
     };
 }
 pub(super) use run_columns;
@@ -52,11 +52,15 @@ pub(super) fn read_run(row: &dyn Row) -> Res<RunRecord> {
     if let Some(steal) = row.real(10)? {
         snapshot.steal_percent = Some(steal);
     }
-    Ok(RunRecord {
-        id,
-        status: RunStatus::parse(&status).ok_or_else(|| {
+    let status = match row.int(12)? {
+        Some(_) => RunStatus::Aborted,
+        None => RunStatus::parse(&status).ok_or_else(|| {
             Fail::Damaged(format!("run {} has an unknown status {status:?}", id.0))
         })?,
+    };
+    Ok(RunRecord {
+        id,
+        status,
         info: RunInfo {
             snapshot,
             host: row
@@ -334,6 +338,21 @@ pub(super) fn ensure_test(db: &mut dyn Sql, set_id: i64, set: &str, spec: &TestS
     )))
 }
 
+/// What the `status` column holds for `status`: an aborted run is stored
+/// as failed, with `aborted_at_ms` set (schema_v12.sql).
+pub(super) fn status_column(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Aborted => RunStatus::Failed.as_str(),
+        other => other.as_str(),
+    }
+}
+
+/// When a run of `status` ending at `ended_at_ms` was aborted, for the
+/// `aborted_at_ms` column.
+pub(super) fn aborted_at(status: RunStatus, ended_at_ms: Option<i64>) -> Option<i64> {
+    (status == RunStatus::Aborted).then(|| ended_at_ms.unwrap_or_else(kbench_model::now_ms))
+}
+
 /// Stores a new run; `None` when a run with its uid is stored already.
 pub(super) fn insert_run(
     db: &mut dyn Sql,
@@ -353,12 +372,13 @@ pub(super) fn insert_run(
     let id = first_int(
         db,
         "INSERT INTO runs (identifier_id, status, started_at_ms, ended_at_ms, pid, wrapper, \
-                           tool_version, snapshot_json, host_json, notes_json, uid) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+                           tool_version, snapshot_json, host_json, notes_json, uid, \
+                           aborted_at_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
          ON CONFLICT (uid) DO NOTHING RETURNING id",
         args![
             identifier_id,
-            status.as_str(),
+            status_column(status),
             info.started_at_ms,
             ended_at_ms,
             info.pid,
@@ -367,7 +387,8 @@ pub(super) fn insert_run(
             &to_json("the system snapshot", &info.snapshot)?,
             host.as_ref(),
             &to_json("the run's notes", &info.notes)?,
-            info.uid.as_ref()
+            info.uid.as_ref(),
+            aborted_at(status, ended_at_ms)
         ],
     )?;
     Ok(id.map(RunId))
@@ -526,7 +547,7 @@ pub(super) fn identifier_runs(db: &mut dyn Sql, id: i64) -> Res<Vec<RunRecord>> 
         concat!(
             "SELECT ",
             run_columns!(),
-            " FROM runs r WHERE r.identifier_id = ?1 ORDER BY r.id"
+            " FROM runs r WHERE r.identifier_id = ?1 AND r.aborted_at_ms IS NULL ORDER BY r.id"
         ),
         args![id],
         read_run,

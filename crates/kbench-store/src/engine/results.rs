@@ -17,12 +17,15 @@ use kbench_model::{Sample, TestKey};
 use std::collections::{BTreeMap, HashMap};
 
 /// The blocks of samples of one identifier, then of one test, each row as
-/// [`Grouper::add`] reads it. Unordered: each group is put in measurement
-/// order (run by run) afterwards.
+/// [`Grouper::add`] reads it, aborted runs' left out as their runs are.
+/// Unordered: each group is put in measurement order (run by run)
+/// afterwards.
 const SAMPLES_OF_IDENTIFIER: &str = "SELECT r.identifier_id, b.run_id, b.test_id, b.part, \
-     b.samples FROM sample_blocks b JOIN runs r ON r.id = b.run_id WHERE r.identifier_id = ?1";
+     b.samples FROM sample_blocks b JOIN runs r ON r.id = b.run_id \
+     WHERE r.identifier_id = ?1 AND r.aborted_at_ms IS NULL";
 const SAMPLES_OF_TEST: &str = "SELECT r.identifier_id, b.run_id, b.test_id, b.part, \
-     b.samples FROM sample_blocks b JOIN runs r ON r.id = b.run_id WHERE b.test_id = ?1";
+     b.samples FROM sample_blocks b JOIN runs r ON r.id = b.run_id \
+     WHERE b.test_id = ?1 AND r.aborted_at_ms IS NULL";
 
 /// Reads the `part` of a result set ([`SetPart`]); inside a read
 /// transaction. Samples are read one statement per identifier read, or,

@@ -3,8 +3,9 @@
 
 use super::check::{check_name, check_uid, valid};
 use super::records::{
-    add_outcomes, count_samples, ensure_identifier, ensure_set, ensure_test, insert_new_run,
-    no_run, read_key, read_run, run_columns, sample_row, upsert_outcome,
+    aborted_at, add_outcomes, count_samples, ensure_identifier, ensure_set, ensure_test,
+    insert_new_run, no_run, read_key, read_run, run_columns, sample_row, status_column,
+    upsert_outcome,
 };
 use super::{Fail, Res, Sql, args, blocks, identifier_lock_key, rows, transaction, with};
 use crate::validate;
@@ -157,12 +158,21 @@ impl<S: Sql> RunSink for S {
             valid(validate::steal_percent(steal_percent), || {
                 format!("the end of run {}", run.0)
             })?;
+            let ended = now_ms();
             let changed = db.execute(
                 "UPDATE runs SET status = ?2, ended_at_ms = ?3, \
-                 steal_percent = CAST(?4 AS DOUBLE PRECISION) WHERE id = ?1",
-                args![run.0, status.as_str(), now_ms(), steal_percent],
+                 steal_percent = CAST(?4 AS DOUBLE PRECISION), aborted_at_ms = ?5 WHERE id = ?1",
+                args![
+                    run.0,
+                    status_column(status),
+                    ended,
+                    steal_percent,
+                    aborted_at(status, Some(ended))
+                ],
             )?;
-            require_run(db, changed, run)
+            require_run(db, changed, run)?;
+            // Between rounds nothing is measured: the place to sync.
+            db.sync()
         })
     }
 

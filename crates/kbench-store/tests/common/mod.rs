@@ -17,11 +17,15 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
+
+/// What schema version 12 added (campaigns, runs' abort time), dropped
+/// again: a database as version 11 left it. Every older version's undoing
+/// starts with it.
+pub const UNDO_V12: &str = "DROP TABLE campaigns; ALTER TABLE runs DROP COLUMN aborted_at_ms;";
 
 /// What schema version 11 added (host calibrations), dropped again: a
-/// database as version 10 left it. Every older version's undoing starts
-/// with it.
+/// database as version 10 left it, after [`UNDO_V12`].
 pub const UNDO_V11: &str = "DROP TABLE calibration_drifts; DROP TABLE calibrations;";
 
 /// What schema version 9 added (each run's sample count), dropped again:

@@ -1,15 +1,12 @@
 //! What the commands share: the database they open, JSON on stdout, the
-//! exit status of an interrupted run, the sampling flags as a plan, and an
-//! upload's outcome.
+//! exit status of an interrupted run, and an upload's outcome.
 
-use crate::cli::{SamplingArgs, UploadArgs};
+use crate::cli::UploadArgs;
 use kbench_fleet::upload::{Upload, Uploaded};
-use kbench_measure::plan::{PlanChoice, Recording, SamplingPlan};
 use kbench_measure::runner::RunSummary;
 use kbench_store::{Database, Location};
 use std::ffi::OsString;
 use std::process::ExitCode;
-use std::time::Duration;
 
 /// The result database named by --db / KBENCH_DB (a SQLite path or a
 /// postgres:// URL), or the default file; read only by the commands that
@@ -71,11 +68,6 @@ pub(crate) fn ran(summary: &RunSummary) -> ExitCode {
     }
 }
 
-/// `--budget` as a duration, checked.
-pub(crate) fn budget(seconds: f64) -> anyhow::Result<Duration> {
-    Ok(kbench_measure::adaptive::budget(seconds)?)
-}
-
 /// The server `--server` names, its token checked before anything is
 /// measured (and said, unless `-q`); `None` without `--server`.
 pub(crate) fn upload_target(args: &UploadArgs) -> anyhow::Result<Option<Upload>> {
@@ -98,16 +90,4 @@ pub(crate) fn with_upload(
         code if code == ExitCode::SUCCESS && !complete => Ok(ExitCode::from(EXIT_ERROR)),
         code => Ok(code),
     }
-}
-
-/// The sampling flags as a plan, checked.
-pub(crate) fn sampling_plan(args: &SamplingArgs) -> anyhow::Result<SamplingPlan> {
-    let mut plan = SamplingPlan::chosen(&PlanChoice {
-        target_ci_percent: args.target_ci,
-        max_time: args.max_time,
-        min_samples: args.min_samples,
-        max_samples: args.max_samples,
-    })?;
-    plan.record = Recording::chosen(args.no_counters, &args.monitor)?;
-    Ok(plan)
 }

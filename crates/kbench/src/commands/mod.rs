@@ -3,6 +3,7 @@
 mod agent;
 mod bisect;
 mod calibrate;
+mod campaign;
 mod compare;
 mod config;
 mod context;
@@ -45,6 +46,7 @@ pub fn dispatch(cli: Cli, settings: &Settings) -> anyhow::Result<ExitCode> {
         Command::Calibrate(args) => calibrate::calibrate(args, &db, &profiles),
         Command::History(args) => history::history(args, &db),
         Command::Bisect(args) => bisect::bisect(args, &db),
+        Command::Campaign(command) => campaign::campaign(command, &db),
         Command::Vm(command) => vm::vm(command, &db, &profiles),
         Command::Kernel(command) => kernel::kernel(command),
         Command::Rootfs(command) => rootfs::rootfs(command, &profiles),

@@ -1,7 +1,7 @@
 //! `kbench run`: measure, storing every sample as it arrives, then print
 //! the summary of what was run.
 
-use super::context::{print_json, ran, sampling_plan, upload_target, with_upload};
+use super::context::{print_json, ran, upload_target, with_upload};
 use crate::cli::RunArgs;
 use crate::progress::Progress;
 use kbench_analysis::interference::redone_text;
@@ -15,7 +15,6 @@ use kbench_measure::redo;
 use kbench_measure::runner::{self, RunRequest, RunSummary};
 use kbench_report::format::{Style, text_or_json};
 use kbench_store::{Database, Results};
-use kbench_sysinfo::kernel_release;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -29,7 +28,7 @@ pub fn run(
     if !args.variant.is_empty() || !args.variants.is_empty() {
         return super::variants::run(args, profile_dirs, store);
     }
-    let mut plan = sampling_plan(&args.sampling)?;
+    let mut plan = args.sampling.plan()?;
     let adaptive = match args.rounds {
         Some(_) => None,
         None => Some(AdaptiveRounds::for_plan(&mut plan, args.budget)?),
@@ -47,25 +46,13 @@ pub fn run(
     let tests = kbench_catalog::expand_with(names, &profiles)?;
     // Missing tools are reported before anything is stored.
     profiles.check_installed(&tests)?;
-    let identifier = args.identifier.clone().unwrap_or_else(kernel_release);
-    kbench_model::validate_name("identifier", &identifier).map_err(anyhow::Error::msg)?;
-    kbench_model::validate_name("result set", &args.into).map_err(anyhow::Error::msg)?;
+    let request = args
+        .request(tests, plan, adaptive)
+        .map_err(anyhow::Error::msg)?;
     let launcher = ProcessLauncher::new(own_exe()?, args.wrap.as_deref())?
         .with_envs(&agent_env(profile_dirs, args.show_output)?);
     let stop = Arc::new(AtomicBool::new(false));
     kbench_measure::agent::stop_on_signals(&stop)?;
-    let request = RunRequest {
-        set: args.into.clone(),
-        identifier: identifier.clone(),
-        tests,
-        plan,
-        rounds: args.rounds.unwrap_or(kbench_measure::adaptive::MAX_ROUNDS),
-        adaptive,
-        wrapper: args.wrap.clone(),
-        notes: vec![],
-        host: None,
-        keep_going: args.sampling.keep_going,
-    };
     let upload = upload_target(&args.upload)?;
     let mut progress = Progress::new(request.first_tests());
     let mut redone = vec![];

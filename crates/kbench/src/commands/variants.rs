@@ -2,7 +2,7 @@
 //! in randomized interleaved blocks (kbench_measure::interleave), then their
 //! comparison against the first, paired block by block.
 
-use super::context::{budget, ran, sampling_plan, upload_target, with_upload};
+use super::context::{ran, upload_target, with_upload};
 use crate::cli::RunArgs;
 use crate::progress::Progress;
 use kbench_catalog::profile::Profiles;
@@ -26,8 +26,8 @@ pub fn run(
 ) -> anyhow::Result<ExitCode> {
     // Every setting is checked before anything runs or is stored.
     let variants = variant::gather(&args.variant, &args.variants)?;
-    let budget = budget(args.budget)?;
-    let plan = sampling_plan(&args.sampling)?;
+    let budget = kbench_measure::adaptive::budget(args.budget)?;
+    let plan = args.sampling.plan()?;
     let profiles = Profiles::load(profile_dirs)?;
     let tests = kbench_catalog::expand_with(&args.names, &profiles)?;
     profiles.check_installed(&tests)?;

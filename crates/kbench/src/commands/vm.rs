@@ -4,14 +4,12 @@
 //! kbench-vm's [`Lab`], which does the work: its events become the progress
 //! bar and the lines on stderr.
 
-use super::context::{
-    Db, EXIT_INTERRUPTED, EXIT_TEST_FAILED, sampling_plan, upload_target, with_upload,
-};
+use super::context::{Db, EXIT_INTERRUPTED, EXIT_TEST_FAILED, upload_target, with_upload};
 use crate::cli::{SamplingArgs, VmCommand, VmCompareArgs, VmOptions};
 use crate::progress::Progress;
 use kbench_measure::runner::{RunRequest, RunSummary};
 use kbench_store::Database;
-use kbench_vm::{Guests, Lab, LabEvent, LabRequest};
+use kbench_vm::{Guests, Lab, LabEvent};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -110,15 +108,7 @@ fn prepare(
     vm: &VmOptions,
     (db, profile_dirs): (&Db, &[PathBuf]),
 ) -> anyhow::Result<(Lab, Box<dyn Database>)> {
-    let request = LabRequest {
-        plan: sampling_plan(sampling)?,
-        keep_going: sampling.keep_going,
-        names: names.to_vec(),
-        profile_dirs: profile_dirs.to_vec(),
-        kernels,
-        set: set.to_string(),
-        machine: vm.machine(),
-    };
+    let request = vm.lab_request(kernels, (names, set), sampling, profile_dirs)?;
     let location = db.location()?;
     let stop = Arc::new(AtomicBool::new(false));
     let logs = location.data_dir().join("vm-logs");
