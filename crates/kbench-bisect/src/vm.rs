@@ -13,6 +13,7 @@ use kbench_measure::plan::SamplingPlan;
 use kbench_model::{Direction, TestKey};
 use kbench_vm::accel_memo::ProbeMemo;
 use kbench_vm::kernel_fetch::KernelCache;
+use kbench_vm::kernel_image::ImageArch;
 use kbench_vm::qemu::{self, Accel, AccelChoice, Machine};
 use kbench_vm::{GuestImage, KernelImage, VmLauncher, VmSpec};
 use std::path::{Path, PathBuf};
@@ -185,7 +186,8 @@ impl VmBoot {
     ) -> Result<Box<dyn Launcher>> {
         let spec = VmSpec {
             qemu: self.qemu.clone(),
-            kernel: KernelImage::open(path)?,
+            kernel: KernelImage::open(path)?
+                .require(ImageArch::X86_64, kbench_vm::lab::X86_GUESTS)?,
             machine: self.machine.clone(),
             timeout: BOOT_TIMEOUT,
             log_dir: self.log_dir.clone(),

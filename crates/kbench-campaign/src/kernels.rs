@@ -8,6 +8,7 @@ use crate::command;
 use crate::error::{Result, refuse};
 use kbench_model::campaign::{CampaignKernel, OriginKernel};
 use kbench_vm::KernelImage;
+use kbench_vm::kernel_image::ImageArch;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,10 @@ pub fn resolve(
         }
         installed
     };
-    let checked = KernelImage::open(&image)?;
+    let checked = KernelImage::open(&image)?.require(
+        ImageArch::host(),
+        "kexec boots kernels of the machine's own architecture",
+    )?;
     let Some(release) = checked.release else {
         refuse!(
             "kernel {name}: {} names no release in its header, so the campaign could not tell \
@@ -208,7 +212,10 @@ mod tests {
         let error = resolve("A", &text.to_string_lossy(), None, dir.path())
             .unwrap_err()
             .to_string();
-        assert!(error.contains("is not an x86 kernel image"), "{error}");
+        assert!(
+            error.contains("is not a kernel image kbench can boot"),
+            "{error}"
+        );
         let error = check_initrd("A", &text, "6.1").unwrap_err().to_string();
         assert!(error.contains("is not an initramfs"), "{error}");
     }

@@ -10,7 +10,7 @@ use super::event::{LabEvent, Note};
 use super::guest_disk;
 use super::image::{self, GuestImage};
 use super::kernel_fetch::KernelCache;
-use super::kernel_image::KernelImage;
+use super::kernel_image::{ImageArch, KernelImage};
 use super::launcher::{VmLauncher, VmSpec};
 use super::modules;
 use super::qemu::{self, Accel, AccelChoice, Machine};
@@ -326,14 +326,17 @@ pub fn check_duet(kernels: usize, cpus: Option<u32>, names: &[String]) -> Result
     )?)
 }
 
+/// Why a guest's kernel must be an x86 one.
+pub const X86_GUESTS: &str = "kbench vm boots x86_64 guests (qemu-system-x86_64) so far";
+
 /// A bzImage path, or the release of a cached kernel.
 fn resolve_kernel(text: &str, cache: &KernelCache) -> Result<KernelImage> {
     let path = Path::new(text);
     if path.exists() {
-        return Ok(KernelImage::open(path)?);
+        return Ok(KernelImage::open(path)?.require(ImageArch::X86_64, X86_GUESTS)?);
     }
     if let Some(cached) = cache.get(text) {
-        return Ok(KernelImage::open(&cached.vmlinuz)?);
+        return Ok(KernelImage::open(&cached.vmlinuz)?.require(ImageArch::X86_64, X86_GUESTS)?);
     }
     invalid!(
         "the kernel '{text}' is neither a file nor a release in the kernel cache {}; \

@@ -460,7 +460,10 @@ fn bad_input_is_explained() {
         &["vm", "run", "--kernel", not_kernel, "syscall-null"],
         &[],
     );
-    assert!(error.contains("is not an x86 kernel image"), "{error}");
+    assert!(
+        error.contains("is not a kernel image kbench can boot"),
+        "{error}"
+    );
     assert!(error.contains("HdrS"), "{error}");
 
     let error = fails(

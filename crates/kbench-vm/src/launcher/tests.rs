@@ -185,6 +185,7 @@ fn launcher(fake: &str, log_dir: &Path, timeout: Duration) -> VmLauncher {
         qemu: fakes().join(fake),
         kernel: KernelImage {
             path: PathBuf::from("/fake/vmlinuz"),
+            arch: crate::kernel_image::ImageArch::X86_64,
             release: Some("6.1.0-fake".into()),
             version: None,
         },
