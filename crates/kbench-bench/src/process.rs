@@ -25,7 +25,7 @@ pub const BENCHES: &[BenchInfo] = &[
         id: "fork-exec",
         unit: Unit::Micros,
         direction: Direction::Lower,
-        summary: "fork(); the child execve()s a 129-byte static ELF that calls exit_group(0); waitpid()",
+        summary: "fork(); the child execve()s a minimal static ELF that calls exit_group(0); waitpid()",
         options: &[],
         one_task: false,
         in_measuring_task: true,
@@ -80,14 +80,14 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     fn fork_exec_cleans_up() {
         assert_plausible("fork-exec", 10.0, 100_000.0);
         crate::testing::assert_temp_dir_gone();
     }
 
     #[test]
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     fn fork_exec_skips() {
         assert!(matches!(
             prepare("fork-exec", &[]),

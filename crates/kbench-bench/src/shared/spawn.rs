@@ -17,46 +17,69 @@ use libc::pid_t;
 use std::hint::black_box;
 use std::time::Instant;
 
-/// The `fork-exec` helper: a minimal static x86_64 ELF executable whose only
-/// code is `exit_group(0)`. One `PT_LOAD` segment maps the whole 129-byte
-/// file read+execute at 0x400000; the entry point is the code right after
-/// the headers, at file offset 0x78.
+/// The `fork-exec` helper's code on this machine: its ELF machine number
+/// and instructions that call `exit_group(0)`; `None` on an architecture
+/// kbench has none for.
 #[cfg(target_arch = "x86_64")]
-const EXIT0_ELF: [u8; 129] = [
-    // ---- ELF header (Elf64_Ehdr), offset 0x00, 64 bytes
-    0x7f, b'E', b'L', b'F', // e_ident[EI_MAG0..=EI_MAG3]: magic
-    2,    // e_ident[EI_CLASS] = ELFCLASS64
-    1,    // e_ident[EI_DATA] = ELFDATA2LSB (little endian)
-    1,    // e_ident[EI_VERSION] = EV_CURRENT
-    0,    // e_ident[EI_OSABI] = ELFOSABI_SYSV
-    0, 0, 0, 0, 0, 0, 0, 0, // e_ident[EI_ABIVERSION] = 0, then padding to 16
-    2, 0, // e_type = ET_EXEC
-    0x3e, 0, // e_machine = EM_X86_64
-    1, 0, 0, 0, // e_version = EV_CURRENT
-    0x78, 0x00, 0x40, 0, 0, 0, 0, 0, // e_entry = 0x400078 (the code below)
-    0x40, 0, 0, 0, 0, 0, 0, 0, // e_phoff = 64: program headers follow this header
-    0, 0, 0, 0, 0, 0, 0, 0, // e_shoff = 0: no section headers
-    0, 0, 0, 0, // e_flags = 0
-    0x40, 0, // e_ehsize = 64
-    0x38, 0, // e_phentsize = 56
-    1, 0, // e_phnum = 1
-    0, 0, // e_shentsize = 0
-    0, 0, // e_shnum = 0
-    0, 0, // e_shstrndx = SHN_UNDEF
-    // ---- program header (Elf64_Phdr), offset 0x40, 56 bytes
-    1, 0, 0, 0, // p_type = PT_LOAD
-    5, 0, 0, 0, // p_flags = PF_R | PF_X
-    0, 0, 0, 0, 0, 0, 0, 0, // p_offset = 0: map from the start of the file
-    0x00, 0x00, 0x40, 0, 0, 0, 0, 0, // p_vaddr = 0x400000
-    0x00, 0x00, 0x40, 0, 0, 0, 0, 0, // p_paddr = 0x400000
-    0x81, 0, 0, 0, 0, 0, 0, 0, // p_filesz = 129: the whole file
-    0x81, 0, 0, 0, 0, 0, 0, 0, // p_memsz = 129
-    0x00, 0x10, 0, 0, 0, 0, 0, 0, // p_align = 0x1000
-    // ---- code, offset 0x78 (vaddr 0x400078), 9 bytes
-    0xb8, 0xe7, 0x00, 0x00, 0x00, // mov eax, 231   ; SYS_exit_group
-    0x31, 0xff, // xor edi, edi                     ; status 0
-    0x0f, 0x05, // syscall
-];
+const EXIT0_CODE: Option<(u16, &[u8])> = Some((
+    0x3e, // EM_X86_64
+    &[
+        0xb8, 0xe7, 0x00, 0x00, 0x00, // mov eax, 231   ; SYS_exit_group
+        0x31, 0xff, // xor edi, edi                     ; status 0
+        0x0f, 0x05, // syscall
+    ],
+));
+#[cfg(target_arch = "aarch64")]
+const EXIT0_CODE: Option<(u16, &[u8])> = Some((
+    0xb7, // EM_AARCH64
+    &[
+        0x00, 0x00, 0x80, 0xd2, // mov x0, #0     ; status 0
+        0xc8, 0x0b, 0x80, 0xd2, // mov x8, #94    ; SYS_exit_group
+        0x01, 0x00, 0x00, 0xd4, // svc #0
+    ],
+));
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const EXIT0_CODE: Option<(u16, &[u8])> = None;
+
+/// Where the helper is mapped.
+const EXIT0_VADDR: u64 = 0x40_0000;
+/// The ELF header's and the program header's sizes: the code follows them.
+const ELF_HEADER: usize = 64;
+const PROGRAM_HEADER: usize = 56;
+
+/// A minimal static little-endian ELF64 executable for `machine` whose
+/// only code is `code`: one `PT_LOAD` segment maps the whole file
+/// read+execute at [`EXIT0_VADDR`], and the entry point is the code right
+/// after the headers (offset 0x78, 4-byte aligned as arm64 needs).
+fn exit0_elf(machine: u16, code: &[u8]) -> Vec<u8> {
+    let size = (ELF_HEADER + PROGRAM_HEADER + code.len()) as u64;
+    let entry = EXIT0_VADDR + (ELF_HEADER + PROGRAM_HEADER) as u64;
+    let mut elf = Vec::with_capacity(size as usize);
+    // ---- ELF header (Elf64_Ehdr)
+    elf.extend_from_slice(b"\x7fELF"); // magic
+    elf.extend_from_slice(&[2, 1, 1, 0]); // ELFCLASS64, ELFDATA2LSB, EV_CURRENT, ELFOSABI_SYSV
+    elf.extend_from_slice(&[0; 8]); // ABI version and padding to 16
+    elf.extend_from_slice(&2u16.to_le_bytes()); // e_type = ET_EXEC
+    elf.extend_from_slice(&machine.to_le_bytes()); // e_machine
+    elf.extend_from_slice(&1u32.to_le_bytes()); // e_version = EV_CURRENT
+    elf.extend_from_slice(&entry.to_le_bytes()); // e_entry
+    elf.extend_from_slice(&(ELF_HEADER as u64).to_le_bytes()); // e_phoff: right after
+    elf.extend_from_slice(&0u64.to_le_bytes()); // e_shoff: no section headers
+    elf.extend_from_slice(&0u32.to_le_bytes()); // e_flags
+    for half in [ELF_HEADER, PROGRAM_HEADER, 1, 0, 0, 0] {
+        // e_ehsize, e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx
+        elf.extend_from_slice(&(half as u16).to_le_bytes());
+    }
+    // ---- program header (Elf64_Phdr)
+    elf.extend_from_slice(&1u32.to_le_bytes()); // p_type = PT_LOAD
+    elf.extend_from_slice(&5u32.to_le_bytes()); // p_flags = PF_R | PF_X
+    for word in [0, EXIT0_VADDR, EXIT0_VADDR, size, size, 0x1000] {
+        // p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align
+        elf.extend_from_slice(&word.to_le_bytes());
+    }
+    elf.extend_from_slice(code);
+    elf
+}
 
 /// What the forked child does.
 pub(crate) enum Child {
@@ -126,10 +149,9 @@ impl Spawn {
     }
 }
 
-/// Writes the exit(0) helper as `<dir>/exit0`, mode 0755, and returns its
-/// path.
-#[cfg(target_arch = "x86_64")]
-fn write_exit0_helper(dir: &TempDir) -> Result<std::path::PathBuf, BenchError> {
+/// Writes the exit(0) helper `elf` as `<dir>/exit0`, mode 0755, and
+/// returns its path.
+fn write_exit0_helper(dir: &TempDir, elf: &[u8]) -> Result<std::path::PathBuf, BenchError> {
     use crate::sys::os_error;
     use std::io::Write;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -141,7 +163,7 @@ fn write_exit0_helper(dir: &TempDir) -> Result<std::path::PathBuf, BenchError> {
         .mode(0o755)
         .open(&path)
         .map_err(path_error("create"))?;
-    file.write_all(&EXIT0_ELF).map_err(path_error("write"))?;
+    file.write_all(elf).map_err(path_error("write"))?;
     drop(file);
     // The umask may have taken bits off the mode given to open.
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
@@ -150,22 +172,19 @@ fn write_exit0_helper(dir: &TempDir) -> Result<std::path::PathBuf, BenchError> {
 }
 
 /// fork + execve of the exit(0) helper + waitpid, named `what`: `fork-exec`
-/// or aim9's `exec-test`.
-#[cfg(target_arch = "x86_64")]
+/// or aim9's `exec-test`. Skipped on an architecture without a helper.
 pub(crate) fn prepare_exit0(what: &'static str) -> Result<Box<dyn Workload>, BenchError> {
+    let Some((machine, code)) = EXIT0_CODE else {
+        return Err(BenchError::Skip(format!(
+            "{what} embeds its exit(0) helper for x86_64 and aarch64 only; this machine is {}",
+            std::env::consts::ARCH
+        )));
+    };
     let dir = TempDir::new(what)?;
-    let path = write_exit0_helper(&dir)?;
+    let path = write_exit0_helper(&dir, &exit0_elf(machine, code))?;
     let exec = Exec::new(&path, &["exit0"], &[]);
     trial(&exec, what)?;
     Ok(Spawn::boxed(what, Child::Exec(exec), Some(dir)))
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-pub(crate) fn prepare_exit0(what: &'static str) -> Result<Box<dyn Workload>, BenchError> {
-    Err(BenchError::Skip(format!(
-        "{what} embeds its exit(0) helper for x86_64 only; this machine is {}",
-        std::env::consts::ARCH
-    )))
 }
 
 #[cfg(test)]
@@ -219,28 +238,35 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_arch = "x86_64")]
     fn helper_elf_is_consistent() {
-        let elf = &EXIT0_ELF;
-        let u16_at = |o: usize| u16::from_le_bytes([elf[o], elf[o + 1]]) as u64;
-        let u64_at = |o: usize| u64::from_le_bytes(elf[o..o + 8].try_into().unwrap());
-        assert_eq!(&elf[..4], b"\x7fELF");
-        assert_eq!(u16_at(16), 2, "ET_EXEC");
-        assert_eq!(u16_at(18), 0x3e, "EM_X86_64");
-        let (entry, phoff) = (u64_at(24), u64_at(32));
-        assert_eq!((u16_at(52), u16_at(54), u16_at(56)), (64, 56, 1));
-        let ph = phoff as usize;
-        let (vaddr, filesz, memsz) = (u64_at(ph + 16), u64_at(ph + 32), u64_at(ph + 40));
-        assert_eq!(filesz, elf.len() as u64);
-        assert_eq!(memsz, filesz);
-        assert_eq!(
-            ph + 56,
-            (entry - vaddr) as usize,
-            "code follows the headers"
-        );
-        assert_eq!(
-            &elf[(entry - vaddr) as usize..],
-            [0xb8, 231, 0, 0, 0, 0x31, 0xff, 0x0f, 0x05]
-        );
+        for (machine, code) in [
+            (0x3e, &[0x0f, 0x05][..]),
+            (0xb7, &[0x01, 0x00, 0x00, 0xd4][..]),
+        ] {
+            let elf = exit0_elf(machine, code);
+            let u16_at = |o: usize| u16::from_le_bytes([elf[o], elf[o + 1]]) as u64;
+            let u64_at = |o: usize| u64::from_le_bytes(elf[o..o + 8].try_into().unwrap());
+            assert_eq!(&elf[..4], b"\x7fELF");
+            assert_eq!(u16_at(16), 2, "ET_EXEC");
+            assert_eq!(u16_at(18), u64::from(machine));
+            let (entry, phoff) = (u64_at(24), u64_at(32));
+            assert_eq!((u16_at(52), u16_at(54), u16_at(56)), (64, 56, 1));
+            let ph = phoff as usize;
+            assert_eq!(u16_at(ph), 1, "PT_LOAD");
+            let (vaddr, filesz, memsz) = (u64_at(ph + 16), u64_at(ph + 32), u64_at(ph + 40));
+            assert_eq!(filesz, elf.len() as u64);
+            assert_eq!(memsz, filesz);
+            assert_eq!(
+                ph + 56,
+                (entry - vaddr) as usize,
+                "code follows the headers"
+            );
+            assert_eq!(entry % 4, 0, "arm64 code is 4-byte aligned");
+            assert_eq!(&elf[(entry - vaddr) as usize..], code);
+        }
+        // This machine's helper is the one tested by running it.
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(EXIT0_CODE.map(|(machine, _)| machine), Some(0x3e));
+        }
     }
 }
