@@ -163,7 +163,10 @@ fn open_results_port() -> Result<File> {
         let mut termios: libc::termios = std::mem::zeroed();
         if libc::tcgetattr(port.as_raw_fd(), &mut termios) == 0 {
             libc::cfmakeraw(&mut termios);
-            libc::cfsetospeed(&mut termios, libc::B115200);
+            // The speed as Linux keeps it, in c_cflag (what cfsetospeed
+            // does; the libc crate links that by a symbol version a static
+            // binary does not have).
+            termios.c_cflag = (termios.c_cflag & !libc::CBAUD) | libc::B115200;
             libc::tcsetattr(port.as_raw_fd(), libc::TCSANOW, &termios);
         }
     }

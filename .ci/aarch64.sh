@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# kbench for aarch64, cross-built on this x86_64 Debian 12 machine with
+# Debian's Rust (rustc-web, whose arm64 standard library is a package;
+# rustup's toolchain here has none and cannot fetch one), statically linked
+# so that it runs without an arm64 loader, under qemu-user:
+#   - the tests of the statistics, the model and the benchmark registry;
+#   - one real `kbench run` of syscall-null and aim9's exec-test (its
+#     aarch64 exit(0) helper exec'd), whose snapshot must say aarch64.
+# Emulated timings are functional checks only. A run's agent is a child
+# process exec'd from the aarch64 binary, so qemu-aarch64 is registered
+# with binfmt_misc (qemu-user-binfmt) for it.
+#
+# Needs, as root: dpkg --add-architecture arm64 && apt-get update &&
+#   apt-get install rustc-web cargo-web libstd-rust-web-dev:arm64
+#   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user qemu-user-binfmt
+# (.ci/run installs them). docs/contributing.md has the same commands.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+target=aarch64-unknown-linux-gnu
+missing=()
+for tool in /usr/bin/rustc /usr/bin/cargo aarch64-linux-gnu-gcc qemu-aarch64 update-binfmts; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+done
+[ -d /usr/lib/rustlib/$target ] || missing+=("the arm64 standard library")
+if [ ${#missing[@]} -gt 0 ]; then
+    echo ".ci/aarch64.sh: missing ${missing[*]}: apt-get install rustc-web cargo-web" \
+         "libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user" \
+         "qemu-user-binfmt (after dpkg --add-architecture arm64)" >&2
+    exit 1
+fi
+
+# rustup's cargo and rustc come first on PATH: Debian's are named.
+export RUSTC=/usr/bin/rustc
+export RUSTFLAGS="-C target-feature=+crt-static"
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=qemu-aarch64
+# Apart from the host's build: another compiler's artifacts.
+export CARGO_TARGET_DIR=target/aarch64
+cargo=(/usr/bin/cargo)
+
+"${cargo[@]}" build --release --target $target -p kbench
+# --lib --tests: the doctests would need an arm64 rustdoc.
+"${cargo[@]}" test --release --target $target -p kbench-stats -p kbench-model --lib --tests
+"${cargo[@]}" test --release --target $target -p kbench-bench --test docs
+"${cargo[@]}" test --release --target $target -p kbench-bench --lib each_benchmark_says_where_its_loop_runs
+
+if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+    mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+    update-binfmts --enable qemu-aarch64
+fi
+kbench=$CARGO_TARGET_DIR/$target/release/kbench
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+qemu-aarch64 "$kbench" --version
+qemu-aarch64 "$kbench" --db "$work/r.db" run syscall-null exec-test --rounds 1 --max-time 0.2 --into arm
+qemu-aarch64 "$kbench" --db "$work/r.db" export arm > "$work/arm.json"
+python3 - "$work/arm.json" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+runs = [run for identifier in data["identifiers"] for run in identifier["runs"]]
+arches = {run["info"]["snapshot"]["arch"] for run in runs}
+assert arches == {"aarch64"}, arches
+tests = {test for run in runs for test in run["samples"]}
+assert {"syscall-null", "exec-test"} <= tests, tests
+print(f"aarch64 kbench under qemu-user: {len(runs)} run(s), arch {arches.pop()}, tests {sorted(t for t in tests if ':' not in t)}")
+PY
