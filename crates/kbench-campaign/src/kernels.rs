@@ -22,7 +22,8 @@ pub fn resolve(
     boot_dir: &Path,
 ) -> Result<CampaignKernel> {
     let as_path = Path::new(given);
-    let image = if given.contains('/') || as_path.is_file() {
+    let by_path = given.contains('/') || as_path.is_file();
+    let image = if by_path {
         if !as_path.is_file() {
             refuse!("kernel {name}: {given} is not a file");
         }
@@ -50,7 +51,7 @@ pub fn resolve(
             image.display()
         );
     };
-    if !given.contains('/') && !as_path.is_file() && release != given {
+    if !by_path && release != given {
         refuse!(
             "kernel {name}: {} says it is release {release}, not {given}",
             image.display()

@@ -317,7 +317,7 @@ fn finish(store: &mut dyn Database, campaign: &mut Campaign, teller: &mut Teller
         ),
     );
     save(store, campaign)?;
-    if here().release == target.release && target.image.is_none() {
+    if kbench_sysinfo::kernel_release() == target.release && target.image.is_none() {
         return Ok(());
     }
     switch::load(campaign, &target)?;
@@ -341,7 +341,7 @@ pub(crate) fn stop(
         at_ms: now_ms(),
         reason: reason.clone(),
     };
-    let release = here().release;
+    let release = kbench_sysinfo::kernel_release();
     let stays = match release == campaign.origin.release {
         true => format!("the machine stays in {release}, the kernel it started from"),
         false => format!(

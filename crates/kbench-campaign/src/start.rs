@@ -95,7 +95,8 @@ pub fn start(
 /// campaign it plans.
 fn check(store: &mut dyn Database, request: StartRequest) -> Result<Campaign> {
     kbench_model::validate_name("campaign", &request.name).map_err(CampaignError::Invalid)?;
-    if let Some(other) = list(store)?.into_iter().find(|c| c.state.is_running()) {
+    let campaigns = list(store)?;
+    if let Some(other) = campaigns.iter().find(|c| c.state.is_running()) {
         refuse!(
             "campaign {} is running (`kbench campaign show {}`): one campaign at a time. Stop it \
              with `kbench campaign stop {}` first",
@@ -104,7 +105,7 @@ fn check(store: &mut dyn Database, request: StartRequest) -> Result<Campaign> {
             other.name
         );
     }
-    if list(store)?.iter().any(|c| c.name == request.name) {
+    if campaigns.iter().any(|c| c.name == request.name) {
         refuse!(
             "there was a campaign {} already; give the new one another name",
             request.name
