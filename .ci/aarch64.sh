@@ -5,7 +5,12 @@
 # so that it runs without an arm64 loader, under qemu-user:
 #   - the tests of the statistics, the model and the benchmark registry;
 #   - one real `kbench run` of syscall-null and aim9's exec-test (its
-#     aarch64 exit(0) helper exec'd), whose snapshot must say aarch64.
+#     aarch64 exit(0) helper exec'd), whose snapshot must say aarch64;
+#   - `kbench vm compare` (the host's x86_64 kbench) of Debian's arm64 cloud
+#     kernels 6.1 and 6.12, booted in qemu-system-aarch64 under TCG with
+#     this aarch64 build as their init: both kernels' samples stored, with
+#     the guest's release and architecture;
+#   - the arm64 Debian package of this build.
 # Emulated timings are functional checks only. A run's agent is a child
 # process exec'd from the aarch64 binary, so qemu-aarch64 is registered
 # with binfmt_misc (qemu-user-binfmt) for it.
@@ -13,22 +18,30 @@
 # Needs, as root: dpkg --add-architecture arm64 && apt-get update &&
 #   apt-get install rustc-web cargo-web libstd-rust-web-dev:arm64
 #   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user qemu-user-binfmt
-# (.ci/run installs them). docs/contributing.md has the same commands.
+#   qemu-system-arm
+# (.ci/run installs them), and cargo-deb for the package. docs/contributing.md has the same commands.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target=aarch64-unknown-linux-gnu
 missing=()
-for tool in /usr/bin/rustc /usr/bin/cargo aarch64-linux-gnu-gcc qemu-aarch64 update-binfmts; do
+for tool in /usr/bin/rustc /usr/bin/cargo aarch64-linux-gnu-gcc qemu-aarch64 update-binfmts \
+    qemu-system-aarch64 cargo-deb; do
     command -v "$tool" >/dev/null || missing+=("$tool")
 done
 [ -d /usr/lib/rustlib/$target ] || missing+=("the arm64 standard library")
 if [ ${#missing[@]} -gt 0 ]; then
     echo ".ci/aarch64.sh: missing ${missing[*]}: apt-get install rustc-web cargo-web" \
          "libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user" \
-         "qemu-user-binfmt (after dpkg --add-architecture arm64)" >&2
+         "qemu-user-binfmt qemu-system-arm (after dpkg --add-architecture arm64);" \
+         "cargo install cargo-deb --locked --no-default-features" >&2
     exit 1
 fi
+
+# The host's kbench, which boots the arm64 guests (built already by the
+# README's test command; its flags, not the cross-build's below).
+cargo build --release -p kbench
+host_kbench=target/release/kbench
 
 # rustup's cargo and rustc come first on PATH: Debian's are named.
 export RUSTC=/usr/bin/rustc
@@ -65,3 +78,34 @@ tests = {test for run in runs for test in run["samples"]}
 assert {"syscall-null", "exec-test"} <= tests, tests
 print(f"aarch64 kbench under qemu-user: {len(runs)} run(s), arch {arches.pop()}, tests {sorted(t for t in tests if ':' not in t)}")
 PY
+
+# arm64 guests on this x86_64 machine: qemu-system-aarch64 -M virt, TCG.
+"$host_kbench" kernel fetch --arch arm64 --kernel-cache "$work/kernels" debian:6.1 debian:6.12 \
+    | tee "$work/kernels.txt"
+mapfile -t images < <(awk '{print $2}' "$work/kernels.txt")
+[ ${#images[@]} = 2 ] || { echo "expected two arm64 kernels, got: ${images[*]}" >&2; exit 1; }
+"$host_kbench" --db "$work/vm.db" vm compare --kernel "${images[0]}" --kernel "${images[1]}" \
+    syscall-null exec-test --rounds 2 --max-time 0.3 --accel tcg --into arm64-kernels \
+    --guest-kbench "$kbench" --kernel-cache "$work/kernels"
+"$host_kbench" --db "$work/vm.db" export arm64-kernels > "$work/arm64-kernels.json"
+python3 - "$work/arm64-kernels.json" "$work/kernels.txt" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+releases = [line.split()[0] for line in open(sys.argv[2])]
+by_name = {identifier["name"]: identifier for identifier in data["identifiers"]}
+assert sorted(by_name) == sorted(releases), (sorted(by_name), releases)
+for release in releases:
+    runs = by_name[release]["runs"]
+    assert len(runs) == 2, (release, len(runs))  # one run per boot, two boots
+    for run in runs:
+        snapshot = run["info"]["snapshot"]
+        assert snapshot["arch"] == "aarch64", snapshot["arch"]
+        assert snapshot["kernel_release"] == release, (snapshot["kernel_release"], release)
+        for test in ("syscall-null", "exec-test"):
+            assert len(run["samples"].get(test, [])) > 0, (release, test)
+print(f"arm64 guests under TCG: {', '.join(releases)}: 2 boots each, samples of both tests, arch aarch64")
+PY
+
+# The arm64 Debian package, of this build.
+bash .ci/deb.sh --no-build --target $target release
+dpkg-deb --info "$CARGO_TARGET_DIR"/$target/debian/kbench_*_arm64.deb | grep '^ Architecture: arm64$' >/dev/null

@@ -38,8 +38,9 @@ pub struct KernelMeasure {
     pub benches: Vec<String>,
     /// Which of the tests to bisect, and its metric (`pipe-lat:p99`).
     pub metric: Option<String>,
-    /// The kbench binary the guest runs as its init (the running one).
-    pub guest_binary: PathBuf,
+    /// The kbench binary the guest runs as its init (`--guest-kbench`);
+    /// default: the running one, or an arm64 guest's cross-build.
+    pub guest_kbench: Option<PathBuf>,
     /// Where the VMs' console logs go.
     pub log_dir: PathBuf,
 }
@@ -50,6 +51,7 @@ pub(crate) struct KernelSetup {
     pub unit: String,
     pub better: Direction,
     pub build: KernelBuild,
+    arch: ImageArch,
     qemu: PathBuf,
     guest: Arc<GuestImage>,
     log_dir: PathBuf,
@@ -98,13 +100,16 @@ impl KernelSetup {
             invalid!("{} is not a built-in benchmark", test.benchmark);
         };
         let better = info.direction;
-        let qemu = qemu::find_qemu(None)?;
-        let guest = GuestImage::build(&measure.guest_binary, None, None)?;
+        let arch = guest_arch(&measure.build);
+        let qemu = qemu::find_qemu(None, arch)?;
+        let exe = kbench_vm::guest_binary::find(arch, measure.guest_kbench.as_deref())?;
+        let guest = GuestImage::build(&exe, arch, None, None)?;
         Ok(KernelSetup {
             test,
             unit: info.unit.label().to_string(),
             better,
             build: measure.build,
+            arch,
             qemu,
             guest: Arc::new(guest),
             log_dir: measure.log_dir,
@@ -136,6 +141,7 @@ impl KernelSetup {
             qemu: self.qemu,
             guest: self.guest,
             machine: Machine {
+                arch: self.arch,
                 accel: Accel::Tcg,
                 memory_mib: MEMORY_MIB,
                 cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
@@ -166,6 +172,30 @@ impl KernelSetup {
     }
 }
 
+/// Why each commit's image must be of the architecture [`guest_arch`] chose.
+const ARCH_FROM_PATH: &str = "the guest (qemu and its kbench) is chosen before the first build, \
+    by the architecture --kernel's path names (arch/arm64/... or arch/x86/...; else this \
+    machine's)";
+
+/// The architecture of the kernels a bisection boots: the one the image's
+/// path in the tree names (`arch/arm64/boot/Image`, a cross-build by the
+/// user's `--build`, also below an `O=` directory), else the host's
+/// (kbench's own builds are native).
+fn guest_arch(build: &KernelBuild) -> ImageArch {
+    let KernelBuild::Command { image, .. } = build else {
+        return ImageArch::host();
+    };
+    let parts: Vec<_> = image.components().map(|part| part.as_os_str()).collect();
+    parts
+        .windows(2)
+        .find_map(|pair| match pair[0] == "arch" {
+            true if pair[1] == "arm64" => Some(ImageArch::Arm64),
+            true if pair[1] == "x86" => Some(ImageArch::X86_64),
+            _ => None,
+        })
+        .unwrap_or_else(ImageArch::host)
+}
+
 /// Boots kernel images with `kbench vm`'s launcher; the accelerator is
 /// decided at the first boot.
 struct VmBoot {
@@ -186,8 +216,7 @@ impl VmBoot {
     ) -> Result<Box<dyn Launcher>> {
         let spec = VmSpec {
             qemu: self.qemu.clone(),
-            kernel: KernelImage::open(path)?
-                .require(ImageArch::X86_64, kbench_vm::lab::X86_GUESTS)?,
+            kernel: KernelImage::open(path)?.require(self.machine.arch, ARCH_FROM_PATH)?,
             machine: self.machine.clone(),
             timeout: BOOT_TIMEOUT,
             log_dir: self.log_dir.clone(),
@@ -197,7 +226,8 @@ impl VmBoot {
             Some(accel) => accel,
             None => {
                 let memo = ProbeMemo::beside(&KernelCache::new(KernelCache::default_dir()));
-                let decision = qemu::decide_accel(AccelChoice::Auto, qemu::kvm_device(), || {
+                let kvm = qemu::kvm_device(self.machine.arch);
+                let decision = qemu::decide_accel(AccelChoice::Auto, kvm, || {
                     memo.kvm_works(&self.qemu, || {
                         progress(Progress::Step(&format!(
                             "probing KVM with a short boot of {} ...",
@@ -214,5 +244,32 @@ impl VmBoot {
         };
         launcher.set_accel(accel);
         Ok(Box::new(launcher))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_image_path_names_the_guest_architecture() {
+        let command = |image: &str| KernelBuild::Command {
+            command: "make".into(),
+            image: PathBuf::from(image),
+        };
+        assert_eq!(
+            guest_arch(&command("arch/arm64/boot/Image")),
+            ImageArch::Arm64
+        );
+        assert_eq!(
+            guest_arch(&command("arch/x86/boot/bzImage")),
+            ImageArch::X86_64
+        );
+        assert_eq!(guest_arch(&command("out/Image")), ImageArch::host());
+        assert_eq!(
+            guest_arch(&command("build-arm64/arch/arm64/boot/Image")),
+            ImageArch::Arm64,
+            "an out-of-tree build (O=) keeps the layout"
+        );
     }
 }

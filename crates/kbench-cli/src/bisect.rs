@@ -77,9 +77,15 @@ pub struct BisectArgs {
     #[arg(long, default_value = "value")]
     pub unit: String,
 
-    /// Path of the built kernel image in the tree, booted with `kbench vm`
+    /// Path of the built kernel image in the tree, booted with `kbench vm`: arch/x86/boot/bzImage,
+    /// or arch/arm64/boot/Image for an arm64 cross-build (qemu-system-aarch64)
     #[arg(long, value_name = "PATH_IN_TREE", requires_all = ["bench", "build"])]
     pub kernel: Option<PathBuf>,
+
+    /// The kbench binary the guest runs as init [default: this one; for arm64 kernels on an
+    /// x86_64 host, the static aarch64 cross-build in target/aarch64/ (docs/contributing.md)]
+    #[arg(long, value_name = "PATH", env = "KBENCH_GUEST_KBENCH")]
+    pub guest_kbench: Option<PathBuf>,
 
     /// kbench builds each commit of the Linux tree itself, out of tree with ccache, from this
     /// config with the guest's options merged in: tiny (make tinyconfig), default (make
@@ -135,9 +141,6 @@ impl BisectArgs {
     /// (`--kernel`, `--kernel-config`) runs this kbench binary and logs its
     /// boots in `log_dir/vm-logs`, kbench's builds in `log_dir/build-logs`.
     pub fn setup(&self, log_dir: PathBuf) -> kbench_bisect::Result<Setup> {
-        let guest_binary = std::env::current_exe().map_err(kbench_bisect::BisectError::os(
-            "finding the kbench binary for the guest",
-        ))?;
         let build = match (&self.kernel_config, &self.kernel) {
             (Some(base), _) => Some(KernelBuild::Linux(LinuxBuild::new(
                 ConfigBase::parse(base),
@@ -155,7 +158,7 @@ impl BisectArgs {
                 build,
                 benches: self.bench.clone(),
                 metric: self.metric.clone(),
-                guest_binary,
+                guest_kbench: self.guest_kbench.clone(),
                 log_dir: log_dir.join("vm-logs"),
             }),
             None => Measure::command(

@@ -6,6 +6,7 @@ use clap::{Args, Subcommand};
 use kbench_analysis::thresholds::{DEFAULT_THRESHOLD, Thresholds};
 use kbench_catalog::suite::DEFAULT_SUITE;
 use kbench_vm::kernel_fetch::KernelCache;
+use kbench_vm::kernel_image::ImageArch;
 use kbench_vm::qemu::AccelChoice;
 use kbench_vm::{LabRequest, MachineRequest};
 use std::path::PathBuf;
@@ -37,7 +38,8 @@ kernels (`kbench kernel fetch`) have them.";
 kbench vm run --kernel 6.1.0-57-cloud-amd64 syscall-null pipe-lat --rounds 1\n\n{AFTER_HELP}")
 )]
 pub struct VmRunArgs {
-    /// The kernel: a bzImage path, or the release of a kernel from `kbench kernel fetch`
+    /// The kernel: a bzImage or arm64 Image path, or the release of a kernel from `kbench kernel
+    /// fetch`
     #[arg(long, value_name = "PATH|RELEASE")]
     pub kernel: String,
 
@@ -85,7 +87,8 @@ the same interference, and compare pairs them block by block \
 memory families).\n\n{AFTER_HELP}")
 )]
 pub struct VmCompareArgs {
-    /// A kernel (bzImage path or cached release); give two or more, the first is the baseline
+    /// A kernel (bzImage or arm64 Image path, or cached release); give two or more of one
+    /// architecture, the first is the baseline
     #[arg(long = "kernel", value_name = "PATH|RELEASE", required = true)]
     pub kernels: Vec<String>,
 
@@ -177,9 +180,15 @@ pub struct VmOptions {
     #[arg(long, value_name = "ARGS")]
     pub append: Option<String>,
 
-    /// The qemu-system-x86_64 to run (default: the one on PATH)
+    /// The qemu to run (default: qemu-system-x86_64 on PATH, or qemu-system-aarch64 for arm64
+    /// kernels)
     #[arg(long, value_name = "PATH", env = "KBENCH_QEMU")]
     pub qemu: Option<PathBuf>,
+
+    /// The kbench binary the guest runs as init [default: this one; for arm64 kernels on an
+    /// x86_64 host, the static aarch64 cross-build in target/aarch64/ (docs/contributing.md)]
+    #[arg(long, value_name = "PATH", env = "KBENCH_GUEST_KBENCH")]
+    pub guest_kbench: Option<PathBuf>,
 
     /// An ext4 image, or a cached rootfs id, the guest mounts (virtio-blk, writes thrown away at
     /// exit) and runs the tests chrooted in, after loading its kernel's virtio modules; a bzImage
@@ -225,6 +234,7 @@ impl VmOptions {
             accel: AccelChoice::parse(&self.accel).expect("clap checked --accel"),
             append: self.append.clone(),
             qemu: self.qemu.clone(),
+            guest_kbench: self.guest_kbench.clone(),
             cache: self.cache.cache(),
             rootfs: self.rootfs.clone(),
             rootfs_cache: self.rootfs_cache.cache(),
@@ -235,11 +245,11 @@ impl VmOptions {
 /// Fetch and list kernels for `kbench vm`
 #[derive(Debug, Subcommand)]
 pub enum KernelCommand {
-    /// Download Debian cloud kernels (linux-image-*-cloud-amd64) with apt into the cache
+    /// Download Debian cloud kernels (linux-image-*-cloud-amd64 or -arm64) with apt into the cache
     #[command(
         after_help = "Examples:\n  kbench kernel fetch debian:6.1 debian:6.12   \
 # the newest 6.1 and 6.12 cloud kernels apt knows\n  kbench kernel fetch debian:6.1.0-57          \
-# one build\n\nPrints RELEASE and the full path of its vmlinuz per kernel; a kernel already \
+# one build\n  kbench kernel fetch --arch arm64 debian:6.1  # an arm64 guest's kernel\n\nPrints RELEASE and the full path of its vmlinuz per kernel; a kernel already \
 cached is not downloaded again."
     )]
     Fetch(FetchArgs),
@@ -308,8 +318,28 @@ pub struct FetchArgs {
     #[arg(value_name = "KERNEL", required = true)]
     pub kernels: Vec<String>,
 
+    /// The kernels' architecture: amd64 (x86_64) or arm64 (aarch64), whose packages apt knows on
+    /// an amd64 host after `dpkg --add-architecture arm64 && apt-get update` [default: this
+    /// machine's]
+    #[arg(long, value_name = "ARCH", value_parser = parse_arch)]
+    pub arch: Option<ImageArch>,
+
     #[command(flatten)]
     pub cache: CacheArg,
+}
+
+impl FetchArgs {
+    /// `--arch`, else this machine's.
+    pub fn arch(&self) -> ImageArch {
+        self.arch.unwrap_or_else(ImageArch::host)
+    }
+}
+
+/// `--arch`: Debian's name (amd64, arm64) or uname's (x86_64, aarch64).
+fn parse_arch(text: &str) -> Result<ImageArch, String> {
+    ImageArch::parse(text).ok_or_else(|| {
+        format!("'{text}' is not an architecture kbench boots: amd64 (x86_64) or arm64 (aarch64)")
+    })
 }
 
 #[derive(Debug, Args)]

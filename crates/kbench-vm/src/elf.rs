@@ -15,7 +15,18 @@ const DT_NEEDED: u64 = 1;
 const DT_STRTAB: u64 = 5;
 
 /// Where glibc's loader looks when there is no ld.so.cache (Debian's
-/// built-in system directories, and the non-multiarch ones).
+/// built-in system directories for the host's architecture, and the
+/// non-multiarch ones).
+#[cfg(target_arch = "aarch64")]
+pub const LIBRARY_DIRS: &[&str] = &[
+    "/lib/aarch64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
+];
+#[cfg(not(target_arch = "aarch64"))]
 pub const LIBRARY_DIRS: &[&str] = &[
     "/lib/x86_64-linux-gnu",
     "/usr/lib/x86_64-linux-gnu",
@@ -34,14 +45,26 @@ pub struct Needs {
     pub libraries: Vec<String>,
 }
 
-/// Reads `PT_INTERP` and `DT_NEEDED` from an ELF64 little-endian image.
-pub fn needs(bytes: &[u8]) -> Result<Needs> {
+/// The `e_machine` of an ELF64 little-endian file: which processor it
+/// runs on (62 x86-64, 183 AArch64).
+pub fn machine(bytes: &[u8]) -> Result<u16> {
+    check_elf64(bytes)?;
+    u16_at(bytes, 0x12)
+}
+
+fn check_elf64(bytes: &[u8]) -> Result<()> {
     if bytes.get(..4) != Some(b"\x7fELF") {
         invalid!("not an ELF file");
     }
     if bytes.get(4) != Some(&2) || bytes.get(5) != Some(&1) {
         invalid!("not a 64-bit little-endian ELF file");
     }
+    Ok(())
+}
+
+/// Reads `PT_INTERP` and `DT_NEEDED` from an ELF64 little-endian image.
+pub fn needs(bytes: &[u8]) -> Result<Needs> {
+    check_elf64(bytes)?;
     let phoff = u64_at(bytes, 0x20)? as usize;
     let phentsize = u16_at(bytes, 0x36)? as usize;
     let phnum = u16_at(bytes, 0x38)? as usize;
@@ -229,6 +252,8 @@ mod tests {
     #[test]
     fn reads_this_test_binary() {
         let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let arch = crate::kernel_image::ImageArch::of_elf_machine(machine(&exe).unwrap());
+        assert_eq!(arch, Some(crate::kernel_image::ImageArch::host()));
         let needs = needs(&exe).unwrap();
         if needs.interpreter.is_none() {
             // Built static (crt-static): nothing else to check.
@@ -251,6 +276,7 @@ mod tests {
     #[test]
     fn rejects_what_is_not_elf64() {
         assert!(needs(b"#!/bin/sh\n").is_err());
+        assert!(machine(b"#!/bin/sh\n").is_err());
         let mut header = b"\x7fELF".to_vec();
         header.extend([1, 1]); // 32-bit
         assert!(needs(&header).is_err());

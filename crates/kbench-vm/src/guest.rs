@@ -3,8 +3,8 @@
 //! It mounts /proc, /sys, /dev and /tmp, brings up the loopback interface,
 //! reads its job from the initramfs, and runs it in a child process (so the
 //! benchmarks run as an ordinary process, not as init with its special
-//! signal rules) whose events go to the second serial port, the results
-//! channel the host reads. When the child ends, PID 1 writes
+//! signal rules) whose events go to the results channel, a serial port the
+//! host reads ([`RESULTS_PORT`]). When the child ends, PID 1 writes
 //! [`EXIT_MARKER`] with its status, waits for the port to drain and powers
 //! the machine off. Messages go to the console (the first serial port),
 //! which the host keeps as the serial log. A gated guest
@@ -26,10 +26,15 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-/// The results channel: the guest's second 8250 serial port (the driver is
-/// built into every x86 distribution kernel; virtio-console is a module in
-/// some, e.g. Debian's 6.1 cloud kernel).
+/// The results channel: on x86_64 the guest's second 8250 serial port (the
+/// driver is built into every x86 distribution kernel; virtio-console is a
+/// module in some, e.g. Debian's 6.1 cloud kernel); on arm64 the 16550 on
+/// PCI qemu adds beside the board's PL011 console, the first 8250 port
+/// ([`super::qemu`]).
+#[cfg(not(target_arch = "aarch64"))]
 pub const RESULTS_PORT: &str = "/dev/ttyS1";
+#[cfg(target_arch = "aarch64")]
+pub const RESULTS_PORT: &str = "/dev/ttyS0";
 
 /// The line PID 1 writes on the results channel once the agent has ended:
 /// `#kbench-guest-exit STATUS`. Its absence means the guest died first.

@@ -7,6 +7,7 @@
 //! space and the guest's memory unless `--memory` is given.
 
 use super::error::{Result, VmError, invalid};
+use super::kernel_image::ImageArch;
 use super::rootfs::{self, Manifest, RootfsCache, RootfsStep};
 use kbench_catalog::profile::guest::{GuestNeeds, mebibytes};
 use kbench_catalog::profile::{Origin, Profiles};
@@ -27,16 +28,31 @@ pub struct GuestDisk {
 /// the one their profiles' packages make (built unless cached; `observe`
 /// hears the build's steps), else none when every test is built in.
 pub fn choose(
+    arch: ImageArch,
     given: Option<&str>,
     cache: &RootfsCache,
     profiles: &Profiles,
     tests: &[TestKey],
     observe: &mut dyn FnMut(&RootfsStep),
 ) -> Result<Option<GuestDisk>> {
+    let names = profile_names(tests);
+    if arch != ImageArch::X86_64 && (given.is_some() || !names.is_empty()) {
+        invalid!(
+            "an {} guest has no root filesystem yet: kbench's rootfs images are amd64 Debian, \
+             so --rootfs and the profiles ({}) run in x86_64 guests only; give an {} guest the \
+             built-in benchmarks",
+            arch.name(),
+            if names.is_empty() {
+                "none asked".to_string()
+            } else {
+                names.join(", ")
+            },
+            arch.name()
+        );
+    }
     if let Some(given) = given {
         return given_disk(given, cache).map(Some);
     }
-    let names = profile_names(tests);
     if names.is_empty() {
         return Ok(None);
     }
@@ -166,10 +182,57 @@ mod tests {
     fn built_in_tests_need_no_rootfs_and_the_default_memory() {
         let cache = RootfsCache::new(tempfile::tempdir().unwrap().path().join("none"));
         let tests = keys(&["syscall-null"]);
-        let chosen = choose(None, &cache, &Profiles::builtin(), &tests, &mut |_| {}).unwrap();
-        assert_eq!(chosen, None);
+        let builtin = Profiles::builtin();
+        let chosen = choose(
+            ImageArch::X86_64,
+            None,
+            &cache,
+            &builtin,
+            &tests,
+            &mut |_| {},
+        );
+        assert_eq!(chosen.unwrap(), None);
+        let arm64 = choose(
+            ImageArch::Arm64,
+            None,
+            &cache,
+            &builtin,
+            &tests,
+            &mut |_| {},
+        );
+        assert_eq!(arm64.unwrap(), None, "built-ins boot an arm64 guest");
         let (mib, note) = memory_mib(None, &Profiles::builtin(), &tests).unwrap();
         assert_eq!((mib, note), (1024, None));
+    }
+
+    #[test]
+    fn an_arm64_guest_is_refused_a_rootfs_before_one_is_built() {
+        let cache = RootfsCache::new(tempfile::tempdir().unwrap().path().join("none"));
+        let builtin = Profiles::builtin();
+        let error = choose(
+            ImageArch::Arm64,
+            None,
+            &cache,
+            &builtin,
+            &keys(&["redis", "syscall-null"]),
+            &mut |_| panic!("nothing is built"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("aarch64 guest has no root filesystem"),
+            "{error}"
+        );
+        assert!(error.contains("(redis)"), "{error}");
+        let given = choose(
+            ImageArch::Arm64,
+            Some("/some/root.img"),
+            &cache,
+            &builtin,
+            &keys(&["syscall-null"]),
+            &mut |_| {},
+        );
+        assert!(given.unwrap_err().to_string().contains("--rootfs"));
     }
 
     #[test]

@@ -14,7 +14,9 @@
 
 use super::elf;
 use super::error::{Result, VmError};
+use super::guest_binary;
 use super::initramfs::Archive;
+use super::kernel_image::ImageArch;
 use kbench_measure::agent::AgentJob;
 use std::path::{Path, PathBuf};
 
@@ -50,7 +52,8 @@ pub struct GuestImage {
 }
 
 impl GuestImage {
-    /// Builds the base from the kbench binary at `exe`; `kernel_config` is
+    /// Builds the base from the kbench binary at `exe`, which must run in a
+    /// guest of `arch` ([`guest_binary::check`]); `kernel_config` is
     /// the kernel's build configuration, if known, kept as
     /// /boot/config-RELEASE for the guest's snapshot (preempt model).
     /// With `rootfs_modules` the guest mounts a `--rootfs` disk, after
@@ -58,6 +61,7 @@ impl GuestImage {
     /// kernel has the drivers built in).
     pub fn build(
         exe: &Path,
+        arch: ImageArch,
         kernel_config: Option<(&str, &Path)>,
         rootfs_modules: Option<&[PathBuf]>,
     ) -> Result<GuestImage> {
@@ -73,6 +77,7 @@ impl GuestImage {
                 .map_err(|e| e.at(cannot()))
         };
         let binary = read(exe)?;
+        guest_binary::check(exe, &binary, arch).map_err(|e| e.at(cannot()))?;
         let runtime_files = elf::runtime_files(&binary).map_err(|e| e.at(cannot()))?;
         let mut archive = Archive::new();
         for dir in ["/proc", "/sys", "/dev", "/tmp", "/kbench", "/root"] {
@@ -172,7 +177,7 @@ mod tests {
     #[test]
     fn holds_the_binary_its_libraries_and_the_job() {
         let exe = std::env::current_exe().unwrap();
-        let image = GuestImage::build(&exe, None, None).unwrap();
+        let image = GuestImage::build(&exe, ImageArch::host(), None, None).unwrap();
         let job = AgentJob {
             snapshot: true,
             tests: vec![TestKey::new("syscall-null")],
@@ -217,7 +222,7 @@ mod tests {
         let module = dir.path().join("01-virtio_blk.ko");
         std::fs::write(&module, b"\x7fELF module").unwrap();
         let exe = std::env::current_exe().unwrap();
-        let image = GuestImage::build(&exe, None, Some(&[module])).unwrap();
+        let image = GuestImage::build(&exe, ImageArch::host(), None, Some(&[module])).unwrap();
         let job = AgentJob {
             snapshot: true,
             tests: vec![],
@@ -236,7 +241,8 @@ mod tests {
 
     #[test]
     fn a_missing_binary_is_a_clear_error() {
-        let error = GuestImage::build(Path::new("/no/such/kbench"), None, None).unwrap_err();
+        let error = GuestImage::build(Path::new("/no/such/kbench"), ImageArch::host(), None, None)
+            .unwrap_err();
         let text = format!("{error:#}");
         assert!(
             text.contains("cannot build the guest's initramfs"),

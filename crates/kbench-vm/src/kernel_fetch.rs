@@ -5,20 +5,27 @@
 //! /boot. The cloud flavour (`linux-image-*-cloud-amd64`) is small and has
 //! the serial drivers built in, so it boots in qemu with no modules; the
 //! virtio-blk drivers a `--rootfs` disk needs are modules in it, kept in
-//! `RELEASE/modules/` ([`super::modules`]).
+//! `RELEASE/modules/` ([`super::modules`]). The arm64 cloud flavour
+//! (`-cloud-arm64`, fetched as `PACKAGE:arm64`: on an amd64 host apt knows
+//! it once `dpkg --add-architecture arm64` is done) has the PL011 and
+//! 8250-on-PCI serial drivers built in, which an arm64 guest uses.
 //!
-//! `debian:6.1` means the newest `linux-image-6.1.*-cloud-amd64` apt knows;
+//! `debian:6.1` means the newest `linux-image-6.1.*-cloud-ARCH` apt knows;
 //! `debian:6.1.0-57` or `debian:6.12.117+deb12` pick one build.
 
 use super::command::run;
 use super::error::{Result, VmError, invalid};
-use super::kernel_image::KernelImage;
+use super::kernel_image::{ImageArch, KernelImage};
 use super::modules::{self, MODULES_DIR};
 use kbench_catalog::programs::find_program;
 pub use kbench_model::KernelSpec;
 use std::path::{Path, PathBuf};
 
-const FLAVOUR: &str = "cloud-amd64";
+/// The flavour of Debian's kernel packages for `arch`: "cloud-amd64".
+fn flavour(arch: ImageArch) -> String {
+    format!("cloud-{}", arch.debian())
+}
+
 const PREFIX: &str = "linux-image-";
 
 /// A step of [`KernelCache::fetch`], as it starts: the caller shows it (a
@@ -118,10 +125,10 @@ impl CachedKernel {
 /// `linux-image-6.1.0-57-cloud-amd64` -> `6.1.0-57`. Meta packages
 /// (`linux-image-6.12-cloud-amd64`, `linux-image-cloud-amd64`) and debug or
 /// unsigned ones are not.
-fn image_abi(package: &str) -> Option<&str> {
+fn image_abi<'a>(package: &'a str, flavour: &str) -> Option<&'a str> {
     let abi = package
         .strip_prefix(PREFIX)?
-        .strip_suffix(FLAVOUR)?
+        .strip_suffix(flavour)?
         .strip_suffix('-')?;
     let numbers = abi.split(['.', '-', '+']).take(3);
     let full =
@@ -136,21 +143,25 @@ fn version_key(abi: &str) -> Vec<u64> {
         .collect()
 }
 
-/// The newest image package among `packages` matching `spec`.
-pub fn choose_package<'a>(spec: &KernelSpec, packages: &[&'a str]) -> Option<&'a str> {
+/// The newest image package of `flavour` among `packages` matching `spec`.
+pub fn choose_package<'a>(
+    spec: &KernelSpec,
+    flavour: &str,
+    packages: &[&'a str],
+) -> Option<&'a str> {
     packages
         .iter()
-        .filter_map(|&p| image_abi(p).map(|abi| (p, abi)))
+        .filter_map(|&p| image_abi(p, flavour).map(|abi| (p, abi)))
         .filter(|(_, abi)| spec.matches(abi))
         .max_by_key(|(_, abi)| version_key(abi))
         .map(|(p, _)| p)
 }
 
 /// The kernel versions (major.minor) among the image packages, for messages.
-fn available_versions(packages: &[&str]) -> Vec<String> {
+fn available_versions(flavour: &str, packages: &[&str]) -> Vec<String> {
     let mut versions: Vec<(Vec<u64>, String)> = packages
         .iter()
-        .filter_map(|p| image_abi(p))
+        .filter_map(|p| image_abi(p, flavour))
         .map(|abi| {
             let key = version_key(abi);
             (key[..2].to_vec(), format!("{}.{}", key[0], key[1]))
@@ -236,21 +247,25 @@ impl KernelCache {
     pub fn fetch_all(
         &self,
         specs: &[KernelSpec],
+        arch: ImageArch,
         observe: &mut dyn FnMut(u64, String),
     ) -> Result<Vec<CachedKernel>> {
         (0u64..)
             .zip(specs)
             .map(|(done, spec)| {
-                self.fetch(spec, &mut |step| {
+                self.fetch(spec, arch, &mut |step| {
                     observe(done * FetchStep::TOTAL + step.number(), step.to_string())
                 })
             })
             .collect()
     }
 
+    /// Fetches `arch`'s cloud kernel `spec` names unless it is cached;
+    /// `observe` hears each step as it starts.
     pub fn fetch(
         &self,
         spec: &KernelSpec,
+        arch: ImageArch,
         observe: &mut dyn FnMut(&FetchStep),
     ) -> Result<CachedKernel> {
         for tool in ["apt-cache", "apt-get", "dpkg-deb"] {
@@ -264,25 +279,39 @@ impl KernelCache {
         }
         let names = run("apt-cache", &["pkgnames", PREFIX], None)?;
         let packages: Vec<&str> = names.lines().map(str::trim).collect();
-        let Some(package) = choose_package(spec, &packages) else {
-            let versions = available_versions(&packages);
+        let flavour = flavour(arch);
+        let Some(package) = choose_package(spec, &flavour, &packages) else {
+            let versions = available_versions(&flavour, &packages);
             invalid!(
-                "no Debian package linux-image-{}*-{FLAVOUR} is known to apt; {}; \
-                 run `apt-get update` if the lists are old",
+                "no Debian package linux-image-{}*-{flavour} is known to apt; {}",
                 spec.version,
-                if versions.is_empty() {
-                    "apt knows no cloud kernel at all".to_string()
-                } else {
-                    format!("apt knows these versions: {}", versions.join(", "))
+                match (versions.is_empty(), arch == ImageArch::host()) {
+                    (false, _) => format!(
+                        "apt knows these versions: {}; run `apt-get update` if the lists are old",
+                        versions.join(", ")
+                    ),
+                    (true, true) => "apt knows no cloud kernel at all; run `apt-get update` if \
+                                     the lists are old"
+                        .to_string(),
+                    (true, false) => format!(
+                        "apt knows no {} package: add the architecture with `dpkg \
+                         --add-architecture {} && apt-get update` (as root)",
+                        arch.debian(),
+                        arch.debian()
+                    ),
                 }
             );
         };
-        let release = format!("{}-{FLAVOUR}", image_abi(package).expect("chosen by ABI"));
+        let release = format!(
+            "{}-{flavour}",
+            image_abi(package, &flavour).expect("chosen by ABI")
+        );
         observe(&FetchStep::Chosen {
             release: release.clone(),
             package: package.to_string(),
         });
-        self.fetch_package(package, &release, observe)
+        let qualified = format!("{package}:{}", arch.debian());
+        self.fetch_package(&qualified, &release, observe)
     }
 
     /// Fetches `package`, whose kernel is `release`, unless it is cached.
@@ -435,10 +464,29 @@ mod tests {
         "linux-image-6.12.111+deb12-cloud-amd64",
         "linux-image-6.1.0-57-amd64",
         "linux-image-amd64",
+        "linux-image-6.1.0-57-cloud-arm64-unsigned",
+        "linux-image-6.1.0-57-cloud-arm64",
+        "linux-image-6.12.118+deb12-arm64-16k",
+        "linux-image-6.12.118+deb12-cloud-arm64",
     ];
 
     fn choose(spec: &str) -> Option<&'static str> {
-        choose_package(&KernelSpec::parse(spec).unwrap(), PKGNAMES)
+        choose_package(&KernelSpec::parse(spec).unwrap(), "cloud-amd64", PKGNAMES)
+    }
+
+    #[test]
+    fn arm64_is_its_own_flavour() {
+        let arm64 = flavour(ImageArch::Arm64);
+        let spec = |text| KernelSpec::parse(text).unwrap();
+        assert_eq!(
+            choose_package(&spec("debian:6.1"), &arm64, PKGNAMES),
+            Some("linux-image-6.1.0-57-cloud-arm64")
+        );
+        assert_eq!(
+            choose_package(&spec("debian:6.12"), &arm64, PKGNAMES),
+            Some("linux-image-6.12.118+deb12-cloud-arm64")
+        );
+        assert_eq!(available_versions(&arm64, PKGNAMES), ["6.1", "6.12"]);
     }
 
     #[test]
@@ -468,15 +516,14 @@ mod tests {
 
     #[test]
     fn only_real_images() {
-        assert_eq!(
-            image_abi("linux-image-6.1.0-57-cloud-amd64"),
-            Some("6.1.0-57")
-        );
-        assert_eq!(image_abi("linux-image-6.12-cloud-amd64"), None);
-        assert_eq!(image_abi("linux-image-cloud-amd64"), None);
-        assert_eq!(image_abi("linux-image-6.1.0-57-cloud-amd64-dbg"), None);
-        assert_eq!(image_abi("linux-image-6.1.0-57-amd64"), None);
-        assert_eq!(available_versions(PKGNAMES), ["6.1", "6.12"]);
+        let abi = |package| image_abi(package, "cloud-amd64");
+        assert_eq!(abi("linux-image-6.1.0-57-cloud-amd64"), Some("6.1.0-57"));
+        assert_eq!(abi("linux-image-6.12-cloud-amd64"), None);
+        assert_eq!(abi("linux-image-cloud-amd64"), None);
+        assert_eq!(abi("linux-image-6.1.0-57-cloud-amd64-dbg"), None);
+        assert_eq!(abi("linux-image-6.1.0-57-amd64"), None);
+        assert_eq!(abi("linux-image-6.1.0-57-cloud-arm64"), None);
+        assert_eq!(available_versions("cloud-amd64", PKGNAMES), ["6.1", "6.12"]);
     }
 
     #[test]

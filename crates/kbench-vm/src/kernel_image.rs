@@ -45,6 +45,32 @@ impl ImageArch {
         }
     }
 
+    /// Its name as Debian says it (package names, `dpkg --print-architecture`).
+    pub fn debian(self) -> &'static str {
+        match self {
+            ImageArch::X86_64 => "amd64",
+            ImageArch::Arm64 => "arm64",
+        }
+    }
+
+    /// The architecture an ELF file's `e_machine` names, if kbench knows it.
+    pub fn of_elf_machine(machine: u16) -> Option<ImageArch> {
+        match machine {
+            62 => Some(ImageArch::X86_64),
+            183 => Some(ImageArch::Arm64),
+            _ => None,
+        }
+    }
+
+    /// What `kbench kernel fetch --arch` takes: Debian's name or uname's.
+    pub fn parse(text: &str) -> Option<ImageArch> {
+        match text {
+            "amd64" | "x86_64" => Some(ImageArch::X86_64),
+            "arm64" | "aarch64" => Some(ImageArch::Arm64),
+            _ => None,
+        }
+    }
+
     /// The architecture of the machine kbench was built for.
     pub fn host() -> ImageArch {
         match cfg!(target_arch = "aarch64") {

@@ -56,8 +56,13 @@ pub struct MachineRequest {
     pub accel: AccelChoice,
     /// Extra kernel command line.
     pub append: Option<String>,
-    /// Default: `qemu-system-x86_64` on PATH.
+    /// Default: `qemu-system-x86_64` on PATH (`qemu-system-aarch64` for
+    /// arm64 kernels).
     pub qemu: Option<PathBuf>,
+    /// The kbench binary the guests run as init (`--guest-kbench`);
+    /// default: the running one, or for a guest of another architecture a
+    /// cross-build beside it ([`crate::guest_binary`]).
+    pub guest_kbench: Option<PathBuf>,
     /// Where cached kernels are found by release.
     pub cache: KernelCache,
     /// An ext4 image (or a cached rootfs id) the guest mounts and chroots
@@ -141,21 +146,22 @@ impl Guests {
             }
             images.push((identifier, image));
         }
-        let qemu = qemu::find_qemu(vm.qemu.as_deref())?;
+        let arch = one_arch(&images)?;
+        let qemu = qemu::find_qemu(vm.qemu.as_deref(), arch)?;
+        let exe = crate::guest_binary::find(arch, vm.guest_kbench.as_deref())?;
         if let Some(note) = memory_note {
             observe(LabEvent::Note(Note::Warning(note)));
         }
         let rootfs = guest_disk::choose(
+            arch,
             vm.rootfs.as_deref(),
             &vm.rootfs_cache,
             &profiles,
             &tests,
             &mut |step| observe(LabEvent::Rootfs(step.clone())),
         )?;
-        let exe = std::env::current_exe().map_err(VmError::os(
-            "finding the kbench binary to put in the guest's initramfs",
-        ))?;
         let machine = Machine {
+            arch,
             accel: Accel::Tcg,
             memory_mib,
             cpus: vm.cpus.unwrap_or_else(|| {
@@ -178,6 +184,7 @@ impl Guests {
             };
             let guest_image = GuestImage::build(
                 &exe,
+                arch,
                 config
                     .as_ref()
                     .map(|(release, path)| (*release, path.as_path())),
@@ -233,7 +240,8 @@ impl Guests {
             notes,
             probe_memo,
         } = self;
-        let decision = qemu::decide_accel(accel, qemu::kvm_device(), || {
+        let arch = guests[0].kernel.arch;
+        let decision = qemu::decide_accel(accel, qemu::kvm_device(arch), || {
             let qemu = guests[0].launcher.spec().qemu.clone();
             probe_memo.kvm_works(&qemu, || {
                 observer(LabEvent::Note(Note::Probing {
@@ -326,17 +334,30 @@ pub fn check_duet(kernels: usize, cpus: Option<u32>, names: &[String]) -> Result
     )?)
 }
 
-/// Why a guest's kernel must be an x86 one.
-pub const X86_GUESTS: &str = "kbench vm boots x86_64 guests (qemu-system-x86_64) so far";
+/// The architecture all the kernels share: a lab boots one kind of guest.
+fn one_arch(images: &[(String, KernelImage)]) -> Result<ImageArch> {
+    let (first, first_image) = &images[0];
+    if let Some((other, image)) = images.iter().find(|(_, i)| i.arch != first_image.arch) {
+        invalid!(
+            "the kernels are of two architectures: '{first}' ({}) is {} and '{other}' ({}) is {}; \
+             compare kernels of one architecture",
+            first_image.path.display(),
+            first_image.arch.name(),
+            image.path.display(),
+            image.arch.name()
+        );
+    }
+    Ok(first_image.arch)
+}
 
-/// A bzImage path, or the release of a cached kernel.
+/// A kernel image path, or the release of a cached kernel.
 fn resolve_kernel(text: &str, cache: &KernelCache) -> Result<KernelImage> {
     let path = Path::new(text);
     if path.exists() {
-        return Ok(KernelImage::open(path)?.require(ImageArch::X86_64, X86_GUESTS)?);
+        return Ok(KernelImage::open(path)?);
     }
     if let Some(cached) = cache.get(text) {
-        return Ok(KernelImage::open(&cached.vmlinuz)?.require(ImageArch::X86_64, X86_GUESTS)?);
+        return Ok(KernelImage::open(&cached.vmlinuz)?);
     }
     invalid!(
         "the kernel '{text}' is neither a file nor a release in the kernel cache {}; \

@@ -13,8 +13,9 @@
 
 use super::guest::{EXIT_MARKER, READY_MARKER};
 use super::image::GuestImage;
+use super::kernel_image::ImageArch;
 use super::kernel_image::KernelImage;
-use super::qemu::{Accel, Machine, kvm_failure};
+use super::qemu::{self, Accel, Machine, kvm_failure};
 use kbench_measure::MeasureError;
 use kbench_measure::agent::AgentJob;
 use kbench_measure::launcher::{AgentStream, Launcher, TAIL_LINES};
@@ -220,6 +221,8 @@ struct VmStream {
     stderr: Arc<Mutex<String>>,
     stderr_reader: Option<JoinHandle<()>>,
     serial_log: PathBuf,
+    /// The guest's architecture, for what its console needs.
+    arch: ImageArch,
     /// Holds the initramfs; removed on drop.
     _work: WorkDir,
     keep_log: bool,
@@ -348,6 +351,7 @@ impl Boot {
             stderr,
             stderr_reader: Some(stderr_reader),
             serial_log,
+            arch: spec.machine.arch,
             _work: work,
             keep_log,
             timeout: spec.timeout,
@@ -605,6 +609,7 @@ impl AgentStream for VmStream {
         let keep_log = self.keep_log;
         let chatter = self.chatter.clone();
         let died_first = self.times.died_first.clone();
+        let arch = self.arch;
         let end = self.end();
         let Some(failure) = end.failure else {
             return Ok(());
@@ -621,10 +626,12 @@ impl AgentStream for VmStream {
                 tail(&end.serial)
             ));
         } else {
-            details.push_str(
-                "the serial log is empty: the kernel printed nothing on ttyS0 (a kernel of \
-                 your own needs CONFIG_SERIAL_8250=y and CONFIG_SERIAL_8250_CONSOLE=y)\n",
-            );
+            details.push_str(&format!(
+                "the serial log is empty: the kernel printed nothing on {} (a kernel of \
+                 your own needs {})\n",
+                qemu::console(arch),
+                qemu::console_config(arch)
+            ));
         }
         if !chatter.is_empty() {
             details.push_str(&format!(

@@ -1,9 +1,11 @@
 //! Benchmarks in a VM that boots the kernel under test with kbench as its
 //! init, so kernels are compared on one machine without touching the host.
 //!
-//! - [`kernel_image`]: checks a file is a bootable x86 kernel, reads its release.
+//! - [`kernel_image`]: checks a file is a bootable x86_64 or arm64 kernel,
+//!   reads its architecture and release.
 //! - [`initramfs`]: the newc cpio writer; [`elf`] and [`image`] put the
-//!   running kbench binary, its loader and libraries, and the job in it.
+//!   kbench binary ([`guest_binary`]: the running one, or an arm64 guest's
+//!   cross-build), its loader and libraries, and the job in it.
 //! - [`qemu`]: qemu's command line and the KVM-or-TCG decision, whose
 //!   probe boot's answer [`accel_memo`] keeps for the host's boot.
 //! - [`launcher`]: [`VmLauncher`], the [`Launcher`](kbench_measure::launcher::Launcher)
@@ -28,6 +30,7 @@ pub mod accel_memo;
 pub mod elf;
 pub mod event;
 pub mod guest;
+pub mod guest_binary;
 pub mod guest_config;
 pub mod guest_disk;
 pub mod image;

@@ -1,18 +1,49 @@
-//! The qemu side: finding `qemu-system-x86_64`, its command line, and
-//! choosing the accelerator (KVM when it works, else TCG, said loudly).
+//! The qemu side: finding `qemu-system-x86_64` (or `qemu-system-aarch64`
+//! for an arm64 guest), its command line, and choosing the accelerator
+//! (KVM when it works, else TCG, said loudly).
+//!
+//! An x86_64 guest is qemu's default PC: the console on the first 8250
+//! serial port (ttyS0), the results channel on the second (ttyS1). An
+//! arm64 guest is the `virt` board: the console on its PL011 (ttyAMA0),
+//! the results channel on a 16550 on PCI (`pci-serial`, the guest's
+//! ttyS0), whose drivers Debian's arm64 cloud kernels build in (virtio's
+//! console is a module there).
 //!
 //! On some hosts /dev/kvm exists but a KVM guest dies at once ("failed to
 //! set MSR", "KVM internal error"): [`kvm_failure`] recognises that in
 //! qemu's output and [`decide_accel`] falls back to TCG after a probe boot.
 
 use super::error::{Result, VmError, invalid};
+use super::kernel_image::ImageArch;
 use kbench_catalog::programs::find_program;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The program, and the Debian package that installs it.
-pub const PROGRAM: &str = "qemu-system-x86_64";
-pub const PACKAGE: &str = "qemu-system-x86";
+/// qemu's program for guests of `arch`, and the Debian package that
+/// installs it.
+pub fn program(arch: ImageArch) -> (&'static str, &'static str) {
+    match arch {
+        ImageArch::X86_64 => ("qemu-system-x86_64", "qemu-system-x86"),
+        ImageArch::Arm64 => ("qemu-system-aarch64", "qemu-system-arm"),
+    }
+}
+
+/// The guest's console: the first serial port of its board.
+pub fn console(arch: ImageArch) -> &'static str {
+    match arch {
+        ImageArch::X86_64 => "ttyS0",
+        ImageArch::Arm64 => "ttyAMA0",
+    }
+}
+
+/// What a kernel of one's own needs built in for the console to say
+/// anything, for the message of a guest whose serial log stayed empty.
+pub fn console_config(arch: ImageArch) -> &'static str {
+    match arch {
+        ImageArch::X86_64 => "CONFIG_SERIAL_8250=y and CONFIG_SERIAL_8250_CONSOLE=y",
+        ImageArch::Arm64 => "CONFIG_SERIAL_AMBA_PL011=y and CONFIG_SERIAL_AMBA_PL011_CONSOLE=y",
+    }
+}
 
 /// What every TCG run stores and prints.
 pub const TCG_NOTE: &str = "emulated (TCG): absolute numbers are not the host's; \
@@ -111,8 +142,16 @@ pub fn decide_accel(
     }
 }
 
-/// Whether /dev/kvm can be opened read-write (what qemu needs).
-pub fn kvm_device() -> Result<(), String> {
+/// Whether a guest of `guest`'s architecture can run under KVM: it is the
+/// host's, and /dev/kvm can be opened read-write (what qemu needs).
+pub fn kvm_device(guest: ImageArch) -> Result<(), String> {
+    if guest != ImageArch::host() {
+        return Err(format!(
+            "KVM runs guests of the host's architecture ({}) only, and this guest is {}",
+            ImageArch::host().name(),
+            guest.name()
+        ));
+    }
     let path = Path::new("/dev/kvm");
     if !path.exists() {
         return Err("/dev/kvm does not exist (no hardware virtualization here)".into());
@@ -144,13 +183,14 @@ pub fn kvm_failure(output: &str) -> Option<String> {
         .map(|line| {
             line.trim()
                 .trim_start_matches("qemu-system-x86_64: ")
+                .trim_start_matches("qemu-system-aarch64: ")
                 .to_string()
         })
 }
 
-/// `qemu-system-x86_64`: the given path, else the one on PATH; the error
-/// says which package installs it.
-pub fn find_qemu(given: Option<&Path>) -> Result<PathBuf> {
+/// qemu for guests of `arch`: the given path, else the one on PATH; the
+/// error says which package installs it.
+pub fn find_qemu(given: Option<&Path>, arch: ImageArch) -> Result<PathBuf> {
     if let Some(path) = given {
         return find_program(&path.to_string_lossy()).ok_or_else(|| {
             VmError::Invalid(format!(
@@ -159,10 +199,12 @@ pub fn find_qemu(given: Option<&Path>) -> Result<PathBuf> {
             ))
         });
     }
-    find_program(PROGRAM).ok_or_else(|| {
+    let (program, package) = program(arch);
+    find_program(program).ok_or_else(|| {
         VmError::Invalid(format!(
-            "{PROGRAM} was not found on PATH; install it with `apt-get install {PACKAGE}` \
-             (Debian/Ubuntu package {PACKAGE})"
+            "{program} was not found on PATH, and an {} guest needs it; install it with \
+             `apt-get install {package}` (Debian/Ubuntu package {package})",
+            arch.name()
         ))
     })
 }
@@ -170,6 +212,8 @@ pub fn find_qemu(given: Option<&Path>) -> Result<PathBuf> {
 /// One boot's machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Machine {
+    /// The guest's architecture: its board, console and results channel.
+    pub arch: ImageArch,
     pub accel: Accel,
     pub memory_mib: u32,
     pub cpus: u32,
@@ -186,7 +230,10 @@ impl Machine {
     /// panic reboots at once (and `-no-reboot` turns that into qemu's
     /// exit), kbench is /init.
     pub fn kernel_cmdline(&self) -> String {
-        let mut cmdline = "console=ttyS0 panic=-1 oops=panic rdinit=/init".to_string();
+        let mut cmdline = format!(
+            "console={} panic=-1 oops=panic rdinit=/init",
+            console(self.arch)
+        );
         if let Some(extra) = self.append.as_deref().filter(|a| !a.trim().is_empty()) {
             cmdline.push(' ');
             cmdline.push_str(extra.trim());
@@ -209,14 +256,18 @@ impl Machine {
         text
     }
 
-    /// qemu's arguments. No default devices, no display; the first serial
-    /// port (the guest's console, ttyS0) goes to `serial_log`, the second
-    /// (ttyS1, the agent's results channel) to qemu's stdout.
+    /// qemu's arguments. No default devices, no display; the console goes
+    /// to `serial_log`, the results channel (the agent's events) to qemu's
+    /// stdout.
     pub fn args(&self, kernel: &Path, initrd: &Path, serial_log: &Path) -> Vec<OsString> {
         let mut args: Vec<OsString> = ["-nodefaults", "-no-user-config", "-display", "none"]
             .iter()
             .map(OsString::from)
             .collect();
+        if self.arch == ImageArch::Arm64 {
+            // GICv3 where the host's KVM has it, and under TCG.
+            args.extend(["-machine".into(), "virt,gic-version=max".into()]);
+        }
         args.extend(self.accel.args().iter().map(OsString::from));
         args.extend(
             [
@@ -241,9 +292,14 @@ impl Machine {
             log,
             "-chardev".into(),
             "stdio,id=results,signal=off".into(),
-            "-serial".into(),
-            "chardev:results".into(),
         ]);
+        args.extend(
+            match self.arch {
+                ImageArch::X86_64 => ["-serial", "chardev:results"],
+                ImageArch::Arm64 => ["-device", "pci-serial,chardev=results"],
+            }
+            .map(OsString::from),
+        );
         if let Some(disk) = &self.disk {
             args.push("-drive".into());
             args.push(drive(disk));
@@ -331,6 +387,7 @@ mod tests {
     #[test]
     fn command_line() {
         let machine = Machine {
+            arch: ImageArch::X86_64,
             accel: Accel::Tcg,
             memory_mib: 1024,
             cpus: 2,
@@ -371,8 +428,43 @@ mod tests {
     }
 
     #[test]
+    fn an_arm64_guest_is_a_virt_board_with_its_results_on_pci() {
+        let machine = Machine {
+            arch: ImageArch::Arm64,
+            accel: Accel::Tcg,
+            memory_mib: 512,
+            cpus: 1,
+            append: None,
+            disk: None,
+        };
+        let text = machine
+            .args(
+                Path::new("/k/Image"),
+                Path::new("/t/rd"),
+                Path::new("/l/log"),
+            )
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        for part in [
+            "-machine virt,gic-version=max -accel tcg,thread=single -cpu max",
+            "-serial file:/l/log -chardev stdio,id=results,signal=off -device pci-serial,chardev=results",
+        ] {
+            assert!(text.contains(part), "{part} missing from {text}");
+        }
+        assert!(!text.contains("chardev:results"), "{text}");
+        assert!(
+            machine.kernel_cmdline().starts_with("console=ttyAMA0 "),
+            "{}",
+            machine.kernel_cmdline()
+        );
+        assert_eq!(program(ImageArch::Arm64).1, "qemu-system-arm");
+    }
+
+    #[test]
     fn a_given_qemu_must_be_executable() {
-        let error = find_qemu(Some(Path::new("/no/such/qemu")))
+        let error = find_qemu(Some(Path::new("/no/such/qemu")), ImageArch::X86_64)
             .unwrap_err()
             .to_string();
         assert!(error.contains("/no/such/qemu"), "{error}");

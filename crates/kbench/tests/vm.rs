@@ -449,6 +449,114 @@ fn fake_bzimage(dir: &Path) -> PathBuf {
     path
 }
 
+/// A file with an arm64 Image's header and banner: enough for kbench's
+/// checks before qemu.
+fn fake_arm64_image(dir: &Path) -> PathBuf {
+    let mut image = vec![0u8; 0x2000];
+    image[0x38..0x3C].copy_from_slice(b"ARM\x64");
+    let banner = b"Linux version 6.99.0-fake-arm64 (nobody@nowhere) #1 SMP\n";
+    image[0x1000..0x1000 + banner.len()].copy_from_slice(banner);
+    let path = dir.join("Image");
+    std::fs::write(&path, image).unwrap();
+    path
+}
+
+/// An arm64 kernel on this x86_64 host: what it needs is named before
+/// anything boots.
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn an_arm64_kernel_says_what_its_guest_needs() {
+    let (dir, db) = temp_db();
+    let arm64 = fake_arm64_image(dir.path());
+    let arm64 = arm64.to_str().unwrap();
+    let bzimage = fake_bzimage(dir.path());
+    let empty_path = dir.path().join("empty-path");
+    std::fs::create_dir(&empty_path).unwrap();
+    let error = fails(
+        &db,
+        &["vm", "run", "--kernel", arm64, "syscall-null"],
+        &[("PATH", empty_path.to_str().unwrap())],
+    );
+    assert!(
+        error.contains("qemu-system-aarch64 was not found"),
+        "{error}"
+    );
+    assert!(error.contains("apt-get install qemu-system-arm"), "{error}");
+
+    let two = [
+        "vm",
+        "compare",
+        "--kernel",
+        bzimage.to_str().unwrap(),
+        "--kernel",
+        arm64,
+        "syscall-null",
+    ];
+    let error = fails(&db, &two, &[]);
+    assert!(error.contains("two architectures"), "{error}");
+    assert!(
+        error.contains("is x86_64") && error.contains("is aarch64"),
+        "{error}"
+    );
+
+    // The host's kbench (x86_64, dynamic) cannot be an arm64 guest's init.
+    let host_kbench = env!("CARGO_BIN_EXE_kbench");
+    let run = |more: &[&str]| {
+        let mut args = vec![
+            "vm",
+            "run",
+            "--kernel",
+            arm64,
+            "--qemu",
+            "/bin/true",
+            "--guest-kbench",
+            host_kbench,
+        ];
+        args.extend(more);
+        fails(&db, &args, &[])
+    };
+    let error = run(&["syscall-null"]);
+    assert!(
+        error.contains("is built for x86_64, but the guest's kernel is aarch64"),
+        "{error}"
+    );
+    let error = run(&["--rootfs", "/no/such.img", "syscall-null"]);
+    assert!(
+        error.contains("aarch64 guest has no root filesystem"),
+        "{error}"
+    );
+    // An ELF header for AArch64 with no program headers: static, and
+    // enough for the checks before the accelerator is chosen.
+    let mut elf = vec![0u8; 64];
+    elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
+    elf[0x12..0x14].copy_from_slice(&183u16.to_le_bytes());
+    elf[0x20] = 64;
+    elf[0x36] = 56;
+    let guest_kbench = dir.path().join("kbench-aarch64");
+    std::fs::write(&guest_kbench, elf).unwrap();
+    let error = fails(
+        &db,
+        &[
+            "vm",
+            "run",
+            "--kernel",
+            arm64,
+            "--qemu",
+            "/bin/true",
+            "--guest-kbench",
+            guest_kbench.to_str().unwrap(),
+            "--accel",
+            "kvm",
+            "syscall-null",
+        ],
+        &[],
+    );
+    assert!(
+        error.contains("KVM runs guests of the host's architecture (x86_64) only"),
+        "{error}"
+    );
+}
+
 #[test]
 fn bad_input_is_explained() {
     let (dir, db) = temp_db();

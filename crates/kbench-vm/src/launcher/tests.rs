@@ -175,7 +175,15 @@ fn image() -> Arc<GuestImage> {
     static IMAGE: OnceLock<Arc<GuestImage>> = OnceLock::new();
     IMAGE
         .get_or_init(|| {
-            Arc::new(GuestImage::build(&std::env::current_exe().unwrap(), None, None).unwrap())
+            Arc::new(
+                GuestImage::build(
+                    &std::env::current_exe().unwrap(),
+                    ImageArch::host(),
+                    None,
+                    None,
+                )
+                .unwrap(),
+            )
         })
         .clone()
 }
@@ -185,11 +193,12 @@ fn launcher(fake: &str, log_dir: &Path, timeout: Duration) -> VmLauncher {
         qemu: fakes().join(fake),
         kernel: KernelImage {
             path: PathBuf::from("/fake/vmlinuz"),
-            arch: crate::kernel_image::ImageArch::X86_64,
+            arch: ImageArch::X86_64,
             release: Some("6.1.0-fake".into()),
             version: None,
         },
         machine: Machine {
+            arch: ImageArch::X86_64,
             accel: Accel::Tcg,
             memory_mib: 256,
             cpus: 1,

@@ -23,7 +23,7 @@ fn fetch(args: FetchArgs) -> anyhow::Result<ExitCode> {
     let fetched = args
         .cache
         .cache()
-        .fetch_all(&specs, &mut |at, text| steps.step(at, text));
+        .fetch_all(&specs, args.arch(), &mut |at, text| steps.step(at, text));
     steps.finish();
     let fetched = fetched?;
     print!("{}", CachedKernel::listing(&fetched));
