@@ -1,9 +1,11 @@
-//! The guest's initramfs: the running kbench binary as /init, what it needs
-//! to run, and the job.
+//! The guest's initramfs: the kbench binary as /init, what it needs to
+//! run, and the job.
 //!
-//! Why the running binary: `kbench vm run` then works from a plain
-//! `cargo build` with no second, static build the user must know about, and
-//! the guest runs exactly the code that runs on the host. A dynamically
+//! Which binary ([`super::guest_binary`]): the running one for a guest of
+//! the host's architecture, so `kbench vm run` works from a plain `cargo
+//! build` with no second, static build the user must know about, and the
+//! guest runs exactly the code that runs on the host; an arm64 guest on an
+//! x86_64 host needs a static cross-build. A dynamically
 //! linked binary goes in with its loader and libraries (read from its ELF
 //! headers, at the paths the guest's loader searches); a static one
 //! (`-C target-feature=+crt-static`) goes in alone.

@@ -449,6 +449,32 @@ fn fake_bzimage(dir: &Path) -> PathBuf {
     path
 }
 
+/// `vm run --kernel image` with an empty PATH: the error names the qemu
+/// `program` the kernel's architecture needs and the `package` installing it.
+fn qemu_missing_names_its_package(
+    db: &Path,
+    dir: &Path,
+    image: &str,
+    program: &str,
+    package: &str,
+) {
+    let empty_path = dir.join("empty-path");
+    std::fs::create_dir_all(&empty_path).unwrap();
+    let error = fails(
+        db,
+        &["vm", "run", "--kernel", image, "syscall-null"],
+        &[("PATH", empty_path.to_str().unwrap())],
+    );
+    assert!(
+        error.contains(&format!("{program} was not found")),
+        "{error}"
+    );
+    assert!(
+        error.contains(&format!("apt-get install {package}")),
+        "{error}"
+    );
+}
+
 /// A file with an arm64 Image's header and banner: enough for kbench's
 /// checks before qemu.
 fn fake_arm64_image(dir: &Path) -> PathBuf {
@@ -470,18 +496,13 @@ fn an_arm64_kernel_says_what_its_guest_needs() {
     let arm64 = fake_arm64_image(dir.path());
     let arm64 = arm64.to_str().unwrap();
     let bzimage = fake_bzimage(dir.path());
-    let empty_path = dir.path().join("empty-path");
-    std::fs::create_dir(&empty_path).unwrap();
-    let error = fails(
+    qemu_missing_names_its_package(
         &db,
-        &["vm", "run", "--kernel", arm64, "syscall-null"],
-        &[("PATH", empty_path.to_str().unwrap())],
+        dir.path(),
+        arm64,
+        "qemu-system-aarch64",
+        "qemu-system-arm",
     );
-    assert!(
-        error.contains("qemu-system-aarch64 was not found"),
-        "{error}"
-    );
-    assert!(error.contains("apt-get install qemu-system-arm"), "{error}");
 
     let two = [
         "vm",
@@ -501,7 +522,7 @@ fn an_arm64_kernel_says_what_its_guest_needs() {
 
     // The host's kbench (x86_64, dynamic) cannot be an arm64 guest's init.
     let host_kbench = env!("CARGO_BIN_EXE_kbench");
-    let run = |more: &[&str]| {
+    let run = |guest_kbench: &str, more: &[&str]| {
         let mut args = vec![
             "vm",
             "run",
@@ -510,17 +531,17 @@ fn an_arm64_kernel_says_what_its_guest_needs() {
             "--qemu",
             "/bin/true",
             "--guest-kbench",
-            host_kbench,
+            guest_kbench,
         ];
         args.extend(more);
         fails(&db, &args, &[])
     };
-    let error = run(&["syscall-null"]);
+    let error = run(host_kbench, &["syscall-null"]);
     assert!(
         error.contains("is built for x86_64, but the guest's kernel is aarch64"),
         "{error}"
     );
-    let error = run(&["--rootfs", "/no/such.img", "syscall-null"]);
+    let error = run(host_kbench, &["--rootfs", "/no/such.img", "syscall-null"]);
     assert!(
         error.contains("aarch64 guest has no root filesystem"),
         "{error}"
@@ -534,22 +555,9 @@ fn an_arm64_kernel_says_what_its_guest_needs() {
     elf[0x36] = 56;
     let guest_kbench = dir.path().join("kbench-aarch64");
     std::fs::write(&guest_kbench, elf).unwrap();
-    let error = fails(
-        &db,
-        &[
-            "vm",
-            "run",
-            "--kernel",
-            arm64,
-            "--qemu",
-            "/bin/true",
-            "--guest-kbench",
-            guest_kbench.to_str().unwrap(),
-            "--accel",
-            "kvm",
-            "syscall-null",
-        ],
-        &[],
+    let error = run(
+        guest_kbench.to_str().unwrap(),
+        &["--accel", "kvm", "syscall-null"],
     );
     assert!(
         error.contains("KVM runs guests of the host's architecture (x86_64) only"),
@@ -583,18 +591,13 @@ fn bad_input_is_explained() {
 
     let image = fake_bzimage(dir.path());
     let image = image.to_str().unwrap();
-    let empty_path = dir.path().join("empty-path");
-    std::fs::create_dir(&empty_path).unwrap();
-    let error = fails(
+    qemu_missing_names_its_package(
         &db,
-        &["vm", "run", "--kernel", image, "syscall-null"],
-        &[("PATH", empty_path.to_str().unwrap())],
+        dir.path(),
+        image,
+        "qemu-system-x86_64",
+        "qemu-system-x86",
     );
-    assert!(
-        error.contains("qemu-system-x86_64 was not found"),
-        "{error}"
-    );
-    assert!(error.contains("apt-get install qemu-system-x86"), "{error}");
 
     // Fails (status 1) without extra environment, saying `needle`.
     let fails_with = |args: &[&str], needle: &str| {
