@@ -103,6 +103,9 @@ fn run_refuses_a_bad_value_of_every_kind_and_stores_nothing() {
         assert!(!stderr.contains("syscall-null"), "nothing ran: {stderr}");
         assert_nothing_stored(&db, "checked", "X");
     }
+    // The store is opened once everything is checked: no empty database
+    // is left behind.
+    assert!(!db.exists(), "a refused run created {}", db.display());
 }
 
 #[test]

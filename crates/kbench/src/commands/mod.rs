@@ -37,7 +37,7 @@ pub fn dispatch(cli: Cli, settings: &Settings) -> anyhow::Result<ExitCode> {
     let db = Db(cli.db.clone());
     let profiles = cli.profile_dirs.clone();
     match cli.command {
-        Command::Run(args) => run::run(args, &profiles, db.open()?.as_mut()),
+        Command::Run(args) => run::run(args, &profiles, &db),
         Command::Show(args) => show::show(args, db.open_existing()?.as_mut()),
         Command::Compare(args) => compare::compare(args, &db),
         Command::Import(args) => exchange::import(args, db.open()?.as_mut()),

@@ -1,7 +1,7 @@
 //! `kbench run`: measure, storing every sample as it arrives, then print
 //! the summary of what was run.
 
-use super::context::{print_json, ran, upload_target, with_upload};
+use super::context::{Db, print_json, ran, upload_target, with_upload};
 use crate::cli::RunArgs;
 use crate::progress::Progress;
 use kbench_analysis::interference::redone_text;
@@ -14,19 +14,15 @@ use kbench_measure::launcher::{ProcessLauncher, agent_env, own_exe};
 use kbench_measure::redo;
 use kbench_measure::runner::{self, RunRequest, RunSummary};
 use kbench_report::format::{Style, text_or_json};
-use kbench_store::{Database, Results};
+use kbench_store::Results;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-pub fn run(
-    args: RunArgs,
-    profile_dirs: &[PathBuf],
-    store: &mut dyn Database,
-) -> anyhow::Result<ExitCode> {
+pub fn run(args: RunArgs, profile_dirs: &[PathBuf], db: &Db) -> anyhow::Result<ExitCode> {
     if !args.variant.is_empty() || !args.variants.is_empty() {
-        return super::variants::run(args, profile_dirs, store);
+        return super::variants::run(args, profile_dirs, db);
     }
     let mut plan = args.sampling.plan()?;
     let adaptive = match args.rounds {
@@ -54,6 +50,8 @@ pub fn run(
     let stop = Arc::new(AtomicBool::new(false));
     kbench_measure::agent::stop_on_signals(&stop)?;
     let upload = upload_target(&args.upload)?;
+    let mut store = db.open()?; // once all is checked: a refused run creates no database
+    let store = store.as_mut();
     let mut progress = Progress::new(request.first_tests());
     let mut redone = vec![];
     // Factors go to the identifier once a run has made it.

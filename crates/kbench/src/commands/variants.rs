@@ -2,7 +2,7 @@
 //! in randomized interleaved blocks (kbench_measure::interleave), then their
 //! comparison against the first, paired block by block.
 
-use super::context::{ran, upload_target, with_upload};
+use super::context::{Db, ran, upload_target, with_upload};
 use crate::cli::RunArgs;
 use crate::progress::Progress;
 use kbench_catalog::profile::Profiles;
@@ -13,17 +13,12 @@ use kbench_measure::launcher::{agent_env, own_exe};
 use kbench_measure::variant;
 use kbench_measure::variant_run::{VariantChoice, VariantRun};
 use kbench_report::printed;
-use kbench_store::Recorder;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-pub fn run(
-    args: RunArgs,
-    profile_dirs: &[PathBuf],
-    store: &mut dyn Recorder,
-) -> anyhow::Result<ExitCode> {
+pub fn run(args: RunArgs, profile_dirs: &[PathBuf], db: &Db) -> anyhow::Result<ExitCode> {
     // Every setting is checked before anything runs or is stored.
     let variants = variant::gather(&args.variant, &args.variants)?;
     let budget = kbench_measure::adaptive::budget(args.budget)?;
@@ -49,8 +44,9 @@ pub fn run(
     let request = prepared.request();
     crate::logs::note(prepared.opening());
     let upload = upload_target(&args.upload)?;
+    let mut store = db.open()?; // once all is checked: a refused run creates no database
     let mut progress = Progress::new(tests.len());
-    let (summary, uploaded) = mirrored(store, upload.as_ref(), |store| {
+    let (summary, uploaded) = mirrored(store.as_mut(), upload.as_ref(), |store| {
         interleave::execute(store, &request, &mut |e| progress.observe(e), &stop)
             .map_err(anyhow::Error::from)
     });
