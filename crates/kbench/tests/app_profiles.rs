@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{assert_success, have_programs, json, json_of, kbench, temp_db};
+use common::{assert_no_database, assert_success, have_programs, json, json_of, kbench, temp_db};
 use serde_json::Value;
 use std::sync::Mutex;
 
@@ -322,8 +322,7 @@ fn options_out_of_the_tools_range_are_refused_before_anything_runs() {
             "{test}: {err}"
         );
     }
-    let sets = json_of(&db, &["show", "--json"]);
-    assert_eq!(sets["result_sets"].as_array().unwrap().len(), 0, "{sets:#}");
+    assert_no_database(&db);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{kbench, temp_db};
+use common::{assert_no_database, kbench, temp_db};
 use kbench_store::Location;
 use std::path::Path;
 
@@ -103,9 +103,7 @@ fn run_refuses_a_bad_value_of_every_kind_and_stores_nothing() {
         assert!(!stderr.contains("syscall-null"), "nothing ran: {stderr}");
         assert_nothing_stored(&db, "checked", "X");
     }
-    // The store is opened once everything is checked: no empty database
-    // is left behind.
-    assert!(!db.exists(), "a refused run created {}", db.display());
+    assert_no_database(&db);
 }
 
 #[test]

@@ -5,7 +5,9 @@
 
 mod common;
 
-use common::{assert_success, ctrl_c_group, have_programs, json, json_of, kbench, temp_db};
+use common::{
+    assert_no_database, assert_success, ctrl_c_group, have_programs, json, json_of, kbench, temp_db,
+};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -295,8 +297,7 @@ fn a_missing_tool_is_named_with_its_package_before_anything_runs() {
             && err.contains("nothing was run"),
         "{err}"
     );
-    let sets = json_of(&db, &["show", "--json"]);
-    assert_eq!(sets["result_sets"].as_array().unwrap().len(), 0, "{sets:#}");
+    assert_no_database(&db);
 }
 
 #[test]
@@ -919,6 +920,5 @@ fn option_values_out_of_range_are_refused_before_anything_runs() {
             assert!(err.contains(word), "{test}: '{word}' not in {err}");
         }
     }
-    let sets = json_of(&db, &["show", "--json"]);
-    assert_eq!(sets["result_sets"].as_array().unwrap().len(), 0, "{sets:#}");
+    assert_no_database(&db);
 }

@@ -59,6 +59,13 @@ pub fn temp_db() -> (tempfile::TempDir, PathBuf) {
     (dir, db)
 }
 
+/// After refused runs on a fresh database path: nothing was stored, not
+/// even an empty database (`run` opens its store once every input is
+/// checked).
+pub fn assert_no_database(db: &Path) {
+    assert!(!db.exists(), "a refused run created {}", db.display());
+}
+
 /// Stdout as one JSON document (fails the test otherwise).
 pub fn json(output: &[u8]) -> Value {
     serde_json::from_slice(output).unwrap_or_else(|e| {
