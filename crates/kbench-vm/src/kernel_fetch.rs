@@ -239,8 +239,6 @@ impl KernelCache {
         })
     }
 
-    /// Fetches the kernel `spec` names unless it is cached; `observe`
-    /// hears each step as it starts.
     /// [`KernelCache::fetch`] of each of `specs` in turn; `observe` hears
     /// each step's place among all of theirs (from 1 to `specs.len()` x
     /// [`FetchStep::TOTAL`]) and its text.
