@@ -13,12 +13,13 @@
 #   - the arm64 Debian package of this build.
 # Emulated timings are functional checks only. A run's agent is a child
 # process exec'd from the aarch64 binary, so qemu-aarch64 is registered
-# with binfmt_misc (qemu-user-binfmt) for it.
+# with binfmt_misc (qemu-user-binfmt; update-binfmts is binfmt-support's,
+# which a machine without systemd lacks) for it.
 #
 # Needs, as root: dpkg --add-architecture arm64 && apt-get update &&
 #   apt-get install rustc-web cargo-web libstd-rust-web-dev:arm64
 #   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user qemu-user-binfmt
-#   qemu-system-arm
+#   binfmt-support qemu-system-arm
 # (.ci/run installs them), and cargo-deb for the package. docs/contributing.md has the same commands.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +34,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
     echo ".ci/aarch64.sh: missing ${missing[*]}: apt-get install rustc-web cargo-web" \
          "libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user" \
-         "qemu-user-binfmt qemu-system-arm (after dpkg --add-architecture arm64);" \
+         "qemu-user-binfmt binfmt-support qemu-system-arm (after dpkg --add-architecture arm64);" \
          "cargo install cargo-deb --locked --no-default-features" >&2
     exit 1
 fi

@@ -82,10 +82,8 @@ pub struct BisectArgs {
     #[arg(long, value_name = "PATH_IN_TREE", requires_all = ["bench", "build"])]
     pub kernel: Option<PathBuf>,
 
-    /// The kbench binary the guest runs as init [default: this one; for arm64 kernels on an
-    /// x86_64 host, the static aarch64 cross-build in target/aarch64/ (docs/contributing.md)]
-    #[arg(long, value_name = "PATH", env = "KBENCH_GUEST_KBENCH")]
-    pub guest_kbench: Option<PathBuf>,
+    #[command(flatten)]
+    pub guest: super::vm::GuestKbenchArg,
 
     /// kbench builds each commit of the Linux tree itself, out of tree with ccache, from this
     /// config with the guest's options merged in: tiny (make tinyconfig), default (make
@@ -158,7 +156,7 @@ impl BisectArgs {
                 build,
                 benches: self.bench.clone(),
                 metric: self.metric.clone(),
-                guest_kbench: self.guest_kbench.clone(),
+                guest_kbench: self.guest.guest_kbench.clone(),
                 log_dir: log_dir.join("vm-logs"),
             }),
             None => Measure::command(

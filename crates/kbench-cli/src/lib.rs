@@ -13,6 +13,7 @@ pub mod config;
 mod docs;
 mod job_run;
 mod lab;
+mod lava;
 mod measure;
 mod results;
 mod rootfs;
@@ -28,6 +29,7 @@ pub use job_run::job_run_args;
 pub use lab::{
     JobCommand, ListArgs as JobListArgs, PushArgs, ServeArgs, SubmitArgs, TokenCommand, WorkerArgs,
 };
+pub use lava::{LavaCommand, LavaImportArgs, LavaJobArgs, LavaSubmitArgs};
 pub use measure::{AgentArgs, InstallArgs, RunArgs};
 pub use results::{CompareArgs, ExportArgs, HistoryArgs, ImportArgs, ShowArgs};
 pub use rootfs::{RootfsBuildArgs, RootfsCommand};
@@ -124,6 +126,9 @@ pub enum Command {
     /// Fetch and list kernels for `kbench vm`
     #[command(subcommand)]
     Kernel(KernelCommand),
+    /// Compare kernels on a LAVA lab: write the job that boots them in turn, read its results back
+    #[command(subcommand)]
+    Lava(LavaCommand),
     /// Build, list and remove guest root filesystems with profiles' packages, for `kbench vm`
     #[command(subcommand)]
     Rootfs(RootfsCommand),

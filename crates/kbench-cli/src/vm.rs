@@ -185,10 +185,8 @@ pub struct VmOptions {
     #[arg(long, value_name = "PATH", env = "KBENCH_QEMU")]
     pub qemu: Option<PathBuf>,
 
-    /// The kbench binary the guest runs as init [default: this one; for arm64 kernels on an
-    /// x86_64 host, the static aarch64 cross-build in target/aarch64/ (docs/contributing.md)]
-    #[arg(long, value_name = "PATH", env = "KBENCH_GUEST_KBENCH")]
-    pub guest_kbench: Option<PathBuf>,
+    #[command(flatten)]
+    pub guest: GuestKbenchArg,
 
     /// An ext4 image, or a cached rootfs id, the guest mounts (virtio-blk, writes thrown away at
     /// exit) and runs the tests chrooted in, after loading its kernel's virtio modules; a bzImage
@@ -234,7 +232,7 @@ impl VmOptions {
             accel: AccelChoice::parse(&self.accel).expect("clap checked --accel"),
             append: self.append.clone(),
             qemu: self.qemu.clone(),
-            guest_kbench: self.guest_kbench.clone(),
+            guest_kbench: self.guest.guest_kbench.clone(),
             cache: self.cache.cache(),
             rootfs: self.rootfs.clone(),
             rootfs_cache: self.rootfs_cache.cache(),
@@ -350,6 +348,15 @@ pub struct ListArgs {
     /// Print JSON on stdout (an array of {release, vmlinuz, config, source})
     #[arg(long)]
     pub json: bool,
+}
+
+/// The kbench binary a guest runs (`vm`, `bisect --kernel`, `lava job`).
+#[derive(Debug, Args)]
+pub struct GuestKbenchArg {
+    /// The kbench binary the guest runs as init [default: this one; for arm64 kernels on an
+    /// x86_64 host, the static aarch64 cross-build in target/aarch64/ (docs/contributing.md)]
+    #[arg(long, value_name = "PATH", env = "KBENCH_GUEST_KBENCH")]
+    pub guest_kbench: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -178,7 +178,7 @@ mod tests {
     /// Reads `events` as test `key`'s, in round 3: what ended it and every
     /// sample with its metric's spec.
     fn read(key: &TestKey, events: Vec<AgentEvent>) -> (TestEvents, Vec<(TestSpec, Sample)>) {
-        let mut stream = Replay(events.into());
+        let mut stream = Replay::new(events);
         let mut samples = Vec::new();
         let events = read_test(&mut stream, key, 3, &AtomicBool::new(false), &mut |s| {
             samples.push((s.metric, s.sample));
@@ -239,7 +239,7 @@ mod tests {
         );
         let (events, _) = read(&key, vec![start(&key)]);
         assert_eq!(events.ended, None, "the stream ended first");
-        let mut early = Replay(vec![sample(MAIN_METRIC, 1.0, 0)].into());
+        let mut early = Replay::new(vec![sample(MAIN_METRIC, 1.0, 0)]);
         let error = read_test(
             &mut early,
             &key,

@@ -368,18 +368,72 @@ fn relay_log(line: &str) -> bool {
     true
 }
 
-/// Test support: a stream that replays events already at hand.
-#[cfg(test)]
-pub(crate) struct Replay(pub VecDeque<AgentEvent>);
+/// A stream that replays events already at hand: an agent that ran
+/// elsewhere ([`Recorded`]), or a test's.
+pub struct Replay {
+    events: VecDeque<AgentEvent>,
+    /// Why the events stop short of the agent's end, if they do: what
+    /// [`AgentStream::finish`] says.
+    cut: Option<String>,
+}
 
-#[cfg(test)]
+impl Replay {
+    pub fn new(events: impl Into<VecDeque<AgentEvent>>) -> Replay {
+        Replay {
+            events: events.into(),
+            cut: None,
+        }
+    }
+}
+
 impl AgentStream for Replay {
     fn next_event(&mut self) -> Option<Result<AgentEvent>> {
-        self.0.pop_front().map(Ok)
+        self.events.pop_front().map(Ok)
     }
 
     fn finish(self: Box<Self>) -> Result<()> {
-        Ok(())
+        self.cut.map_or(Ok(()), |why| Err(MeasureError::Agent(why)))
+    }
+}
+
+/// The launcher of an agent that already ran (a LAVA boot's, read back
+/// from its console log): the runner gets its recorded events, and stores
+/// them as it stores a live agent's. It launches once, and only the job
+/// that ran.
+pub struct Recorded {
+    job: AgentJob,
+    replay: std::cell::RefCell<Option<Replay>>,
+}
+
+impl Recorded {
+    /// `cut` says why `events` end before the agent did, if they do.
+    pub fn new(job: AgentJob, events: Vec<AgentEvent>, cut: Option<String>) -> Recorded {
+        let replay = Replay {
+            events: events.into(),
+            cut,
+        };
+        Recorded {
+            job,
+            replay: std::cell::RefCell::new(Some(replay)),
+        }
+    }
+}
+
+impl Launcher for Recorded {
+    fn launch(&self, job: &AgentJob) -> Result<Box<dyn AgentStream>> {
+        if *job != self.job {
+            return Err(MeasureError::Agent(
+                "the recorded agent ran another job than the one asked for".to_string(),
+            ));
+        }
+        let replay = self.replay.borrow_mut().take();
+        replay
+            .map(|replay| Box::new(replay) as Box<dyn AgentStream>)
+            .ok_or_else(|| MeasureError::Agent("a recorded agent is launched once".to_string()))
+    }
+
+    fn batches_tests(&self) -> bool {
+        true
     }
 }
 

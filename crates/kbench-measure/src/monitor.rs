@@ -220,12 +220,12 @@ mod tests {
             let mut out = Vec::new();
             let never = std::sync::atomic::AtomicBool::new(false);
             crate::agent::run_job(job, &mut out, None, &never).unwrap();
-            let events = String::from_utf8(out)
+            let events: Vec<AgentEvent> = String::from_utf8(out)
                 .unwrap()
                 .lines()
                 .map(|line| serde_json::from_str(line).unwrap())
                 .collect();
-            Ok(Box::new(crate::launcher::Replay(events)))
+            Ok(Box::new(crate::launcher::Replay::new(events)))
         }
     }
 

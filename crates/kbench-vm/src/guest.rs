@@ -11,8 +11,11 @@
 //! ([`GATE_PATH`]) first writes [`READY_MARKER`] and waits for one byte
 //! from the host on the same port, so that two guests booted at once start
 //! measuring together. A guest with a `--rootfs` disk ([`ROOTFS_PATH`])
-//! runs its job chrooted in it ([`rootfs`]).
+//! runs its job chrooted in it ([`rootfs`]). A console guest (a LAVA
+//! boot, [`crate::image::CONSOLE_PLAN_PATH`]) has no results port: it frames its
+//! results on the console ([`console`]).
 
+mod console;
 mod mounts;
 mod rootfs;
 
@@ -89,6 +92,9 @@ fn run() -> Result<()> {
     // SAFETY: the pointer and length describe a valid byte string.
     unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) };
     std::env::set_current_dir(work_dir).map_err(VmError::os(format!("changing to {work_dir}")))?;
+    if let Some(plan) = console::plan()? {
+        return on_console(&job, plan);
+    }
     let mut port = open_results_port()?;
     if gated {
         wait_for_start(&mut port)?;
@@ -102,10 +108,55 @@ fn run() -> Result<()> {
             ""
         }
     );
-    let status = run_agent(&job, &port)?;
+    let status = run_child(|| {
+        let mut out = &port;
+        // Nothing stops a guest's agent but its VM's end.
+        let never = std::sync::atomic::AtomicBool::new(false);
+        match run_job(&job, &mut out, None, &never) {
+            Ok(()) => 0,
+            Err(error) => {
+                eprintln!("kbench guest: the agent could not write its results: {error}");
+                1
+            }
+        }
+    })?;
     writeln!(port, "{EXIT_MARKER} {status}").map_err(VmError::os(WRITING))?;
     // SAFETY: the descriptor is open; tcdrain waits until the UART sent all.
     unsafe { libc::tcdrain(port.as_raw_fd()) };
+    eprintln!("kbench guest: the agent ended with status {status}; powering off");
+    Ok(())
+}
+
+/// A LAVA boot: checks its kernel, then runs the job with its results
+/// framed on the console; a block the agent did not close (it died) is
+/// closed here, cut short, so that LAVA's monitors end.
+fn on_console(job: &AgentJob, plan: crate::console_frames::ConsoleBoot) -> Result<()> {
+    console::quiet_kernel();
+    let mut out = console::open()?;
+    if !console::begin(&mut out, plan, job)? {
+        return Ok(());
+    }
+    eprintln!(
+        "kbench guest: running {} test(s), results framed on the console",
+        job.tests.len()
+    );
+    let status = run_child(|| {
+        let measured = out
+            .try_clone()
+            .and_then(|console| console::measure(job, console));
+        match measured {
+            Ok(()) => 0,
+            Err(error) => {
+                eprintln!("kbench guest: the agent could not write its results: {error}");
+                1
+            }
+        }
+    })?;
+    if status != 0 {
+        let failed = [console::case("agent", "fail")];
+        out.write_all(console::close(None, &failed).as_bytes())
+            .map_err(VmError::os("writing to the console"))?;
+    }
     eprintln!("kbench guest: the agent ended with status {status}; powering off");
     Ok(())
 }
@@ -178,11 +229,11 @@ fn open_results_port() -> Result<File> {
     Ok(port)
 }
 
-/// Runs the job in a child process writing to `port`; reaps every child
-/// (init inherits orphans) until the agent has ended, and returns its exit
-/// status (128 + signal when killed).
-fn run_agent(job: &AgentJob, port: &File) -> Result<i32> {
-    // SAFETY: PID 1 is single-threaded here; the child only runs the job
+/// Runs `work` (the agent) in a child process, whose exit status it
+/// returns; reaps every child (init inherits orphans) until that one has
+/// ended (128 + signal when killed).
+fn run_child(work: impl FnOnce() -> i32) -> Result<i32> {
+    // SAFETY: PID 1 is single-threaded here; the child only runs `work`
     // and leaves with _exit.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -195,16 +246,7 @@ fn run_agent(job: &AgentJob, port: &File) -> Result<i32> {
         // that reports it: the OOM killer passes over -1000, and the tools
         // the agent starts go back to 0 (kbench-measure's profile command).
         let _ = std::fs::write("/proc/self/oom_score_adj", "-1000");
-        let mut out = port;
-        // Nothing stops a guest's agent but its VM's end.
-        let never = std::sync::atomic::AtomicBool::new(false);
-        let code = match run_job(job, &mut out, None, &never) {
-            Ok(()) => 0,
-            Err(error) => {
-                eprintln!("kbench guest: the agent could not write its results: {error}");
-                1
-            }
-        };
+        let code = work();
         // SAFETY: ends the child without running PID 1's destructors.
         unsafe { libc::_exit(code) };
     }

@@ -14,6 +14,7 @@
 //! (binary and libraries) is built once and each boot appends a small
 //! archive holding only its job.
 
+use super::console_frames::ConsoleBoot;
 use super::elf;
 use super::error::{Result, VmError};
 use super::guest_binary;
@@ -34,6 +35,11 @@ pub const GATE_PATH: &str = "/kbench/gate";
 /// loads the modules in [`MODULES_PATH`], mounts /dev/vda at
 /// [`ROOTFS_MOUNT`] and runs its job chrooted there ([`super::guest`]).
 pub const ROOTFS_PATH: &str = "/kbench/rootfs";
+
+/// When this file is in the initramfs, the guest is a console guest (a
+/// LAVA job's boot): it holds the boot's [`ConsoleBoot`], and the guest
+/// frames its results on the console ([`super::guest`]).
+pub const CONSOLE_PLAN_PATH: &str = "/kbench/console.json";
 
 /// The kernel modules a `--rootfs` guest loads, in their names' order.
 pub const MODULES_PATH: &str = "/kbench/modules";
@@ -138,12 +144,25 @@ impl GuestImage {
     /// The whole initramfs for one boot: the base, then the job (and the
     /// start gate when `gated`).
     pub fn initramfs(&self, job: &AgentJob, gated: bool) -> Vec<u8> {
+        self.with_job(job, gated.then(|| (GATE_PATH, Vec::new())))
+    }
+
+    /// The whole initramfs of one boot of a console guest (a LAVA job's):
+    /// the base, the job, and the boot's plan.
+    pub fn console_initramfs(&self, job: &AgentJob, plan: &ConsoleBoot) -> Vec<u8> {
+        let plan = serde_json::to_vec(plan).expect("a plan serializes");
+        self.with_job(job, Some((CONSOLE_PLAN_PATH, plan)))
+    }
+
+    /// The base, then an archive of the job and `extra` (a path and its
+    /// bytes).
+    fn with_job(&self, job: &AgentJob, extra: Option<(&str, Vec<u8>)>) -> Vec<u8> {
         let json = serde_json::to_vec(job).expect("a job serializes");
         let mut bytes = self.base.clone();
         let mut archive = Archive::new();
         archive.file(JOB_PATH, 0o644, json);
-        if gated {
-            archive.file(GATE_PATH, 0o644, Vec::new());
+        if let Some((path, contents)) = extra {
+            archive.file(path, 0o644, contents);
         }
         bytes.extend(archive.to_bytes());
         bytes

@@ -126,27 +126,7 @@ impl Guests {
         if !(vm.timeout.is_finite() && vm.timeout >= 1.0) {
             invalid!("--timeout {} must be at least 1 second", vm.timeout);
         }
-        let mut images: Vec<(String, KernelImage)> = Vec::new();
-        for (text, identifier) in &request.kernels {
-            let image = resolve_kernel(text, &vm.cache)?;
-            let identifier = match identifier {
-                Some(name) => name.clone(),
-                None => image.release.clone().ok_or_else(|| {
-                    VmError::Invalid(format!(
-                        "{} holds no version string to name it by; give an identifier with --as",
-                        image.path.display()
-                    ))
-                })?,
-            };
-            kbench_model::validate_name("identifier", &identifier).map_err(VmError::Invalid)?;
-            if images.iter().any(|(i, _)| *i == identifier) {
-                invalid!(
-                    "two kernels would both be stored as '{identifier}'; name them apart with --as (one per --kernel)"
-                );
-            }
-            images.push((identifier, image));
-        }
-        let arch = one_arch(&images)?;
+        let (images, arch) = resolve_kernels(&request.kernels, &vm.cache)?;
         let qemu = qemu::find_qemu(vm.qemu.as_deref(), arch)?;
         let exe = crate::guest_binary::find(arch, vm.guest_kbench.as_deref())?;
         if let Some(note) = memory_note {
@@ -285,7 +265,7 @@ impl Guests {
     }
 }
 
-/// The kernels `vm compare` boots, each with its identifier (`--as`; by
+/// The kernels `vm compare` (or `lava job`) boots, each with its identifier (`--as`; by
 /// default the guest's release): two or more kernels, the first the
 /// baseline, and one identifier per kernel or none.
 pub fn compared_kernels(
@@ -294,8 +274,8 @@ pub fn compared_kernels(
 ) -> Result<Vec<(String, Option<String>)>> {
     if kernels.len() < 2 {
         invalid!(
-            "vm compare needs two or more --kernel options (the first is the baseline); for one \
-             kernel use `kbench vm run`"
+            "a comparison needs two or more --kernel options (the first is the baseline); to \
+             measure one kernel use `kbench vm run`"
         );
     }
     if !identifiers.is_empty() && identifiers.len() != kernels.len() {
@@ -332,6 +312,38 @@ pub fn check_duet(kernels: usize, cpus: Option<u32>, names: &[String]) -> Result
     Ok(kbench_measure::duet::check_machine(
         &kbench_catalog::expand(names)?,
     )?)
+}
+
+/// Each kernel (a path, or a cached kernel's release) opened, under its
+/// identifier (by default its release), and the one architecture they
+/// share: two kernels stored as one identifier, or of two architectures,
+/// are refused.
+pub fn resolve_kernels(
+    kernels: &[(String, Option<String>)],
+    cache: &KernelCache,
+) -> Result<(Vec<(String, KernelImage)>, ImageArch)> {
+    let mut images: Vec<(String, KernelImage)> = Vec::new();
+    for (text, identifier) in kernels {
+        let image = resolve_kernel(text, cache)?;
+        let identifier = match identifier {
+            Some(name) => name.clone(),
+            None => image.release.clone().ok_or_else(|| {
+                VmError::Invalid(format!(
+                    "{} holds no version string to name it by; give an identifier with --as",
+                    image.path.display()
+                ))
+            })?,
+        };
+        kbench_model::validate_name("identifier", &identifier).map_err(VmError::Invalid)?;
+        if images.iter().any(|(i, _)| *i == identifier) {
+            invalid!(
+                "two kernels would both be stored as '{identifier}'; name them apart with --as (one per --kernel)"
+            );
+        }
+        images.push((identifier, image));
+    }
+    let arch = one_arch(&images)?;
+    Ok((images, arch))
 }
 
 /// The architecture all the kernels share: a lab boots one kind of guest.

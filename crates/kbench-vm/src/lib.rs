@@ -27,6 +27,7 @@ mod compare;
 mod error;
 
 pub mod accel_memo;
+pub mod console_frames;
 pub mod elf;
 pub mod event;
 pub mod guest;

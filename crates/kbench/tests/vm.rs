@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{have_programs, json_of, kbench, one_guest_at_a_time, temp_db};
+use common::{fake_bzimage, have_programs, json_of, kbench, one_guest_at_a_time, temp_db};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -436,19 +436,6 @@ fn vm_run_quiet_leaves_stderr_empty() {
     assert_eq!(vm_run(&["-q"], "quiet"), "");
 }
 
-/// A file with an x86 boot header and a version string, which is all the
-/// checks before qemu read.
-fn fake_bzimage(dir: &Path) -> PathBuf {
-    let mut head = vec![0u8; 0x600];
-    head[0x202..0x206].copy_from_slice(b"HdrS");
-    head[0x20E..0x210].copy_from_slice(&0x200u16.to_le_bytes());
-    let version = b"6.99.0-fake (nobody@nowhere) #1";
-    head[0x400..0x400 + version.len()].copy_from_slice(version);
-    let path = dir.join("bzImage");
-    std::fs::write(&path, head).unwrap();
-    path
-}
-
 /// `vm run --kernel image` with an empty PATH: the error names the qemu
 /// `program` the kernel's architecture needs and the `package` installing it.
 fn qemu_missing_names_its_package(
@@ -495,7 +482,7 @@ fn an_arm64_kernel_says_what_its_guest_needs() {
     let (dir, db) = temp_db();
     let arm64 = fake_arm64_image(dir.path());
     let arm64 = arm64.to_str().unwrap();
-    let bzimage = fake_bzimage(dir.path());
+    let bzimage = fake_bzimage(dir.path(), "6.99.0-fake");
     qemu_missing_names_its_package(
         &db,
         dir.path(),
@@ -589,7 +576,7 @@ fn bad_input_is_explained() {
     );
     assert!(error.contains("kbench kernel fetch"), "{error}");
 
-    let image = fake_bzimage(dir.path());
+    let image = fake_bzimage(dir.path(), "6.99.0-fake");
     let image = image.to_str().unwrap();
     qemu_missing_names_its_package(
         &db,

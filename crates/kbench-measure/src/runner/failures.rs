@@ -50,7 +50,7 @@ impl Launcher for Scripted {
                 stop: "CI within 1.0 %".into(),
             });
         }
-        Ok(Box::new(Replay(events)))
+        Ok(Box::new(Replay::new(events)))
     }
 }
 

@@ -394,3 +394,16 @@ pub fn interrupt_once_sampling(db: &Path, tmpdir: &Path, args: &[&str], set: &st
         Duration::from_secs(5),
     );
 }
+
+/// A file in `dir` with an x86 boot header and the version string of
+/// `release`, which is all the checks before qemu read.
+pub fn fake_bzimage(dir: &Path, release: &str) -> PathBuf {
+    let mut head = vec![0u8; 0x600];
+    head[0x202..0x206].copy_from_slice(b"HdrS");
+    head[0x20E..0x210].copy_from_slice(&0x200u16.to_le_bytes());
+    let version = format!("{release} (nobody@nowhere) #1");
+    head[0x400..0x400 + version.len()].copy_from_slice(version.as_bytes());
+    let path = dir.join(format!("bzImage-{release}"));
+    std::fs::write(&path, head).unwrap();
+    path
+}

@@ -1,0 +1,220 @@
+//! Flags of `kbench lava`.
+
+use super::common::{SamplingArgs, UploadArgs};
+use super::vm::{CacheArg, GuestKbenchArg};
+use clap::{Args, Subcommand};
+use kbench_catalog::suite::DEFAULT_SUITE;
+use kbench_lava::definition::Settings;
+use kbench_lava::job::JobRequest;
+use std::path::PathBuf;
+
+/// Compare kernels on a LAVA lab: write the job that boots them in turn, and read its results back
+#[derive(Debug, Subcommand)]
+pub enum LavaCommand {
+    /// Write a LAVA job that boots each kernel --boots times, alternating (A B A B ...), each boot
+    /// running the tests once in kbench's initramfs
+    Job(Box<LavaJobArgs>),
+    /// Store a finished LAVA job's results, read from its log, in a result set (one run per boot)
+    Import(LavaImportArgs),
+    /// Submit a job to a LAVA server through its REST API; with --into, follow it to its end and
+    /// store its results
+    Submit(LavaSubmitArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  kbench lava job --kernel 6.1.0-57-cloud-amd64 --kernel \
+6.12.118+deb12-cloud-amd64 syscall-null open-close --boots 3 --out job/ \\\n      \
+--artifacts-url http://files.lab.example/kbench/job\n  lava-run --job-id 1 --output-dir out \
+--device qemu.yaml job/job.yaml > job.log     # or submit job/job.yaml to a LAVA server\n  \
+kbench lava import job.log --into lab\n  kbench compare lab\n\nThe directory gets each kernel \
+(kernel1, kernel2, ...), each boot's initramfs (boot1.cpio, ...: kbench as /init, the tests and \
+the boot's plan) and job.yaml, which names them under --artifacts-url: publish the directory \
+there for the lab's workers (by default the definition names the files by file://, which \
+`lava-run` on this machine reads). Each boot is a deploy, boot and test of its own namespace \
+(boot1, boot2, ...). The guest checks that it booted the kernel its plan names; it frames its \
+samples on the console (each line numbered, with its length and a CRC-32), and prints one \
+`kbench-case TEST pass MEDIAN UNIT` line per test, which LAVA's monitors record as a test case \
+with a measurement for LAVA's own dashboard. Built-in benchmarks only: the initramfs has no root \
+filesystem for a profile's tools. docs/lab.md has the whole path."
+)]
+pub struct LavaJobArgs {
+    /// A kernel (bzImage or arm64 Image path, or cached release); give two or more of one
+    /// architecture, the first is the baseline
+    #[arg(long = "kernel", value_name = "PATH|RELEASE", required = true)]
+    pub kernels: Vec<String>,
+
+    /// Suites, benchmark ids or tests with options (built-in benchmarks only)
+    #[arg(value_name = "NAME", default_value = DEFAULT_SUITE)]
+    pub names: Vec<String>,
+
+    /// Identifiers, one per --kernel in the same order (default: each kernel's release)
+    #[arg(long = "as", value_name = "IDENTIFIER")]
+    pub identifiers: Vec<String>,
+
+    /// Boots of each kernel, alternating; the comparison's unit is the boot
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=50))]
+    pub boots: u32,
+
+    /// Directory to write the job's files to
+    #[arg(long, value_name = "DIR", default_value = "lava-job")]
+    pub out: PathBuf,
+
+    /// The URL the lab's workers fetch the directory's files from [default: file:// and the
+    /// directory's absolute path]
+    #[arg(long, value_name = "URL")]
+    pub artifacts_url: Option<String>,
+
+    /// LAVA's device type the job asks for
+    #[arg(long, default_value = "qemu")]
+    pub device_type: String,
+
+    /// The job's name [default: "kbench: A vs B (N boots, alternating)"]
+    #[arg(long, value_name = "NAME")]
+    pub job_name: Option<String>,
+
+    /// Minutes each boot may take to deploy and to reach kbench; LAVA fails the boot after them
+    #[arg(long, value_name = "MINUTES", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=600))]
+    pub boot_timeout: u32,
+
+    /// Minutes each boot's tests may take [default: from the sampling plan: --max-time per test,
+    /// plus 15 s each and a minute]
+    #[arg(long, value_name = "MINUTES", value_parser = clap::value_parser!(u32).range(1..=1440))]
+    pub test_timeout: Option<u32>,
+
+    /// The guest's CPUs (qemu's -smp)
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub cpus: u32,
+
+    /// The guest's memory, e.g. 1G or 512M (a number alone is MiB)
+    #[arg(long, value_name = "SIZE", default_value = "1G")]
+    pub memory: String,
+
+    /// More of the job's context, as the device type's template reads it (e.g. cpu=max,
+    /// machine=virt); repeat for more
+    #[arg(long, value_name = "KEY=VALUE", value_parser = key_value)]
+    pub context: Vec<(String, String)>,
+
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
+
+    #[command(flatten)]
+    pub guest: GuestKbenchArg,
+
+    #[command(flatten)]
+    pub cache: CacheArg,
+
+    /// Print what was written as JSON on stdout: the definition's path, the tests, and each
+    /// boot's identifier, release and URLs
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl LavaJobArgs {
+    /// The request these flags make.
+    pub fn request(&self) -> Result<JobRequest, String> {
+        let kernels = kbench_vm::lab::compared_kernels(&self.kernels, &self.identifiers)
+            .map_err(|e| e.to_string())?;
+        let memory_mib =
+            kbench_catalog::profile::guest::mebibytes(&self.memory).ok_or_else(|| {
+                format!(
+                    "--memory '{}' is not a size such as 1G or 512M",
+                    self.memory
+                )
+            })?;
+        Ok(JobRequest {
+            kernels,
+            names: self.names.clone(),
+            plan: self.sampling.plan().map_err(|e| e.to_string())?,
+            boots: self.boots,
+            out: self.out.clone(),
+            artifacts_url: self.artifacts_url.clone(),
+            settings: Settings {
+                device_type: self.device_type.clone(),
+                job_name: self.job_name.clone(),
+                boot_minutes: self.boot_timeout,
+                test_minutes: self.test_timeout,
+                cpus: self.cpus,
+                memory_mib,
+                context: self.context.clone(),
+            },
+            guest_kbench: self.guest.guest_kbench.clone(),
+            cache: self.cache.cache(),
+        })
+    }
+}
+
+/// `KEY=VALUE`.
+fn key_value(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+        _ => Err(format!("'{text}' is not KEY=VALUE")),
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  lava-run --job-id 1 --output-dir out --device qemu.yaml \
+job/job.yaml > job.log\n  kbench lava import job.log --into lab\n  curl -H \"Authorization: \
+Token $TOKEN\" https://lava.example/api/v0.2/jobs/1234/logs/ | kbench lava import - --into lab\n\n\
+The log is lava-run's standard output, a LAVA server's job log (output.yaml, \
+/api/v0.2/jobs/ID/logs/), or a plain serial log. Each boot's framed block is checked frame by \
+frame (number, length, CRC-32): a boot whose block is damaged or cut short keeps the tests that \
+arrived whole, and says so. A boot that came up in another kernel than its plan's measured \
+nothing and is listed as refused; a boot LAVA failed is listed with LAVA's error. A boot stored \
+already (same identifier and guest boot id) is not stored twice, so a log can be imported again, \
+and runs a guest pushed are not doubled. With --server the runs go to a kbench server too."
+)]
+pub struct LavaImportArgs {
+    /// The job's log; - reads standard input
+    #[arg(value_name = "LOG")]
+    pub log: PathBuf,
+
+    /// Result set to store into
+    #[arg(long, value_name = "SET")]
+    pub into: String,
+
+    #[command(flatten)]
+    pub upload: UploadArgs,
+
+    /// Print each boot's outcome as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  kbench lava submit job/job.yaml --url https://lava.example \
+--token $LAVA_TOKEN --into lab\n\nPOSTs the definition to /api/v0.2/jobs/ with `Authorization: \
+Token KEY` and prints each job's id and page. With --into it then reads the job's state every \
+--poll seconds (a progress line says it), and when the job has finished fetches its log \
+(/api/v0.2/jobs/ID/logs/) and stores it as `kbench lava import` does. A job that ended \
+Incomplete or Canceled is said with LAVA's failure comment and error; whatever boots it finished \
+are stored. LAVA's refusals are shown as LAVA words them: an unknown device type (400), a bad \
+token (401), a token whose user may not submit (403); nothing is stored then. Prints one line \
+per job: its id and its page."
+)]
+pub struct LavaSubmitArgs {
+    /// The job definition (job.yaml of `kbench lava job`)
+    #[arg(value_name = "JOB.yaml")]
+    pub definition: PathBuf,
+
+    /// The LAVA server, http[s]://HOST[:PORT]
+    #[arg(long, value_name = "URL", env = "KBENCH_LAVA_URL")]
+    pub url: String,
+
+    /// LAVA API token (LAVA's web interface, API > Tokens)
+    #[arg(long, env = "KBENCH_LAVA_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Follow the job(s) to the end and store the results in this result set
+    #[arg(long, value_name = "SET")]
+    pub into: Option<String>,
+
+    /// Seconds between two reads of a followed job's state
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub poll: u64,
+
+    #[command(flatten)]
+    pub upload: UploadArgs,
+}

@@ -1,0 +1,199 @@
+//! The LAVA job definition of a comparison, as LAVA's schema
+//! (`lava_common.schemas`) wants it: for each boot, in its own namespace,
+//! a `deploy` of the kernel and the boot's initramfs `to: tmpfs`, a `boot`
+//! by `method: qemu`, and a `test` of two monitors that turn the guest's
+//! summary lines into test cases: the measured ones with their median and
+//! unit, then the failed and skipped ones.
+
+use crate::yaml::{Node, map, text};
+use kbench_measure::plan::SamplingPlan;
+use kbench_model::TestKey;
+use kbench_vm::console_frames::{BEGIN, CASE, END, FAILURES_BEGIN, FAILURES_END};
+use kbench_vm::kernel_image::ImageArch;
+use serde::Serialize;
+
+/// The job's settings besides its boots.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// LAVA's device type (`qemu` on a lab's qemu workers).
+    pub device_type: String,
+    pub job_name: Option<String>,
+    /// Minutes a boot may take to reach kbench (deploy included).
+    pub boot_minutes: u32,
+    /// Minutes one boot's tests may take; default: from the sampling plan.
+    pub test_minutes: Option<u32>,
+    /// The guest's CPUs and memory (`-smp`, the context's `memory`).
+    pub cpus: u32,
+    pub memory_mib: u32,
+    /// More of the job's `context` (`KEY=VALUE`), as the device's
+    /// template reads it.
+    pub context: Vec<(String, String)>,
+}
+
+/// One boot as planned: its identifier and the URLs of its kernel and
+/// initramfs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedBoot {
+    pub boot: u32,
+    pub identifier: String,
+    /// The release its kernel reports, when the image says.
+    pub release: Option<String>,
+    pub kernel_url: String,
+    pub initrd_url: String,
+}
+
+/// The namespace of boot `boot` (from 1): its actions, and its results in
+/// LAVA's logs.
+pub fn namespace(boot: u32) -> String {
+    format!("boot{boot}")
+}
+
+/// The whole job definition.
+pub fn job(
+    arch: ImageArch,
+    settings: &Settings,
+    boots: &[PlannedBoot],
+    tests: &[TestKey],
+    plan: &SamplingPlan,
+) -> Node {
+    let test_minutes = settings
+        .test_minutes
+        .unwrap_or_else(|| estimated_test_minutes(tests.len(), plan));
+    // Each boot: deploy and boot within `boot_minutes`, then its tests.
+    let job_minutes = boots.len() as u32 * (settings.boot_minutes + test_minutes) + 5;
+    let identifiers: Vec<&str> = boots.iter().map(|b| b.identifier.as_str()).collect();
+    let mut distinct = identifiers.clone();
+    distinct.dedup();
+    distinct.sort();
+    distinct.dedup();
+    let name = settings.job_name.clone().unwrap_or_else(|| {
+        format!(
+            "kbench: {} ({} boots, alternating)",
+            distinct.join(" vs "),
+            boots.len()
+        )
+    });
+    let metadata = boots
+        .iter()
+        .map(|b| (format!("kbench.{}", namespace(b.boot)), text(&b.identifier)))
+        .collect();
+    let actions = boots
+        .iter()
+        .flat_map(|b| boot_actions(b, settings, test_minutes))
+        .collect();
+    map([
+        ("device_type", text(&settings.device_type)),
+        ("job_name", text(name)),
+        (
+            "timeouts",
+            map([
+                ("job", minutes(job_minutes)),
+                ("action", minutes(settings.boot_minutes.max(test_minutes))),
+                ("connection", minutes(2)),
+            ]),
+        ),
+        ("priority", text("medium")),
+        ("visibility", text("public")),
+        ("context", context(arch, settings)),
+        ("metadata", Node::Map(metadata)),
+        ("actions", Node::List(actions)),
+    ])
+}
+
+/// Minutes for one boot's tests: each may sample for the plan's time
+/// budget (its calibration included), plus the snapshot and a margin.
+fn estimated_test_minutes(tests: usize, plan: &SamplingPlan) -> u32 {
+    let seconds = tests as f64 * (plan.max_time.as_secs_f64() + 15.0) + 60.0;
+    (seconds / 60.0).ceil() as u32
+}
+
+/// The context the device's template is rendered with: for LAVA's qemu
+/// device type the architecture, a user-mode network, the memory, and
+/// the CPUs and kernel command line as extra options; then the user's.
+fn context(arch: ImageArch, settings: &Settings) -> Node {
+    let console = kbench_vm::qemu::console(arch);
+    let mut entries = vec![
+        ("arch".to_string(), text(arch.debian())),
+        ("netdevice".to_string(), text("user")),
+        (
+            "memory".to_string(),
+            Node::Number(settings.memory_mib.into()),
+        ),
+        (
+            "extra_options".to_string(),
+            Node::List(vec![
+                text(format!("-smp {}", settings.cpus)),
+                text(format!("-append \"console={console} rdinit=/init\"")),
+            ]),
+        ),
+    ];
+    for (key, value) in &settings.context {
+        entries.retain(|(k, _)| k != key);
+        entries.push((key.clone(), text(value)));
+    }
+    Node::Map(entries)
+}
+
+fn minutes(count: u32) -> Node {
+    map([("minutes", Node::Number(count.into()))])
+}
+
+/// A boot's deploy, boot and test actions.
+fn boot_actions(boot: &PlannedBoot, settings: &Settings, test_minutes: u32) -> [Node; 3] {
+    let namespace = || ("namespace", text(namespace(boot.boot)));
+    let image = |arg: &str, url: &str| map([("image_arg", text(arg)), ("url", text(url))]);
+    let deploy = map([
+        namespace(),
+        ("timeout", minutes(settings.boot_minutes)),
+        ("to", text("tmpfs")),
+        (
+            "images",
+            map([
+                ("kernel", image("-kernel {kernel}", &boot.kernel_url)),
+                ("initrd", image("-initrd {initrd}", &boot.initrd_url)),
+            ]),
+        ),
+    ]);
+    let start = map([
+        namespace(),
+        ("timeout", minutes(settings.boot_minutes)),
+        ("method", text("qemu")),
+        ("media", text("tmpfs")),
+    ]);
+    let case = |results: &str, measured: bool| {
+        let number = match measured {
+            true => r" (?P<measurement>[-+0-9.eE]+) (?P<units>\S+)",
+            false => "",
+        };
+        format!(r"{CASE} (?P<test_case_id>\S+) (?P<result>{results}){number}")
+    };
+    let monitor = |name: &str, start: &str, end: &str, pattern: String| {
+        map([
+            ("name", text(name)),
+            ("start", text(start)),
+            ("end", text(end)),
+            ("pattern", text(pattern)),
+        ])
+    };
+    let test = map([
+        namespace(),
+        ("timeout", minutes(test_minutes)),
+        (
+            "monitors",
+            Node::List(vec![
+                monitor("kbench", BEGIN, END, case("pass", true)),
+                monitor(
+                    "kbench-failures",
+                    FAILURES_BEGIN,
+                    FAILURES_END,
+                    case("fail|skip", false),
+                ),
+            ]),
+        ),
+    ]);
+    [
+        map([("deploy", deploy)]),
+        map([("boot", start)]),
+        map([("test", test)]),
+    ]
+}

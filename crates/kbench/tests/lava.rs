@@ -1,0 +1,555 @@
+//! End-to-end tests of `kbench lava`: definitions checked by LAVA's own
+//! schema (`lava_common.schemas.validate`, as a LAVA server checks a
+//! submitted job), and a real LAVA run: Debian's lava-dispatcher runs a
+//! kbench-written job with `lava-run` on a `qemu` device (its dictionary
+//! rendered from lava-server's own template) under TCG, two Debian
+//! kernels booted twice each, alternating; the log is imported and
+//! compared.
+//!
+//! They need lava-dispatcher (`.ci/run` installs it; with `CI=true` a
+//! missing one fails), and the run needs qemu-system-x86 and network to
+//! Debian's mirror (kernels and lava-server's templates come by apt,
+//! cached in the target directory).
+
+mod common;
+
+use common::{
+    fake_bzimage, have_programs, json_of, json_stdout, kbench, one_guest_at_a_time, temp_db,
+};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Debian's python3, which has LAVA's modules (another python3 on PATH
+/// may not).
+const PYTHON: &str = "/usr/bin/python3";
+
+fn target_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+fn have_lava() -> bool {
+    have_programs(
+        &["lava-run", "python3"],
+        "apt-get install --no-install-recommends lava-dispatcher",
+    ) && Path::new(PYTHON).is_file()
+}
+
+/// Runs kbench with the tests' kernel cache, asserting success; stdout.
+fn ok(db: &Path, args: &[&str]) -> String {
+    let out = kbench(db)
+        .args(args)
+        .env("KBENCH_KERNEL_CACHE", target_dir("kernels"))
+        .output()
+        .unwrap();
+    common::assert_success(&out, &format!("kbench {args:?}"));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// LAVA's verdict on a job definition: `Ok` when its schema accepts it.
+fn lava_validates(definition: &Path) -> Result<(), String> {
+    let script = "import sys, yaml\n\
+        from lava_common.schemas import validate\n\
+        validate(yaml.safe_load(open(sys.argv[1])), strict=True)\n";
+    let out = Command::new(PYTHON)
+        .args(["-c", script])
+        .arg(definition)
+        .output()
+        .unwrap();
+    match out.status.success() {
+        true => Ok(()),
+        false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+    }
+}
+
+#[test]
+fn every_definition_passes_lavas_own_schema() {
+    if !have_lava() {
+        return;
+    }
+    let (dir, db) = temp_db();
+    let old = fake_bzimage(dir.path(), "6.1.0-57-cloud-amd64");
+    let new = fake_bzimage(dir.path(), "6.12.118+deb12-cloud-amd64");
+    let (old, new) = (old.to_str().unwrap(), new.to_str().unwrap());
+    let out = dir.path().join("job");
+    let written = json_of(
+        &db,
+        &[
+            "lava",
+            "job",
+            "--kernel",
+            old,
+            "--kernel",
+            new,
+            "--as",
+            "6.1 stock",
+            "--as",
+            "6.12",
+            "syscall-null",
+            "open-close",
+            "--boots",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+            "--artifacts-url",
+            "https://files.example/k/",
+            "--context",
+            "cpu=max",
+            "--json",
+        ],
+    );
+    let definition = PathBuf::from(written["definition"].as_str().unwrap());
+    lava_validates(&definition).unwrap();
+    let boots = written["boots"].as_array().unwrap();
+    let order: Vec<&str> = boots
+        .iter()
+        .map(|b| b["identifier"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "6.1 stock",
+            "6.12",
+            "6.1 stock",
+            "6.12",
+            "6.1 stock",
+            "6.12"
+        ]
+    );
+    assert_eq!(boots[1]["release"], "6.12.118+deb12-cloud-amd64");
+    assert_eq!(boots[1]["kernel_url"], "https://files.example/k/kernel2");
+    assert_eq!(boots[1]["initrd_url"], "https://files.example/k/boot2.cpio");
+    for file in ["kernel1", "kernel2", "boot1.cpio", "boot6.cpio"] {
+        assert!(out.join(file).is_file(), "{file}");
+    }
+    let text = std::fs::read_to_string(&definition).unwrap();
+    for expected in [
+        "namespace: boot6",
+        "cpu: max",
+        "method: qemu",
+        "device_type: qemu",
+    ] {
+        assert!(text.contains(expected), "{expected} in:\n{text}");
+    }
+
+    // LAVA refuses what its schema does not know: the check is real.
+    let broken = dir.path().join("broken.yaml");
+    std::fs::write(&broken, text.replace("to: tmpfs", "to: nowhere")).unwrap();
+    assert!(lava_validates(&broken).is_err());
+}
+
+/// The dictionary of a local `qemu` device: lava-server's own template
+/// (from its Debian package, fetched once into the target directory)
+/// rendered with the job's context, as a server does when it schedules
+/// the job, without KVM (TCG here).
+fn device_dictionary(job: &Path, out: &Path) -> PathBuf {
+    let server = target_dir("lava-server");
+    let templates = server.join("usr/share/lava-server/device-types");
+    if !templates.join("qemu.jinja2").is_file() {
+        std::fs::create_dir_all(&server).unwrap();
+        let fetched = Command::new("sh")
+            .current_dir(&server)
+            .args([
+                "-c",
+                "apt-get download lava-server && dpkg-deb -x lava-server_*.deb .",
+            ])
+            .status()
+            .unwrap();
+        assert!(
+            fetched.success(),
+            "fetching lava-server's templates with apt"
+        );
+    }
+    let script = "import sys, jinja2, yaml\n\
+        context = yaml.safe_load(open(sys.argv[2]))['context']\n\
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader([sys.argv[1]]), \
+        autoescape=False, trim_blocks=True)\n\
+        device = \"{% extends 'qemu.jinja2' %}{% set no_kvm = True %}\"\n\
+        sys.stdout.write(env.from_string(device).render(**context))\n";
+    let rendered = Command::new(PYTHON)
+        .args(["-c", script])
+        .arg(&templates)
+        .arg(job)
+        .output()
+        .unwrap();
+    assert!(
+        rendered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rendered.stderr)
+    );
+    let path = out.join("device.yaml");
+    std::fs::write(&path, rendered.stdout).unwrap();
+    path
+}
+
+/// Runs `definition` with lava-run; its log (which it writes on stderr)
+/// and whether the job passed.
+fn lava_run(definition: &Path, device: &Path, out: &Path) -> (PathBuf, bool) {
+    let log = out.join("lava.log");
+    let status = Command::new("lava-run")
+        .args(["--job-id", "1", "--output-dir"])
+        .arg(out.join("lava-out"))
+        .arg("--device")
+        .arg(device)
+        .arg(definition)
+        .stderr(std::fs::File::create(&log).unwrap())
+        .status()
+        .unwrap();
+    (log, status.success())
+}
+
+/// A fifth boot appended to the job: kernel 2 booted with boot 1's
+/// initramfs, whose plan names kernel 1's release.
+fn with_a_boot_into_the_wrong_kernel(definition: &Path) -> String {
+    let text = std::fs::read_to_string(definition).unwrap();
+    let start = text.find("  - deploy:\n      namespace: boot1\n").unwrap();
+    let end = text.find("  - deploy:\n      namespace: boot2\n").unwrap();
+    let first = &text[start..end];
+    let wrong = first
+        .replace("namespace: boot1", "namespace: boot5")
+        .replace("/kernel1", "/kernel2");
+    format!("{text}{wrong}")
+}
+
+#[test]
+fn two_kernels_two_boots_each_through_lava_run() {
+    let _turn = one_guest_at_a_time();
+    if !have_lava()
+        || !have_programs(
+            &["qemu-system-x86_64", "apt-get", "dpkg-deb"],
+            "apt-get install qemu-system-x86",
+        )
+    {
+        return;
+    }
+    let (dir, db) = temp_db();
+    let fetched = ok(&db, &["kernel", "fetch", "debian:6.1", "debian:6.12"]);
+    let releases: Vec<&str> = fetched
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(releases.len(), 2, "{fetched}");
+    let out = dir.path().join("job");
+    let written = ok(
+        &db,
+        &[
+            "lava",
+            "job",
+            "--kernel",
+            releases[0],
+            "--kernel",
+            releases[1],
+            "syscall-null",
+            "--boots",
+            "2",
+            "--max-time",
+            "2",
+            "--cpus",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let definition = PathBuf::from(written.trim());
+    lava_validates(&definition).unwrap();
+    std::fs::write(&definition, with_a_boot_into_the_wrong_kernel(&definition)).unwrap();
+    let device = device_dictionary(&definition, &out);
+    let started = std::time::Instant::now();
+    let (log, passed) = lava_run(&definition, &device, &out);
+    eprintln!("lava-run: 5 boots in {:?}", started.elapsed());
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        passed,
+        "lava-run failed:\n{}",
+        &log_text[log_text.len().saturating_sub(4000)..]
+    );
+    // LAVA's own results: each boot's median as a test case with a
+    // measurement, named by LAVA's rules.
+    let measured = log_text
+        .lines()
+        .filter(|l| l.contains(r#""lvl": "results""#) && l.contains(r#""definition": "kbench""#))
+        .filter(|l| l.contains(r#""case": "syscall_null""#) && l.contains(r#""measurement""#))
+        .count();
+    assert_eq!(measured, 4, "one syscall-null case per good boot");
+
+    let log_arg = log.to_str().unwrap();
+    let out = kbench(&db)
+        .args(["lava", "import", log_arg, "--into", "lab", "--json"])
+        .output()
+        .unwrap();
+    let imported: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The wrong-kernel boot is refused: the import says so in its status.
+    assert_eq!(out.status.code(), Some(3), "{imported:#}");
+    let outcomes: Vec<(u64, &str)> = imported["boots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["boot"].as_u64().unwrap(), b["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (1, "stored"),
+            (1, "refused"),
+            (2, "stored"),
+            (3, "stored"),
+            (4, "stored")
+        ],
+        "{imported:#}"
+    );
+    let refused = &imported["boots"][1];
+    assert_eq!(refused["release"], releases[1]);
+    assert!(
+        refused["reason"].as_str().unwrap().contains(releases[0]),
+        "{refused}"
+    );
+
+    // compare sees two identifiers of two boots each, their guests'
+    // releases in their snapshots.
+    let data = json_of(&db, &["export", "lab"]);
+    for release in &releases {
+        let identifier = data["identifiers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == *release)
+            .unwrap_or_else(|| panic!("{release} in {data:#}"));
+        let runs = identifier["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{release}");
+        let boot_ids: std::collections::BTreeSet<&str> = runs
+            .iter()
+            .map(|r| r["info"]["snapshot"]["boot_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(boot_ids.len(), 2, "two boots of {release}");
+        assert!(
+            runs.iter()
+                .all(|r| r["info"]["snapshot"]["kernel_release"] == *release)
+        );
+    }
+    let compared = json_of(&db, &["compare", "lab", "--format", "json"]);
+    let text = compared.to_string();
+    assert!(
+        text.contains("\"boot\""),
+        "boots are the unit: {compared:#}"
+    );
+
+    // The same log again stores nothing twice.
+    let again = json_stdout(&db, &["lava", "import", log_arg, "--into", "lab", "--json"]);
+    let already = again["boots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["outcome"] == "already_stored")
+        .count();
+    assert_eq!(already, 4, "{again:#}");
+    assert_eq!(json_of(&db, &["export", "lab"]), data);
+
+    // Through LAVA's REST API: the same job, submitted, followed and its
+    // log (as a server keeps it) read back, stores the same boots.
+    let server_log = as_server_log(&log_text);
+    let lava = FakeLava::start(move |method, path, _| match (method, path) {
+        ("POST", "/api/v0.2/jobs/") => submitted(7),
+        ("GET", "/api/v0.2/jobs/7/") => job_state(7, "Finished", "Complete", None),
+        ("GET", "/api/v0.2/jobs/7/logs/") => (200, server_log.clone()),
+        _ => (404, r#"{"detail": "Not found."}"#.to_string()),
+    });
+    let out = kbench(&db)
+        .args([
+            "lava",
+            "submit",
+            definition.to_str().unwrap(),
+            "--url",
+            &lava.url,
+        ])
+        .args(["--token", "t", "--into", "rest", "--poll", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "the refused boot: {stderr}");
+    assert_eq!(stderr.matches(": stored, ").count(), 4, "{stderr}");
+    let rest = json_of(&db, &["export", "rest"]);
+    let runs = |data: &Value| -> Vec<usize> {
+        data["identifiers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["runs"].as_array().unwrap().len())
+            .collect()
+    };
+    assert_eq!(runs(&rest), [2, 2]);
+}
+
+/// A stand-in for a LAVA server's REST API on 127.0.0.1: `answer(method,
+/// path, authorization)` gives each request's status and body. Its
+/// answers are LAVA's own (each names the source file of lava-server
+/// 2023.01 it comes from); a real lava-server needs its scheduler, a
+/// worker and PostgreSQL under systemd, which this machine cannot run.
+struct FakeLava {
+    url: String,
+}
+
+impl FakeLava {
+    fn start(answer: impl Fn(&str, &str, &str) -> (u16, String) + Send + 'static) -> FakeLava {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let mut stream = stream.unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let mut words = line.split_whitespace();
+                let (method, path) = (
+                    words.next().unwrap().to_string(),
+                    words.next().unwrap().to_string(),
+                );
+                let (mut length, mut authorization) = (0, String::new());
+                loop {
+                    let mut header = String::new();
+                    reader.read_line(&mut header).unwrap();
+                    if header.trim().is_empty() {
+                        break;
+                    }
+                    let (name, value) = header.trim().split_once(": ").unwrap();
+                    match name.to_ascii_lowercase().as_str() {
+                        "content-length" => length = value.parse().unwrap(),
+                        "authorization" => authorization = value.to_string(),
+                        _ => {}
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                let (status, text) = answer(&method, &path, &authorization);
+                let head = format!(
+                    "HTTP/1.1 {status} LAVA\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    text.len()
+                );
+                stream.write_all(head.as_bytes()).unwrap();
+                stream.write_all(text.as_bytes()).unwrap();
+            }
+        });
+        FakeLava { url }
+    }
+}
+
+/// lava_rest_app/base/views.py, `TestJobViewSet.create`: a job accepted.
+fn submitted(id: u64) -> (u16, String) {
+    (
+        201,
+        format!(r#"{{"message": "job(s) successfully submitted", "job_ids": [{id}]}}"#),
+    )
+}
+
+/// lava_rest_app/base/serializers.py, `TestJobSerializer`: a job's state
+/// (its fields, abridged to the ones kbench reads and a few more).
+fn job_state(id: u64, state: &str, health: &str, comment: Option<&str>) -> (u16, String) {
+    let comment = comment.map_or("null".to_string(), |c| format!("{c:?}"));
+    (
+        200,
+        format!(
+            r#"{{"id": {id}, "submitter": "lab", "requested_device_type": "qemu", "state": "{state}", "health": "{health}", "priority": 50, "failure_comment": {comment}}}"#
+        ),
+    )
+}
+
+/// A lava-run log as a LAVA server keeps it (output.yaml): each line an
+/// item, as lava_common/log.py's HTTP handler sends them.
+fn as_server_log(lava_run: &str) -> String {
+    lava_run
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| format!("- {l}\n"))
+        .collect()
+}
+
+#[test]
+fn lavas_refusals_and_an_incomplete_job_are_said_in_lavas_words() {
+    let (dir, db) = temp_db();
+    let definition = dir.path().join("job.yaml");
+    std::fs::write(&definition, "device_type: nosuch\njob_name: x\n").unwrap();
+    // The failure lava-run 2023.01 logged here for a job whose kernel URL
+    // names no file.
+    let failed_log = as_server_log(
+        r#"{"dt": "2026-12-05T21:59:21.096967", "lvl": "results", "msg": {"case": "validate", "definition": "lava", "result": "fail"}}
+{"dt": "2026-12-05T21:59:21.097889", "lvl": "results", "msg": {"case": "job", "definition": "lava", "error_msg": "Invalid job data: [\"Image file '/srv/nope' does not exist or is not readable\"]\n", "error_type": "Job", "result": "fail"}}"#,
+    );
+    let polls = std::sync::atomic::AtomicU32::new(0);
+    let lava =
+        FakeLava::start(
+            move |method, path, authorization| match (method, path, authorization) {
+                // lava_rest_app/authentication.py: an unknown token.
+                (_, _, "Token bad") => (401, r#"{"detail": "Invalid token."}"#.to_string()),
+                // Django REST framework's PermissionDenied, which LAVA raises for a
+                // user who may not submit.
+                (_, _, "Token readonly") => (
+                    403,
+                    r#"{"detail": "You do not have permission to perform this action."}"#
+                        .to_string(),
+                ),
+                // lava_rest_app/base/views.py, `create`: an unknown device type.
+                ("POST", "/api/v0.2/jobs/", "Token unknown-type") => (
+                    400,
+                    r#"{"message": "Specified device or device type not found."}"#.to_string(),
+                ),
+                ("POST", "/api/v0.2/jobs/", _) => submitted(4242),
+                ("GET", "/api/v0.2/jobs/4242/", _) => {
+                    match polls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+                        0 => job_state(4242, "Running", "Unknown", None),
+                        _ => job_state(
+                            4242,
+                            "Finished",
+                            "Incomplete",
+                            Some("Job error: Invalid job data"),
+                        ),
+                    }
+                }
+                ("GET", "/api/v0.2/jobs/4242/logs/", _) => (200, failed_log.clone()),
+                _ => (404, r#"{"detail": "Not found."}"#.to_string()),
+            },
+        );
+    let submit = |token: &str| {
+        kbench(&db)
+            .args([
+                "lava",
+                "submit",
+                definition.to_str().unwrap(),
+                "--url",
+                &lava.url,
+            ])
+            .args(["--token", token, "--into", "lab", "--poll", "1"])
+            .output()
+            .unwrap()
+    };
+    for (token, words) in [
+        ("bad", "refused the token (401: Invalid token.)"),
+        (
+            "readonly",
+            "(403: You do not have permission to perform this action.); nothing was stored",
+        ),
+        (
+            "unknown-type",
+            "answered 400: Specified device or device type not found.",
+        ),
+    ] {
+        let out = submit(token);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{token}: {stderr}");
+        assert!(stderr.contains(words), "{token}: {stderr}");
+        common::assert_no_database(&db);
+    }
+    let out = submit("good");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("4242 {}/scheduler/job/4242\n", lava.url)
+    );
+    for words in [
+        "LAVA job 4242: Running",
+        "LAVA job 4242 ended Incomplete: Job error: Invalid job data",
+        "LAVA: Job error: Invalid job data: [\"Image file '/srv/nope' does not exist",
+    ] {
+        assert!(stderr.contains(words), "{words} in: {stderr}");
+    }
+}
