@@ -1,9 +1,8 @@
 //! Flags of `kbench lava`.
 
 use super::common::{SamplingArgs, UploadArgs};
-use super::vm::{CacheArg, GuestKbenchArg};
+use super::vm::{CacheArg, ComparedKernels, GuestKbenchArg};
 use clap::{Args, Subcommand};
-use kbench_catalog::suite::DEFAULT_SUITE;
 use kbench_lava::definition::Settings;
 use kbench_lava::job::JobRequest;
 use std::path::PathBuf;
@@ -39,18 +38,8 @@ with a measurement for LAVA's own dashboard. Built-in benchmarks only: the initr
 filesystem for a profile's tools. docs/lab.md has the whole path."
 )]
 pub struct LavaJobArgs {
-    /// A kernel (bzImage or arm64 Image path, or cached release); give two or more of one
-    /// architecture, the first is the baseline
-    #[arg(long = "kernel", value_name = "PATH|RELEASE", required = true)]
-    pub kernels: Vec<String>,
-
-    /// Suites, benchmark ids or tests with options (built-in benchmarks only)
-    #[arg(value_name = "NAME", default_value = DEFAULT_SUITE)]
-    pub names: Vec<String>,
-
-    /// Identifiers, one per --kernel in the same order (default: each kernel's release)
-    #[arg(long = "as", value_name = "IDENTIFIER")]
-    pub identifiers: Vec<String>,
+    #[command(flatten)]
+    pub compared: ComparedKernels,
 
     /// Boots of each kernel, alternating; the comparison's unit is the boot
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=50))]
@@ -113,8 +102,7 @@ pub struct LavaJobArgs {
 impl LavaJobArgs {
     /// The request these flags make.
     pub fn request(&self) -> Result<JobRequest, String> {
-        let kernels = kbench_vm::lab::compared_kernels(&self.kernels, &self.identifiers)
-            .map_err(|e| e.to_string())?;
+        let kernels = self.compared.pairs().map_err(|e| e.to_string())?;
         let memory_mib =
             kbench_catalog::profile::guest::mebibytes(&self.memory).ok_or_else(|| {
                 format!(
@@ -124,7 +112,7 @@ impl LavaJobArgs {
             })?;
         Ok(JobRequest {
             kernels,
-            names: self.names.clone(),
+            names: self.compared.names.clone(),
             plan: self.sampling.plan().map_err(|e| e.to_string())?,
             boots: self.boots,
             out: self.out.clone(),

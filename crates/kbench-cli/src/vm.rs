@@ -87,18 +87,8 @@ the same interference, and compare pairs them block by block \
 memory families).\n\n{AFTER_HELP}")
 )]
 pub struct VmCompareArgs {
-    /// A kernel (bzImage or arm64 Image path, or cached release); give two or more of one
-    /// architecture, the first is the baseline
-    #[arg(long = "kernel", value_name = "PATH|RELEASE", required = true)]
-    pub kernels: Vec<String>,
-
-    /// Suites, benchmark ids or tests with options
-    #[arg(value_name = "NAME", default_value = DEFAULT_SUITE)]
-    pub names: Vec<String>,
-
-    /// Identifiers, one per --kernel in the same order (default: each guest kernel's release)
-    #[arg(long = "as", value_name = "IDENTIFIER")]
-    pub identifiers: Vec<String>,
+    #[command(flatten)]
+    pub compared: ComparedKernels,
 
     /// Result set to store into
     #[arg(long, value_name = "SET", default_value = "default")]
@@ -153,6 +143,31 @@ impl VmCompareArgs {
             output: None,
             color: "auto".to_string(),
         }
+    }
+}
+
+/// The kernels a comparison boots and the tests it runs (`vm compare`,
+/// `lava job`).
+#[derive(Debug, Args)]
+pub struct ComparedKernels {
+    /// A kernel (bzImage or arm64 Image path, or cached release); give two or more of one
+    /// architecture, the first is the baseline
+    #[arg(long = "kernel", value_name = "PATH|RELEASE", required = true)]
+    pub kernels: Vec<String>,
+
+    /// Suites, benchmark ids or tests with options
+    #[arg(value_name = "NAME", default_value = DEFAULT_SUITE)]
+    pub names: Vec<String>,
+
+    /// Identifiers, one per --kernel in the same order (default: each kernel's release)
+    #[arg(long = "as", value_name = "IDENTIFIER")]
+    pub identifiers: Vec<String>,
+}
+
+impl ComparedKernels {
+    /// Each kernel with its identifier, checked ([`kbench_vm::lab::compared_kernels`]).
+    pub fn pairs(&self) -> kbench_vm::Result<Vec<(String, Option<String>)>> {
+        kbench_vm::lab::compared_kernels(&self.kernels, &self.identifiers)
     }
 }
 

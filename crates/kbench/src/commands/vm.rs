@@ -43,14 +43,14 @@ pub fn vm(command: VmCommand, db: &Db, profiles: &[PathBuf]) -> anyhow::Result<E
 }
 
 fn compare(mut args: VmCompareArgs, db: &Db, profiles: &[PathBuf]) -> anyhow::Result<ExitCode> {
-    let kernels = kbench_vm::lab::compared_kernels(&args.kernels, &args.identifiers)?;
+    let kernels = args.compared.pairs()?;
     if args.duet {
-        kbench_vm::lab::check_duet(args.kernels.len(), args.vm.cpus, &args.names)?;
+        kbench_vm::lab::check_duet(kernels.len(), args.vm.cpus, &args.compared.names)?;
         args.vm.cpus = Some(1);
     }
     let (lab, mut store) = prepare(
         kernels,
-        &args.names,
+        &args.compared.names,
         &args.into,
         &args.sampling,
         &args.vm,
