@@ -27,7 +27,7 @@ pub enum LavaCommand {
 --artifacts-url http://files.lab.example/kbench/job\n  lava-run --job-id 1 --output-dir out \
 --device qemu.yaml job/job.yaml > job.log     # or submit job/job.yaml to a LAVA server\n  \
 kbench lava import job.log --into lab\n  kbench compare lab\n\nThe directory gets each kernel \
-(kernel1, kernel2, ...), each boot's initramfs (boot1.cpio, ...: kbench as /init, the tests and \
+(kernel1, kernel2, ...), each boot's initramfs (boot1.initrd, ...: kbench as /init, gzipped, then the tests and \
 the boot's plan) and job.yaml, which names them under --artifacts-url: publish the directory \
 there for the lab's workers (by default the definition names the files by file://, which \
 `lava-run` on this machine reads). Each boot is a deploy, boot and test of its own namespace \

@@ -5,7 +5,9 @@
 //! expected release), so its results come back framed on the console
 //! ([`kbench_vm::console_frames`]). The kernels and initramfs files are
 //! written beside the definition, which names them under the URL the lab
-//! fetches them from.
+//! fetches them from. Each initramfs is the guest's common part, gzipped
+//! once per kernel, then the boot's own small archive (Linux unpacks
+//! concatenated archives, compressed or not).
 
 use crate::definition::{self, PlannedBoot, Settings};
 use crate::error::{LavaError, Result, refuse};
@@ -87,20 +89,24 @@ pub fn write(request: &JobRequest) -> Result<WrittenJob> {
     for (index, (identifier, kernel)) in kernels.iter().enumerate() {
         let file = format!("kernel{}", index + 1);
         copy(&kernel.path, &out.join(&file))?;
-        images.push((identifier, kernel, file, guest_image(&exe, arch, kernel)?));
+        let guest = guest_image(&exe, arch, kernel)?;
+        let compressed = gzip(guest.base())?;
+        images.push((identifier, kernel, file, (guest, compressed)));
     }
     let mut boots = Vec::new();
     let total = request.boots * kernels.len() as u32;
     for boot in 1..=total {
-        let (identifier, kernel, kernel_file, image) = &images[(boot as usize - 1) % images.len()];
+        let (identifier, kernel, kernel_file, (guest, image)) =
+            &images[(boot as usize - 1) % images.len()];
         let plan = ConsoleBoot {
             identifier: identifier.to_string(),
             boot,
             boots: total,
             release: kernel.release.clone(),
         };
-        let initrd_file = format!("boot{boot}.cpio");
-        let bytes = image.console_initramfs(&job, &plan);
+        let initrd_file = format!("boot{boot}.initrd");
+        let mut bytes = image.clone();
+        bytes.extend(guest.console_archive(&job, &plan));
         std::fs::write(out.join(&initrd_file), bytes).map_err(LavaError::os(format!(
             "writing {}",
             out.join(&initrd_file).display()
@@ -154,6 +160,23 @@ fn guest_image(exe: &Path, arch: ImageArch, kernel: &KernelImage) -> Result<Gues
         .and_then(|release| find_kernel_config(&kernel.path, release).map(|c| (release, c)));
     let config = config.as_ref().map(|(r, path)| (*r, path.as_path()));
     Ok(GuestImage::build(exe, arch, config, None)?)
+}
+
+/// `bytes` gzip-compressed (fast: the binary compresses to a half either
+/// way), which the kernel unpacks itself, padded for what follows.
+fn gzip(bytes: &[u8]) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder
+        .write_all(bytes)
+        .map_err(LavaError::os("compressing an initramfs"))?;
+    let mut compressed = encoder
+        .finish()
+        .map_err(LavaError::os("compressing an initramfs"))?;
+    // The archive that follows must start on 4 bytes: the kernel skips
+    // the zeros between archives, and reads a cpio only at such an offset.
+    compressed.resize(compressed.len().next_multiple_of(4), 0);
+    Ok(compressed)
 }
 
 fn copy(from: &Path, to: &Path) -> Result<()> {

@@ -144,34 +144,41 @@ impl GuestImage {
     /// The whole initramfs for one boot: the base, then the job (and the
     /// start gate when `gated`).
     pub fn initramfs(&self, job: &AgentJob, gated: bool) -> Vec<u8> {
-        self.with_job(job, gated.then(|| (GATE_PATH, Vec::new())))
-    }
-
-    /// The whole initramfs of one boot of a console guest (a LAVA job's):
-    /// the base, the job, and the boot's plan.
-    pub fn console_initramfs(&self, job: &AgentJob, plan: &ConsoleBoot) -> Vec<u8> {
-        let plan = serde_json::to_vec(plan).expect("a plan serializes");
-        self.with_job(job, Some((CONSOLE_PLAN_PATH, plan)))
-    }
-
-    /// The base, then an archive of the job and `extra` (a path and its
-    /// bytes).
-    fn with_job(&self, job: &AgentJob, extra: Option<(&str, Vec<u8>)>) -> Vec<u8> {
-        let json = serde_json::to_vec(job).expect("a job serializes");
         let mut bytes = self.base.clone();
-        let mut archive = Archive::new();
-        archive.file(JOB_PATH, 0o644, json);
-        if let Some((path, contents)) = extra {
-            archive.file(path, 0o644, contents);
-        }
-        bytes.extend(archive.to_bytes());
+        bytes.extend(boot_archive(job, gated.then(|| (GATE_PATH, Vec::new()))));
         bytes
+    }
+
+    /// The part common to every boot: the binary, its libraries, the
+    /// profiles.
+    pub fn base(&self) -> &[u8] {
+        &self.base
+    }
+
+    /// The archive of one boot of a console guest (a LAVA job's): its job
+    /// and its plan, which the kernel unpacks after the [`GuestImage::base`]
+    /// (compressed or not: Linux unpacks concatenated archives, each
+    /// compressed or not).
+    pub fn console_archive(&self, job: &AgentJob, plan: &ConsoleBoot) -> Vec<u8> {
+        let plan = serde_json::to_vec(plan).expect("a plan serializes");
+        boot_archive(job, Some((CONSOLE_PLAN_PATH, plan)))
     }
 
     /// Size of the common part, in bytes.
     pub fn base_len(&self) -> usize {
         self.base.len()
     }
+}
+
+/// An archive of a boot's job and `extra` (a path and its bytes).
+fn boot_archive(job: &AgentJob, extra: Option<(&str, Vec<u8>)>) -> Vec<u8> {
+    let json = serde_json::to_vec(job).expect("a job serializes");
+    let mut archive = Archive::new();
+    archive.file(JOB_PATH, 0o644, json);
+    if let Some((path, contents)) = extra {
+        archive.file(path, 0o644, contents);
+    }
+    archive.to_bytes()
 }
 
 /// The kernel's configuration next to its image, if there is one: Debian's

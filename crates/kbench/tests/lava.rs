@@ -118,8 +118,11 @@ fn every_definition_passes_lavas_own_schema() {
     );
     assert_eq!(boots[1]["release"], "6.12.118+deb12-cloud-amd64");
     assert_eq!(boots[1]["kernel_url"], "https://files.example/k/kernel2");
-    assert_eq!(boots[1]["initrd_url"], "https://files.example/k/boot2.cpio");
-    for file in ["kernel1", "kernel2", "boot1.cpio", "boot6.cpio"] {
+    assert_eq!(
+        boots[1]["initrd_url"],
+        "https://files.example/k/boot2.initrd"
+    );
+    for file in ["kernel1", "kernel2", "boot1.initrd", "boot6.initrd"] {
         assert!(out.join(file).is_file(), "{file}");
     }
     let text = std::fs::read_to_string(&definition).unwrap();
