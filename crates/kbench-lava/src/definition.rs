@@ -61,11 +61,12 @@ pub fn job(
         .unwrap_or_else(|| estimated_test_minutes(tests.len(), plan));
     // Each boot: deploy and boot within `boot_minutes`, then its tests.
     let job_minutes = boots.len() as u32 * (settings.boot_minutes + test_minutes) + 5;
-    let identifiers: Vec<&str> = boots.iter().map(|b| b.identifier.as_str()).collect();
-    let mut distinct = identifiers.clone();
-    distinct.dedup();
-    distinct.sort();
-    distinct.dedup();
+    let mut distinct: Vec<&str> = Vec::new();
+    for boot in boots {
+        if !distinct.contains(&boot.identifier.as_str()) {
+            distinct.push(&boot.identifier);
+        }
+    }
     let name = settings.job_name.clone().unwrap_or_else(|| {
         format!(
             "kbench: {} ({} boots, alternating)",
