@@ -72,6 +72,7 @@ pub(super) fn measure(job: &AgentJob, console: File) -> std::io::Result<()> {
         line: Vec::new(),
         next: 1,
         cases: Cases::default(),
+        held: String::new(),
     };
     let never = std::sync::atomic::AtomicBool::new(false);
     run_job(job, &mut framed, None, &never)?;
@@ -104,12 +105,18 @@ pub(super) fn case(test: &str, result: &str) -> String {
     format!("{CASE} {test} {result}")
 }
 
-/// A writer that frames each line written to it onto the console.
+/// A writer that frames each line written to it onto the console. A
+/// test's frames are held until the test has ended, then written and
+/// drained: the serial line (and its interrupts) is quiet while a test
+/// samples. A test whose agent dies loses its frames, which were of a test
+/// that did not end.
 struct Framed {
     console: File,
     line: Vec<u8>,
     next: u64,
     cases: Cases,
+    /// Frames not yet on the console.
+    held: String,
 }
 
 impl Write for Framed {
@@ -121,18 +128,35 @@ impl Write for Framed {
             }
             let line = String::from_utf8_lossy(&self.line).into_owned();
             self.line.clear();
-            if let Ok(event) = serde_json::from_str::<AgentEvent>(&line) {
-                self.cases.observe(&event);
+            let event = serde_json::from_str::<AgentEvent>(&line).ok();
+            if let Some(event) = &event {
+                self.cases.observe(event);
             }
-            let framed = console_frames::frame(self.next, &line);
-            self.console.write_all(format!("{framed}\n").as_bytes())?;
+            self.held.push_str(&console_frames::frame(self.next, &line));
+            self.held.push('\n');
             self.next += 1;
+            let test_over = !matches!(
+                event,
+                Some(AgentEvent::TestStart { .. })
+                    | Some(AgentEvent::Metric { .. })
+                    | Some(AgentEvent::Sample { .. })
+            );
+            if test_over {
+                self.flush()?;
+            }
         }
         Ok(bytes.len())
     }
 
+    /// Writes the held frames and waits until the serial line has sent
+    /// them.
     fn flush(&mut self) -> std::io::Result<()> {
-        self.console.flush()
+        self.console.write_all(self.held.as_bytes())?;
+        self.held.clear();
+        // SAFETY: the descriptor is open; tcdrain waits until the line is
+        // idle (an error, on a console that is no tty, changes nothing).
+        unsafe { libc::tcdrain(std::os::fd::AsRawFd::as_raw_fd(&self.console)) };
+        Ok(())
     }
 }
 
