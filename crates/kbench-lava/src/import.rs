@@ -15,7 +15,7 @@ use kbench_measure::launcher::Recorded;
 use kbench_measure::runner::{self, RunRequest};
 use kbench_model::AgentEvent;
 use kbench_store::Recorder;
-use kbench_vm::console_frames::BEGIN;
+use kbench_vm::console_frames::{BEGIN, BlockHeader};
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;
 
@@ -171,14 +171,18 @@ pub fn import(
     }
     // Boots LAVA failed before their guest said anything.
     let seen: Vec<u32> = imported.boots.iter().map(|b| b.boot).collect();
-    let mut failed: Vec<(u32, String)> = log
+    let mut namespaces: Vec<u32> = log
         .results
         .iter()
         .filter_map(|r| r.namespace.as_deref()?.strip_prefix("boot")?.parse().ok())
         .filter(|boot| !seen.contains(boot))
+        .collect();
+    namespaces.sort_unstable();
+    namespaces.dedup();
+    let mut failed: Vec<(u32, String)> = namespaces
+        .into_iter()
         .filter_map(|boot| Some((boot, log.failed_action(&namespace(boot))?)))
         .collect();
-    failed.dedup();
     // Boots of the plan that left no trace: the job stopped before them.
     let heard: Vec<u32> = seen
         .iter()
@@ -213,45 +217,49 @@ fn store_boot(
     source: &str,
     stored: &[(String, String)],
 ) -> Result<ImportedBoot> {
-    let header = &block.header;
-    let mut boot = ImportedBoot {
+    let BootBlock {
+        header,
+        events,
+        cut,
+    } = block;
+    let boot_id = events.iter().find_map(|event| match event {
+        AgentEvent::Snapshot { snapshot } => Some(snapshot.boot_id.clone()),
+        _ => None,
+    });
+    let outcome = match (&header.refused, &boot_id) {
+        (Some(reason), _) => Outcome::Refused {
+            reason: reason.clone(),
+        },
+        (None, None) => Outcome::Failed {
+            reason: format!(
+                "its guest sent no snapshot{}",
+                cut.as_deref().map_or(String::new(), |c| format!(": {c}"))
+            ),
+        },
+        (None, Some(id)) if stored.contains(&(header.plan.identifier.clone(), id.clone())) => {
+            Outcome::AlreadyStored
+        }
+        (None, Some(_)) => replay(store, set, &header, (events, cut.clone()), source)?,
+    };
+    Ok(ImportedBoot {
         boot: header.plan.boot,
         identifier: Some(header.plan.identifier.clone()),
         release: Some(header.release.clone()),
-        boot_id: block.events.iter().find_map(|event| match event {
-            AgentEvent::Snapshot { snapshot } => Some(snapshot.boot_id.clone()),
-            _ => None,
-        }),
-        outcome: Outcome::Failed {
-            reason: String::new(),
-        },
-        cut: block.cut.clone(),
-    };
-    if let Some(reason) = &header.refused {
-        boot.outcome = Outcome::Refused {
-            reason: reason.clone(),
-        };
-        return Ok(boot);
-    }
-    let Some(boot_id) = &boot.boot_id else {
-        boot.outcome = Outcome::Failed {
-            reason: format!(
-                "its guest sent no snapshot{}",
-                block
-                    .cut
-                    .as_deref()
-                    .map_or(String::new(), |c| format!(": {c}"))
-            ),
-        };
-        return Ok(boot);
-    };
-    if stored
-        .iter()
-        .any(|(identifier, id)| *identifier == header.plan.identifier && id == boot_id)
-    {
-        boot.outcome = Outcome::AlreadyStored;
-        return Ok(boot);
-    }
+        boot_id,
+        outcome,
+        cut,
+    })
+}
+
+/// A boot's events (and why they stop short, if they do) stored through
+/// the runner, as a live guest's run.
+fn replay(
+    store: &mut dyn Recorder,
+    set: &str,
+    header: &BlockHeader,
+    (events, cut): (Vec<AgentEvent>, Option<String>),
+    source: &str,
+) -> Result<Outcome> {
     let request = RunRequest {
         set: set.to_string(),
         identifier: header.plan.identifier.clone(),
@@ -269,22 +277,23 @@ fn store_boot(
         // The guest ran every test; all of them are read.
         keep_going: true,
     };
-    let recorded = Recorded::new(header.job.clone(), block.events, block.cut);
+    let recorded = Recorded::new(header.job.clone(), events, cut);
     let never = AtomicBool::new(false);
-    boot.outcome = match runner::execute(store, &recorded, &request, &mut |_| {}, &never) {
-        Ok(summary) => Outcome::Stored {
-            samples: summary.samples,
-            failed_tests: summary
-                .outcomes
-                .iter()
-                .filter(|o| o.kind == kbench_store::TestOutcomeKind::Failed)
-                .count(),
+    Ok(
+        match runner::execute(store, &recorded, &request, &mut |_| {}, &never) {
+            Ok(summary) => Outcome::Stored {
+                samples: summary.samples,
+                failed_tests: summary
+                    .outcomes
+                    .iter()
+                    .filter(|o| o.kind == kbench_store::TestOutcomeKind::Failed)
+                    .count(),
+            },
+            Err(error) => Outcome::Failed {
+                reason: error.to_string(),
+            },
         },
-        Err(error) => Outcome::Failed {
-            reason: error.to_string(),
-        },
-    };
-    Ok(boot)
+    )
 }
 
 /// The (identifier, boot id) of every run stored in `set`, if it exists.

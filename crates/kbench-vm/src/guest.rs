@@ -109,16 +109,9 @@ fn run() -> Result<()> {
         }
     );
     let status = run_child(|| {
-        let mut out = &port;
         // Nothing stops a guest's agent but its VM's end.
         let never = std::sync::atomic::AtomicBool::new(false);
-        match run_job(&job, &mut out, None, &never) {
-            Ok(()) => 0,
-            Err(error) => {
-                eprintln!("kbench guest: the agent could not write its results: {error}");
-                1
-            }
-        }
+        run_job(&job, &mut &port, None, &never)
     })?;
     writeln!(port, "{EXIT_MARKER} {status}").map_err(VmError::os(WRITING))?;
     // SAFETY: the descriptor is open; tcdrain waits until the UART sent all.
@@ -141,16 +134,8 @@ fn on_console(job: &AgentJob, plan: crate::console_frames::ConsoleBoot) -> Resul
         job.tests.len()
     );
     let status = run_child(|| {
-        let measured = out
-            .try_clone()
-            .and_then(|console| console::measure(job, console));
-        match measured {
-            Ok(()) => 0,
-            Err(error) => {
-                eprintln!("kbench guest: the agent could not write its results: {error}");
-                1
-            }
-        }
+        out.try_clone()
+            .and_then(|console| console::measure(job, console))
     })?;
     if status != 0 {
         let failed = [console::case("agent", "fail")];
@@ -229,10 +214,11 @@ fn open_results_port() -> Result<File> {
     Ok(port)
 }
 
-/// Runs `work` (the agent) in a child process, whose exit status it
-/// returns; reaps every child (init inherits orphans) until that one has
-/// ended (128 + signal when killed).
-fn run_child(work: impl FnOnce() -> i32) -> Result<i32> {
+/// Runs `work` (the agent) in a child process, which exits 0 when it
+/// succeeds and 1 when it could not write its results; reaps every child
+/// (init inherits orphans) until that one has ended, and returns its exit
+/// status (128 + signal when killed).
+fn run_child(work: impl FnOnce() -> std::io::Result<()>) -> Result<i32> {
     // SAFETY: PID 1 is single-threaded here; the child only runs `work`
     // and leaves with _exit.
     let pid = unsafe { libc::fork() };
@@ -246,7 +232,13 @@ fn run_child(work: impl FnOnce() -> i32) -> Result<i32> {
         // that reports it: the OOM killer passes over -1000, and the tools
         // the agent starts go back to 0 (kbench-measure's profile command).
         let _ = std::fs::write("/proc/self/oom_score_adj", "-1000");
-        let code = work();
+        let code = match work() {
+            Ok(()) => 0,
+            Err(error) => {
+                eprintln!("kbench guest: the agent could not write its results: {error}");
+                1
+            }
+        };
         // SAFETY: ends the child without running PID 1's destructors.
         unsafe { libc::_exit(code) };
     }

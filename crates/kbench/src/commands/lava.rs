@@ -32,18 +32,26 @@ pub fn lava(command: LavaCommand, db: &Db) -> anyhow::Result<ExitCode> {
             let ids = lava.submit(&definition)?;
             ids.iter()
                 .for_each(|id| println!("{id} {}", lava.job_url(*id)));
+            let Some(set) = args.into.as_deref() else {
+                return Ok(ExitCode::SUCCESS);
+            };
             let mut code = ExitCode::SUCCESS;
-            for id in args.into.as_ref().map_or(vec![], |_| ids) {
+            for id in ids {
                 let (steps, every) = (Steps::new(1), Duration::from_secs(args.poll));
+                // A line when the job's state changes; the bar ticks between.
+                let mut state = String::new();
                 let end = lava.finished(id, every, &mut |job, waited| {
-                    steps.line(kbench_lava::rest::progress_line(job, waited))
+                    if job.state != state {
+                        state.clone_from(&job.state);
+                        steps.line(kbench_lava::rest::progress_line(job, waited))
+                    }
                 });
                 steps.finish();
                 let (end, log) = end?;
-                end.ending().iter().for_each(|line| eprintln!("{line}"));
-                let set = args.into.as_deref().expect("followed with --into");
+                let ending = end.ending();
+                ending.iter().for_each(|line| eprintln!("{line}"));
                 let stored = import(&log, &lava.job_url(id), (set, &args.upload, false), db)?;
-                if stored != ExitCode::SUCCESS || end.ending().is_some() {
+                if stored != ExitCode::SUCCESS || ending.is_some() {
                     code = ExitCode::from(EXIT_TEST_FAILED);
                 }
             }
