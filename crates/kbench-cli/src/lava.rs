@@ -173,7 +173,7 @@ pub struct LavaImportArgs {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example:\n  kbench lava submit job/job.yaml --url https://lava.example \
---token $LAVA_TOKEN --into lab\n\nPOSTs the definition to /api/v0.2/jobs/ with `Authorization: \
+--lava-token $LAVA_TOKEN --into lab\n\nPOSTs the definition to /api/v0.2/jobs/ with `Authorization: \
 Token KEY` and prints each job's id and page. With --into it then reads the job's state every \
 --poll seconds (a progress line says it), and when the job has finished fetches its log \
 (/api/v0.2/jobs/ID/logs/) and stores it as `kbench lava import` does. A job that ended \
@@ -191,9 +191,14 @@ pub struct LavaSubmitArgs {
     #[arg(long, value_name = "URL", env = "KBENCH_LAVA_URL")]
     pub url: String,
 
-    /// LAVA API token (LAVA's web interface, API > Tokens)
-    #[arg(long, env = "KBENCH_LAVA_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
+    /// LAVA API token (LAVA's web interface, API > Tokens); --token is kbench server's
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "KBENCH_LAVA_TOKEN",
+        hide_env_values = true
+    )]
+    pub lava_token: Option<String>,
 
     /// Follow the job(s) to the end and store the results in this result set
     #[arg(long, value_name = "SET")]

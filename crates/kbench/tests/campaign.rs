@@ -273,7 +273,33 @@ fn wait_for(console: &Path, from: usize, text: &str, limit: Duration) -> usize {
                 .into_iter()
                 .rev()
                 .collect();
-            panic!("the console did not show {text:?} within {limit:?}; its end:\n{tail}");
+            // The hook's lines of every boot so far: what led here.
+            let whole = std::fs::read(console).unwrap_or_default();
+            let whole = String::from_utf8_lossy(&whole);
+            let hook: Vec<&str> = whole
+                .lines()
+                .filter(|line| {
+                    [
+                        "kbench campaign",
+                        "Linux version",
+                        "panic",
+                        "BUG",
+                        "Oops",
+                        "reboot",
+                        "round ",
+                    ]
+                    .iter()
+                    .any(|word| line.contains(word))
+                })
+                .collect();
+            let kept = target_tmp("campaign-console.log");
+            let _ = std::fs::copy(console, &kept);
+            panic!(
+                "the console did not show {text:?} within {limit:?} (all of it: {}); the hook \
+                 and the kernels said:\n{}\n\nits end:\n{tail}",
+                kept.display(),
+                hook.join("\n")
+            );
         }
         std::thread::sleep(Duration::from_millis(500));
     }

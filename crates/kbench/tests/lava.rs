@@ -364,7 +364,7 @@ fn two_kernels_two_boots_each_through_lava_run() {
             "--url",
             &lava.url,
         ])
-        .args(["--token", "t", "--into", "rest", "--poll", "1"])
+        .args(["--lava-token", "t", "--into", "rest", "--poll", "1"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -520,7 +520,7 @@ fn lavas_refusals_and_an_incomplete_job_are_said_in_lavas_words() {
                 "--url",
                 &lava.url,
             ])
-            .args(["--token", token, "--into", "lab", "--poll", "1"])
+            .args(["--lava-token", token, "--into", "lab", "--poll", "1"])
             .output()
             .unwrap()
     };

@@ -26,7 +26,7 @@ pub fn lava(command: LavaCommand, db: &Db) -> anyhow::Result<ExitCode> {
             import(&log, &source, (&args.into, &args.upload, args.json), db)
         }
         LavaCommand::Submit(args) => {
-            let lava = kbench_lava::rest::Lava::new(&args.url, args.token.as_deref())?;
+            let lava = kbench_lava::rest::Lava::new(&args.url, args.lava_token.as_deref())?;
             let definition = std::fs::read_to_string(&args.definition)
                 .with_context(|| format!("reading {}", args.definition.display()))?;
             let ids = lava.submit(&definition)?;
