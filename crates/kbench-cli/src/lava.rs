@@ -1,7 +1,7 @@
 //! Flags of `kbench lava`.
 
 use super::common::{SamplingArgs, UploadArgs};
-use super::vm::{CacheArg, ComparedKernels, GuestKbenchArg};
+use super::vm::{CacheArg, ComparedKernels, GuestKbenchArg, GuestRootfsArgs};
 use clap::{Args, Subcommand};
 use kbench_lava::definition::Settings;
 use kbench_lava::job::JobRequest;
@@ -34,8 +34,9 @@ there for the lab's workers (by default the definition names the files by file:/
 (boot1, boot2, ...). The guest checks that it booted the kernel its plan names; it frames its \
 samples on the console (each line numbered, with its length and a CRC-32), and prints one \
 `kbench-case TEST pass MEDIAN UNIT` line per test, which LAVA's monitors record as a test case \
-with a measurement for LAVA's own dashboard. Built-in benchmarks only: the initramfs has no root \
-filesystem for a profile's tools. docs/lab.md has the whole path."
+with a measurement for LAVA's own dashboard. Profile tests run in a root filesystem, as under \
+`kbench vm`: --rootfs, or the one of their packages (built unless cached), written once as \
+rootfs.qcow2 (qemu-img), of which every boot deploys a fresh copy. docs/lab.md has the whole path."
 )]
 pub struct LavaJobArgs {
     #[command(flatten)]
@@ -75,9 +76,10 @@ pub struct LavaJobArgs {
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub cpus: u32,
 
-    /// The guest's memory, e.g. 1G or 512M (a number alone is MiB)
-    #[arg(long, value_name = "SIZE", default_value = "1G")]
-    pub memory: String,
+    /// The guest's memory, e.g. 1G or 512M (a number alone is MiB) [default: 1G, or more when
+    /// the profiles' tests need it]
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
 
     /// More of the job's context, as the device type's template reads it (e.g. cpu=max,
     /// machine=virt); repeat for more
@@ -93,6 +95,9 @@ pub struct LavaJobArgs {
     #[command(flatten)]
     pub cache: CacheArg,
 
+    #[command(flatten)]
+    pub disk: GuestRootfsArgs,
+
     /// Print what was written as JSON on stdout: the definition's path, the tests, and each
     /// boot's identifier, release and URLs
     #[arg(long)]
@@ -100,34 +105,30 @@ pub struct LavaJobArgs {
 }
 
 impl LavaJobArgs {
-    /// The request these flags make.
-    pub fn request(&self) -> Result<JobRequest, String> {
+    /// The request these flags make, with the user's profile directories.
+    pub fn request(&self, profile_dirs: &[PathBuf]) -> Result<JobRequest, String> {
         let kernels = self.compared.pairs().map_err(|e| e.to_string())?;
-        let memory_mib =
-            kbench_catalog::profile::guest::mebibytes(&self.memory).ok_or_else(|| {
-                format!(
-                    "--memory '{}' is not a size such as 1G or 512M",
-                    self.memory
-                )
-            })?;
         Ok(JobRequest {
             kernels,
             names: self.compared.names.clone(),
+            profile_dirs: profile_dirs.to_vec(),
             plan: self.sampling.plan().map_err(|e| e.to_string())?,
             boots: self.boots,
             out: self.out.clone(),
+            cpus: self.cpus,
             artifacts_url: self.artifacts_url.clone(),
             settings: Settings {
                 device_type: self.device_type.clone(),
                 job_name: self.job_name.clone(),
                 boot_minutes: self.boot_timeout,
                 test_minutes: self.test_timeout,
-                cpus: self.cpus,
-                memory_mib,
                 context: self.context.clone(),
             },
+            memory: self.memory.clone(),
             guest_kbench: self.guest.guest_kbench.clone(),
             cache: self.cache.cache(),
+            rootfs: self.disk.rootfs.clone(),
+            rootfs_cache: self.disk.rootfs_cache.cache(),
         })
     }
 }

@@ -203,15 +203,23 @@ pub struct VmOptions {
     #[command(flatten)]
     pub guest: GuestKbenchArg,
 
-    /// An ext4 image, or a cached rootfs id, the guest mounts (virtio-blk, writes thrown away at
-    /// exit) and runs the tests chrooted in, after loading its kernel's virtio modules; a bzImage
-    /// of your own needs CONFIG_VIRTIO_PCI=y and CONFIG_VIRTIO_BLK=y [default: for profile tests,
-    /// the rootfs of their packages, built unless cached (`kbench rootfs`); none for built-ins]
-    #[arg(long, value_name = "IMAGE|ID")]
-    pub rootfs: Option<String>,
-
     #[command(flatten)]
     pub cache: CacheArg,
+
+    #[command(flatten)]
+    pub disk: GuestRootfsArgs,
+}
+
+/// The guest's root filesystem (shared by `vm` and `lava job`).
+#[derive(Debug, Args)]
+pub struct GuestRootfsArgs {
+    /// An ext4 image, or a cached rootfs id, the guest mounts (virtio-blk, writes thrown away at
+    /// the boot's end) and runs the tests chrooted in, after loading its kernel's virtio modules;
+    /// a bzImage of your own needs CONFIG_VIRTIO_PCI=y and CONFIG_VIRTIO_BLK=y [default: for
+    /// profile tests, the rootfs of their packages, built unless cached (`kbench rootfs`); none
+    /// for built-ins]
+    #[arg(long, value_name = "IMAGE|ID")]
+    pub rootfs: Option<String>,
 
     #[command(flatten)]
     pub rootfs_cache: crate::rootfs::RootfsCacheArg,
@@ -249,8 +257,8 @@ impl VmOptions {
             qemu: self.qemu.clone(),
             guest_kbench: self.guest.guest_kbench.clone(),
             cache: self.cache.cache(),
-            rootfs: self.rootfs.clone(),
-            rootfs_cache: self.rootfs_cache.cache(),
+            rootfs: self.disk.rootfs.clone(),
+            rootfs_cache: self.disk.rootfs_cache.cache(),
         }
     }
 }

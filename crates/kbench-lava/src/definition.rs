@@ -1,6 +1,7 @@
 //! The LAVA job definition of a comparison, as LAVA's schema
 //! (`lava_common.schemas`) wants it: for each boot, in its own namespace,
-//! a `deploy` of the kernel and the boot's initramfs `to: tmpfs`, a `boot`
+//! a `deploy` of the kernel, the boot's initramfs and the rootfs profile
+//! tests run in (a fresh copy per boot) `to: tmpfs`, a `boot`
 //! by `method: qemu`, and a `test` of two monitors that turn the guest's
 //! summary lines into test cases: the measured ones with their median and
 //! unit, then the failed and skipped ones.
@@ -22,12 +23,18 @@ pub struct Settings {
     pub boot_minutes: u32,
     /// Minutes one boot's tests may take; default: from the sampling plan.
     pub test_minutes: Option<u32>,
-    /// The guest's CPUs and memory (`-smp`, the context's `memory`).
-    pub cpus: u32,
-    pub memory_mib: u32,
     /// More of the job's `context` (`KEY=VALUE`), as the device's
     /// template reads it.
     pub context: Vec<(String, String)>,
+}
+
+/// The machine each boot asks for: the kernels' architecture, and the
+/// guest's CPUs and memory (`-smp`, the context's `memory`).
+#[derive(Debug, Clone, Copy)]
+pub struct Machine {
+    pub arch: ImageArch,
+    pub cpus: u32,
+    pub memory_mib: u32,
 }
 
 /// One boot as planned: its identifier and the URLs of its kernel and
@@ -40,6 +47,9 @@ pub struct PlannedBoot {
     pub release: Option<String>,
     pub kernel_url: String,
     pub initrd_url: String,
+    /// The rootfs (qcow2) its profile tests run in, if they need one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rootfs_url: Option<String>,
 }
 
 /// The namespace of boot `boot` (from 1): its actions, and its results in
@@ -50,7 +60,7 @@ pub fn namespace(boot: u32) -> String {
 
 /// The whole job definition.
 pub fn job(
-    arch: ImageArch,
+    machine: &Machine,
     settings: &Settings,
     boots: &[PlannedBoot],
     tests: &[TestKey],
@@ -95,7 +105,7 @@ pub fn job(
         ),
         ("priority", text("medium")),
         ("visibility", text("public")),
-        ("context", context(arch, settings)),
+        ("context", context(machine, settings)),
         ("metadata", Node::Map(metadata)),
         ("actions", Node::List(actions)),
     ])
@@ -111,19 +121,19 @@ fn estimated_test_minutes(tests: usize, plan: &SamplingPlan) -> u32 {
 /// The context the device's template is rendered with: for LAVA's qemu
 /// device type the architecture, a user-mode network, the memory, and
 /// the CPUs and kernel command line as extra options; then the user's.
-fn context(arch: ImageArch, settings: &Settings) -> Node {
-    let console = kbench_vm::qemu::console(arch);
+fn context(machine: &Machine, settings: &Settings) -> Node {
+    let console = kbench_vm::qemu::console(machine.arch);
     let mut entries = vec![
-        ("arch".to_string(), text(arch.debian())),
+        ("arch".to_string(), text(machine.arch.debian())),
         ("netdevice".to_string(), text("user")),
         (
             "memory".to_string(),
-            Node::Number(settings.memory_mib.into()),
+            Node::Number(machine.memory_mib.into()),
         ),
         (
             "extra_options".to_string(),
             Node::List(vec![
-                text(format!("-smp {}", settings.cpus)),
+                text(format!("-smp {}", machine.cpus)),
                 text(format!("-append \"console={console} rdinit=/init\"")),
             ]),
         ),
@@ -142,18 +152,27 @@ fn minutes(count: u32) -> Node {
 /// A boot's deploy, boot and test actions.
 fn boot_actions(boot: &PlannedBoot, settings: &Settings, test_minutes: u32) -> [Node; 3] {
     let namespace = || ("namespace", text(namespace(boot.boot)));
-    let image = |arg: &str, url: &str| map([("image_arg", text(arg)), ("url", text(url))]);
+    let image = |name: &str, arg: &str, url: &str| {
+        let node = map([("image_arg", text(arg)), ("url", text(url))]);
+        (name.to_string(), node)
+    };
+    let mut images = vec![
+        image("kernel", "-kernel {kernel}", &boot.kernel_url),
+        image("initrd", "-initrd {initrd}", &boot.initrd_url),
+    ];
+    if let Some(url) = &boot.rootfs_url {
+        // The guest mounts the first virtio disk, /dev/vda.
+        images.push(image(
+            "rootfs",
+            "-drive format=qcow2,if=virtio,file={rootfs}",
+            url,
+        ));
+    }
     let deploy = map([
         namespace(),
         ("timeout", minutes(settings.boot_minutes)),
         ("to", text("tmpfs")),
-        (
-            "images",
-            map([
-                ("kernel", image("-kernel {kernel}", &boot.kernel_url)),
-                ("initrd", image("-initrd {initrd}", &boot.initrd_url)),
-            ]),
-        ),
+        ("images", Node::Map(images)),
     ]);
     let start = map([
         namespace(),

@@ -15,6 +15,7 @@ use kbench_measure::launcher::Recorded;
 use kbench_measure::runner::{self, RunRequest};
 use kbench_model::AgentEvent;
 use kbench_store::Recorder;
+use kbench_store::outline::{OutlinePages, Window};
 use kbench_vm::console_frames::{BEGIN, BlockHeader};
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;
@@ -268,10 +269,10 @@ fn replay(
         rounds: 1,
         adaptive: None,
         wrapper: None,
+        // One text for every boot of the job, so that reports say it once.
         notes: vec![format!(
-            "LAVA boot {} ({}) of {source}",
-            header.plan.boot,
-            namespace(header.plan.boot)
+            "booted by LAVA, one run per boot ({} of them): {source}",
+            header.plan.boots
         )],
         host: None,
         // The guest ran every test; all of them are read.
@@ -296,19 +297,34 @@ fn replay(
     )
 }
 
-/// The (identifier, boot id) of every run stored in `set`, if it exists.
+/// The (identifier, boot id) of every run stored in `set`, if it exists:
+/// from its outline, which reads runs without their samples.
 fn stored_boot_ids(store: &mut dyn Recorder, set: &str) -> Result<Vec<(String, String)>> {
     if !store.result_sets()?.iter().any(|s| s.name == set) {
         return Ok(Vec::new());
     }
-    let data = store.load(set)?;
-    Ok(data
+    let every = Window {
+        offset: 0,
+        limit: usize::MAX,
+    };
+    let none = Window {
+        offset: 0,
+        limit: 0,
+    };
+    let outline = store.outline(
+        set,
+        OutlinePages {
+            identifiers: every,
+            tests: none,
+        },
+    )?;
+    Ok(outline
         .identifiers
-        .iter()
+        .into_iter()
         .flat_map(|i| {
             i.runs
-                .iter()
-                .map(|run| (i.name.clone(), run.info.snapshot.boot_id.clone()))
+                .into_iter()
+                .map(move |run| (i.name.clone(), run.info.snapshot.boot_id))
         })
         .collect())
 }

@@ -7,21 +7,28 @@
 //! written beside the definition, which names them under the URL the lab
 //! fetches them from. Each initramfs is the guest's common part, gzipped
 //! once per kernel, then the boot's own small archive (Linux unpacks
-//! concatenated archives, compressed or not).
+//! concatenated archives, compressed or not). Profile tests run in a
+//! root filesystem, as under `kbench vm`: the rootfs of their packages
+//! (or `--rootfs`), written once as qcow2 (its used blocks only), which
+//! each boot deploys afresh, and each kernel's initramfs carries the
+//! virtio modules that mount it.
 
-use crate::definition::{self, PlannedBoot, Settings};
+use crate::definition::{self, Machine, PlannedBoot, Settings};
 use crate::error::{LavaError, Result, refuse};
 use crate::yaml;
+use kbench_catalog::profile::Profiles;
 use kbench_measure::agent::AgentJob;
 use kbench_measure::plan::SamplingPlan;
-use kbench_model::TestKey;
 use kbench_vm::console_frames::ConsoleBoot;
+use kbench_vm::guest_disk::{self, GuestDisk};
 use kbench_vm::image::find_kernel_config;
 use kbench_vm::kernel_fetch::KernelCache;
 use kbench_vm::kernel_image::ImageArch;
+use kbench_vm::rootfs::{RootfsCache, RootfsStep};
 use kbench_vm::{GuestImage, KernelImage};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// What `kbench lava job` is asked.
 #[derive(Debug, Clone)]
@@ -29,19 +36,29 @@ pub struct JobRequest {
     /// Each kernel (an image path, or a cached kernel's release) and its
     /// identifier (default: its release); the first is the baseline.
     pub kernels: Vec<(String, Option<String>)>,
-    /// The tests as the user named them (built-ins and suites).
+    /// The tests as the user named them (built-ins, profiles, suites).
     pub names: Vec<String>,
+    /// The user's profile directories (`--profiles`).
+    pub profile_dirs: Vec<PathBuf>,
     pub plan: SamplingPlan,
     /// Boots of each kernel, alternating.
     pub boots: u32,
     /// The directory the job's files are written to.
     pub out: PathBuf,
+    /// The guest's CPUs.
+    pub cpus: u32,
     /// Where the lab fetches those files from (default: `file://` + out).
     pub artifacts_url: Option<String>,
     pub settings: Settings,
+    /// The guest's memory as given (`--memory`); default: what the
+    /// profiles need.
+    pub memory: Option<String>,
     /// The kbench binary the guests run ([`kbench_vm::guest_binary`]).
     pub guest_kbench: Option<PathBuf>,
     pub cache: KernelCache,
+    /// `--rootfs`: an ext4 image or a cached rootfs id.
+    pub rootfs: Option<String>,
+    pub rootfs_cache: RootfsCache,
 }
 
 /// What was written.
@@ -51,14 +68,21 @@ pub struct WrittenJob {
     pub definition: PathBuf,
     pub boots: Vec<PlannedBoot>,
     pub tests: Vec<String>,
+    /// What the user should know: the rootfs the boots run in, a memory
+    /// below the profiles' needs.
+    pub notes: Vec<String>,
 }
 
 /// The job's definition file name in the output directory.
 pub const DEFINITION_FILE: &str = "job.yaml";
 
-/// Checks the request, writes each kernel and each boot's initramfs into
-/// `out`, and the definition beside them.
-pub fn write(request: &JobRequest) -> Result<WrittenJob> {
+/// The rootfs's file in the output directory.
+pub const ROOTFS_FILE: &str = "rootfs.qcow2";
+
+/// Checks the request, writes each kernel, the rootfs the tests need and
+/// each boot's initramfs into `out`, and the definition beside them;
+/// `observe` hears a rootfs build's steps.
+pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Result<WrittenJob> {
     if request.boots < 2 {
         refuse!(
             "--boots {} is too few: each kernel needs two boots or more, so that the comparison \
@@ -67,8 +91,19 @@ pub fn write(request: &JobRequest) -> Result<WrittenJob> {
         );
     }
     let (kernels, arch) = kbench_vm::lab::resolve_kernels(&request.kernels, &request.cache)?;
-    let tests = built_in_tests(&request.names)?;
+    let profiles = Profiles::load(&request.profile_dirs)?;
+    let tests = kbench_catalog::expand_with(&request.names, &profiles)?;
+    let (memory_mib, memory_note) =
+        guest_disk::memory_mib(request.memory.as_deref(), &profiles, &tests)?;
     let exe = kbench_vm::guest_binary::find(arch, request.guest_kbench.as_deref())?;
+    let disk = guest_disk::choose(
+        arch,
+        request.rootfs.as_deref(),
+        &request.rootfs_cache,
+        &profiles,
+        &tests,
+        observe,
+    )?;
     std::fs::create_dir_all(&request.out).map_err(LavaError::os(format!(
         "creating the job's directory {}",
         request.out.display()
@@ -85,11 +120,16 @@ pub fn write(request: &JobRequest) -> Result<WrittenJob> {
         tests: tests.clone(),
         plan: request.plan.clone(),
     };
+    let own_profiles = guest_disk::own_profile_files(&profiles, &tests);
+    if let Some(disk) = &disk {
+        qcow2(&disk.image, &out.join(ROOTFS_FILE))?;
+    }
+    let rootfs_url = disk.as_ref().map(|_| format!("{base_url}/{ROOTFS_FILE}"));
     let mut images = Vec::new();
     for (index, (identifier, kernel)) in kernels.iter().enumerate() {
         let file = format!("kernel{}", index + 1);
         copy(&kernel.path, &out.join(&file))?;
-        let guest = guest_image(&exe, arch, kernel)?;
+        let guest = guest_image(&exe, arch, kernel, disk.as_ref())?.with_profiles(&own_profiles)?;
         let compressed = gzip(guest.base())?;
         images.push((identifier, kernel, file, (guest, compressed)));
     }
@@ -117,9 +157,15 @@ pub fn write(request: &JobRequest) -> Result<WrittenJob> {
             release: plan.release,
             kernel_url: format!("{base_url}/{kernel_file}"),
             initrd_url: format!("{base_url}/{initrd_file}"),
+            rootfs_url: rootfs_url.clone(),
         });
     }
-    let definition = definition::job(arch, &request.settings, &boots, &tests, &request.plan);
+    let machine = Machine {
+        arch,
+        cpus: request.cpus,
+        memory_mib,
+    };
+    let definition = definition::job(&machine, &request.settings, &boots, &tests, &request.plan);
     let path = out.join(DEFINITION_FILE);
     std::fs::write(&path, yaml::to_yaml(&definition))
         .map_err(LavaError::os(format!("writing {}", path.display())))?;
@@ -127,39 +173,59 @@ pub fn write(request: &JobRequest) -> Result<WrittenJob> {
         definition: path,
         boots,
         tests: tests.iter().map(|t| t.to_string()).collect(),
+        notes: disk
+            .map(|d| d.note)
+            .into_iter()
+            .chain(memory_note)
+            .collect(),
     })
 }
 
-/// The tests named, each a built-in benchmark: a LAVA boot runs kbench's
-/// initramfs, which has no root filesystem for a profile's tools.
-fn built_in_tests(names: &[String]) -> Result<Vec<TestKey>> {
-    let tests = kbench_catalog::expand(names)?;
-    let mut profiles: Vec<String> = tests
-        .iter()
-        .filter(|test| kbench_bench::find(&test.benchmark).is_none())
-        .map(|test| test.benchmark.clone())
-        .collect();
-    profiles.dedup();
-    if !profiles.is_empty() {
-        refuse!(
-            "{} {} a profile's test, which needs a root filesystem with its tools; a LAVA boot \
-             runs kbench's initramfs only, so give it built-in benchmarks (`kbench list`)",
-            profiles.join(", "),
-            if profiles.len() == 1 { "is" } else { "are" }
-        );
-    }
-    Ok(tests)
-}
-
 /// The guest image of `kernel`, with its build configuration when it is
-/// beside it (the snapshot's preemption model).
-fn guest_image(exe: &Path, arch: ImageArch, kernel: &KernelImage) -> Result<GuestImage> {
+/// beside it (the snapshot's preemption model), and with a `disk` the
+/// kernel's modules that mount it.
+fn guest_image(
+    exe: &Path,
+    arch: ImageArch,
+    kernel: &KernelImage,
+    disk: Option<&GuestDisk>,
+) -> Result<GuestImage> {
     let config = kernel
         .release
         .as_deref()
         .and_then(|release| find_kernel_config(&kernel.path, release).map(|c| (release, c)));
     let config = config.as_ref().map(|(r, path)| (*r, path.as_path()));
-    Ok(GuestImage::build(exe, arch, config, None)?)
+    let modules = match disk {
+        Some(_) => Some(kbench_vm::modules::for_kernel(
+            &kernel.path,
+            config.map(|(_, path)| path),
+        )?),
+        None => None,
+    };
+    Ok(GuestImage::build(exe, arch, config, modules.as_deref())?)
+}
+
+/// The rootfs `image` (ext4, raw) as qcow2 at `to`: only its used blocks,
+/// a fraction of a sparse image that LAVA would copy whole to each boot.
+fn qcow2(image: &Path, to: &Path) -> Result<()> {
+    let converted = Command::new("qemu-img")
+        .args(["convert", "-O", "qcow2"])
+        .arg(image)
+        .arg(to)
+        .output();
+    match converted {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => refuse!(
+            "qemu-img could not convert the rootfs {} to qcow2 ({}): {}",
+            image.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Err(error) => refuse!(
+            "running qemu-img to write the rootfs as qcow2 failed ({error}); install it \
+             (Debian: apt-get install qemu-utils)"
+        ),
+    }
 }
 
 /// `bytes` gzip-compressed (fast: the binary compresses to a half either

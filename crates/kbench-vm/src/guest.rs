@@ -71,6 +71,7 @@ fn run() -> Result<()> {
     )
     .map_err(|e| VmError::Invalid(format!("reading the job in {JOB_PATH}: {e}")))?;
     let gated = Path::new(GATE_PATH).exists();
+    let console_plan = console::plan()?;
     let work_dir = match Path::new(ROOTFS_PATH).exists() {
         true => rootfs::enter()?,
         false => "/tmp",
@@ -92,7 +93,7 @@ fn run() -> Result<()> {
     // SAFETY: the pointer and length describe a valid byte string.
     unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) };
     std::env::set_current_dir(work_dir).map_err(VmError::os(format!("changing to {work_dir}")))?;
-    if let Some(plan) = console::plan()? {
+    if let Some(plan) = console_plan {
         return on_console(&job, plan);
     }
     let mut port = open_results_port()?;

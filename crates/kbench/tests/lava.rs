@@ -382,6 +382,131 @@ fn two_kernels_two_boots_each_through_lava_run() {
     assert_eq!(runs(&rest), [2, 2]);
 }
 
+/// A profile of the user's own whose command succeeds only in the
+/// rootfs (fio is there) of a kbench guest (its hostname).
+const IN_ROOTFS: &str = "name = \"mine\"\nrequires = { fio = \"fio\" }\n\
+command = \"test -x /usr/bin/fio && grep -qx kbench-guest /proc/sys/kernel/hostname && echo 'took: 7'\"\n\
+[[metrics]]\nname = \"took\"\nunit = \"ms\"\ndirection = \"lower\"\nline = \"took\"\n\
+[[tests]]\nid = \"mine\"\n";
+
+/// Profile tests on LAVA: the job carries the rootfs (the one of the vm
+/// tests' profiles, so built once) as qcow2, every boot deploys a fresh
+/// copy and runs the tests chrooted in it, and the user's own profile,
+/// which needs that rootfs, is measured on every boot of both kernels.
+#[test]
+fn profile_tests_run_in_their_rootfs_on_every_lava_boot() {
+    let _turn = one_guest_at_a_time();
+    if !have_lava()
+        || !have_programs(
+            &["qemu-system-x86_64", "qemu-img", "mmdebstrap", "mkfs.ext4"],
+            "apt-get install qemu-system-x86 qemu-utils mmdebstrap e2fsprogs",
+        )
+    {
+        return;
+    }
+    let (dir, db) = temp_db();
+    let fetched = ok(&db, &["kernel", "fetch", "debian:6.1", "debian:6.12"]);
+    let releases: Vec<&str> = fetched
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let cache = target_dir("rootfs");
+    let cache = cache.to_str().unwrap();
+    let built = ok(
+        &db,
+        &[
+            "rootfs",
+            "build",
+            "redis",
+            "hackbench",
+            "fio",
+            "--rootfs-cache",
+            cache,
+        ],
+    );
+    let rootfs = built.split_whitespace().next().unwrap().to_string();
+    let profiles = dir.path().join("profiles");
+    std::fs::create_dir(&profiles).unwrap();
+    std::fs::write(profiles.join("mine.toml"), IN_ROOTFS).unwrap();
+    let out = dir.path().join("job");
+    let written: Value = serde_json::from_str(&ok(
+        &db,
+        &[
+            "--profiles",
+            profiles.to_str().unwrap(),
+            "lava",
+            "job",
+            "--kernel",
+            releases[0],
+            "--kernel",
+            releases[1],
+            "mine",
+            "--rootfs",
+            &rootfs,
+            "--rootfs-cache",
+            cache,
+            "--boots",
+            "2",
+            "--max-time",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+    ))
+    .unwrap();
+    let definition = PathBuf::from(written["definition"].as_str().unwrap());
+    lava_validates(&definition).unwrap();
+    let qcow2 = std::fs::metadata(out.join("rootfs.qcow2")).unwrap().len();
+    let image = std::fs::metadata(format!("{cache}/{rootfs}/rootfs.ext4"))
+        .unwrap()
+        .len();
+    assert!(
+        qcow2 < image / 2,
+        "only the used blocks: {qcow2} of {image}"
+    );
+    let device = device_dictionary(&definition, &out);
+    let started = std::time::Instant::now();
+    let (log, passed) = lava_run(&definition, &device, &out);
+    eprintln!("lava-run: 4 boots with a rootfs in {:?}", started.elapsed());
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        passed,
+        "lava-run failed:\n{}",
+        &log_text[log_text.len().saturating_sub(4000)..]
+    );
+    ok(
+        &db,
+        &["lava", "import", log.to_str().unwrap(), "--into", "apps"],
+    );
+    let data = json_of(&db, &["export", "apps"]);
+    for release in &releases {
+        let identifier = data["identifiers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == *release)
+            .unwrap_or_else(|| panic!("{release} in {data:#}"));
+        let runs = identifier["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{release}");
+        for run in runs {
+            let snapshot = &run["info"]["snapshot"];
+            assert_eq!(snapshot["rootfs"]["id"], rootfs.as_str(), "{snapshot}");
+            assert_eq!(snapshot["kernel_release"], *release);
+            let values: Vec<f64> = run["samples"]["mine"]
+                .as_array()
+                .unwrap_or_else(|| panic!("mine measured in {run:#}"))
+                .iter()
+                .map(|s| s["value"].as_f64().unwrap())
+                .collect();
+            assert!(
+                !values.is_empty() && values.iter().all(|v| *v == 7.0),
+                "{values:?}"
+            );
+        }
+    }
+}
+
 /// A stand-in for a LAVA server's REST API on 127.0.0.1: `answer(method,
 /// path, authorization)` gives each request's status and body. Its
 /// answers are LAVA's own (each names the source file of lava-server

@@ -7,13 +7,20 @@ use crate::cli::{LavaCommand, UploadArgs};
 use crate::progress::Steps;
 use anyhow::Context;
 use kbench_lava::log::LavaLog;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-pub fn lava(command: LavaCommand, db: &Db) -> anyhow::Result<ExitCode> {
+pub fn lava(command: LavaCommand, db: &Db, profiles: &[PathBuf]) -> anyhow::Result<ExitCode> {
     match command {
         LavaCommand::Job(args) => {
-            let written = kbench_lava::job::write(&args.request().map_err(anyhow::Error::msg)?)?;
+            let request = args.request(profiles).map_err(anyhow::Error::msg)?;
+            let mut rootfs = crate::progress::RootfsProgress::default();
+            let written = kbench_lava::job::write(&request, &mut |s| rootfs.observe(s))?;
+            drop(rootfs);
+            for note in &written.notes {
+                crate::logs::note(note);
+            }
             match args.json {
                 true => print_json(&written)?,
                 false => println!("{}", written.definition.display()),

@@ -50,7 +50,7 @@ pub fn dispatch(cli: Cli, settings: &Settings) -> anyhow::Result<ExitCode> {
         Command::Campaign(command) => campaign::campaign(command, &db),
         Command::Vm(command) => vm::vm(command, &db, &profiles),
         Command::Kernel(command) => kernel::kernel(command),
-        Command::Lava(command) => lava::lava(command, &db),
+        Command::Lava(command) => lava::lava(command, &db, &profiles),
         Command::Rootfs(command) => rootfs::rootfs(command, &profiles),
         Command::Serve(args) => serve::serve(args, &db, &profiles),
         Command::Token(command) => token::token(command, &db),
