@@ -103,7 +103,7 @@ impl KernelSetup {
         let arch = guest_arch(&measure.build);
         let qemu = qemu::find_qemu(None, arch)?;
         let exe = kbench_vm::guest_binary::find(arch, measure.guest_kbench.as_deref())?;
-        let guest = GuestImage::build(&exe, arch, None, None)?;
+        let guest = GuestImage::build(&exe, arch, None, &[], false)?;
         Ok(KernelSetup {
             test,
             unit: info.unit.label().to_string(),

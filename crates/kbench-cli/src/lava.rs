@@ -5,6 +5,7 @@ use super::vm::{CacheArg, ComparedKernels, GuestKbenchArg, GuestRootfsArgs};
 use clap::{Args, Subcommand};
 use kbench_lava::definition::Settings;
 use kbench_lava::job::JobRequest;
+use kbench_vm::console_frames::GuestPush;
 use std::path::PathBuf;
 
 /// Compare kernels on a LAVA lab: write the job that boots them in turn, and read its results back
@@ -36,7 +37,9 @@ samples on the console (each line numbered, with its length and a CRC-32), and p
 `kbench-case TEST pass MEDIAN UNIT` line per test, which LAVA's monitors record as a test case \
 with a measurement for LAVA's own dashboard. Profile tests run in a root filesystem, as under \
 `kbench vm`: --rootfs, or the one of their packages (built unless cached), written once as \
-rootfs.qcow2 (qemu-img), of which every boot deploys a fresh copy. docs/lab.md has the whole path."
+rootfs.qcow2 (qemu-img), of which every boot deploys a fresh copy. With --server the guests also \
+push their boots to a kbench server once measured; reading the log back later stores nothing \
+twice there. docs/lab.md has the whole path."
 )]
 pub struct LavaJobArgs {
     #[command(flatten)]
@@ -98,10 +101,53 @@ pub struct LavaJobArgs {
     #[command(flatten)]
     pub disk: GuestRootfsArgs,
 
+    #[command(flatten)]
+    pub push: GuestPushArgs,
+
     /// Print what was written as JSON on stdout: the definition's path, the tests, and each
     /// boot's identifier, release and URLs
     #[arg(long)]
     pub json: bool,
+}
+
+/// The guests' push to a kbench server (`lava job`).
+#[derive(Debug, Args)]
+pub struct GuestPushArgs {
+    /// Each guest pushes its boot's run to this kbench server once it has measured, the URL as
+    /// the guest reaches it (a server on LAVA's qemu worker: http://10.0.2.2:PORT); the job's
+    /// log keeps every sample all the same, and reading it back stores nothing twice
+    #[arg(long, value_name = "URL", requires = "into")]
+    pub server: Option<String>,
+
+    /// API token for --server, with the push scope. It is written into each boot's initramfs,
+    /// which the lab publishes: give a token that may only push
+    #[arg(long, value_name = "TOKEN", requires = "server")]
+    pub token: Option<String>,
+
+    /// The result set the guests push into
+    #[arg(long, value_name = "SET", requires = "server")]
+    pub into: Option<String>,
+
+    /// The guest's IPv4 address and prefix on the DUT's network, for --server
+    #[arg(long, value_name = "ADDRESS/PREFIX", default_value = "10.0.2.15/24")]
+    pub guest_address: String,
+
+    /// The gateway of the guest's network, for --server [default: 10.0.2.2, qemu's user network]
+    #[arg(long, value_name = "ADDRESS", default_value = "10.0.2.2")]
+    pub guest_gateway: std::net::Ipv4Addr,
+}
+
+impl GuestPushArgs {
+    /// The push these flags ask for, if any.
+    fn push(&self) -> Option<GuestPush> {
+        Some(GuestPush {
+            server: self.server.clone()?,
+            token: self.token.clone(),
+            set: self.into.clone()?,
+            address: self.guest_address.clone(),
+            gateway: Some(self.guest_gateway),
+        })
+    }
 }
 
 impl LavaJobArgs {
@@ -129,6 +175,7 @@ impl LavaJobArgs {
             cache: self.cache.cache(),
             rootfs: self.disk.rootfs.clone(),
             rootfs_cache: self.disk.rootfs_cache.cache(),
+            push: self.push.push(),
         })
     }
 }

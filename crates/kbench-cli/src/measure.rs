@@ -125,6 +125,7 @@ impl RunArgs {
             notes: vec![],
             host: None,
             keep_going: self.sampling.keep_going,
+            replayed: None,
         })
     }
 }

@@ -146,6 +146,7 @@ mod tests {
                 boot,
                 boots: 3,
                 release: None,
+                round: None,
             },
             "6.1".into(),
             AgentJob {

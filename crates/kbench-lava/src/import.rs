@@ -11,14 +11,11 @@ use crate::blocks::{self, BootBlock};
 use crate::definition::namespace;
 use crate::error::{Result, refuse};
 use crate::log::LavaLog;
-use kbench_measure::launcher::Recorded;
-use kbench_measure::runner::{self, RunRequest};
 use kbench_model::AgentEvent;
 use kbench_store::Recorder;
 use kbench_store::outline::{OutlinePages, Window};
 use kbench_vm::console_frames::{BEGIN, BlockHeader};
 use serde::Serialize;
-use std::sync::atomic::AtomicBool;
 
 /// What became of one boot.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -223,10 +220,7 @@ fn store_boot(
         events,
         cut,
     } = block;
-    let boot_id = events.iter().find_map(|event| match event {
-        AgentEvent::Snapshot { snapshot } => Some(snapshot.boot_id.clone()),
-        _ => None,
-    });
+    let boot_id = kbench_vm::console_replay::boot_id(&events).map(str::to_string);
     let outcome = match (&header.refused, &boot_id) {
         (Some(reason), _) => Outcome::Refused {
             reason: reason.clone(),
@@ -258,30 +252,16 @@ fn replay(
     store: &mut dyn Recorder,
     set: &str,
     header: &BlockHeader,
-    (events, cut): (Vec<AgentEvent>, Option<String>),
+    events: (Vec<AgentEvent>, Option<String>),
     source: &str,
 ) -> Result<Outcome> {
-    let request = RunRequest {
-        set: set.to_string(),
-        identifier: header.plan.identifier.clone(),
-        tests: header.job.tests.clone(),
-        plan: header.job.plan.clone(),
-        rounds: 1,
-        adaptive: None,
-        wrapper: None,
-        // One text for every boot of the job, so that reports say it once.
-        notes: vec![format!(
-            "booted by LAVA, one run per boot ({} of them): {source}",
-            header.plan.boots
-        )],
-        host: None,
-        // The guest ran every test; all of them are read.
-        keep_going: true,
-    };
-    let recorded = Recorded::new(header.job.clone(), events, cut);
-    let never = AtomicBool::new(false);
+    // One text for every boot of the job, so that reports say it once.
+    let note = format!(
+        "booted by LAVA, one run per boot ({} of them): {source}",
+        header.plan.boots
+    );
     Ok(
-        match runner::execute(store, &recorded, &request, &mut |_| {}, &never) {
+        match kbench_vm::console_replay::store(store, set, header, events, note) {
             Ok(summary) => Outcome::Stored {
                 samples: summary.samples,
                 failed_tests: summary
@@ -362,6 +342,9 @@ mod tests {
             boot,
             boots: 4,
             release: Some(planned.into()),
+            // Boot 1 is its identifier's first: round 0; a later boot of
+            // the job, round 3 (the stored runs do not decide).
+            round: Some(if boot == 1 { 0 } else { 3 }),
         };
         let header = BlockHeader::new(plan, release.into(), job());
         let snapshot = SystemSnapshot {
@@ -441,9 +424,26 @@ mod tests {
         assert!(!imported.complete());
         let data = store.load("lab").unwrap();
         assert_eq!(data.identifiers.len(), 1, "the refused boot stored nothing");
+        let run = &data.identifiers[0].runs[0];
+        assert_eq!(run.info.snapshot.kernel_release, "6.1");
+        let uid = kbench_vm::console_replay::run_uid("lab", "old", "boot-id-1");
         assert_eq!(
-            data.identifiers[0].runs[0].info.snapshot.kernel_release,
-            "6.1"
+            run.info.uid.as_deref(),
+            Some(uid.as_str()),
+            "the boot's uid"
+        );
+        assert_ne!(
+            uid,
+            kbench_vm::console_replay::run_uid("other", "old", "boot-id-1"),
+            "another set, another uid"
+        );
+        assert!(
+            data.identifiers[0]
+                .samples
+                .values()
+                .flatten()
+                .all(|s| s.round == 0),
+            "the plan's round"
         );
 
         // Read back again (a second import of the log): stored once.

@@ -19,8 +19,8 @@ use crate::yaml;
 use kbench_catalog::profile::Profiles;
 use kbench_measure::agent::AgentJob;
 use kbench_measure::plan::SamplingPlan;
-use kbench_vm::console_frames::ConsoleBoot;
-use kbench_vm::guest_disk::{self, GuestDisk};
+use kbench_vm::console_frames::{ConsoleBoot, GuestPush, parse_address};
+use kbench_vm::guest_disk;
 use kbench_vm::image::find_kernel_config;
 use kbench_vm::kernel_fetch::KernelCache;
 use kbench_vm::kernel_image::ImageArch;
@@ -59,6 +59,8 @@ pub struct JobRequest {
     /// `--rootfs`: an ext4 image or a cached rootfs id.
     pub rootfs: Option<String>,
     pub rootfs_cache: RootfsCache,
+    /// Each guest pushes its boot to a kbench server once it has measured.
+    pub push: Option<GuestPush>,
 }
 
 /// What was written.
@@ -89,6 +91,9 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
              sees how much boots of one kernel differ",
             request.boots
         );
+    }
+    if let Some(push) = &request.push {
+        check_push(push)?;
     }
     let (kernels, arch) = kbench_vm::lab::resolve_kernels(&request.kernels, &request.cache)?;
     let profiles = Profiles::load(&request.profile_dirs)?;
@@ -129,7 +134,8 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
     for (index, (identifier, kernel)) in kernels.iter().enumerate() {
         let file = format!("kernel{}", index + 1);
         copy(&kernel.path, &out.join(&file))?;
-        let guest = guest_image(&exe, arch, kernel, disk.as_ref())?.with_profiles(&own_profiles)?;
+        let guest = guest_image(&exe, arch, kernel, disk.is_some(), request.push.is_some())?
+            .with_profiles(&own_profiles)?;
         let compressed = gzip(guest.base())?;
         images.push((identifier, kernel, file, (guest, compressed)));
     }
@@ -143,10 +149,11 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
             boot,
             boots: total,
             release: kernel.release.clone(),
+            round: Some((boot - 1) / images.len() as u32),
         };
         let initrd_file = format!("boot{boot}.initrd");
         let mut bytes = image.clone();
-        bytes.extend(guest.console_archive(&job, &plan));
+        bytes.extend(guest.console_archive(&job, &plan, request.push.as_ref()));
         std::fs::write(out.join(&initrd_file), bytes).map_err(LavaError::os(format!(
             "writing {}",
             out.join(&initrd_file).display()
@@ -182,27 +189,51 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
 }
 
 /// The guest image of `kernel`, with its build configuration when it is
-/// beside it (the snapshot's preemption model), and with a `disk` the
-/// kernel's modules that mount it.
+/// beside it (the snapshot's preemption model), and, for a `rootfs` or a
+/// `network`, the kernel's virtio modules.
 fn guest_image(
     exe: &Path,
     arch: ImageArch,
     kernel: &KernelImage,
-    disk: Option<&GuestDisk>,
+    rootfs: bool,
+    network: bool,
 ) -> Result<GuestImage> {
     let config = kernel
         .release
         .as_deref()
         .and_then(|release| find_kernel_config(&kernel.path, release).map(|c| (release, c)));
     let config = config.as_ref().map(|(r, path)| (*r, path.as_path()));
-    let modules = match disk {
-        Some(_) => Some(kbench_vm::modules::for_kernel(
-            &kernel.path,
-            config.map(|(_, path)| path),
-        )?),
-        None => None,
+    let config_path = config.map(|(_, path)| path);
+    let modules = match rootfs || network {
+        true => kbench_vm::modules::for_kernel(&kernel.path, config_path)?,
+        false => Vec::new(),
     };
-    Ok(GuestImage::build(exe, arch, config, modules.as_deref())?)
+    let stored = kernel.path.with_file_name(kbench_vm::modules::MODULES_DIR);
+    if network && !kbench_vm::modules::complete(&stored, config_path) {
+        refuse!(
+            "the guests of {} cannot push to --server: its network driver (virtio_net) is a \
+             module that is not beside it; fetch the kernel again (`kbench kernel fetch`, which \
+             now keeps it) or build it with CONFIG_VIRTIO_NET=y",
+            kernel.path.display()
+        );
+    }
+    Ok(GuestImage::build(exe, arch, config, &modules, rootfs)?)
+}
+
+/// A push the guests can make: an http(s) URL, a result set's name, an
+/// address with its prefix.
+fn check_push(push: &GuestPush) -> Result<()> {
+    if !(push.server.starts_with("http://") || push.server.starts_with("https://")) {
+        refuse!(
+            "--server {} is not an http:// or https:// URL; give the kbench server's URL as \
+             the guests reach it (from LAVA's qemu device: http://10.0.2.2:PORT)",
+            push.server
+        );
+    }
+    kbench_model::validate_name("result set", &push.set).map_err(LavaError::Invalid)?;
+    parse_address(&push.address)
+        .map_err(|e| LavaError::Invalid(format!("--guest-address: {e}")))?;
+    Ok(())
 }
 
 /// The rootfs `image` (ext4, raw) as qcow2 at `to`: only its used blocks,

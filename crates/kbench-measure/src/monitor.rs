@@ -249,6 +249,7 @@ mod tests {
             notes: vec![],
             host: None,
             keep_going: false,
+            replayed: None,
         };
         let stop = std::sync::atomic::AtomicBool::new(false);
         crate::runner::execute(&mut store, &InProcess, &request, &mut |_| {}, &stop).unwrap();

@@ -60,6 +60,19 @@ pub struct RunRequest {
     /// make's -k); else the run stops at the first (a batched round, whose
     /// guest runs every test anyway, at the end of that round).
     pub keep_going: bool,
+    /// A run recorded elsewhere and replayed here keeps its place: its uid
+    /// and round. A run stored twice, from two places (a LAVA boot pushed
+    /// by its guest and read back from the job's log), is then one run on
+    /// a server. Default: a fresh uid, and the rounds after those stored.
+    pub replayed: Option<ReplayedRun>,
+}
+
+/// Where a replayed run belongs ([`RunRequest::replayed`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayedRun {
+    pub uid: String,
+    /// Its first round; `None`: after those stored.
+    pub round: Option<u32>,
 }
 
 impl RunRequest {
@@ -174,9 +187,12 @@ pub fn execute(
     let mut resumable = store.unfinished_run(&request.set, &request.identifier)?;
     // Every invocation measures rounds of its own, after every round
     // stored (a partial one included), never more samples into an old one.
-    let first_round = store
-        .last_round(&request.set, &request.identifier)?
-        .map_or(0, |last| last + 1);
+    let first_round = match request.replayed.as_ref().and_then(|r| r.round) {
+        Some(round) => round,
+        None => store
+            .last_round(&request.set, &request.identifier)?
+            .map_or(0, |last| last + 1),
+    };
     let batched = launcher.batches_tests();
     let adaptive = request.adaptive.as_ref().filter(|_| !batched);
     let mut so_far = RoundsSoFar::default();
@@ -446,7 +462,12 @@ fn new_run_info(snapshot: SystemSnapshot, request: &RunRequest) -> Result<RunInf
         notes,
         started_at_ms: kbench_model::now_ms(),
         pid: std::process::id(),
-        uid: Some(kbench_model::random_id().map_err(MeasureError::os("making the run's uid"))?),
+        uid: match &request.replayed {
+            Some(replayed) => Some(replayed.uid.clone()),
+            None => {
+                Some(kbench_model::random_id().map_err(MeasureError::os("making the run's uid"))?)
+            }
+        },
     })
 }
 
@@ -603,6 +624,7 @@ mod tests {
             notes: vec![],
             host: None,
             keep_going: false,
+            replayed: None,
         };
         let data = ResultSetData {
             name: "s".into(),

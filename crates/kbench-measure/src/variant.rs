@@ -217,6 +217,7 @@ impl Variant {
             notes,
             host: None,
             keep_going,
+            replayed: None,
         }
     }
 }

@@ -9,6 +9,7 @@
 
 use kbench_measure::agent::AgentJob;
 use serde::{Deserialize, Serialize};
+use std::net::Ipv4Addr;
 
 /// Opens a boot's block; the first frame is its [`BlockHeader`].
 pub const BEGIN: &str = "kbench-results-begin";
@@ -37,6 +38,53 @@ pub struct ConsoleBoot {
     /// The release its kernel must report; a boot into another kernel
     /// measures nothing.
     pub release: Option<String>,
+    /// Its place among its identifier's boots, from 0: its run's round,
+    /// wherever the run is stored (absent in the jobs of kbench's first
+    /// LAVA jobs: the rounds after those stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+}
+
+impl ConsoleBoot {
+    /// Why a boot of this plan running kernel `release` measures nothing:
+    /// the plan names another.
+    pub fn refuses(&self, release: &str) -> Option<String> {
+        let expected = self
+            .release
+            .as_deref()
+            .filter(|expected| *expected != release)?;
+        Some(format!(
+            "boot {} of '{}' came up in kernel {release}, not {expected}: nothing was measured",
+            self.boot, self.identifier
+        ))
+    }
+}
+
+/// A console guest's push of its boot to a kbench server once it has
+/// measured (`kbench lava job --server`). Kept in the initramfs apart from
+/// the [`ConsoleBoot`], which goes into the block's header and so into the
+/// job's log: this holds the token.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GuestPush {
+    /// The server's URL, as the guest reaches it.
+    pub server: String,
+    pub token: Option<String>,
+    /// The result set the boot's run goes into.
+    pub set: String,
+    /// The guest's address on its network, `A.B.C.D/PREFIX`.
+    pub address: String,
+    pub gateway: Option<Ipv4Addr>,
+}
+
+/// `A.B.C.D/PREFIX` (a prefix of 1 to 32 bits).
+pub fn parse_address(text: &str) -> Result<(Ipv4Addr, u8), String> {
+    let parsed = text.split_once('/').and_then(|(address, prefix)| {
+        let prefix: u8 = prefix.parse().ok().filter(|p| (1..=32).contains(p))?;
+        Some((address.parse().ok()?, prefix))
+    });
+    parsed.ok_or_else(|| {
+        format!("'{text}' is not an IPv4 address with its prefix, such as 10.0.2.15/24")
+    })
 }
 
 /// The first frame of a boot's block.
@@ -57,17 +105,7 @@ impl BlockHeader {
     /// The header of a boot of `plan` running `job` on `release`: refused
     /// when the plan names another release.
     pub fn new(plan: ConsoleBoot, release: String, job: AgentJob) -> BlockHeader {
-        let refused = plan
-            .release
-            .as_deref()
-            .filter(|expected| *expected != release)
-            .map(|expected| {
-                format!(
-                    "boot {} of '{}' came up in kernel {release}, not {expected}: nothing was \
-                     measured",
-                    plan.boot, plan.identifier
-                )
-            });
+        let refused = plan.refuses(&release);
         BlockHeader {
             plan,
             release,
@@ -165,6 +203,7 @@ mod tests {
             boot: 3,
             boots: 4,
             release: Some("6.1.0-57-cloud-amd64".into()),
+            round: Some(1),
         };
         let right = BlockHeader::new(plan.clone(), "6.1.0-57-cloud-amd64".into(), job.clone());
         assert_eq!(right.refused, None);

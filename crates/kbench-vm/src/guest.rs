@@ -16,7 +16,10 @@
 //! results on the console ([`console`]).
 
 mod console;
+mod kernel_modules;
 mod mounts;
+mod network;
+mod push;
 mod rootfs;
 
 use super::error::{Result, VmError};
@@ -71,9 +74,20 @@ fn run() -> Result<()> {
     )
     .map_err(|e| VmError::Invalid(format!("reading the job in {JOB_PATH}: {e}")))?;
     let gated = Path::new(GATE_PATH).exists();
+    // What the initramfs says, read before a chroot leaves it behind.
     let console_plan = console::plan()?;
-    let work_dir = match Path::new(ROOTFS_PATH).exists() {
-        true => rootfs::enter()?,
+    let push_plan = console::push_plan()?;
+    // A console guest in a kernel its plan does not name says so and
+    // measures nothing: its modules (another kernel's) are not loaded.
+    let wrong_kernel = console_plan
+        .as_ref()
+        .is_some_and(|plan| plan.refuses(&kbench_sysinfo::kernel_release()).is_some());
+    let loaded = match wrong_kernel {
+        true => Vec::new(),
+        false => kernel_modules::load_carried()?,
+    };
+    let work_dir = match Path::new(ROOTFS_PATH).exists() && !wrong_kernel {
+        true => rootfs::enter(&loaded)?,
         false => "/tmp",
     };
     // The user's profiles, in the initramfs or carried into the rootfs.
@@ -84,7 +98,7 @@ fn run() -> Result<()> {
         // SAFETY: PID 1 is single-threaded here.
         unsafe { std::env::set_var(kbench_catalog::PROFILES_ENV, dir) };
     }
-    if let Err(error) = loopback_up() {
+    if let Err(error) = network::loopback_up() {
         eprintln!(
             "kbench guest: the loopback interface stays down ({error}); network benchmarks will skip"
         );
@@ -94,7 +108,7 @@ fn run() -> Result<()> {
     unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) };
     std::env::set_current_dir(work_dir).map_err(VmError::os(format!("changing to {work_dir}")))?;
     if let Some(plan) = console_plan {
-        return on_console(&job, plan);
+        return on_console(&job, plan, push_plan.as_ref());
     }
     let mut port = open_results_port()?;
     if gated {
@@ -122,21 +136,26 @@ fn run() -> Result<()> {
 }
 
 /// A LAVA boot: checks its kernel, then runs the job with its results
-/// framed on the console; a block the agent did not close (it died) is
-/// closed here, cut short, so that LAVA's monitors end.
-fn on_console(job: &AgentJob, plan: crate::console_frames::ConsoleBoot) -> Result<()> {
+/// framed on the console (and pushed, with a `push` plan); a block the
+/// agent did not close (it died) is closed here, cut short, so that
+/// LAVA's monitors end.
+fn on_console(
+    job: &AgentJob,
+    plan: crate::console_frames::ConsoleBoot,
+    push: Option<&crate::console_frames::GuestPush>,
+) -> Result<()> {
     console::quiet_kernel();
     let mut out = console::open()?;
-    if !console::begin(&mut out, plan, job)? {
+    let Some(header) = console::begin(&mut out, plan, job)? else {
         return Ok(());
-    }
+    };
     eprintln!(
         "kbench guest: running {} test(s), results framed on the console",
         job.tests.len()
     );
     let status = run_child(|| {
         out.try_clone()
-            .and_then(|console| console::measure(job, console))
+            .and_then(|console| console::measure(&header, push, console))
     })?;
     if status != 0 {
         let failed = [console::case("agent", "fail")];
@@ -145,36 +164,6 @@ fn on_console(job: &AgentJob, plan: crate::console_frames::ConsoleBoot) -> Resul
     }
     eprintln!("kbench guest: the agent ended with status {status}; powering off");
     Ok(())
-}
-
-/// `ip link set lo up`: the TCP/UDP benchmarks use 127.0.0.1.
-fn loopback_up() -> std::io::Result<()> {
-    // SAFETY: plain socket call; the descriptor is closed below.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `ifreq` is plain C data, valid when zeroed.
-    let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
-        *slot = *byte as libc::c_char;
-    }
-    // SAFETY: `request` names "lo"; the ioctls read and write its flags.
-    let result = unsafe {
-        if libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut request) < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-            if libc::ioctl(fd, libc::SIOCSIFFLAGS, &request) < 0 {
-                Err(std::io::Error::last_os_error())
-            } else {
-                Ok(())
-            }
-        }
-    };
-    // SAFETY: `fd` is ours and open.
-    unsafe { libc::close(fd) };
-    result
 }
 
 /// Says it is ready on `port` and waits for the host's start byte.

@@ -14,7 +14,7 @@
 //! (binary and libraries) is built once and each boot appends a small
 //! archive holding only its job.
 
-use super::console_frames::ConsoleBoot;
+use super::console_frames::{ConsoleBoot, GuestPush};
 use super::elf;
 use super::error::{Result, VmError};
 use super::guest_binary;
@@ -41,7 +41,11 @@ pub const ROOTFS_PATH: &str = "/kbench/rootfs";
 /// frames its results on the console ([`super::guest`]).
 pub const CONSOLE_PLAN_PATH: &str = "/kbench/console.json";
 
-/// The kernel modules a `--rootfs` guest loads, in their names' order.
+/// A console guest's push to a kbench server
+/// ([`crate::console_frames::GuestPush`]), when it has one.
+pub const PUSH_PLAN_PATH: &str = "/kbench/push.json";
+
+/// The kernel modules the guest loads first, in their names' order.
 pub const MODULES_PATH: &str = "/kbench/modules";
 
 /// Where a `--rootfs` guest mounts its disk.
@@ -64,14 +68,15 @@ impl GuestImage {
     /// guest of `arch` ([`guest_binary::check`]); `kernel_config` is
     /// the kernel's build configuration, if known, kept as
     /// /boot/config-RELEASE for the guest's snapshot (preempt model).
-    /// With `rootfs_modules` the guest mounts a `--rootfs` disk, after
-    /// loading these modules (host paths, in load order; empty when the
-    /// kernel has the drivers built in).
+    /// The guest loads `modules` first (host paths, in load order: the
+    /// drivers of its disk and network when the kernel builds them as
+    /// modules); with `rootfs` it then mounts a `--rootfs` disk.
     pub fn build(
         exe: &Path,
         arch: ImageArch,
         kernel_config: Option<(&str, &Path)>,
-        rootfs_modules: Option<&[PathBuf]>,
+        modules: &[PathBuf],
+        rootfs: bool,
     ) -> Result<GuestImage> {
         let cannot = || {
             format!(
@@ -109,13 +114,16 @@ impl GuestImage {
         {
             archive.file(&format!("/boot/config-{release}"), 0o644, config);
         }
-        if let Some(modules) = rootfs_modules {
-            archive.dir(ROOTFS_MOUNT).dir(MODULES_PATH);
+        if !modules.is_empty() {
+            archive.dir(MODULES_PATH);
+        }
+        for path in modules {
+            let name = path.file_name().expect("a module file").to_string_lossy();
+            archive.file(&format!("{MODULES_PATH}/{name}"), 0o644, read(path)?);
+        }
+        if rootfs {
+            archive.dir(ROOTFS_MOUNT);
             archive.file(ROOTFS_PATH, 0o644, Vec::new());
-            for path in modules {
-                let name = path.file_name().expect("a module file").to_string_lossy();
-                archive.file(&format!("{MODULES_PATH}/{name}"), 0o644, read(path)?);
-            }
         }
         Ok(GuestImage {
             base: archive.to_bytes(),
@@ -145,7 +153,8 @@ impl GuestImage {
     /// start gate when `gated`).
     pub fn initramfs(&self, job: &AgentJob, gated: bool) -> Vec<u8> {
         let mut bytes = self.base.clone();
-        bytes.extend(boot_archive(job, gated.then(|| (GATE_PATH, Vec::new()))));
+        let gate = gated.then(|| (GATE_PATH, Vec::new()));
+        bytes.extend(boot_archive(job, gate.as_slice()));
         bytes
     }
 
@@ -159,9 +168,15 @@ impl GuestImage {
     /// and its plan, which the kernel unpacks after the [`GuestImage::base`]
     /// (compressed or not: Linux unpacks concatenated archives, each
     /// compressed or not).
-    pub fn console_archive(&self, job: &AgentJob, plan: &ConsoleBoot) -> Vec<u8> {
-        let plan = serde_json::to_vec(plan).expect("a plan serializes");
-        boot_archive(job, Some((CONSOLE_PLAN_PATH, plan)))
+    pub fn console_archive(
+        &self,
+        job: &AgentJob,
+        plan: &ConsoleBoot,
+        push: Option<&GuestPush>,
+    ) -> Vec<u8> {
+        let mut extra = vec![(CONSOLE_PLAN_PATH, to_json(plan))];
+        extra.extend(push.map(|push| (PUSH_PLAN_PATH, to_json(push))));
+        boot_archive(job, &extra)
     }
 
     /// Size of the common part, in bytes.
@@ -170,15 +185,19 @@ impl GuestImage {
     }
 }
 
-/// An archive of a boot's job and `extra` (a path and its bytes).
-fn boot_archive(job: &AgentJob, extra: Option<(&str, Vec<u8>)>) -> Vec<u8> {
-    let json = serde_json::to_vec(job).expect("a job serializes");
+/// An archive of a boot's job and `extra` files (each a path and its
+/// bytes).
+fn boot_archive(job: &AgentJob, extra: &[(&str, Vec<u8>)]) -> Vec<u8> {
     let mut archive = Archive::new();
-    archive.file(JOB_PATH, 0o644, json);
-    if let Some((path, contents)) = extra {
-        archive.file(path, 0o644, contents);
+    archive.file(JOB_PATH, 0o644, to_json(job));
+    for (path, contents) in extra {
+        archive.file(path, 0o644, contents.clone());
     }
     archive.to_bytes()
+}
+
+fn to_json(value: &impl serde::Serialize) -> Vec<u8> {
+    serde_json::to_vec(value).expect("kbench's own types serialize")
 }
 
 /// The kernel's configuration next to its image, if there is one: Debian's
@@ -205,7 +224,7 @@ mod tests {
     #[test]
     fn holds_the_binary_its_libraries_and_the_job() {
         let exe = std::env::current_exe().unwrap();
-        let image = GuestImage::build(&exe, ImageArch::host(), None, None).unwrap();
+        let image = GuestImage::build(&exe, ImageArch::host(), None, &[], false).unwrap();
         let job = AgentJob {
             snapshot: true,
             tests: vec![TestKey::new("syscall-null")],
@@ -250,7 +269,7 @@ mod tests {
         let module = dir.path().join("01-virtio_blk.ko");
         std::fs::write(&module, b"\x7fELF module").unwrap();
         let exe = std::env::current_exe().unwrap();
-        let image = GuestImage::build(&exe, ImageArch::host(), None, Some(&[module])).unwrap();
+        let image = GuestImage::build(&exe, ImageArch::host(), None, &[module], true).unwrap();
         let job = AgentJob {
             snapshot: true,
             tests: vec![],
@@ -269,8 +288,14 @@ mod tests {
 
     #[test]
     fn a_missing_binary_is_a_clear_error() {
-        let error = GuestImage::build(Path::new("/no/such/kbench"), ImageArch::host(), None, None)
-            .unwrap_err();
+        let error = GuestImage::build(
+            Path::new("/no/such/kbench"),
+            ImageArch::host(),
+            None,
+            &[],
+            false,
+        )
+        .unwrap_err();
         let text = format!("{error:#}");
         assert!(
             text.contains("cannot build the guest's initramfs"),

@@ -84,7 +84,8 @@ impl std::fmt::Display for FetchStep {
             FetchStep::Cached { release } => write!(f, "{release}: already cached"),
             FetchStep::Outdated { release } => write!(
                 f,
-                "{release}: cached without the modules a --rootfs disk needs; fetching it again"
+                "{release}: cached without the modules its guest needs (virtio disk and network); \
+                 fetching it again"
             ),
             FetchStep::Downloading { release, package } => {
                 write!(f, "{release}: downloading {package}")
@@ -321,7 +322,12 @@ impl KernelCache {
     ) -> Result<CachedKernel> {
         let release = release.to_string();
         match self.get(&release) {
-            Some(cached) if cached.modules.is_some() => {
+            Some(cached)
+                if cached
+                    .modules
+                    .as_deref()
+                    .is_some_and(|dir| modules::complete(dir, cached.config.as_deref())) =>
+            {
                 observe(&FetchStep::Cached { release });
                 return Ok(cached);
             }
@@ -397,7 +403,7 @@ impl KernelCache {
             std::fs::rename(&config, staged.join(format!("config-{release}"))).map_err(staging())?;
         }
         let tree = root.join("lib/modules").join(release);
-        let modules = modules::resolve(&tree, modules::DISK_DRIVERS)
+        let modules = modules::resolve(&tree, modules::GUEST_DRIVERS)
             .map_err(|e| e.at(format!("the package {package}")))?;
         modules::store(&staged.join(MODULES_DIR), &modules)?;
         std::fs::write(
@@ -407,9 +413,9 @@ impl KernelCache {
         .map_err(staging())?;
         // One rename: a kernel is in the cache whole or not at all. When
         // another kbench fetched the same kernel meanwhile, theirs stays.
-        // An outdated one (no modules) goes aside first.
+        // An outdated one (without all of its modules) goes aside first.
         let target = self.dir.join(release);
-        if target.is_dir() && !target.join(MODULES_DIR).is_dir() {
+        if target.is_dir() {
             let _ = std::fs::rename(&target, work.join("outdated"));
         }
         if let Err(error) = std::fs::rename(&staged, &target)
@@ -564,12 +570,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = KernelCache::new(dir.path().to_path_buf());
         let release = "6.1.0-57-cloud-amd64";
-        std::fs::create_dir_all(dir.path().join(release).join(MODULES_DIR)).unwrap();
-        std::fs::write(
-            dir.path().join(release).join(format!("vmlinuz-{release}")),
-            b"x",
-        )
-        .unwrap();
+        let kernel_dir = dir.path().join(release);
+        std::fs::create_dir_all(kernel_dir.join(MODULES_DIR)).unwrap();
+        std::fs::write(kernel_dir.join(format!("vmlinuz-{release}")), b"x").unwrap();
+        let config = kernel_dir.join(format!("config-{release}"));
+        std::fs::write(&config, "CONFIG_VIRTIO_BLK=y\nCONFIG_VIRTIO_NET=y\n").unwrap();
         let mut steps = Vec::new();
         // A package apt could not download: the cache answers first.
         let kernel = cache
@@ -583,6 +588,20 @@ mod tests {
         };
         assert_eq!(cached.number(), FetchStep::TOTAL);
         assert_eq!(steps, [cached]);
+
+        // Cached before its network driver was kept: fetched again.
+        std::fs::write(&config, "CONFIG_VIRTIO_BLK=y\nCONFIG_VIRTIO_NET=m\n").unwrap();
+        steps.clear();
+        let again = cache.fetch_package("linux-image-no-such-package", release, &mut |s| {
+            steps.push(s.clone())
+        });
+        assert!(again.is_err(), "apt has no such package");
+        assert_eq!(
+            steps.first(),
+            Some(&FetchStep::Outdated {
+                release: release.to_string()
+            })
+        );
     }
 
     #[test]

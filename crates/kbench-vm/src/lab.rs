@@ -168,7 +168,8 @@ impl Guests {
                 config
                     .as_ref()
                     .map(|(release, path)| (*release, path.as_path())),
-                modules.as_deref(),
+                modules.as_deref().unwrap_or_default(),
+                modules.is_some(),
             )?
             .with_profiles(&own_profiles)?;
             // Its size is what each boot copies into guest memory (README,
@@ -255,6 +256,7 @@ impl Guests {
             notes: decision.notes.iter().cloned().chain(notes).collect(),
             host: Some(kbench_measure::snapshot(Path::new("."))),
             keep_going,
+            replayed: None,
         };
         Ok(Lab {
             guests,

@@ -10,7 +10,9 @@
 //!   probe boot's answer [`accel_memo`] keeps for the host's boot.
 //! - [`launcher`]: [`VmLauncher`], the [`Launcher`](kbench_measure::launcher::Launcher)
 //!   that boots one guest per round and streams its events.
-//! - [`guest`]: the PID-1 side inside the VM.
+//! - [`guest`]: the PID-1 side inside the VM; a LAVA boot's results go
+//!   framed on its console ([`console_frames`]) and are stored as one run
+//!   ([`console_replay`]).
 //! - [`guest_config`]: the smallest kernel configuration that boots the
 //!   guest, for kernels built from a tree.
 //! - [`kernel_fetch`]: Debian's cloud kernels, fetched and cached;
@@ -28,6 +30,7 @@ mod error;
 
 pub mod accel_memo;
 pub mod console_frames;
+pub mod console_replay;
 pub mod elf;
 pub mod event;
 pub mod guest;

@@ -1,7 +1,8 @@
-//! The kernel modules a guest loads to mount its `--rootfs` disk: Debian's
-//! cloud kernels build virtio_pci and virtio_blk as modules (6.1: both;
-//! 6.12: virtio_blk), which the guest's initramfs must carry from that
-//! kernel's own package.
+//! The kernel modules a guest loads to mount its `--rootfs` disk and to
+//! reach a kbench server on its network: Debian's cloud kernels build
+//! virtio_pci, virtio_blk and virtio_net as modules (6.1: all; 6.12:
+//! virtio_blk and virtio_net), which the guest's initramfs must carry
+//! from that kernel's own package.
 //!
 //! The package has no modules.dep (depmod runs at install), so each
 //! module's dependencies are read from its `.modinfo` section (`depends=`)
@@ -19,8 +20,30 @@ use std::process::Command;
 /// Where a cached kernel keeps its modules, beside its vmlinuz.
 pub const MODULES_DIR: &str = "modules";
 
-/// The drivers of a virtio-blk disk on qemu's PCI bus.
-pub const DISK_DRIVERS: &[&str] = &["virtio_pci", "virtio_blk"];
+/// The drivers of a virtio-blk disk and a virtio-net card on qemu's PCI
+/// bus.
+pub const GUEST_DRIVERS: &[&str] = &["virtio_pci", "virtio_blk", "virtio_net"];
+
+/// Whether the modules stored in `dir` give a guest every driver of
+/// [`GUEST_DRIVERS`] its kernel builds as a module (its `config` says
+/// which): a kernel cached before the network's were added lacks them.
+pub fn complete(dir: &Path, config: Option<&Path>) -> bool {
+    let config = config.and_then(|path| std::fs::read_to_string(path).ok());
+    let stored = stored(dir).unwrap_or_default();
+    GUEST_DRIVERS.iter().all(|driver| {
+        let modular = format!("CONFIG_{}=m", driver.to_uppercase());
+        let needed = config
+            .as_deref()
+            .is_none_or(|text| text.lines().any(|line| line.trim() == modular));
+        !needed || stored.iter().any(|file| stored_name(file) == *driver)
+    })
+}
+
+/// The module of a stored file (`03-virtio_net.ko` -> `virtio_net`).
+fn stored_name(file: &Path) -> &str {
+    let name = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    name.split_once('-').map_or(name, |(_, module)| module)
+}
 
 /// A module's name as the kernel spells it: `virtio-rng` is `virtio_rng`.
 fn normalize(name: &str) -> String {
@@ -209,6 +232,9 @@ pub fn for_kernel(kernel: &Path, config: Option<&Path>) -> Result<Vec<PathBuf>> 
 mod tests {
     use super::*;
 
+    /// A virtio disk's drivers (the test's tree has no network's).
+    const DISK: &[&str] = &["virtio_pci", "virtio_blk"];
+
     /// A relocatable ELF64 with one `.modinfo` section holding `modinfo`,
     /// laid out as the section reader expects.
     fn module(modinfo: &[u8]) -> Vec<u8> {
@@ -265,7 +291,7 @@ mod tests {
             "kernel/drivers/virtio/virtio.ko\n",
         )
         .unwrap();
-        let names: Vec<String> = resolve(tree.path(), DISK_DRIVERS)
+        let names: Vec<String> = resolve(tree.path(), DISK)
             .unwrap()
             .into_iter()
             .map(|(name, _)| name)
@@ -273,7 +299,7 @@ mod tests {
         assert_eq!(names, ["virtio_ring", "virtio_pci", "virtio_blk"]);
 
         let stored_dir = tree.path().join("stored");
-        store(&stored_dir, &resolve(tree.path(), DISK_DRIVERS).unwrap()).unwrap();
+        store(&stored_dir, &resolve(tree.path(), DISK).unwrap()).unwrap();
         let files: Vec<String> = stored(&stored_dir)
             .unwrap()
             .iter()
@@ -285,7 +311,7 @@ mod tests {
         );
 
         std::fs::remove_file(block.join("virtio_blk.ko")).unwrap();
-        let missing = resolve(tree.path(), DISK_DRIVERS).unwrap_err().to_string();
+        let missing = resolve(tree.path(), DISK).unwrap_err().to_string();
         assert!(missing.contains("no module virtio_blk"), "{missing}");
     }
 
@@ -318,5 +344,27 @@ mod tests {
             Some("virtio_rng")
         );
         assert_eq!(module_name(Path::new("modules.order")), None);
+    }
+
+    #[test]
+    fn a_cache_without_the_network_module_is_incomplete() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        std::fs::write(
+            &config,
+            "CONFIG_VIRTIO_PCI=y\nCONFIG_VIRTIO_BLK=m\nCONFIG_VIRTIO_NET=m\n",
+        )
+        .unwrap();
+        let modules = dir.path().join("modules");
+        std::fs::create_dir(&modules).unwrap();
+        std::fs::write(modules.join("01-virtio_blk.ko"), b"").unwrap();
+        assert!(!complete(&modules, Some(&config)), "virtio_net is missing");
+        std::fs::write(modules.join("02-virtio_net.ko"), b"").unwrap();
+        assert!(complete(&modules, Some(&config)));
+        // Built in: nothing to carry.
+        std::fs::write(&config, "CONFIG_VIRTIO_BLK=y\nCONFIG_VIRTIO_NET=y\n").unwrap();
+        std::fs::remove_file(modules.join("02-virtio_net.ko")).unwrap();
+        std::fs::remove_file(modules.join("01-virtio_blk.ko")).unwrap();
+        assert!(complete(&modules, Some(&config)));
     }
 }

@@ -14,7 +14,8 @@
 mod common;
 
 use common::{
-    fake_bzimage, have_programs, json_of, json_stdout, kbench, one_guest_at_a_time, temp_db,
+    Server, create_token_with, fake_bzimage, have_programs, json_of, json_stdout, kbench,
+    one_guest_at_a_time, temp_db,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -232,6 +233,15 @@ fn two_kernels_two_boots_each_through_lava_run() {
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert_eq!(releases.len(), 2, "{fetched}");
+    // The guests push to a kbench server that is down during the job.
+    let server_db = dir.path().join("server.db");
+    let token = create_token_with(&server_db, "dut", "push");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let unreachable = format!("http://10.0.2.2:{port}");
     let out = dir.path().join("job");
     let written = ok(
         &db,
@@ -251,6 +261,12 @@ fn two_kernels_two_boots_each_through_lava_run() {
             "1",
             "--out",
             out.to_str().unwrap(),
+            "--server",
+            &unreachable,
+            "--token",
+            &token,
+            "--into",
+            "lab",
         ],
     );
     let definition = PathBuf::from(written.trim());
@@ -274,10 +290,20 @@ fn two_kernels_two_boots_each_through_lava_run() {
         .filter(|l| l.contains(r#""case": "syscall_null""#) && l.contains(r#""measurement""#))
         .count();
     assert_eq!(measured, 4, "one syscall-null case per good boot");
+    let failed_push = format!("pushing to {unreachable} failed");
+    assert_eq!(
+        log_text.matches(&failed_push).count(),
+        4,
+        "each good boot tried"
+    );
 
+    // Nothing is lost: the log holds every sample, and the import sends
+    // them to the server, up again.
+    let server = Server::start(&server_db, &format!("127.0.0.1:{port}"));
     let log_arg = log.to_str().unwrap();
     let out = kbench(&db)
         .args(["lava", "import", log_arg, "--into", "lab", "--json"])
+        .args(["--server", &server.url(), "--token", &token])
         .output()
         .unwrap();
     let imported: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -336,6 +362,13 @@ fn two_kernels_two_boots_each_through_lava_run() {
         "boots are the unit: {compared:#}"
     );
 
+    let on_server = json_of(&server_db, &["export", "lab"]);
+    assert_eq!(
+        boot_runs(&on_server),
+        boot_runs(&data),
+        "the server has what the log held"
+    );
+
     // The same log again stores nothing twice.
     let again = json_stdout(&db, &["lava", "import", log_arg, "--into", "lab", "--json"]);
     let already = again["boots"]
@@ -380,6 +413,124 @@ fn two_kernels_two_boots_each_through_lava_run() {
             .collect()
     };
     assert_eq!(runs(&rest), [2, 2]);
+}
+
+/// Each identifier's runs, as (uid, samples of each test), sorted: what
+/// must be the same on a server that had a boot twice.
+fn boot_runs(export: &Value) -> Vec<(String, String, Value)> {
+    let mut runs: Vec<(String, String, Value)> = export["identifiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|i| {
+            i["runs"].as_array().unwrap().iter().map(|run| {
+                (
+                    i["name"].as_str().unwrap().to_string(),
+                    run["info"]["uid"].as_str().unwrap().to_string(),
+                    run["samples"].clone(),
+                )
+            })
+        })
+        .collect();
+    runs.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    runs
+}
+
+/// The guests push their boots to a kbench server during the job (each
+/// boot a run of its identifier, its uid its boot's); reading the job's
+/// log back into the same server afterwards stores nothing twice.
+#[test]
+fn guests_push_their_boots_and_the_log_read_back_adds_nothing() {
+    let _turn = one_guest_at_a_time();
+    if !have_lava()
+        || !have_programs(
+            &["qemu-system-x86_64", "apt-get", "dpkg-deb"],
+            "apt-get install qemu-system-x86",
+        )
+    {
+        return;
+    }
+    let (dir, db) = temp_db();
+    let fetched = ok(&db, &["kernel", "fetch", "debian:6.1", "debian:6.12"]);
+    let releases: Vec<&str> = fetched
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let server_db = dir.path().join("server.db");
+    let token = create_token_with(&server_db, "dut", "push");
+    let server = Server::start(&server_db, "127.0.0.1:0");
+    let port = server.addr.rsplit(':').next().unwrap();
+    // qemu's user network: the worker's loopback is 10.0.2.2.
+    let url = format!("http://10.0.2.2:{port}");
+    let out = dir.path().join("job");
+    let written = ok(
+        &db,
+        &[
+            "lava",
+            "job",
+            "--kernel",
+            releases[0],
+            "--kernel",
+            releases[1],
+            "syscall-null",
+            "--boots",
+            "2",
+            "--max-time",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "--server",
+            &url,
+            "--token",
+            &token,
+            "--into",
+            "pushed",
+        ],
+    );
+    let definition = PathBuf::from(written.trim());
+    lava_validates(&definition).unwrap();
+    let device = device_dictionary(&definition, &out);
+    let (log, passed) = lava_run(&definition, &device, &out);
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        passed,
+        "lava-run failed:\n{}",
+        &log_text[log_text.len().saturating_sub(4000)..]
+    );
+    assert_eq!(
+        log_text
+            .matches(&format!("sample(s) to {url} through"))
+            .count(),
+        4,
+        "every boot pushed: {}",
+        &log_text[log_text.len().saturating_sub(4000)..]
+    );
+    let pushed = json_of(&server_db, &["export", "pushed"]);
+    let runs = boot_runs(&pushed);
+    assert_eq!(runs.len(), 4, "{pushed:#}");
+    for release in &releases {
+        assert_eq!(runs.iter().filter(|r| r.0 == *release).count(), 2);
+    }
+    assert!(runs.iter().all(|r| r.1.starts_with("boot-")), "{runs:?}");
+
+    let out = kbench(&db)
+        .args(["lava", "import", log.to_str().unwrap(), "--into", "pushed"])
+        .args(["--server", &server.url(), "--token", &token])
+        .output()
+        .unwrap();
+    common::assert_success(&out, "lava import --server");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Uploaded 0 sample(s)"), "{stderr}");
+    assert_eq!(
+        boot_runs(&json_of(&server_db, &["export", "pushed"])),
+        runs,
+        "the server stored each boot once"
+    );
+    assert_eq!(
+        boot_runs(&json_of(&db, &["export", "pushed"])),
+        runs,
+        "the log held what the guests pushed"
+    );
 }
 
 /// A profile of the user's own whose command succeeds only in the

@@ -100,6 +100,7 @@ fn request(tests: &[&str], rounds: u32) -> RunRequest {
         notes: vec![],
         host: None,
         keep_going: false,
+        replayed: None,
     }
 }
 

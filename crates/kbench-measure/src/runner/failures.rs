@@ -69,6 +69,7 @@ fn run(keep_going: bool) -> (RunSummary, Vec<String>, Vec<RunStatus>) {
         notes: vec![],
         host: None,
         keep_going,
+        replayed: None,
     };
     let launcher = Scripted::default();
     let stop = AtomicBool::new(false);

@@ -5,10 +5,10 @@
 //! then a summary line per test for LAVA's monitors.
 
 use crate::console_frames::{
-    self, BEGIN, BlockHeader, CASE, ConsoleBoot, END, FAILURES_BEGIN, FAILURES_END,
+    self, BEGIN, BlockHeader, CASE, ConsoleBoot, END, FAILURES_BEGIN, FAILURES_END, GuestPush,
 };
 use crate::error::{Result, VmError};
-use crate::image::CONSOLE_PLAN_PATH;
+use crate::image::{CONSOLE_PLAN_PATH, PUSH_PLAN_PATH};
 use kbench_measure::agent::{AgentJob, run_job};
 use kbench_model::{AgentEvent, MAIN_METRIC};
 use std::fs::File;
@@ -16,14 +16,24 @@ use std::io::Write;
 
 /// The plan of a console guest; `None` for a guest of `kbench vm`.
 pub(super) fn plan() -> Result<Option<ConsoleBoot>> {
-    let text = match std::fs::read(CONSOLE_PLAN_PATH) {
+    read_json(CONSOLE_PLAN_PATH)
+}
+
+/// A console guest's push to a kbench server, if it has one.
+pub(super) fn push_plan() -> Result<Option<GuestPush>> {
+    read_json(PUSH_PLAN_PATH)
+}
+
+/// The JSON file at `path` of the initramfs, if it is there.
+fn read_json<T: serde::de::DeserializeOwned>(path: &str) -> Result<Option<T>> {
+    let text = match std::fs::read(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(VmError::os(format!("reading {CONSOLE_PLAN_PATH}"))(error)),
+        Err(error) => return Err(VmError::os(format!("reading {path}"))(error)),
     };
     serde_json::from_slice(&text)
         .map(Some)
-        .map_err(|e| VmError::Invalid(format!("reading {CONSOLE_PLAN_PATH}: {e}")))
+        .map_err(|e| VmError::Invalid(format!("reading {path}: {e}")))
 }
 
 /// The console, opened for writing (PID 1's own stdout may be buffered).
@@ -40,9 +50,14 @@ pub(super) fn quiet_kernel() {
     let _ = std::fs::write("/proc/sys/kernel/printk", "1");
 }
 
-/// Opens the boot's block with its header; `false` when the guest booted
-/// the wrong kernel (the block is then closed, saying so).
-pub(super) fn begin(console: &mut File, plan: ConsoleBoot, job: &AgentJob) -> Result<bool> {
+/// Opens the boot's block with its header, which it returns; `None` when
+/// the guest booted the wrong kernel (the block is then closed, saying
+/// so).
+pub(super) fn begin(
+    console: &mut File,
+    plan: ConsoleBoot,
+    job: &AgentJob,
+) -> Result<Option<BlockHeader>> {
     let header = BlockHeader::new(plan, kbench_sysinfo::kernel_release(), job.clone());
     let json = serde_json::to_string(&header).expect("a header serializes");
     let write = |console: &mut File, text: String| {
@@ -55,34 +70,45 @@ pub(super) fn begin(console: &mut File, plan: ConsoleBoot, job: &AgentJob) -> Re
         format!("{BEGIN}\n{}\n", console_frames::frame(0, &json)),
     )?;
     match &header.refused {
-        None => Ok(true),
+        None => Ok(Some(header)),
         Some(why) => {
             eprintln!("kbench guest: {why}");
             write(console, close(Some(1), &[case("kernel-release", "fail")]))?;
-            Ok(false)
+            Ok(None)
         }
     }
 }
 
-/// Runs `job` writing framed events to `console` (after the header, frame
-/// 0), then the summary and the block's end. In the agent's process.
-pub(super) fn measure(job: &AgentJob, console: File) -> std::io::Result<()> {
+/// Runs the job of `header` writing framed events to `console` (after the
+/// header, frame 0); pushes them as `push` says, if it does; then writes
+/// the summary and the block's end (LAVA ends the boot's test there, so
+/// the push comes before). In the agent's process.
+pub(super) fn measure(
+    header: &BlockHeader,
+    push: Option<&GuestPush>,
+    console: File,
+) -> std::io::Result<()> {
     let mut framed = Framed {
         console,
         line: Vec::new(),
         next: 1,
         cases: Cases::default(),
         held: String::new(),
+        events: Vec::new(),
     };
     let never = std::sync::atomic::AtomicBool::new(false);
-    run_job(job, &mut framed, None, &never)?;
+    run_job(&header.job, &mut framed, None, &never)?;
     framed.flush()?;
     let Framed {
         mut console,
         next,
         cases,
+        events,
         ..
     } = framed;
+    if let Some(push) = push {
+        super::push::push(push, header, events);
+    }
     let summary: String = cases
         .passed
         .iter()
@@ -117,6 +143,8 @@ struct Framed {
     cases: Cases,
     /// Frames not yet on the console.
     held: String,
+    /// Every event so far, for a push.
+    events: Vec<AgentEvent>,
 }
 
 impl Write for Framed {
@@ -131,6 +159,7 @@ impl Write for Framed {
             let event = serde_json::from_str::<AgentEvent>(&line).ok();
             if let Some(event) = &event {
                 self.cases.observe(event);
+                self.events.push(event.clone());
             }
             self.held.push_str(&console_frames::frame(self.next, &line));
             self.held.push('\n');

@@ -1,14 +1,14 @@
-//! A `--rootfs` guest's move onto its disk: load the kernel's virtio
-//! modules carried in the initramfs, wait for /dev/vda, mount it (ext4),
+//! A `--rootfs` guest's move onto its disk: wait for /dev/vda (its driver
+//! loaded by [`super::kernel_modules`]), mount it (ext4),
 //! give it its own /proc, /sys, /dev, /tmp and /run, and chroot into it.
 //! The running kbench goes on from there: the programs it starts resolve
 //! in the rootfs, and the snapshot reads the rootfs's /etc/os-release.
 
 use super::super::error::{Result, VmError};
-use super::super::image::{MODULES_PATH, PROFILES_PATH, ROOTFS_MOUNT};
+use super::super::image::{PROFILES_PATH, ROOTFS_MOUNT};
+use super::kernel_modules::kernel_messages;
 use super::mounts::{mount, mount_filesystems};
-use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The disk qemu gives the guest (the first virtio-blk device).
@@ -26,10 +26,10 @@ const DISK_WAIT: Duration = Duration::from_secs(20);
 /// guest's memory. TMPDIR points there too (pgbench's cluster).
 const WORK_DIR: &str = "/var/tmp/kbench";
 
-/// Mounts the disk and chroots into it; returns the work directory.
-pub(super) fn enter() -> Result<&'static str> {
-    let loaded = load_modules()?;
-    wait_for_disk(&loaded)?;
+/// Mounts the disk and chroots into it (the modules `loaded` should have
+/// given it); returns the work directory.
+pub(super) fn enter(loaded: &[String]) -> Result<&'static str> {
+    wait_for_disk(loaded)?;
     mount(DISK, ROOTFS_MOUNT, "ext4").map_err(|e| {
         VmError::Invalid(format!(
             "mounting the --rootfs disk {DISK} as ext4 at {ROOTFS_MOUNT} failed ({e}): is the \
@@ -72,40 +72,6 @@ fn carry_profiles() -> Result<()> {
     Ok(())
 }
 
-/// Loads the modules in [`MODULES_PATH`] in their names' order (the
-/// host numbered them dependencies first); returns their file names.
-fn load_modules() -> Result<Vec<String>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(MODULES_PATH)
-        .map_err(VmError::os(format!("reading {MODULES_PATH}")))?
-        .flatten()
-        .map(|entry| entry.path())
-        .collect();
-    files.sort();
-    let mut names = Vec::new();
-    for file in files {
-        let name = file
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let module = std::fs::File::open(&file)
-            .map_err(VmError::os(format!("opening {}", file.display())))?;
-        // SAFETY: finit_module reads the open module file; the parameter
-        // string is an empty NUL-terminated string.
-        let rc =
-            unsafe { libc::syscall(libc::SYS_finit_module, module.as_raw_fd(), c"".as_ptr(), 0) };
-        let error = std::io::Error::last_os_error();
-        if rc != 0 && error.raw_os_error() != Some(libc::EEXIST) {
-            return Err(VmError::Invalid(format!(
-                "loading the kernel module {name} failed ({error}); the kernel said:\n{}",
-                kernel_messages(5)
-            )));
-        }
-        names.push(name);
-    }
-    Ok(names)
-}
-
 /// Polls devtmpfs for the disk until [`DISK_WAIT`] has passed.
 fn wait_for_disk(loaded: &[String]) -> Result<()> {
     let started = Instant::now();
@@ -128,11 +94,4 @@ fn wait_for_disk(loaded: &[String]) -> Result<()> {
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(())
-}
-
-/// The last `lines` lines of the kernel's log buffer.
-fn kernel_messages(lines: usize) -> String {
-    let text = kbench_sysinfo::kernel_log().unwrap_or_default();
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
 }

@@ -180,7 +180,8 @@ fn image() -> Arc<GuestImage> {
                     &std::env::current_exe().unwrap(),
                     ImageArch::host(),
                     None,
-                    None,
+                    &[],
+                    false,
                 )
                 .unwrap(),
             )
@@ -402,6 +403,7 @@ fn request(identifier: &str) -> RunRequest {
             ..SystemSnapshot::default()
         }),
         keep_going: false,
+        replayed: None,
     }
 }
 
