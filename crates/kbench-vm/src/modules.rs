@@ -26,7 +26,8 @@ pub const GUEST_DRIVERS: &[&str] = &["virtio_pci", "virtio_blk", "virtio_net"];
 
 /// Whether the modules stored in `dir` give a guest every driver of
 /// [`GUEST_DRIVERS`] its kernel builds as a module (its `config` says
-/// which): a kernel cached before the network's were added lacks them.
+/// which; without one, none is known to be missing): a kernel cached
+/// before the network's were added lacks them.
 pub fn complete(dir: &Path, config: Option<&Path>) -> bool {
     let config = config.and_then(|path| std::fs::read_to_string(path).ok());
     let stored = stored(dir).unwrap_or_default();
@@ -34,7 +35,7 @@ pub fn complete(dir: &Path, config: Option<&Path>) -> bool {
         let modular = format!("CONFIG_{}=m", driver.to_uppercase());
         let needed = config
             .as_deref()
-            .is_none_or(|text| text.lines().any(|line| line.trim() == modular));
+            .is_some_and(|text| text.lines().any(|line| line.trim() == modular));
         !needed || stored.iter().any(|file| stored_name(file) == *driver)
     })
 }
