@@ -186,20 +186,51 @@ fn device_dictionary(job: &Path, out: &Path) -> PathBuf {
     path
 }
 
-/// Runs `definition` with lava-run; its log (which it writes on stderr)
-/// and whether the job passed.
-fn lava_run(definition: &Path, device: &Path, out: &Path) -> (PathBuf, bool) {
+/// Runs `definition` with lava-run on a local qemu device, which must
+/// pass; its log (which lava-run writes on stderr) and the log's text.
+fn lava_run(definition: &Path, out: &Path) -> (PathBuf, String) {
+    let device = device_dictionary(definition, out);
     let log = out.join("lava.log");
+    let started = std::time::Instant::now();
     let status = Command::new("lava-run")
         .args(["--job-id", "1", "--output-dir"])
         .arg(out.join("lava-out"))
         .arg("--device")
-        .arg(device)
+        .arg(&device)
         .arg(definition)
         .stderr(std::fs::File::create(&log).unwrap())
         .status()
         .unwrap();
-    (log, status.success())
+    eprintln!("lava-run took {:?}", started.elapsed());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        status.success(),
+        "lava-run failed:\n{}",
+        &text[text.len().saturating_sub(4000)..]
+    );
+    (log, text)
+}
+
+/// Whether LAVA jobs can boot Debian's kernels here (with `CI=true`, a
+/// missing tool fails).
+fn can_boot() -> bool {
+    have_lava()
+        && have_programs(
+            &["qemu-system-x86_64", "apt-get", "dpkg-deb"],
+            "apt-get install qemu-system-x86",
+        )
+}
+
+/// Debian's 6.1 and 6.12 cloud kernels, fetched (or cached): their
+/// releases.
+fn debian_kernels(db: &Path) -> Vec<String> {
+    let fetched = ok(db, &["kernel", "fetch", "debian:6.1", "debian:6.12"]);
+    let releases: Vec<String> = fetched
+        .lines()
+        .filter_map(|l| Some(l.split_whitespace().next()?.to_string()))
+        .collect();
+    assert_eq!(releases.len(), 2, "{fetched}");
+    releases
 }
 
 /// A fifth boot appended to the job: kernel 2 booted with boot 1's
@@ -218,21 +249,12 @@ fn with_a_boot_into_the_wrong_kernel(definition: &Path) -> String {
 #[test]
 fn two_kernels_two_boots_each_through_lava_run() {
     let _turn = one_guest_at_a_time();
-    if !have_lava()
-        || !have_programs(
-            &["qemu-system-x86_64", "apt-get", "dpkg-deb"],
-            "apt-get install qemu-system-x86",
-        )
-    {
+    if !can_boot() {
         return;
     }
     let (dir, db) = temp_db();
-    let fetched = ok(&db, &["kernel", "fetch", "debian:6.1", "debian:6.12"]);
-    let releases: Vec<&str> = fetched
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .collect();
-    assert_eq!(releases.len(), 2, "{fetched}");
+    let releases = debian_kernels(&db);
+    let releases: Vec<&str> = releases.iter().map(String::as_str).collect();
     // The guests push to a kbench server that is down during the job.
     let server_db = dir.path().join("server.db");
     let token = create_token_with(&server_db, "dut", "push");
@@ -272,16 +294,7 @@ fn two_kernels_two_boots_each_through_lava_run() {
     let definition = PathBuf::from(written.trim());
     lava_validates(&definition).unwrap();
     std::fs::write(&definition, with_a_boot_into_the_wrong_kernel(&definition)).unwrap();
-    let device = device_dictionary(&definition, &out);
-    let started = std::time::Instant::now();
-    let (log, passed) = lava_run(&definition, &device, &out);
-    eprintln!("lava-run: 5 boots in {:?}", started.elapsed());
-    let log_text = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        passed,
-        "lava-run failed:\n{}",
-        &log_text[log_text.len().saturating_sub(4000)..]
-    );
+    let (log, log_text) = lava_run(&definition, &out);
     // LAVA's own results: each boot's median as a test case with a
     // measurement, named by LAVA's rules.
     let measured = log_text
@@ -442,20 +455,12 @@ fn boot_runs(export: &Value) -> Vec<(String, String, Value)> {
 #[test]
 fn guests_push_their_boots_and_the_log_read_back_adds_nothing() {
     let _turn = one_guest_at_a_time();
-    if !have_lava()
-        || !have_programs(
-            &["qemu-system-x86_64", "apt-get", "dpkg-deb"],
-            "apt-get install qemu-system-x86",
-        )
-    {
+    if !can_boot() {
         return;
     }
     let (dir, db) = temp_db();
-    let fetched = ok(&db, &["kernel", "fetch", "debian:6.1", "debian:6.12"]);
-    let releases: Vec<&str> = fetched
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .collect();
+    let releases = debian_kernels(&db);
+    let releases: Vec<&str> = releases.iter().map(String::as_str).collect();
     let server_db = dir.path().join("server.db");
     let token = create_token_with(&server_db, "dut", "push");
     let server = Server::start(&server_db, "127.0.0.1:0");
@@ -489,14 +494,7 @@ fn guests_push_their_boots_and_the_log_read_back_adds_nothing() {
     );
     let definition = PathBuf::from(written.trim());
     lava_validates(&definition).unwrap();
-    let device = device_dictionary(&definition, &out);
-    let (log, passed) = lava_run(&definition, &device, &out);
-    let log_text = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        passed,
-        "lava-run failed:\n{}",
-        &log_text[log_text.len().saturating_sub(4000)..]
-    );
+    let (log, log_text) = lava_run(&definition, &out);
     assert_eq!(
         log_text
             .matches(&format!("sample(s) to {url} through"))
@@ -556,11 +554,8 @@ fn profile_tests_run_in_their_rootfs_on_every_lava_boot() {
         return;
     }
     let (dir, db) = temp_db();
-    let fetched = ok(&db, &["kernel", "fetch", "debian:6.1", "debian:6.12"]);
-    let releases: Vec<&str> = fetched
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .collect();
+    let releases = debian_kernels(&db);
+    let releases: Vec<&str> = releases.iter().map(String::as_str).collect();
     let cache = target_dir("rootfs");
     let cache = cache.to_str().unwrap();
     let built = ok(
@@ -616,16 +611,7 @@ fn profile_tests_run_in_their_rootfs_on_every_lava_boot() {
         qcow2 < image / 2,
         "only the used blocks: {qcow2} of {image}"
     );
-    let device = device_dictionary(&definition, &out);
-    let started = std::time::Instant::now();
-    let (log, passed) = lava_run(&definition, &device, &out);
-    eprintln!("lava-run: 4 boots with a rootfs in {:?}", started.elapsed());
-    let log_text = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        passed,
-        "lava-run failed:\n{}",
-        &log_text[log_text.len().saturating_sub(4000)..]
-    );
+    let (log, _) = lava_run(&definition, &out);
     ok(
         &db,
         &["lava", "import", log.to_str().unwrap(), "--into", "apps"],
