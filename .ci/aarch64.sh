@@ -19,7 +19,7 @@
 # Needs, as root: dpkg --add-architecture arm64 && apt-get update &&
 #   apt-get install rustc-web cargo-web libstd-rust-web-dev:arm64
 #   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user qemu-user-binfmt
-#   binfmt-support qemu-system-arm
+#   binfmt-support qemu-system-arm lava-dispatcher
 # (.ci/run installs them), and cargo-deb for the package. docs/contributing.md has the same commands.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,14 +27,15 @@ cd "$(dirname "$0")/.."
 target=aarch64-unknown-linux-gnu
 missing=()
 for tool in /usr/bin/rustc /usr/bin/cargo aarch64-linux-gnu-gcc qemu-aarch64 update-binfmts \
-    qemu-system-aarch64 cargo-deb; do
+    qemu-system-aarch64 cargo-deb lava-run; do
     command -v "$tool" >/dev/null || missing+=("$tool")
 done
 [ -d /usr/lib/rustlib/$target ] || missing+=("the arm64 standard library")
 if [ ${#missing[@]} -gt 0 ]; then
     echo ".ci/aarch64.sh: missing ${missing[*]}: apt-get install rustc-web cargo-web" \
          "libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user" \
-         "qemu-user-binfmt binfmt-support qemu-system-arm (after dpkg --add-architecture arm64);" \
+         "qemu-user-binfmt binfmt-support qemu-system-arm lava-dispatcher (after dpkg" \
+         "--add-architecture arm64);" \
          "cargo install cargo-deb --locked --no-default-features" >&2
     exit 1
 fi
@@ -105,6 +106,41 @@ for release in releases:
         for test in ("syscall-null", "exec-test"):
             assert len(run["samples"].get(test, [])) > 0, (release, test)
 print(f"arm64 guests under TCG: {', '.join(releases)}: 2 boots each, samples of both tests, arch aarch64")
+PY
+
+# The same arm64 kernels as a LAVA job, run by Debian's lava-dispatcher
+# (`lava-run`) on the qemu device type, whose dictionary is lava-server's
+# own template rendered with the job's context (arch arm64), without KVM.
+"$host_kbench" --db "$work/lava.db" lava job --kernel "${images[0]}" --kernel "${images[1]}" \
+    syscall-null --boots 2 --max-time 0.5 --guest-kbench "$kbench" \
+    --kernel-cache "$work/kernels" --out "$work/lava-job" >/dev/null
+templates=target/tmp/lava-server/usr/share/lava-server/device-types
+if [ ! -f "$templates/qemu.jinja2" ]; then
+    mkdir -p target/tmp/lava-server
+    (cd target/tmp/lava-server && apt-get download lava-server >/dev/null && dpkg-deb -x lava-server_*.deb .)
+fi
+/usr/bin/python3 - "$templates" "$work/lava-job/job.yaml" > "$work/qemu.yaml" <<'PY'
+import sys, jinja2, yaml
+context = yaml.safe_load(open(sys.argv[2]))["context"]
+env = jinja2.Environment(loader=jinja2.FileSystemLoader([sys.argv[1]]), autoescape=False, trim_blocks=True)
+sys.stdout.write(env.from_string("{% extends 'qemu.jinja2' %}{% set no_kvm = True %}").render(**context))
+PY
+lava-run --job-id 1 --output-dir "$work/lava-out" --device "$work/qemu.yaml" \
+    "$work/lava-job/job.yaml" 2> "$work/lava.log" || { tail -c 4000 "$work/lava.log" >&2; exit 1; }
+"$host_kbench" --db "$work/lava.db" lava import "$work/lava.log" --into arm64-lava
+"$host_kbench" --db "$work/lava.db" export arm64-lava > "$work/arm64-lava.json"
+python3 - "$work/arm64-lava.json" "$work/kernels.txt" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+releases = sorted(line.split()[0] for line in open(sys.argv[2]))
+runs = {i["name"]: i["runs"] for i in data["identifiers"]}
+assert sorted(runs) == releases, (sorted(runs), releases)
+for release, its in runs.items():
+    assert len(its) == 2, (release, len(its))  # one run per boot
+    for run in its:
+        snapshot = run["info"]["snapshot"]
+        assert (snapshot["arch"], snapshot["kernel_release"]) == ("aarch64", release), snapshot
+print(f"arm64 kernels on LAVA (lava-run): {', '.join(releases)}: 2 boots each, arch aarch64")
 PY
 
 # The arm64 Debian package, of this build.
