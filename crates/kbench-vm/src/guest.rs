@@ -98,6 +98,9 @@ fn run() -> Result<()> {
         // SAFETY: PID 1 is single-threaded here.
         unsafe { std::env::set_var(kbench_catalog::PROFILES_ENV, dir) };
     }
+    // The machine is the tests' alone: an OOM kill is a test's doing.
+    // SAFETY: PID 1 is single-threaded here.
+    unsafe { std::env::set_var(kbench_measure::profile::DEDICATED_ENV, "1") };
     if let Err(error) = network::loopback_up() {
         eprintln!(
             "kbench guest: the loopback interface stays down ({error}); network benchmarks will skip"

@@ -20,4 +20,5 @@ mod service;
 mod starved;
 pub(crate) mod version;
 
+pub use command::DEDICATED_ENV;
 pub use run::run_test;

@@ -423,6 +423,11 @@ impl<'a> Session<'a> {
                 output.tail(TAIL)
             ))),
             Ended::Interrupted => Err(Halt::Interrupted),
+            Ended::OutOfMemory => Err(Halt::Failed(format!(
+                "`{script}` {}; its last output:\n{}",
+                command::OUT_OF_MEMORY,
+                output.tail(TAIL)
+            ))),
         }
     }
 

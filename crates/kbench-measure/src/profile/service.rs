@@ -145,6 +145,11 @@ fn run_setup(start: &Start, script: &str) -> Result<(), StartError> {
             output.tail(10)
         ))),
         (Ended::Interrupted, _) => Err(StartError::Interrupted),
+        (Ended::OutOfMemory, output) => Err(StartError::Failed(format!(
+            "the service's setup `{script}` {}; its last output:\n{}",
+            command::OUT_OF_MEMORY,
+            output.tail(10)
+        ))),
     }
 }
 

@@ -100,6 +100,7 @@ fn read(
         }
         Ended::TimedOut => return Err(format!("{what} was still running after {TIMEOUT:?}")),
         Ended::Interrupted => return Err(format!("{what} was interrupted")),
+        Ended::OutOfMemory => return Err(format!("{what} {}", command::OUT_OF_MEMORY)),
     }
     let output = RunOutput {
         stdout: output.stdout,
