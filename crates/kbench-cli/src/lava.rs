@@ -168,6 +168,7 @@ impl LavaJobArgs {
                 job_name: self.job_name.clone(),
                 boot_minutes: self.boot_timeout,
                 test_minutes: self.test_timeout,
+                pushes: self.push.server.is_some(),
                 context: self.context.clone(),
             },
             memory: self.memory.clone(),

@@ -23,6 +23,9 @@ pub struct Settings {
     pub boot_minutes: u32,
     /// Minutes one boot's tests may take; default: from the sampling plan.
     pub test_minutes: Option<u32>,
+    /// Whether the guests push their boots to a kbench server after their
+    /// tests (in the test's time).
+    pub pushes: bool,
     /// More of the job's `context` (`KEY=VALUE`), as the device's
     /// template reads it.
     pub context: Vec<(String, String)>,
@@ -66,9 +69,10 @@ pub fn job(
     tests: &[TestKey],
     plan: &SamplingPlan,
 ) -> Node {
-    let test_minutes = settings
-        .test_minutes
-        .unwrap_or_else(|| estimated_test_minutes(tests.len(), plan));
+    let test_minutes = settings.test_minutes.unwrap_or_else(|| {
+        let push = if settings.pushes { PUSH_MINUTES } else { 0 };
+        estimated_test_minutes(tests.len(), plan) + push
+    });
     // Each boot: deploy and boot within `boot_minutes`, then its tests.
     let job_minutes = boots.len() as u32 * (settings.boot_minutes + test_minutes) + 5;
     let mut distinct: Vec<&str> = Vec::new();
@@ -110,6 +114,10 @@ pub fn job(
         ("actions", Node::List(actions)),
     ])
 }
+
+/// Minutes a guest's push may add to its tests: its card, the server's
+/// token check and the upload's drain (at most a minute).
+const PUSH_MINUTES: u32 = 2;
 
 /// Minutes for one boot's tests: each may sample for the plan's time
 /// budget (its calibration included), plus the snapshot and a margin.

@@ -204,30 +204,45 @@ fn guest_image(
         .and_then(|release| find_kernel_config(&kernel.path, release).map(|c| (release, c)));
     let config = config.as_ref().map(|(r, path)| (*r, path.as_path()));
     let config_path = config.map(|(_, path)| path);
-    let modules = match rootfs || network {
-        true => kbench_vm::modules::for_kernel(&kernel.path, config_path)?,
-        false => Vec::new(),
-    };
     let stored = kernel.path.with_file_name(kbench_vm::modules::MODULES_DIR);
-    if network && !kbench_vm::modules::complete(&stored, config_path) {
+    let modules = match (rootfs, network) {
+        (true, _) => kbench_vm::modules::for_kernel(&kernel.path, config_path)?,
+        (false, true) if stored.is_dir() => kbench_vm::modules::stored(&stored)?,
+        (false, _) => Vec::new(),
+    };
+    let missing = kbench_vm::modules::missing(&stored, config_path);
+    if network && missing.contains(&"virtio_net") {
         refuse!(
-            "the guests of {} cannot push to --server: its network driver (virtio_net) is a \
-             module that is not beside it; fetch the kernel again (`kbench kernel fetch`, which \
-             now keeps it) or build it with CONFIG_VIRTIO_NET=y",
-            kernel.path.display()
+            "the guests of {} cannot push to --server: its drivers {} are modules that are not \
+             beside it; fetch the kernel again (`kbench kernel fetch`, which now keeps them) or \
+             build it with them built in (=y)",
+            kernel.path.display(),
+            missing.join(", ")
         );
     }
     Ok(GuestImage::build(exe, arch, config, &modules, rootfs)?)
 }
 
-/// A push the guests can make: an http(s) URL, a result set's name, an
-/// address with its prefix.
+/// A push the guests can make: an http URL whose host is an IPv4 address
+/// (the initramfs has neither a resolver nor CA certificates), a token, a
+/// result set's name, an address with its prefix.
 fn check_push(push: &GuestPush) -> Result<()> {
-    if !(push.server.starts_with("http://") || push.server.starts_with("https://")) {
+    let host = push
+        .server
+        .strip_prefix("http://")
+        .map(|rest| rest.split(['/', ':']).next().unwrap_or_default());
+    if host.is_none_or(|host| host.parse::<std::net::Ipv4Addr>().is_err()) {
         refuse!(
-            "--server {} is not an http:// or https:// URL; give the kbench server's URL as \
-             the guests reach it (from LAVA's qemu device: http://10.0.2.2:PORT)",
+            "--server {} is not an http:// URL with an IPv4 address: the guests have no name \
+             resolver and no CA certificates; give the kbench server's address as the guests \
+             reach it (from LAVA's qemu device: http://10.0.2.2:PORT)",
             push.server
+        );
+    }
+    if push.token.is_none() {
+        refuse!(
+            "--server needs --token: a kbench server takes pushes with a token of the push \
+             scope (`kbench token create --name dut --scope push` on its database)"
         );
     }
     kbench_model::validate_name("result set", &push.set).map_err(LavaError::Invalid)?;

@@ -82,11 +82,21 @@ fn run() -> Result<()> {
     let wrong_kernel = console_plan
         .as_ref()
         .is_some_and(|plan| plan.refuses(&kbench_sysinfo::kernel_release()).is_some());
+    let rootfs = Path::new(ROOTFS_PATH).exists() && !wrong_kernel;
     let loaded = match wrong_kernel {
-        true => Vec::new(),
-        false => kernel_modules::load_carried()?,
+        true => Ok(Vec::new()),
+        false => kernel_modules::load_carried(),
     };
-    let work_dir = match Path::new(ROOTFS_PATH).exists() && !wrong_kernel {
+    let loaded = match loaded {
+        Ok(loaded) => loaded,
+        Err(error) if rootfs => return Err(error),
+        // Only a push needed them: it will say it found no card.
+        Err(error) => {
+            eprintln!("kbench guest: {error}");
+            Vec::new()
+        }
+    };
+    let work_dir = match rootfs {
         true => rootfs::enter(&loaded)?,
         false => "/tmp",
     };

@@ -104,13 +104,21 @@ pub struct CachedKernel {
     pub config: Option<PathBuf>,
     /// "PACKAGE VERSION" it came from, when fetched by kbench.
     pub source: Option<String>,
-    /// The modules the guest loads to mount a `--rootfs` disk, in load
-    /// order ([`super::modules`]); `None` in kernels an older kbench
+    /// The modules the guest loads for its virtio disk and network, in
+    /// load order ([`super::modules`]); `None` in kernels an older kbench
     /// fetched.
     pub modules: Option<PathBuf>,
 }
 
 impl CachedKernel {
+    /// Whether it has every module its guest needs (an older kbench kept
+    /// none, or not the network's).
+    fn is_whole(&self) -> bool {
+        self.modules
+            .as_deref()
+            .is_some_and(|dir| modules::missing(dir, self.config.as_deref()).is_empty())
+    }
+
     /// One line per kernel, releases aligned: release, then the full path
     /// of its vmlinuz.
     pub fn listing(kernels: &[CachedKernel]) -> String {
@@ -322,12 +330,7 @@ impl KernelCache {
     ) -> Result<CachedKernel> {
         let release = release.to_string();
         match self.get(&release) {
-            Some(cached)
-                if cached
-                    .modules
-                    .as_deref()
-                    .is_some_and(|dir| modules::complete(dir, cached.config.as_deref())) =>
-            {
+            Some(cached) if cached.is_whole() => {
                 observe(&FetchStep::Cached { release });
                 return Ok(cached);
             }
@@ -415,8 +418,11 @@ impl KernelCache {
         // another kbench fetched the same kernel meanwhile, theirs stays.
         // An outdated one (without all of its modules) goes aside first.
         let target = self.dir.join(release);
-        if target.is_dir() {
-            let _ = std::fs::rename(&target, work.join("outdated"));
+        if self.get(release).is_some_and(|cached| !cached.is_whole()) {
+            std::fs::rename(&target, work.join("outdated")).map_err(VmError::os(format!(
+                "moving the outdated kernel {} aside",
+                target.display()
+            )))?;
         }
         if let Err(error) = std::fs::rename(&staged, &target)
             && self.get(release).is_none()

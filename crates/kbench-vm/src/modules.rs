@@ -24,20 +24,24 @@ pub const MODULES_DIR: &str = "modules";
 /// bus.
 pub const GUEST_DRIVERS: &[&str] = &["virtio_pci", "virtio_blk", "virtio_net"];
 
-/// Whether the modules stored in `dir` give a guest every driver of
-/// [`GUEST_DRIVERS`] its kernel builds as a module (its `config` says
-/// which; without one, none is known to be missing): a kernel cached
-/// before the network's were added lacks them.
-pub fn complete(dir: &Path, config: Option<&Path>) -> bool {
+/// The drivers of [`GUEST_DRIVERS`] its kernel builds as modules (its
+/// `config` says which; without one, none is known to be) that are not
+/// among the modules stored in `dir`: a kernel cached before the
+/// network's were added lacks virtio_net.
+pub fn missing(dir: &Path, config: Option<&Path>) -> Vec<&'static str> {
     let config = config.and_then(|path| std::fs::read_to_string(path).ok());
     let stored = stored(dir).unwrap_or_default();
-    GUEST_DRIVERS.iter().all(|driver| {
-        let modular = format!("CONFIG_{}=m", driver.to_uppercase());
-        let needed = config
-            .as_deref()
-            .is_some_and(|text| text.lines().any(|line| line.trim() == modular));
-        !needed || stored.iter().any(|file| stored_name(file) == *driver)
-    })
+    GUEST_DRIVERS
+        .iter()
+        .copied()
+        .filter(|driver| {
+            let modular = format!("CONFIG_{}=m", driver.to_uppercase());
+            let needed = config
+                .as_deref()
+                .is_some_and(|text| text.lines().any(|line| line.trim() == modular));
+            needed && !stored.iter().any(|file| stored_name(file) == *driver)
+        })
+        .collect()
 }
 
 /// The module of a stored file (`03-virtio_net.ko` -> `virtio_net`).
@@ -167,8 +171,8 @@ fn add(
     let Some(file) = files.get(name) else {
         invalid!(
             "the kernel package has no module {name} and does not build it in (modules.builtin): \
-             the guest cannot mount a --rootfs disk without it; use a kernel with \
-             CONFIG_VIRTIO_PCI and CONFIG_VIRTIO_BLK"
+             a guest needs it for its virtio disk (--rootfs) or network (a LAVA push); use a \
+             kernel with CONFIG_VIRTIO_PCI, CONFIG_VIRTIO_BLK and CONFIG_VIRTIO_NET"
         );
     };
     let bytes = read_module(file)?;
@@ -348,7 +352,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cache_without_the_network_module_is_incomplete() {
+    fn a_cache_without_the_network_module_misses_it() {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("config");
         std::fs::write(
@@ -359,13 +363,13 @@ mod tests {
         let modules = dir.path().join("modules");
         std::fs::create_dir(&modules).unwrap();
         std::fs::write(modules.join("01-virtio_blk.ko"), b"").unwrap();
-        assert!(!complete(&modules, Some(&config)), "virtio_net is missing");
+        assert_eq!(missing(&modules, Some(&config)), ["virtio_net"]);
         std::fs::write(modules.join("02-virtio_net.ko"), b"").unwrap();
-        assert!(complete(&modules, Some(&config)));
+        assert!(missing(&modules, Some(&config)).is_empty());
         // Built in: nothing to carry.
         std::fs::write(&config, "CONFIG_VIRTIO_BLK=y\nCONFIG_VIRTIO_NET=y\n").unwrap();
         std::fs::remove_file(modules.join("02-virtio_net.ko")).unwrap();
         std::fs::remove_file(modules.join("01-virtio_blk.ko")).unwrap();
-        assert!(complete(&modules, Some(&config)));
+        assert!(missing(&modules, Some(&config)).is_empty());
     }
 }

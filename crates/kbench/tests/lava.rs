@@ -142,6 +142,43 @@ fn every_definition_passes_lavas_own_schema() {
     assert!(lava_validates(&broken).is_err());
 }
 
+/// A push the guests could not make is refused before anything is
+/// written: a host name or https (the initramfs has no resolver and no CA
+/// certificates), no token.
+#[test]
+fn a_push_the_guests_cannot_make_is_refused() {
+    let (dir, db) = temp_db();
+    let old = fake_bzimage(dir.path(), "6.1.0-57-cloud-amd64");
+    let new = fake_bzimage(dir.path(), "6.12.118+deb12-cloud-amd64");
+    let out = dir.path().join("job");
+    for (server, token, says) in [
+        (
+            "https://10.0.2.2:8080",
+            Some("t"),
+            "not an http:// URL with an IPv4 address",
+        ),
+        ("http://kbench.lab:8080", Some("t"), "no name resolver"),
+        ("http://10.0.2.2:8080", None, "--server needs --token"),
+    ] {
+        let mut command = kbench(&db);
+        command
+            .args(["lava", "job", "--kernel"])
+            .arg(&old)
+            .arg("--kernel")
+            .arg(&new);
+        command.args(["syscall-null", "--out"]).arg(&out);
+        command.args(["--server", server, "--into", "lab"]);
+        if let Some(token) = token {
+            command.args(["--token", token]);
+        }
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{server}: {stderr}");
+        assert!(stderr.contains(says), "{server}: {stderr}");
+        assert!(!out.exists(), "nothing written for {server}");
+    }
+}
+
 /// The dictionary of a local `qemu` device: lava-server's own template
 /// (from its Debian package, fetched once into the target directory)
 /// rendered with the job's context, as a server does when it schedules

@@ -205,9 +205,18 @@ impl Shell {
         let ended = loop {
             match receiver.recv_timeout(POLL) {
                 Ok((status, at)) => {
-                    break Ended::Exited {
-                        status: status?,
-                        elapsed: at - started,
+                    let status = status?;
+                    // The OOM killer's victim is often the script's own:
+                    // it then ends at once, killed.
+                    let killed = oom_watch.as_ref().is_some_and(|(before, _)| {
+                        !status.success() && oom_kills().is_some_and(|now| now > *before)
+                    });
+                    break match killed {
+                        true => Ended::OutOfMemory,
+                        false => Ended::Exited {
+                            status,
+                            elapsed: at - started,
+                        },
                     };
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {

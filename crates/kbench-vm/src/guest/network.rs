@@ -53,14 +53,15 @@ pub(super) fn card_up(address: Ipv4Addr, prefix: u8, gateway: Option<Ipv4Addr>) 
     Ok(card)
 }
 
-/// The first interface but the loopback, once it is there.
+/// The first network card (an interface with a device: not the loopback,
+/// nor a virtual one the kernel makes, such as sit0), once it is there.
 fn wait_for_card() -> Result<String> {
     let started = Instant::now();
     loop {
         let mut cards: Vec<String> = std::fs::read_dir("/sys/class/net")?
             .flatten()
+            .filter(|entry| entry.path().join("device").exists())
             .map(|entry| entry.file_name().to_string_lossy().into_owned())
-            .filter(|name| name != "lo")
             .collect();
         cards.sort();
         if let Some(card) = cards.into_iter().next() {
