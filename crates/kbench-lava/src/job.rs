@@ -19,13 +19,11 @@ use crate::yaml;
 use kbench_catalog::profile::Profiles;
 use kbench_measure::agent::AgentJob;
 use kbench_measure::plan::SamplingPlan;
+use kbench_vm::GuestImage;
 use kbench_vm::console_frames::{ConsoleBoot, GuestPush, parse_address};
 use kbench_vm::guest_disk;
-use kbench_vm::image::find_kernel_config;
 use kbench_vm::kernel_fetch::KernelCache;
-use kbench_vm::kernel_image::ImageArch;
 use kbench_vm::rootfs::{RootfsCache, RootfsStep};
-use kbench_vm::{GuestImage, KernelImage};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -134,8 +132,9 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
     for (index, (identifier, kernel)) in kernels.iter().enumerate() {
         let file = format!("kernel{}", index + 1);
         copy(&kernel.path, &out.join(&file))?;
-        let guest = guest_image(&exe, arch, kernel, disk.is_some(), request.push.is_some())?
-            .with_profiles(&own_profiles)?;
+        let guest =
+            GuestImage::of_kernel(&exe, arch, kernel, disk.is_some(), request.push.is_some())?
+                .with_profiles(&own_profiles)?;
         let compressed = gzip(guest.base())?;
         images.push((identifier, kernel, file, (guest, compressed)));
     }
@@ -186,41 +185,6 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
             .chain(memory_note)
             .collect(),
     })
-}
-
-/// The guest image of `kernel`, with its build configuration when it is
-/// beside it (the snapshot's preemption model), and, for a `rootfs` or a
-/// `network`, the kernel's virtio modules.
-fn guest_image(
-    exe: &Path,
-    arch: ImageArch,
-    kernel: &KernelImage,
-    rootfs: bool,
-    network: bool,
-) -> Result<GuestImage> {
-    let config = kernel
-        .release
-        .as_deref()
-        .and_then(|release| find_kernel_config(&kernel.path, release).map(|c| (release, c)));
-    let config = config.as_ref().map(|(r, path)| (*r, path.as_path()));
-    let config_path = config.map(|(_, path)| path);
-    let stored = kernel.path.with_file_name(kbench_vm::modules::MODULES_DIR);
-    let modules = match (rootfs, network) {
-        (true, _) => kbench_vm::modules::for_kernel(&kernel.path, config_path)?,
-        (false, true) if stored.is_dir() => kbench_vm::modules::stored(&stored)?,
-        (false, _) => Vec::new(),
-    };
-    let missing = kbench_vm::modules::missing(&stored, config_path);
-    if network && missing.contains(&"virtio_net") {
-        refuse!(
-            "the guests of {} cannot push to --server: its drivers {} are modules that are not \
-             beside it; fetch the kernel again (`kbench kernel fetch`, which now keeps them) or \
-             build it with them built in (=y)",
-            kernel.path.display(),
-            missing.join(", ")
-        );
-    }
-    Ok(GuestImage::build(exe, arch, config, &modules, rootfs)?)
 }
 
 /// A push the guests can make: an http URL whose host is an IPv4 address

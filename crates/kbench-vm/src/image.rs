@@ -16,10 +16,11 @@
 
 use super::console_frames::{ConsoleBoot, GuestPush};
 use super::elf;
-use super::error::{Result, VmError};
+use super::error::{Result, VmError, invalid};
 use super::guest_binary;
 use super::initramfs::Archive;
-use super::kernel_image::ImageArch;
+use super::kernel_image::{ImageArch, KernelImage};
+use super::modules;
 use kbench_measure::agent::AgentJob;
 use std::path::{Path, PathBuf};
 
@@ -131,6 +132,45 @@ impl GuestImage {
         })
     }
 
+    /// [`GuestImage::build`] for `kernel`: with its build configuration
+    /// when it is beside it (the snapshot's preemption model), and with
+    /// the kernel's virtio modules its guest needs for a `rootfs` disk or
+    /// its `network` (a LAVA guest's push). A kernel whose network driver
+    /// is a module not beside it is refused for the network.
+    pub fn of_kernel(
+        exe: &Path,
+        arch: ImageArch,
+        kernel: &KernelImage,
+        rootfs: bool,
+        network: bool,
+    ) -> Result<GuestImage> {
+        let config = kernel
+            .release
+            .as_deref()
+            .and_then(|release| find_kernel_config(&kernel.path, release).map(|c| (release, c)));
+        let config = config
+            .as_ref()
+            .map(|(release, path)| (*release, path.as_path()));
+        let config_path = config.map(|(_, path)| path);
+        let stored = kernel.path.with_file_name(modules::MODULES_DIR);
+        let carried = match (rootfs, network) {
+            (true, _) => modules::for_kernel(&kernel.path, config_path)?,
+            (false, true) if stored.is_dir() => modules::stored(&stored)?,
+            (false, _) => Vec::new(),
+        };
+        let missing = modules::missing(&stored, config_path);
+        if network && missing.contains(&"virtio_net") {
+            invalid!(
+                "the guests of {} cannot reach the network (to push to --server): its drivers {} \
+                 are modules that are not beside it; fetch the kernel again (`kbench kernel \
+                 fetch`, which now keeps them) or build it with them built in (=y)",
+                kernel.path.display(),
+                missing.join(", ")
+            );
+        }
+        GuestImage::build(exe, arch, config, &carried, rootfs)
+    }
+
     /// Adds the user's profile `files` under [`PROFILES_PATH`] (an archive
     /// of their own after the base: the kernel unpacks them in order).
     pub fn with_profiles(mut self, files: &[PathBuf]) -> Result<GuestImage> {
@@ -154,7 +194,7 @@ impl GuestImage {
     pub fn initramfs(&self, job: &AgentJob, gated: bool) -> Vec<u8> {
         let mut bytes = self.base.clone();
         let gate = gated.then(|| (GATE_PATH, Vec::new()));
-        bytes.extend(boot_archive(job, gate.as_slice()));
+        bytes.extend(boot_archive(job, gate.into_iter().collect()));
         bytes
     }
 
@@ -176,7 +216,7 @@ impl GuestImage {
     ) -> Vec<u8> {
         let mut extra = vec![(CONSOLE_PLAN_PATH, to_json(plan))];
         extra.extend(push.map(|push| (PUSH_PLAN_PATH, to_json(push))));
-        boot_archive(job, &extra)
+        boot_archive(job, extra)
     }
 
     /// Size of the common part, in bytes.
@@ -187,11 +227,11 @@ impl GuestImage {
 
 /// An archive of a boot's job and `extra` files (each a path and its
 /// bytes).
-fn boot_archive(job: &AgentJob, extra: &[(&str, Vec<u8>)]) -> Vec<u8> {
+fn boot_archive(job: &AgentJob, extra: Vec<(&str, Vec<u8>)>) -> Vec<u8> {
     let mut archive = Archive::new();
     archive.file(JOB_PATH, 0o644, to_json(job));
     for (path, contents) in extra {
-        archive.file(path, 0o644, contents.clone());
+        archive.file(path, 0o644, contents);
     }
     archive.to_bytes()
 }

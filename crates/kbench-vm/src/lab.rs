@@ -8,11 +8,10 @@ use super::accel_memo::ProbeMemo;
 use super::error::{Result, VmError, invalid};
 use super::event::{LabEvent, Note};
 use super::guest_disk;
-use super::image::{self, GuestImage};
+use super::image::GuestImage;
 use super::kernel_fetch::KernelCache;
 use super::kernel_image::{ImageArch, KernelImage};
 use super::launcher::{VmLauncher, VmSpec};
-use super::modules;
 use super::qemu::{self, Accel, AccelChoice, Machine};
 use super::rootfs::RootfsCache;
 use kbench_catalog::profile::Profiles;
@@ -152,26 +151,8 @@ impl Guests {
         };
         let mut guests = Vec::new();
         for (identifier, kernel) in images {
-            let config = kernel.release.as_deref().and_then(|release| {
-                image::find_kernel_config(&kernel.path, release).map(|c| (release, c))
-            });
-            let modules = match rootfs {
-                Some(_) => Some(modules::for_kernel(
-                    &kernel.path,
-                    config.as_ref().map(|(_, path)| path.as_path()),
-                )?),
-                None => None,
-            };
-            let guest_image = GuestImage::build(
-                &exe,
-                arch,
-                config
-                    .as_ref()
-                    .map(|(release, path)| (*release, path.as_path())),
-                modules.as_deref().unwrap_or_default(),
-                modules.is_some(),
-            )?
-            .with_profiles(&own_profiles)?;
+            let guest_image = GuestImage::of_kernel(&exe, arch, &kernel, rootfs.is_some(), false)?
+                .with_profiles(&own_profiles)?;
             // Its size is what each boot copies into guest memory (README,
             // "Install": the dist build's smaller binary).
             tracing::debug!(

@@ -94,7 +94,7 @@ pub(super) fn measure(
         next: 1,
         cases: Cases::default(),
         held: String::new(),
-        events: Vec::new(),
+        events: push.map(|_| Vec::new()),
     };
     let never = std::sync::atomic::AtomicBool::new(false);
     run_job(&header.job, &mut framed, None, &never)?;
@@ -106,7 +106,7 @@ pub(super) fn measure(
         events,
         ..
     } = framed;
-    if let Some(push) = push {
+    if let (Some(push), Some(events)) = (push, events) {
         super::push::push(push, header, events);
     }
     let summary: String = cases
@@ -143,8 +143,8 @@ struct Framed {
     cases: Cases,
     /// Frames not yet on the console.
     held: String,
-    /// Every event so far, for a push.
-    events: Vec<AgentEvent>,
+    /// Every event so far, kept only for a push.
+    events: Option<Vec<AgentEvent>>,
 }
 
 impl Write for Framed {
@@ -159,7 +159,9 @@ impl Write for Framed {
             let event = serde_json::from_str::<AgentEvent>(&line).ok();
             if let Some(event) = &event {
                 self.cases.observe(event);
-                self.events.push(event.clone());
+                if let Some(events) = &mut self.events {
+                    events.push(event.clone());
+                }
             }
             self.held.push_str(&console_frames::frame(self.next, &line));
             self.held.push('\n');
