@@ -10,6 +10,8 @@
 #     kernels 6.1 and 6.12, booted in qemu-system-aarch64 under TCG with
 #     this aarch64 build as their init: both kernels' samples stored, with
 #     the guest's release and architecture;
+#   - a LAVA job of the same kernels (lava-run), on LAVA's qemu device
+#     type and on a U-Boot board (.ci/board);
 #   - the arm64 Debian package of this build.
 # Emulated timings are functional checks only. A run's agent is a child
 # process exec'd from the aarch64 binary, so qemu-aarch64 is registered
@@ -19,7 +21,8 @@
 # Needs, as root: dpkg --add-architecture arm64 && apt-get update &&
 #   apt-get install rustc-web cargo-web libstd-rust-web-dev:arm64
 #   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user qemu-user-binfmt
-#   binfmt-support qemu-system-arm lava-dispatcher
+#   binfmt-support qemu-system-arm lava-dispatcher u-boot-qemu u-boot-tools
+#   tftpd-hpa
 # (.ci/run installs them), and cargo-deb for the package. docs/contributing.md has the same commands.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,14 +30,17 @@ cd "$(dirname "$0")/.."
 target=aarch64-unknown-linux-gnu
 missing=()
 for tool in /usr/bin/rustc /usr/bin/cargo aarch64-linux-gnu-gcc qemu-aarch64 update-binfmts \
-    qemu-system-aarch64 cargo-deb lava-run; do
+    qemu-system-aarch64 cargo-deb lava-run mkimage; do
     command -v "$tool" >/dev/null || missing+=("$tool")
 done
 [ -d /usr/lib/rustlib/$target ] || missing+=("the arm64 standard library")
+[ -f /usr/lib/u-boot/qemu_arm64/u-boot.bin ] || missing+=("U-Boot for qemu")
+[ -f /etc/default/tftpd-hpa ] || missing+=("tftpd-hpa's TFTP directory")
 if [ ${#missing[@]} -gt 0 ]; then
     echo ".ci/aarch64.sh: missing ${missing[*]}: apt-get install rustc-web cargo-web" \
          "libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user" \
-         "qemu-user-binfmt binfmt-support qemu-system-arm lava-dispatcher (after dpkg" \
+         "qemu-user-binfmt binfmt-support qemu-system-arm lava-dispatcher u-boot-qemu" \
+         "u-boot-tools tftpd-hpa (after dpkg" \
          "--add-architecture arm64);" \
          "cargo install cargo-deb --locked --no-default-features" >&2
     exit 1
@@ -111,25 +117,34 @@ PY
 # The same arm64 kernels as a LAVA job, run by Debian's lava-dispatcher
 # (`lava-run`) on the qemu device type, whose dictionary is lava-server's
 # own template rendered with the job's context (arch arm64), without KVM.
-"$host_kbench" --db "$work/lava.db" lava job --kernel "${images[0]}" --kernel "${images[1]}" \
-    syscall-null --boots 2 --max-time 0.5 --guest-kbench "$kbench" \
-    --kernel-cache "$work/kernels" --out "$work/lava-job" >/dev/null
 templates=target/tmp/lava-server/usr/share/lava-server/device-types
 if [ ! -f "$templates/qemu.jinja2" ]; then
     mkdir -p target/tmp/lava-server
     (cd target/tmp/lava-server && apt-get download lava-server >/dev/null && dpkg-deb -x lava-server_*.deb .)
 fi
-/usr/bin/python3 - "$templates" "$work/lava-job/job.yaml" > "$work/qemu.yaml" <<'PY'
+
+# Writes the dictionary of a device on stdout: SOURCE (a template that
+# extends one of lava-server's, or .ci/board's) rendered with JOB's context
+# and the KEY=VALUE pairs, as a server does when it schedules the job.
+render_device() {
+    /usr/bin/python3 - "$templates" "$@" <<'PY'
 import sys, jinja2, yaml
-context = yaml.safe_load(open(sys.argv[2]))["context"]
-env = jinja2.Environment(loader=jinja2.FileSystemLoader([sys.argv[1]]), autoescape=False, trim_blocks=True)
-sys.stdout.write(env.from_string("{% extends 'qemu.jinja2' %}{% set no_kvm = True %}").render(**context))
+templates, source, job, *pairs = sys.argv[1:]
+context = yaml.safe_load(open(job))["context"]
+context.update(pair.split("=", 1) for pair in pairs)
+env = jinja2.Environment(loader=jinja2.FileSystemLoader([templates, ".ci/board"]), autoescape=False, trim_blocks=True)
+sys.stdout.write(env.from_string(source).render(**context))
 PY
-lava-run --job-id 1 --output-dir "$work/lava-out" --device "$work/qemu.yaml" \
-    "$work/lava-job/job.yaml" 2> "$work/lava.log" || { tail -c 4000 "$work/lava.log" >&2; exit 1; }
-"$host_kbench" --db "$work/lava.db" lava import "$work/lava.log" --into arm64-lava
-"$host_kbench" --db "$work/lava.db" export arm64-lava > "$work/arm64-lava.json"
-python3 - "$work/arm64-lava.json" "$work/kernels.txt" <<'PY'
+}
+
+# Imports lava-run's LOG into result set SET and checks it: two boots of
+# each kernel, each run an aarch64 snapshot of its kernel's release, with
+# samples; WHAT names the job in the line it prints.
+import_boots() {
+    local log=$1 set=$2 what=$3
+    "$host_kbench" --db "$work/lava.db" lava import "$log" --into "$set"
+    "$host_kbench" --db "$work/lava.db" export "$set" > "$work/$set.json"
+    python3 - "$work/$set.json" "$work/kernels.txt" "$what" <<'PY'
 import json, sys
 data = json.load(open(sys.argv[1]))
 releases = sorted(line.split()[0] for line in open(sys.argv[2]))
@@ -140,8 +155,44 @@ for release, its in runs.items():
     for run in its:
         snapshot = run["info"]["snapshot"]
         assert (snapshot["arch"], snapshot["kernel_release"]) == ("aarch64", release), snapshot
-print(f"arm64 kernels on LAVA (lava-run): {', '.join(releases)}: 2 boots each, arch aarch64")
+        assert len(run["samples"]["syscall-null"]) > 0, release
+print(f"arm64 kernels {sys.argv[3]}: {', '.join(releases)}: 2 boots each, arch aarch64")
 PY
+}
+
+"$host_kbench" --db "$work/lava.db" lava job --kernel "${images[0]}" --kernel "${images[1]}" \
+    syscall-null --boots 2 --max-time 0.5 --guest-kbench "$kbench" \
+    --kernel-cache "$work/kernels" --out "$work/lava-job" >/dev/null
+render_device "{% extends 'qemu.jinja2' %}{% set no_kvm = True %}" "$work/lava-job/job.yaml" \
+    > "$work/qemu.yaml"
+lava-run --job-id 1 --output-dir "$work/lava-out" --device "$work/qemu.yaml" \
+    "$work/lava-job/job.yaml" 2> "$work/lava.log" || { tail -c 4000 "$work/lava.log" >&2; exit 1; }
+import_boots "$work/lava.log" arm64-lava "on LAVA's qemu device (lava-run)"
+
+# The same kernels on a U-Boot board, run by lava-run as a lab runs one:
+# .ci/board/board.sh is qemu's virt machine with Debian's U-Boot as its
+# firmware, a serial console and power control; LAVA deploys each boot's
+# kernel, initramfs (with U-Boot's header) and the board's device tree to
+# its TFTP directory, U-Boot loads them over the network and boots them
+# (booti), every boot on the first one's console.
+board=$(readlink -f .ci/board/board.sh)
+"$board" "$work/board" dtb "$work/board.dtb"
+"$host_kbench" --db "$work/lava.db" lava job --kernel "${images[0]}" --kernel "${images[1]}" \
+    syscall-null --boots 2 --max-time 0.5 --guest-kbench "$kbench" \
+    --kernel-cache "$work/kernels" --out "$work/board-job" \
+    --boot-method u-boot --device-type qemu-uboot --dtb "$work/board.dtb" >/dev/null
+render_device "{% extends 'qemu-uboot.jinja2' %}" "$work/board-job/job.yaml" \
+    board="$board" state="$work/board" > "$work/board.yaml"
+# U-Boot fetches from qemu's TFTP server, at 10.0.2.2 on its network.
+echo "dispatcher_ip: 10.0.2.2" > "$work/dispatcher.yaml"
+started=$(date +%s)
+lava-run --job-id 2 --output-dir "$work/board-out" --device "$work/board.yaml" \
+    --dispatcher "$work/dispatcher.yaml" "$work/board-job/job.yaml" 2> "$work/board.log" \
+    || { tail -c 4000 "$work/board.log" >&2; exit 1; }
+echo "U-Boot board job (lava-run, 4 boots): $(( $(date +%s) - started )) s"
+grep -c 'Loading init Ramdisk from Legacy Image' "$work/board.log" | grep -qx 4 \
+    || { echo "U-Boot did not load the four initramfs images" >&2; exit 1; }
+import_boots "$work/board.log" board "on a U-Boot board (lava-run)"
 
 # The arm64 Debian package, of this build.
 bash .ci/deb.sh --no-build --target $target release

@@ -2,8 +2,8 @@
 
 use super::common::{SamplingArgs, UploadArgs};
 use super::vm::{CacheArg, ComparedKernels, GuestKbenchArg, GuestRootfsArgs};
-use clap::{Args, Subcommand};
-use kbench_lava::definition::Settings;
+use clap::{Args, Subcommand, ValueEnum};
+use kbench_lava::definition::{BootMethod, Settings};
 use kbench_lava::job::JobRequest;
 use kbench_vm::console_frames::GuestPush;
 use std::path::PathBuf;
@@ -39,7 +39,10 @@ with a measurement for LAVA's own dashboard. Profile tests run in a root filesys
 `kbench vm`: --rootfs, or the one of their packages (built unless cached), written once as \
 rootfs.qcow2 (qemu-img), of which every boot deploys a fresh copy. With --server the guests also \
 push their boots to a kbench server once measured; reading the log back later stores nothing \
-twice there. docs/lab.md has the whole path."
+twice there. On a board, --boot-method u-boot --device-type BOARD --dtb BOARD.dtb deploys each \
+boot's kernel (an arm64 Image), initramfs (behind U-Boot's legacy header) and device tree by \
+TFTP for the board's U-Boot to boot, every boot on the first one's serial console. docs/lab.md \
+has the whole path."
 )]
 pub struct LavaJobArgs {
     #[command(flatten)]
@@ -58,9 +61,21 @@ pub struct LavaJobArgs {
     #[arg(long, value_name = "URL")]
     pub artifacts_url: Option<String>,
 
-    /// LAVA's device type the job asks for
+    /// LAVA's device type the job asks for (a board's, e.g. bcm2711-rpi-4-b, with --boot-method
+    /// u-boot)
     #[arg(long, default_value = "qemu")]
     pub device_type: String,
+
+    /// How the device boots each kernel: qemu (LAVA's qemu device type), or u-boot (a board whose
+    /// U-Boot loads the kernel, initramfs and --dtb by TFTP; arm64 Images)
+    #[arg(long, value_enum, default_value_t = BootMethodArg::Qemu)]
+    pub boot_method: BootMethodArg,
+
+    /// The board's device tree blob (.dtb) for --boot-method u-boot: once for every kernel, or
+    /// once per --kernel in their order (each kernel its own, e.g. Debian's
+    /// /usr/lib/linux-image-RELEASE/broadcom/bcm2711-rpi-4-b.dtb)
+    #[arg(long, value_name = "FILE")]
+    pub dtb: Vec<PathBuf>,
 
     /// The job's name [default: "kbench: A vs B (N boots, alternating)"]
     #[arg(long, value_name = "NAME")]
@@ -75,12 +90,12 @@ pub struct LavaJobArgs {
     #[arg(long, value_name = "MINUTES", value_parser = clap::value_parser!(u32).range(1..=1440))]
     pub test_timeout: Option<u32>,
 
-    /// The guest's CPUs (qemu's -smp)
+    /// The guest's CPUs (qemu's -smp; a board has its own)
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub cpus: u32,
 
-    /// The guest's memory, e.g. 1G or 512M (a number alone is MiB) [default: 1G, or more when
-    /// the profiles' tests need it]
+    /// The guest's memory on the qemu device, e.g. 1G or 512M (a number alone is MiB) [default:
+    /// 1G, or more when the profiles' tests need it]
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<String>,
 
@@ -108,6 +123,23 @@ pub struct LavaJobArgs {
     /// boot's identifier, release and URLs
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--boot-method`: [`BootMethod`] as a flag's value.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum BootMethodArg {
+    Qemu,
+    #[value(name = "u-boot")]
+    UBoot,
+}
+
+impl From<BootMethodArg> for BootMethod {
+    fn from(arg: BootMethodArg) -> BootMethod {
+        match arg {
+            BootMethodArg::Qemu => BootMethod::Qemu,
+            BootMethodArg::UBoot => BootMethod::UBoot,
+        }
+    }
 }
 
 /// The guests' push to a kbench server (`lava job`).
@@ -165,6 +197,7 @@ impl LavaJobArgs {
             artifacts_url: self.artifacts_url.clone(),
             settings: Settings {
                 device_type: self.device_type.clone(),
+                method: self.boot_method.into(),
                 job_name: self.job_name.clone(),
                 boot_minutes: self.boot_timeout,
                 test_minutes: self.test_timeout,
@@ -177,6 +210,7 @@ impl LavaJobArgs {
             rootfs: self.disk.rootfs.clone(),
             rootfs_cache: self.disk.rootfs_cache.cache(),
             push: self.push.push(),
+            dtbs: self.dtb.clone(),
         })
     }
 }

@@ -1,23 +1,38 @@
 //! The LAVA job definition of a comparison, as LAVA's schema
 //! (`lava_common.schemas`) wants it: for each boot, in its own namespace,
-//! a `deploy` of the kernel, the boot's initramfs and the rootfs profile
-//! tests run in (a fresh copy per boot) `to: tmpfs`, a `boot`
-//! by `method: qemu`, and a `test` of two monitors that turn the guest's
+//! a `deploy`, a `boot` and a `test` of two monitors that turn the guest's
 //! summary lines into test cases: the measured ones with their median and
-//! unit, then the failed and skipped ones.
+//! unit, then the failed and skipped ones. On LAVA's qemu device the
+//! deploy puts the kernel, the boot's initramfs and the rootfs profile
+//! tests run in (a fresh copy per boot) `to: tmpfs` and qemu boots them;
+//! on a board the deploy puts the kernel, initramfs and device tree
+//! `to: tftp` and the board's U-Boot loads and boots them, every boot on
+//! the first boot's serial connection.
 
-use crate::yaml::{Node, map, text};
+use crate::yaml::{Entries, Node, entries, map, text};
 use kbench_measure::plan::SamplingPlan;
 use kbench_model::TestKey;
 use kbench_vm::console_frames::{BEGIN, CASE, END, FAILURES_BEGIN, FAILURES_END};
 use kbench_vm::kernel_image::ImageArch;
 use serde::Serialize;
 
+/// How the device boots each kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BootMethod {
+    /// LAVA's `qemu` device type: qemu boots the files deployed to tmpfs.
+    Qemu,
+    /// A board whose U-Boot loads the kernel (an arm64 Image, `booti`),
+    /// the initramfs (with U-Boot's legacy header) and the device tree
+    /// from the worker's TFTP server: LAVA's `commands: ramdisk`.
+    UBoot,
+}
+
 /// The job's settings besides its boots.
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// LAVA's device type (`qemu` on a lab's qemu workers).
     pub device_type: String,
+    pub method: BootMethod,
     pub job_name: Option<String>,
     /// Minutes a boot may take to reach kbench (deploy included).
     pub boot_minutes: u32,
@@ -53,6 +68,9 @@ pub struct PlannedBoot {
     /// The rootfs (qcow2) its profile tests run in, if they need one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rootfs_url: Option<String>,
+    /// The device tree a board's U-Boot gives the kernel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtb_url: Option<String>,
 }
 
 /// The namespace of boot `boot` (from 1): its actions, and its results in
@@ -128,10 +146,11 @@ fn estimated_test_minutes(tests: usize, plan: &SamplingPlan) -> u32 {
 
 /// The context the device's template is rendered with: for LAVA's qemu
 /// device type the architecture, a user-mode network, the memory, and
-/// the CPUs and kernel command line as extra options; then the user's.
+/// the CPUs and kernel command line as extra options; then the user's. A
+/// board's dictionary has its own console and command line.
 fn context(machine: &Machine, settings: &Settings) -> Node {
     let console = kbench_vm::qemu::console(machine.arch);
-    let mut entries = vec![
+    let qemu = vec![
         ("arch".to_string(), text(machine.arch.debian())),
         ("netdevice".to_string(), text("user")),
         (
@@ -146,6 +165,10 @@ fn context(machine: &Machine, settings: &Settings) -> Node {
             ]),
         ),
     ];
+    let mut entries = match settings.method {
+        BootMethod::Qemu => qemu,
+        BootMethod::UBoot => Vec::new(),
+    };
     for (key, value) in &settings.context {
         entries.retain(|(k, _)| k != key);
         entries.push((key.clone(), text(value)));
@@ -160,34 +183,17 @@ fn minutes(count: u32) -> Node {
 /// A boot's deploy, boot and test actions.
 fn boot_actions(boot: &PlannedBoot, settings: &Settings, test_minutes: u32) -> [Node; 3] {
     let namespace = || ("namespace", text(namespace(boot.boot)));
-    let image = |name: &str, arg: &str, url: &str| {
-        let node = map([("image_arg", text(arg)), ("url", text(url))]);
-        (name.to_string(), node)
+    let (deploy, start) = match settings.method {
+        BootMethod::Qemu => qemu_boot(boot),
+        BootMethod::UBoot => uboot_boot(boot),
     };
-    let mut images = vec![
-        image("kernel", "-kernel {kernel}", &boot.kernel_url),
-        image("initrd", "-initrd {initrd}", &boot.initrd_url),
-    ];
-    if let Some(url) = &boot.rootfs_url {
-        // The guest mounts the first virtio disk, /dev/vda.
-        images.push(image(
-            "rootfs",
-            "-drive format=qcow2,if=virtio,file={rootfs}",
-            url,
-        ));
-    }
-    let deploy = map([
-        namespace(),
-        ("timeout", minutes(settings.boot_minutes)),
-        ("to", text("tmpfs")),
-        ("images", Node::Map(images)),
-    ]);
-    let start = map([
-        namespace(),
-        ("timeout", minutes(settings.boot_minutes)),
-        ("method", text("qemu")),
-        ("media", text("tmpfs")),
-    ]);
+    // Each led by its namespace and timeout.
+    let timed = |node: Entries| {
+        let mut head = entries([namespace(), ("timeout", minutes(settings.boot_minutes))]);
+        head.extend(node);
+        Node::Map(head)
+    };
+    let (deploy, start) = (timed(deploy), timed(start));
     let case = |results: &str, measured: bool| {
         let number = match measured {
             true => r" (?P<measurement>[-+0-9.eE]+) (?P<units>\S+)",
@@ -224,4 +230,63 @@ fn boot_actions(boot: &PlannedBoot, settings: &Settings, test_minutes: u32) -> [
         map([("boot", start)]),
         map([("test", test)]),
     ]
+}
+
+/// The deploy and boot of `boot` on LAVA's qemu device: its files to
+/// tmpfs, then qemu with them.
+fn qemu_boot(boot: &PlannedBoot) -> (Entries, Entries) {
+    let image = |name: &str, arg: &str, url: &str| {
+        let node = map([("image_arg", text(arg)), ("url", text(url))]);
+        (name.to_string(), node)
+    };
+    let mut images = vec![
+        image("kernel", "-kernel {kernel}", &boot.kernel_url),
+        image("initrd", "-initrd {initrd}", &boot.initrd_url),
+    ];
+    if let Some(url) = &boot.rootfs_url {
+        // The guest mounts the first virtio disk, /dev/vda.
+        images.push(image(
+            "rootfs",
+            "-drive format=qcow2,if=virtio,file={rootfs}",
+            url,
+        ));
+    }
+    let deploy = entries([("to", text("tmpfs")), ("images", Node::Map(images))]);
+    let start = entries([("method", text("qemu")), ("media", text("tmpfs"))]);
+    (deploy, start)
+}
+
+/// The deploy and boot of `boot` on a U-Boot board: its kernel (an
+/// Image, which `booti` boots), initramfs and device tree to the worker's
+/// TFTP directory, then U-Boot's ramdisk commands. The initramfs carries
+/// its U-Boot header already, and LAVA leaves it as it is (no overlay,
+/// no modules: the guest needs neither). Every boot after the first
+/// keeps the first one's serial connection, as one board has one
+/// console.
+fn uboot_boot(boot: &PlannedBoot) -> (Entries, Entries) {
+    let url = |url: &str| ("url", text(url));
+    let mut deploy = entries([
+        ("to", text("tftp")),
+        (
+            "kernel",
+            map([url(&boot.kernel_url), ("type", text("image"))]),
+        ),
+        (
+            "ramdisk",
+            map([
+                url(&boot.initrd_url),
+                ("header", text("u-boot")),
+                ("install_modules", Node::Bool(false)),
+                ("install_overlay", Node::Bool(false)),
+            ]),
+        ),
+    ]);
+    if let Some(dtb) = &boot.dtb_url {
+        deploy.push(("dtb".to_string(), map([url(dtb)])));
+    }
+    let mut start = entries([("method", text("u-boot")), ("commands", text("ramdisk"))]);
+    if boot.boot > 1 {
+        start.push(("connection-namespace".to_string(), text(namespace(1))));
+    }
+    (deploy, start)
 }

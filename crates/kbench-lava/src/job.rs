@@ -11,9 +11,12 @@
 //! root filesystem, as under `kbench vm`: the rootfs of their packages
 //! (or `--rootfs`), written once as qcow2 (its used blocks only), which
 //! each boot deploys afresh, and each kernel's initramfs carries the
-//! virtio modules that mount it.
+//! virtio modules that mount it. On a U-Boot board ([`crate::board`])
+//! each kernel comes with its device tree, and each initramfs with
+//! U-Boot's header.
 
-use crate::definition::{self, Machine, PlannedBoot, Settings};
+use crate::board;
+use crate::definition::{self, BootMethod, Machine, PlannedBoot, Settings};
 use crate::error::{LavaError, Result, refuse};
 use crate::yaml;
 use kbench_catalog::profile::Profiles;
@@ -59,6 +62,8 @@ pub struct JobRequest {
     pub rootfs_cache: RootfsCache,
     /// Each guest pushes its boot to a kbench server once it has measured.
     pub push: Option<GuestPush>,
+    /// A board's device tree: one for every kernel, or one per kernel.
+    pub dtbs: Vec<PathBuf>,
 }
 
 /// What was written.
@@ -94,6 +99,7 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
         check_push(push)?;
     }
     let (kernels, arch) = kbench_vm::lab::resolve_kernels(&request.kernels, &request.cache)?;
+    let dtbs = device_trees(request, kernels.len(), arch)?;
     let profiles = Profiles::load(&request.profile_dirs)?;
     let tests = kbench_catalog::expand_with(&request.names, &profiles)?;
     let (memory_mib, memory_note) =
@@ -132,6 +138,9 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
     for (index, (identifier, kernel)) in kernels.iter().enumerate() {
         let file = format!("kernel{}", index + 1);
         copy(&kernel.path, &out.join(&file))?;
+        if let Some(dtb) = dtbs.get(index).or(dtbs.first()) {
+            copy(dtb, &out.join(format!("{file}.dtb")))?;
+        }
         let guest =
             GuestImage::of_kernel(&exe, arch, kernel, disk.is_some(), request.push.is_some())?
                 .with_profiles(&own_profiles)?;
@@ -153,6 +162,9 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
         let initrd_file = format!("boot{boot}.initrd");
         let mut bytes = image.clone();
         bytes.extend(guest.console_archive(&job, &plan, request.push.as_ref()));
+        if request.settings.method == BootMethod::UBoot {
+            bytes = board::uboot_ramdisk(&bytes, &format!("kbench boot{boot}"))?;
+        }
         std::fs::write(out.join(&initrd_file), bytes).map_err(LavaError::os(format!(
             "writing {}",
             out.join(&initrd_file).display()
@@ -164,6 +176,7 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
             kernel_url: format!("{base_url}/{kernel_file}"),
             initrd_url: format!("{base_url}/{initrd_file}"),
             rootfs_url: rootfs_url.clone(),
+            dtb_url: (!dtbs.is_empty()).then(|| format!("{base_url}/{kernel_file}.dtb")),
         });
     }
     let machine = Machine {
@@ -185,6 +198,38 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
             .chain(memory_note)
             .collect(),
     })
+}
+
+/// The device trees of a board's kernels, checked: one for all or one per
+/// kernel, on U-Boot boards only, which boot arm64 Images here.
+fn device_trees(
+    request: &JobRequest,
+    kernels: usize,
+    arch: kbench_vm::kernel_image::ImageArch,
+) -> Result<Vec<PathBuf>> {
+    let dtbs = &request.dtbs;
+    if request.settings.method == BootMethod::Qemu {
+        if !dtbs.is_empty() {
+            refuse!(
+                "--dtb is for boards (--boot-method u-boot): qemu makes its machine's device                  tree itself"
+            );
+        }
+        return Ok(Vec::new());
+    }
+    if arch != kbench_vm::kernel_image::ImageArch::Arm64 {
+        refuse!(
+            "--boot-method u-boot boots arm64 Images (U-Boot's booti); these kernels are {}:              give arm64 kernels, or use the qemu device type for x86_64",
+            arch.name()
+        );
+    }
+    if dtbs.is_empty() || (dtbs.len() != 1 && dtbs.len() != kernels) {
+        refuse!(
+            "--boot-method u-boot needs the board's device tree: give --dtb once for every              kernel, or once per --kernel in their order ({} given for {kernels} kernels)",
+            dtbs.len()
+        );
+    }
+    dtbs.iter().try_for_each(|dtb| board::check_dtb(dtb))?;
+    Ok(dtbs.clone())
 }
 
 /// A push the guests can make: an http URL whose host is an IPv4 address

@@ -5,7 +5,8 @@
 //! are the boots.
 //!
 //! - [`job`] writes the job's files: kernels, each boot's initramfs, and
-//!   the definition ([`definition`], as YAML by [`yaml`]).
+//!   the definition ([`definition`], as YAML by [`yaml`]); [`board`] what a
+//!   U-Boot board needs besides.
 //! - [`log`] reads LAVA's logs, [`blocks`] the guests' framed results in
 //!   them, and [`import`] stores them.
 //! - [`rest`] submits a job to a LAVA server and follows it.
@@ -13,6 +14,7 @@
 mod error;
 
 pub mod blocks;
+pub mod board;
 pub mod definition;
 pub mod import;
 pub mod job;

@@ -1,6 +1,7 @@
 //! A job definition written as block YAML, the way LAVA's users read and
 //! write them, its keys in the order given. Only writing is needed (LAVA
-//! reads it), and a definition is maps, lists, strings and numbers; a
+//! reads it), and a definition is maps, lists, strings, numbers and
+//! booleans; a
 //! string is written plain when YAML cannot read it as anything else,
 //! otherwise double-quoted with JSON's escapes, which are YAML's too.
 
@@ -11,16 +12,23 @@ pub enum Node {
     List(Vec<Node>),
     Text(String),
     Number(u64),
+    Bool(bool),
 }
 
-/// A map of `entries`, in their order.
-pub fn map<const N: usize>(entries: [(&str, Node); N]) -> Node {
-    Node::Map(
-        entries
-            .into_iter()
-            .map(|(key, value)| (key.to_string(), value))
-            .collect(),
-    )
+/// A map's entries, in their order.
+pub type Entries = Vec<(String, Node)>;
+
+/// `pairs` as a map's entries, to add to before they become a [`Node::Map`].
+pub fn entries<const N: usize>(pairs: [(&str, Node); N]) -> Entries {
+    pairs
+        .into_iter()
+        .map(|(key, value)| (key.to_string(), value))
+        .collect()
+}
+
+/// A map of `pairs`, in their order.
+pub fn map<const N: usize>(pairs: [(&str, Node); N]) -> Node {
+    Node::Map(entries(pairs))
 }
 
 /// A string.
@@ -80,6 +88,7 @@ fn scalar(value: &Node) -> String {
         Node::List(_) => "[]".to_string(),
         Node::Text(text) => quoted(text),
         Node::Number(number) => number.to_string(),
+        Node::Bool(value) => value.to_string(),
     }
 }
 
@@ -138,6 +147,7 @@ mod tests {
                 ]),
             ),
             ("flag", text("yes")),
+            ("install_overlay", Node::Bool(false)),
             ("empty", Node::List(vec![])),
             ("url", text("file:///tmp/a b")),
         ]);
@@ -150,6 +160,7 @@ mod tests {
              \x20 - deploy:\n      namespace: boot1\n      to: tmpfs\n\
              \x20 - test:\n      monitors:\n        - name: kbench\n          pattern: \"a (?P<x>\\\\S+)\"\n\
              flag: \"yes\"\n\
+             install_overlay: false\n\
              empty: []\n\
              url: \"file:///tmp/a b\"\n"
         );

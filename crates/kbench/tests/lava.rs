@@ -14,8 +14,8 @@
 mod common;
 
 use common::{
-    Server, create_token_with, fake_bzimage, have_programs, json_of, json_stdout, kbench,
-    one_guest_at_a_time, temp_db,
+    Server, create_token_with, fake_aarch64_kbench, fake_arm64_image, fake_bzimage, have_programs,
+    json_of, json_stdout, kbench, one_guest_at_a_time, temp_db,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -63,6 +63,20 @@ fn lava_validates(definition: &Path) -> Result<(), String> {
     }
 }
 
+/// Writes the job of kernels `old` and `new` with `flags` into `out`,
+/// which LAVA's schema must accept; what kbench says it wrote (`--json`)
+/// and the definition's path.
+fn written_job(db: &Path, [old, new]: [&Path; 2], flags: &[&str], out: &Path) -> (Value, PathBuf) {
+    let mut args = vec!["lava", "job", "--kernel", old.to_str().unwrap()];
+    args.extend(["--kernel", new.to_str().unwrap()]);
+    args.extend(flags);
+    args.extend(["--out", out.to_str().unwrap(), "--json"]);
+    let written = json_of(db, &args);
+    let definition = PathBuf::from(written["definition"].as_str().unwrap());
+    lava_validates(&definition).unwrap();
+    (written, definition)
+}
+
 #[test]
 fn every_definition_passes_lavas_own_schema() {
     if !have_lava() {
@@ -71,17 +85,11 @@ fn every_definition_passes_lavas_own_schema() {
     let (dir, db) = temp_db();
     let old = fake_bzimage(dir.path(), "6.1.0-57-cloud-amd64");
     let new = fake_bzimage(dir.path(), "6.12.118+deb12-cloud-amd64");
-    let (old, new) = (old.to_str().unwrap(), new.to_str().unwrap());
     let out = dir.path().join("job");
-    let written = json_of(
+    let (written, definition) = written_job(
         &db,
+        [&old, &new],
         &[
-            "lava",
-            "job",
-            "--kernel",
-            old,
-            "--kernel",
-            new,
             "--as",
             "6.1 stock",
             "--as",
@@ -90,17 +98,13 @@ fn every_definition_passes_lavas_own_schema() {
             "open-close",
             "--boots",
             "3",
-            "--out",
-            out.to_str().unwrap(),
             "--artifacts-url",
             "https://files.example/k/",
             "--context",
             "cpu=max",
-            "--json",
         ],
+        &out,
     );
-    let definition = PathBuf::from(written["definition"].as_str().unwrap());
-    lava_validates(&definition).unwrap();
     let boots = written["boots"].as_array().unwrap();
     let order: Vec<&str> = boots
         .iter()
@@ -179,11 +183,181 @@ fn a_push_the_guests_cannot_make_is_refused() {
     }
 }
 
-/// The dictionary of a local `qemu` device: lava-server's own template
-/// (from its Debian package, fetched once into the target directory)
-/// rendered with the job's context, as a server does when it schedules
-/// the job, without KVM (TCG here).
-fn device_dictionary(job: &Path, out: &Path) -> PathBuf {
+/// A Raspberry Pi 4 as a lab has it: lava-server's own template, with a
+/// serial console over ser2net (telnet) and a PDU's power control.
+const RPI4_DEVICE: &str = "{% extends 'bcm2711-rpi-4-b.jinja2' %}\
+    {% set connection_command = 'telnet localhost 7001' %}\
+    {% set hard_reset_command = 'pduclient --daemon pdu --hostname pdu1 --port 1 --command reboot' %}";
+
+/// A job for a U-Boot board: each boot's kernel, initramfs (behind
+/// U-Boot's legacy header) and the board's device tree deployed by TFTP,
+/// booted by U-Boot's ramdisk commands, every boot on the first one's
+/// console. LAVA's schema accepts it, and `lava-run --validate` builds
+/// its whole pipeline for a Raspberry Pi 4's dictionary. (.ci/aarch64.sh
+/// runs such a job on a U-Boot board of qemu.)
+#[test]
+fn a_board_job_is_booted_by_uboot_from_tftp_and_lava_accepts_it() {
+    if !have_lava()
+        || !have_programs(
+            &["mkimage", "telnet"],
+            "apt-get install u-boot-tools telnet (LAVA's dispatcher recommends them for boards)",
+        )
+    {
+        return;
+    }
+    let tftp = Path::new("/etc/default/tftpd-hpa");
+    if !tftp.is_file() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{} is missing: apt-get install tftpd-hpa (LAVA's TFTP directory)",
+            tftp.display()
+        );
+        return;
+    }
+    let (dir, db) = temp_db();
+    let old = fake_arm64_image(dir.path(), "6.1.0-57-arm64");
+    let new = fake_arm64_image(dir.path(), "6.12.118+deb12-arm64");
+    let dtb = dir.path().join("bcm2711-rpi-4-b.dtb");
+    std::fs::write(&dtb, [0xd0, 0x0d, 0xfe, 0xed, 0, 0, 0, 8]).unwrap();
+    let guest_kbench = fake_aarch64_kbench(dir.path());
+    let out = dir.path().join("job");
+    let (written, definition) = written_job(
+        &db,
+        [&old, &new],
+        &[
+            "syscall-null",
+            "--boots",
+            "2",
+            "--boot-method",
+            "u-boot",
+            "--device-type",
+            "bcm2711-rpi-4-b",
+            "--dtb",
+            dtb.to_str().unwrap(),
+            "--guest-kbench",
+            guest_kbench.to_str().unwrap(),
+        ],
+        &out,
+    );
+    let boots = written["boots"].as_array().unwrap();
+    assert_eq!(boots.len(), 4);
+    assert!(
+        boots[1]["dtb_url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/kernel2.dtb")
+    );
+    let text = std::fs::read_to_string(&definition).unwrap();
+    for expected in [
+        "device_type: bcm2711-rpi-4-b",
+        "to: tftp",
+        "type: image",
+        "header: u-boot",
+        "install_overlay: false",
+        "method: u-boot",
+        "commands: ramdisk",
+        "connection-namespace: boot1",
+    ] {
+        assert!(text.contains(expected), "{expected} in:\n{text}");
+    }
+    assert!(!text.contains("method: qemu") && !text.contains("netdevice"));
+    // Each initramfs is what `mkimage -T ramdisk` makes: U-Boot's magic,
+    // then the payload's size.
+    let initrd = std::fs::read(out.join("boot2.initrd")).unwrap();
+    assert_eq!(initrd[..4], [0x27, 0x05, 0x19, 0x56]);
+    let size = u32::from_be_bytes(initrd[12..16].try_into().unwrap());
+    assert_eq!(size as usize, initrd.len() - 64);
+    let listed = Command::new("mkimage")
+        .arg("-l")
+        .arg(out.join("boot2.initrd"))
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listing.contains("AArch64 Linux RAMDisk Image (uncompressed)"),
+        "{listing}"
+    );
+
+    // LAVA builds the job's whole pipeline for a lab's Raspberry Pi 4,
+    // and refuses it for a device that has no U-Boot.
+    let validate = |device: &str| {
+        let device = device_dictionary(device, &definition, dir.path());
+        Command::new("lava-run")
+            .args(["--validate", "--job-id", "1", "--output-dir"])
+            .arg(dir.path().join("lava-out"))
+            .arg("--device")
+            .arg(&device)
+            .arg(&definition)
+            .output()
+            .unwrap()
+    };
+    let validated = validate(RPI4_DEVICE);
+    let log = String::from_utf8_lossy(&validated.stderr);
+    assert!(validated.status.success(), "lava-run --validate:\n{log}");
+    let refused = validate(QEMU_DEVICE);
+    let log = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        log.contains("was not in the device configuration deploy methods"),
+        "{log}"
+    );
+}
+
+/// What a board job cannot be is refused before anything is written: an
+/// x86 kernel (U-Boot boots arm64 Images here), no device tree or one
+/// that is not a .dtb, a device tree for qemu.
+#[test]
+fn a_board_job_without_what_uboot_needs_is_refused() {
+    let (dir, db) = temp_db();
+    let arm = [
+        fake_arm64_image(dir.path(), "6.1.0-57-arm64"),
+        fake_arm64_image(dir.path(), "6.12.118+deb12-arm64"),
+    ];
+    let x86 = [
+        fake_bzimage(dir.path(), "6.1.0-57-cloud-amd64"),
+        fake_bzimage(dir.path(), "6.12.118+deb12-cloud-amd64"),
+    ];
+    let guest_kbench = fake_aarch64_kbench(dir.path());
+    let dtb = dir.path().join("board.dtb");
+    std::fs::write(&dtb, [0xd0, 0x0d, 0xfe, 0xed]).unwrap();
+    let dts = dir.path().join("board.dts");
+    std::fs::write(&dts, "/dts-v1/;").unwrap();
+    let out = dir.path().join("job");
+    let uboot = ["--boot-method", "u-boot"];
+    let dtb_arg = ["--dtb", dtb.to_str().unwrap()];
+    let cases: [(&[PathBuf; 2], Vec<&str>, &str); 4] = [
+        (&x86, [&uboot[..], &dtb_arg].concat(), "boots arm64 Images"),
+        (&arm, uboot.to_vec(), "needs the board's device tree"),
+        (
+            &arm,
+            [&uboot[..], &["--dtb", dts.to_str().unwrap()]].concat(),
+            "not a device tree blob",
+        ),
+        (&arm, dtb_arg.to_vec(), "--dtb is for boards"),
+    ];
+    for ([old, new], flags, says) in cases {
+        let output = kbench(&db)
+            .args(["lava", "job", "--kernel"])
+            .arg(old)
+            .arg("--kernel")
+            .arg(new)
+            .args(["syscall-null", "--guest-kbench"])
+            .arg(&guest_kbench)
+            .arg("--out")
+            .arg(&out)
+            .args(&flags)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains(says), "{flags:?}: {stderr}");
+        assert!(!out.exists(), "nothing written for {flags:?}");
+    }
+}
+
+/// lava-server's device-type templates, from its Debian package (fetched
+/// once into the target directory).
+fn device_templates() -> PathBuf {
     let server = target_dir("lava-server");
     let templates = server.join("usr/share/lava-server/device-types");
     if !templates.join("qemu.jinja2").is_file() {
@@ -201,16 +375,23 @@ fn device_dictionary(job: &Path, out: &Path) -> PathBuf {
             "fetching lava-server's templates with apt"
         );
     }
+    templates
+}
+
+/// A device dictionary: `device` (a template that extends one of
+/// lava-server's own) rendered with the job's context, as a server does
+/// when it schedules the job; written into `out`.
+fn device_dictionary(device: &str, job: &Path, out: &Path) -> PathBuf {
     let script = "import sys, jinja2, yaml\n\
         context = yaml.safe_load(open(sys.argv[2]))['context']\n\
         env = jinja2.Environment(loader=jinja2.FileSystemLoader([sys.argv[1]]), \
         autoescape=False, trim_blocks=True)\n\
-        device = \"{% extends 'qemu.jinja2' %}{% set no_kvm = True %}\"\n\
-        sys.stdout.write(env.from_string(device).render(**context))\n";
+        sys.stdout.write(env.from_string(sys.argv[3]).render(**context))\n";
     let rendered = Command::new(PYTHON)
         .args(["-c", script])
-        .arg(&templates)
+        .arg(device_templates())
         .arg(job)
+        .arg(device)
         .output()
         .unwrap();
     assert!(
@@ -223,10 +404,13 @@ fn device_dictionary(job: &Path, out: &Path) -> PathBuf {
     path
 }
 
+/// A local `qemu` device, without KVM (TCG here).
+const QEMU_DEVICE: &str = "{% extends 'qemu.jinja2' %}{% set no_kvm = True %}";
+
 /// Runs `definition` with lava-run on a local qemu device, which must
 /// pass; its log (which lava-run writes on stderr) and the log's text.
 fn lava_run(definition: &Path, out: &Path) -> (PathBuf, String) {
-    let device = device_dictionary(definition, out);
+    let device = device_dictionary(QEMU_DEVICE, definition, out);
     let log = out.join("lava.log");
     let started = std::time::Instant::now();
     let status = Command::new("lava-run")

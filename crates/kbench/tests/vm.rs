@@ -533,15 +533,7 @@ fn an_arm64_kernel_says_what_its_guest_needs() {
         error.contains("aarch64 guest has no root filesystem"),
         "{error}"
     );
-    // An ELF header for AArch64 with no program headers: static, and
-    // enough for the checks before the accelerator is chosen.
-    let mut elf = vec![0u8; 64];
-    elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
-    elf[0x12..0x14].copy_from_slice(&183u16.to_le_bytes());
-    elf[0x20] = 64;
-    elf[0x36] = 56;
-    let guest_kbench = dir.path().join("kbench-aarch64");
-    std::fs::write(&guest_kbench, elf).unwrap();
+    let guest_kbench = common::fake_aarch64_kbench(dir.path());
     let error = run(
         guest_kbench.to_str().unwrap(),
         &["--accel", "kvm", "syscall-null"],

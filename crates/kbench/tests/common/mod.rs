@@ -407,3 +407,29 @@ pub fn fake_bzimage(dir: &Path, release: &str) -> PathBuf {
     std::fs::write(&path, head).unwrap();
     path
 }
+
+/// A file in `dir` with an arm64 Image header and the banner of
+/// `release`, which is all the checks before a boot read.
+pub fn fake_arm64_image(dir: &Path, release: &str) -> PathBuf {
+    let mut image = vec![0u8; 0x2000];
+    image[0x38..0x3C].copy_from_slice(b"ARM\x64");
+    let banner = format!("Linux version {release} (nobody@nowhere) #1 SMP\n");
+    image[0x1000..0x1000 + banner.len()].copy_from_slice(banner.as_bytes());
+    let path = dir.join(format!("Image-{release}"));
+    std::fs::write(&path, image).unwrap();
+    path
+}
+
+/// An ELF header for AArch64 with no program headers, in `dir`: a static
+/// program to the checks of a guest's kbench, which is all that reads it
+/// before a boot.
+pub fn fake_aarch64_kbench(dir: &Path) -> PathBuf {
+    let mut elf = vec![0u8; 64];
+    elf[..6].copy_from_slice(b"\x7fELF\x02\x01");
+    elf[0x12..0x14].copy_from_slice(&183u16.to_le_bytes());
+    elf[0x20] = 64;
+    elf[0x36] = 56;
+    let path = dir.join("kbench-aarch64");
+    std::fs::write(&path, elf).unwrap();
+    path
+}
