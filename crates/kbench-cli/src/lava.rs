@@ -90,9 +90,9 @@ pub struct LavaJobArgs {
     #[arg(long, value_name = "MINUTES", value_parser = clap::value_parser!(u32).range(1..=1440))]
     pub test_timeout: Option<u32>,
 
-    /// The guest's CPUs (qemu's -smp; a board has its own)
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
-    pub cpus: u32,
+    /// The guest's CPUs on the qemu device (qemu's -smp; a board has its own) [default: 2]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub cpus: Option<u32>,
 
     /// The guest's memory on the qemu device, e.g. 1G or 512M (a number alone is MiB) [default:
     /// 1G, or more when the profiles' tests need it]

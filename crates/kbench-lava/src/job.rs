@@ -26,6 +26,7 @@ use kbench_vm::GuestImage;
 use kbench_vm::console_frames::{ConsoleBoot, GuestPush, parse_address};
 use kbench_vm::guest_disk;
 use kbench_vm::kernel_fetch::KernelCache;
+use kbench_vm::kernel_image::ImageArch;
 use kbench_vm::rootfs::{RootfsCache, RootfsStep};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -47,7 +48,7 @@ pub struct JobRequest {
     /// The directory the job's files are written to.
     pub out: PathBuf,
     /// The guest's CPUs.
-    pub cpus: u32,
+    pub cpus: Option<u32>,
     /// Where the lab fetches those files from (default: `file://` + out).
     pub artifacts_url: Option<String>,
     pub settings: Settings,
@@ -78,6 +79,9 @@ pub struct WrittenJob {
     pub notes: Vec<String>,
 }
 
+/// The guest's CPUs on the qemu device when `--cpus` is not given.
+const DEFAULT_CPUS: u32 = 2;
+
 /// The job's definition file name in the output directory.
 pub const DEFINITION_FILE: &str = "job.yaml";
 
@@ -99,7 +103,7 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
         check_push(push)?;
     }
     let (kernels, arch) = kbench_vm::lab::resolve_kernels(&request.kernels, &request.cache)?;
-    let dtbs = device_trees(request, kernels.len(), arch)?;
+    let dtbs = board_device_trees(request, kernels.len(), arch)?;
     let profiles = Profiles::load(&request.profile_dirs)?;
     let tests = kbench_catalog::expand_with(&request.names, &profiles)?;
     let (memory_mib, memory_note) =
@@ -141,9 +145,11 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
         if let Some(dtb) = dtbs.get(index).or(dtbs.first()) {
             copy(dtb, &out.join(format!("{file}.dtb")))?;
         }
-        let guest =
-            GuestImage::of_kernel(&exe, arch, kernel, disk.is_some(), request.push.is_some())?
-                .with_profiles(&own_profiles)?;
+        // A board's card is its own, not qemu's virtio-net: its driver is
+        // the kernel's, built in.
+        let virtio_net = request.push.is_some() && request.settings.method == BootMethod::Qemu;
+        let guest = GuestImage::of_kernel(&exe, arch, kernel, disk.is_some(), virtio_net)?
+            .with_profiles(&own_profiles)?;
         let compressed = gzip(guest.base())?;
         images.push((identifier, kernel, file, (guest, compressed)));
     }
@@ -181,7 +187,7 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
     }
     let machine = Machine {
         arch,
-        cpus: request.cpus,
+        cpus: request.cpus.unwrap_or(DEFAULT_CPUS),
         memory_mib,
     };
     let definition = definition::job(&machine, &request.settings, &boots, &tests, &request.plan);
@@ -200,31 +206,48 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
     })
 }
 
-/// The device trees of a board's kernels, checked: one for all or one per
-/// kernel, on U-Boot boards only, which boot arm64 Images here.
-fn device_trees(
+/// The device trees of a board's kernels (none on qemu), checked with
+/// the rest of what a board job needs: a board's device type, arm64
+/// Images (U-Boot's `booti`), one device tree for all kernels or one per
+/// kernel, and none of qemu's own settings.
+fn board_device_trees(
     request: &JobRequest,
     kernels: usize,
-    arch: kbench_vm::kernel_image::ImageArch,
+    arch: ImageArch,
 ) -> Result<Vec<PathBuf>> {
     let dtbs = &request.dtbs;
     if request.settings.method == BootMethod::Qemu {
         if !dtbs.is_empty() {
             refuse!(
-                "--dtb is for boards (--boot-method u-boot): qemu makes its machine's device                  tree itself"
+                "--dtb is for boards (--boot-method u-boot): qemu makes its machine's device \
+                 tree itself"
             );
         }
         return Ok(Vec::new());
     }
-    if arch != kbench_vm::kernel_image::ImageArch::Arm64 {
+    if request.settings.device_type == "qemu" {
         refuse!(
-            "--boot-method u-boot boots arm64 Images (U-Boot's booti); these kernels are {}:              give arm64 kernels, or use the qemu device type for x86_64",
+            "--boot-method u-boot boots a board, and LAVA's qemu device type has no U-Boot: give \
+             the board's device type with --device-type (e.g. bcm2711-rpi-4-b)"
+        );
+    }
+    if arch != ImageArch::Arm64 {
+        refuse!(
+            "--boot-method u-boot boots arm64 Images (U-Boot's booti); these kernels are {}: \
+             give arm64 kernels, or use the qemu device type for x86_64",
             arch.name()
+        );
+    }
+    if request.memory.is_some() || request.cpus.is_some() {
+        refuse!(
+            "--memory and --cpus are the qemu device's: a board has its own CPUs and memory; \
+             leave them out with --boot-method u-boot"
         );
     }
     if dtbs.is_empty() || (dtbs.len() != 1 && dtbs.len() != kernels) {
         refuse!(
-            "--boot-method u-boot needs the board's device tree: give --dtb once for every              kernel, or once per --kernel in their order ({} given for {kernels} kernels)",
+            "--boot-method u-boot needs the board's device tree: give --dtb once for every \
+             kernel, or once per --kernel in their order ({} given for {kernels} kernels)",
             dtbs.len()
         );
     }

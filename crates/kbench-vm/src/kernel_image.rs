@@ -238,6 +238,8 @@ fn arm64(path: &Path, bytes: &[u8]) -> KernelImage {
 fn what_it_is(head: &[u8]) -> &'static str {
     if head.starts_with(b"\x7fELF") {
         " (it is an ELF file: an uncompressed vmlinux? qemu needs the bzImage or Image)"
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        " (it is gzip-compressed: an arm64 vmlinuz is a gzipped Image; gunzip it)"
     } else if head.starts_with(b"!<arch>\n") {
         " (it is an ar archive: a .deb? `kbench kernel fetch` unpacks Debian's)"
     } else if head.is_empty() {
@@ -282,8 +284,9 @@ mod tests {
 
     #[test]
     fn rejects_other_files_with_a_hint() {
-        let cases: [(&[u8], &str); 4] = [
+        let cases: [(&[u8], &str); 5] = [
             (b"\x7fELF\x02\x01\x01", "vmlinux"),
+            (b"\x1f\x8b\x08\x00", "gunzip it"),
             (b"!<arch>\ndebian-binary", ".deb"),
             (b"", "empty"),
             (b"hello, world", "neither an x86 bzImage"),

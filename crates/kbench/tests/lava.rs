@@ -304,8 +304,9 @@ fn a_board_job_is_booted_by_uboot_from_tftp_and_lava_accepts_it() {
 }
 
 /// What a board job cannot be is refused before anything is written: an
-/// x86 kernel (U-Boot boots arm64 Images here), no device tree or one
-/// that is not a .dtb, a device tree for qemu.
+/// x86 kernel (U-Boot boots arm64 Images here), no device tree, one that
+/// is not a .dtb or too many, qemu's memory or CPUs, the qemu device
+/// type; and a device tree for qemu.
 #[test]
 fn a_board_job_without_what_uboot_needs_is_refused() {
     let (dir, db) = temp_db();
@@ -325,12 +326,38 @@ fn a_board_job_without_what_uboot_needs_is_refused() {
     let out = dir.path().join("job");
     let uboot = ["--boot-method", "u-boot"];
     let dtb_arg = ["--dtb", dtb.to_str().unwrap()];
-    let cases: [(&[PathBuf; 2], Vec<&str>, &str); 4] = [
-        (&x86, [&uboot[..], &dtb_arg].concat(), "boots arm64 Images"),
-        (&arm, uboot.to_vec(), "needs the board's device tree"),
+    let board = [
+        "--boot-method",
+        "u-boot",
+        "--device-type",
+        "bcm2711-rpi-4-b",
+    ];
+    let cases: [(&[PathBuf; 2], Vec<&str>, &str); 8] = [
+        (&x86, [&board[..], &dtb_arg].concat(), "boots arm64 Images"),
+        (&arm, board.to_vec(), "needs the board's device tree"),
         (
             &arm,
-            [&uboot[..], &["--dtb", dts.to_str().unwrap()]].concat(),
+            [&board[..], &dtb_arg, &dtb_arg, &dtb_arg].concat(),
+            "3 given for 2 kernels",
+        ),
+        (
+            &arm,
+            [&board[..], &dtb_arg, &["--memory", "2G"]].concat(),
+            "a board has its own CPUs and memory",
+        ),
+        (
+            &arm,
+            [&board[..], &dtb_arg, &["--cpus", "4"]].concat(),
+            "a board has its own CPUs and memory",
+        ),
+        (
+            &arm,
+            [&uboot[..], &dtb_arg].concat(),
+            "qemu device type has no U-Boot",
+        ),
+        (
+            &arm,
+            [&board[..], &["--dtb", dts.to_str().unwrap()]].concat(),
             "not a device tree blob",
         ),
         (&arm, dtb_arg.to_vec(), "--dtb is for boards"),

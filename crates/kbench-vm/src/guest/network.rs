@@ -69,7 +69,8 @@ fn wait_for_card() -> Result<String> {
         }
         if started.elapsed() > CARD_WAIT {
             return Err(Error::other(format!(
-                "no network card appeared within {} s (its driver, virtio_net, is {})",
+                "no network card appeared within {} s (the driver of qemu's card, virtio_net, is \
+                 {}; a board's card needs its driver built into the kernel)",
                 CARD_WAIT.as_secs(),
                 match Path::new("/sys/module/virtio_net").exists() {
                     true => "loaded",
