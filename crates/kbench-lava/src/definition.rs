@@ -144,36 +144,38 @@ fn estimated_test_minutes(tests: usize, plan: &SamplingPlan) -> u32 {
     (seconds / 60.0).ceil() as u32
 }
 
-/// The context the device's template is rendered with: for LAVA's qemu
-/// device type the architecture, a user-mode network, the memory, and
-/// the CPUs and kernel command line as extra options; then the user's. A
-/// board's dictionary has its own console and command line.
+/// The context the device's template is rendered with: the qemu
+/// device's ([`qemu_context`]; a board's dictionary has its own console
+/// and command line), then the user's.
 fn context(machine: &Machine, settings: &Settings) -> Node {
+    let mut pairs = match settings.method {
+        BootMethod::Qemu => qemu_context(machine),
+        BootMethod::UBoot => Entries::new(),
+    };
+    for (key, value) in &settings.context {
+        pairs.retain(|(k, _)| k != key);
+        pairs.push((key.clone(), text(value)));
+    }
+    Node::Map(pairs)
+}
+
+/// What LAVA's qemu device type reads from the context: the
+/// architecture, a user-mode network, the memory, and the CPUs and
+/// kernel command line as extra options.
+fn qemu_context(machine: &Machine) -> Entries {
     let console = kbench_vm::qemu::console(machine.arch);
-    let qemu = vec![
-        ("arch".to_string(), text(machine.arch.debian())),
-        ("netdevice".to_string(), text("user")),
+    entries([
+        ("arch", text(machine.arch.debian())),
+        ("netdevice", text("user")),
+        ("memory", Node::Number(machine.memory_mib.into())),
         (
-            "memory".to_string(),
-            Node::Number(machine.memory_mib.into()),
-        ),
-        (
-            "extra_options".to_string(),
+            "extra_options",
             Node::List(vec![
                 text(format!("-smp {}", machine.cpus)),
                 text(format!("-append \"console={console} rdinit=/init\"")),
             ]),
         ),
-    ];
-    let mut entries = match settings.method {
-        BootMethod::Qemu => qemu,
-        BootMethod::UBoot => Vec::new(),
-    };
-    for (key, value) in &settings.context {
-        entries.retain(|(k, _)| k != key);
-        entries.push((key.clone(), text(value)));
-    }
-    Node::Map(entries)
+    ])
 }
 
 fn minutes(count: u32) -> Node {

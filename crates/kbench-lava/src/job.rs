@@ -138,6 +138,9 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
         qcow2(&disk.image, &out.join(ROOTFS_FILE))?;
     }
     let rootfs_url = disk.as_ref().map(|_| format!("{base_url}/{ROOTFS_FILE}"));
+    // A board's card is its own, not qemu's virtio-net: its driver is the
+    // kernel's, built in.
+    let virtio_net = request.push.is_some() && request.settings.method == BootMethod::Qemu;
     let mut images = Vec::new();
     for (index, (identifier, kernel)) in kernels.iter().enumerate() {
         let file = format!("kernel{}", index + 1);
@@ -145,9 +148,6 @@ pub fn write(request: &JobRequest, observe: &mut dyn FnMut(&RootfsStep)) -> Resu
         if let Some(dtb) = dtbs.get(index).or(dtbs.first()) {
             copy(dtb, &out.join(format!("{file}.dtb")))?;
         }
-        // A board's card is its own, not qemu's virtio-net: its driver is
-        // the kernel's, built in.
-        let virtio_net = request.push.is_some() && request.settings.method == BootMethod::Qemu;
         let guest = GuestImage::of_kernel(&exe, arch, kernel, disk.is_some(), virtio_net)?
             .with_profiles(&own_profiles)?;
         let compressed = gzip(guest.base())?;

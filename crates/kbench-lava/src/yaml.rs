@@ -1,9 +1,9 @@
 //! A job definition written as block YAML, the way LAVA's users read and
 //! write them, its keys in the order given. Only writing is needed (LAVA
 //! reads it), and a definition is maps, lists, strings, numbers and
-//! booleans; a
-//! string is written plain when YAML cannot read it as anything else,
-//! otherwise double-quoted with JSON's escapes, which are YAML's too.
+//! booleans; a string is written plain when YAML cannot read it as
+//! anything else, otherwise double-quoted with JSON's escapes, which are
+//! YAML's too.
 
 /// A YAML value.
 #[derive(Debug, Clone, PartialEq)]

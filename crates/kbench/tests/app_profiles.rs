@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::{assert_no_database, assert_success, have_programs, json, json_of, kbench, temp_db};
+use common::{
+    assert_no_database, assert_success, have_path, have_programs, json, json_of, kbench, temp_db,
+};
 use serde_json::Value;
 use std::sync::Mutex;
 
@@ -272,12 +274,10 @@ fn iperf_tcp_udp_and_connections_per_second() {
 
 #[test]
 fn build_binutils_times_a_build_from_the_debian_source() {
-    if !std::path::Path::new("/usr/src/binutils").is_dir() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "binutils-source is missing in CI"
-        );
-        eprintln!("SKIPPED: this test needs binutils-source (kbench install build-binutils)");
+    if !have_path(
+        std::path::Path::new("/usr/src/binutils"),
+        "binutils-source: kbench install build-binutils",
+    ) {
         return;
     }
     // libiberty alone: the unpack, configure and build path in about a minute.

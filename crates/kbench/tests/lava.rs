@@ -14,8 +14,8 @@
 mod common;
 
 use common::{
-    Server, create_token_with, fake_aarch64_kbench, fake_arm64_image, fake_bzimage, have_programs,
-    json_of, json_stdout, kbench, one_guest_at_a_time, temp_db,
+    Server, create_token_with, fake_aarch64_kbench, fake_arm64_image, fake_bzimage, have_path,
+    have_programs, json_of, json_stdout, kbench, one_guest_at_a_time, temp_db,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -202,16 +202,11 @@ fn a_board_job_is_booted_by_uboot_from_tftp_and_lava_accepts_it() {
             &["mkimage", "telnet"],
             "apt-get install u-boot-tools telnet (LAVA's dispatcher recommends them for boards)",
         )
+        || !have_path(
+            Path::new("/etc/default/tftpd-hpa"),
+            "apt-get install tftpd-hpa (LAVA's TFTP directory)",
+        )
     {
-        return;
-    }
-    let tftp = Path::new("/etc/default/tftpd-hpa");
-    if !tftp.is_file() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{} is missing: apt-get install tftpd-hpa (LAVA's TFTP directory)",
-            tftp.display()
-        );
         return;
     }
     let (dir, db) = temp_db();

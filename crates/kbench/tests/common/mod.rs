@@ -143,19 +143,29 @@ pub fn have_programs(programs: &[&str], install: &str) -> bool {
             .any(|dir| dir.join(program).is_file())
     };
     let missing: Vec<&str> = programs.iter().filter(|p| !on_path(p)).copied().collect();
-    if missing.is_empty() {
-        return true;
-    }
+    missing.is_empty() || skipped(&format!("{missing:?}"), install)
+}
+
+/// Whether a file or directory a test needs (a package's, a fixture) is
+/// there; as [`have_programs`], a missing one skips the test, or fails it
+/// in CI.
+pub fn have_path(path: &Path, install: &str) -> bool {
+    path.exists() || skipped(&path.display().to_string(), install)
+}
+
+/// Says that the test is skipped for want of `missing`, and returns false;
+/// in CI a missing requirement fails the test instead.
+fn skipped(missing: &str, install: &str) -> bool {
     assert!(
         std::env::var("CI").as_deref() != Ok("true"),
-        "missing {missing:?} in CI: {install}"
+        "missing {missing} in CI: {install}"
     );
     // Straight to stderr: the harness captures eprintln! of a passing test,
     // and a skip must be seen.
     use std::io::Write;
     let _ = writeln!(
         std::io::stderr(),
-        "SKIPPED: this test needs {missing:?} ({install})"
+        "SKIPPED: this test needs {missing} ({install})"
     );
     false
 }
